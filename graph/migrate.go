@@ -1,0 +1,106 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// migration is one versioned, idempotent schema step.
+type migration struct {
+	version    int
+	statements []string
+}
+
+// migrations are applied in order; each statement is idempotent (IF NOT EXISTS), so a crash mid-way is safe.
+// Append only: never edit a released migration.
+var migrations = []migration{
+	{1, []string{
+		"CREATE CONSTRAINT dataset_key IF NOT EXISTS FOR (n:Dataset) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT dataset_name_ident IF NOT EXISTS FOR (n:DatasetName) REQUIRE n.ident IS UNIQUE",
+		"CREATE CONSTRAINT job_key IF NOT EXISTS FOR (n:Job) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT job_version_key IF NOT EXISTS FOR (n:JobVersion) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT run_key IF NOT EXISTS FOR (n:Run) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT event_key IF NOT EXISTS FOR (n:Event) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT field_key IF NOT EXISTS FOR (n:Field) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT dataset_version_key IF NOT EXISTS FOR (n:DatasetVersion) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT unresolved_key IF NOT EXISTS FOR (n:UnresolvedIdentity) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT quarantined_key IF NOT EXISTS FOR (n:Quarantined) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT schema_version_id IF NOT EXISTS FOR (n:SchemaVersion) REQUIRE n.id IS UNIQUE",
+		"CREATE INDEX dataset_ns_name IF NOT EXISTS FOR (n:Dataset) ON (n.namespace, n.name)",
+		"CREATE INDEX job_ns_name IF NOT EXISTS FOR (n:Job) ON (n.namespace, n.name)",
+		"CREATE INDEX run_job IF NOT EXISTS FOR (n:Run) ON (n.jobKey)",
+		"CREATE INDEX field_dataset IF NOT EXISTS FOR (n:Field) ON (n.datasetKey, n.path)",
+		"CREATE INDEX event_run IF NOT EXISTS FOR (n:Event) ON (n.runKey)",
+		"CREATE TEXT INDEX dataset_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.name)",
+		"CREATE TEXT INDEX job_name_text IF NOT EXISTS FOR (n:Job) ON (n.name)",
+	}},
+}
+
+// SchemaVersion is the newest schema version this binary knows.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// ErrSchemaTooNew means the database was migrated by a newer Headwater; this binary must not write to it.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+// CurrentSchemaVersion reads the version recorded in the database (0 when never migrated).
+func (s *Store) CurrentSchemaVersion(ctx context.Context) (int, error) {
+	res, err := neo4j.ExecuteQuery(ctx, s.Driver,
+		"OPTIONAL MATCH (v:SchemaVersion {id: 'headwater'}) RETURN coalesce(v.version, 0) AS v", nil,
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	v, _ := res.Records[0].Get("v")
+	n, _ := v.(int64)
+	return int(n), nil
+}
+
+// Migrate applies every migration newer than the database's version. It is idempotent.
+// It returns the version before and after.
+func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
+	from, err = s.CurrentSchemaVersion(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if from > SchemaVersion() {
+		return from, from, fmt.Errorf("%w: database at %d, binary knows %d", ErrSchemaTooNew, from, SchemaVersion())
+	}
+	to = from
+	for _, m := range migrations {
+		if m.version <= from {
+			continue
+		}
+		for _, stmt := range m.statements {
+			if _, err := neo4j.ExecuteQuery(ctx, s.Driver, stmt, nil, neo4j.EagerResultTransformer,
+				neo4j.ExecuteQueryWithDatabase(s.Database)); err != nil {
+				return from, to, fmt.Errorf("migration %d (%s): %w", m.version, stmt, err)
+			}
+		}
+		if _, err := neo4j.ExecuteQuery(ctx, s.Driver,
+			"MERGE (v:SchemaVersion {id: 'headwater'}) SET v.version = $v",
+			map[string]any{"v": m.version}, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(s.Database)); err != nil {
+			return from, to, fmt.Errorf("record schema version %d: %w", m.version, err)
+		}
+		to = m.version
+	}
+	return from, to, nil
+}
+
+// CheckSchema refuses a database migrated by a newer binary, and one never migrated.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	v, err := s.CurrentSchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion() {
+		return fmt.Errorf("%w: database at %d, binary knows %d; upgrade headwater", ErrSchemaTooNew, v, SchemaVersion())
+	}
+	if v < SchemaVersion() {
+		return fmt.Errorf("database schema at version %d, this binary needs %d: run `headwater migrate`", v, SchemaVersion())
+	}
+	return nil
+}

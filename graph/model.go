@@ -84,7 +84,9 @@ func DatasetKey(env, namespace, name string) string { return hashKey("ds_", env,
 func JobKey(namespace, name string) string { return hashKey("job_", namespace, name) }
 
 // JobVersionKey is the key of one definition of a job.
-func JobVersionKey(jobKey, definitionHash string) string { return hashKey("jv_", jobKey, definitionHash) }
+func JobVersionKey(jobKey, definitionHash string) string {
+	return hashKey("jv_", jobKey, definitionHash)
+}
 
 // FieldKey is the key of one history of a field: a column dropped and re-created starts a new history.
 func FieldKey(datasetKey, path string, historyStart int64) string {

@@ -1,0 +1,54 @@
+# Headwater — the two commands a newcomer needs:
+#   make demo   start the real stack (Neo4j, Kafka, Redis) and Headwater, load a demo lineage, print an answer
+#   make test   start the real stack and run every test against it
+SHELL := /bin/bash
+GO    ?= go
+STACK := scripts/stack/stack.sh
+BIN   := bin/headwater
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet
+
+all: build
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/headwater
+
+stack-up:
+	$(STACK) up
+
+stack-down:
+	$(STACK) down
+
+stack-status:
+	$(STACK) status
+
+## demo: the main job. Stack + migrate + serve + demo events through the HTTP gateway + a GraphQL lineage answer.
+demo: build
+	scripts/demo.sh
+
+demo-stop:
+	scripts/demo.sh stop
+
+## generate: regenerate gqlgen code into resolvers/.
+generate:
+	$(GO) run github.com/99designs/gqlgen generate
+
+## check-generated: fail when regenerating changes anything (generated code must be committed as generated).
+check-generated:
+	scripts/check-generated.sh
+
+vet:
+	$(GO) vet ./...
+
+## unit: fast tests that need no servers.
+unit:
+	$(GO) test -count=1 -short ./...
+
+## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target).
+test: stack-up check-generated vet
+	$(GO) test -count=1 -p 2 -timeout 30m ./...
+
+## bench: benchmarks (see docs/loadtest.md); needs the bench profile for design-scale data.
+bench: build
+	scripts/bench.sh

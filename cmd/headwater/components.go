@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/consumer"
+	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/normalize"
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/obs"
+)
+
+// limitsConfig exposes olevent.Limits as settings.
+type limitsConfig struct {
+	MaxFacets      int           `help:"Most facets per run, job or dataset." default:"100" env:"HEADWATER_EVENT_MAX_FACETS" yaml:"maxFacets"`
+	MaxJSONDepth   int           `help:"Deepest JSON nesting of an event." default:"32" env:"HEADWATER_EVENT_MAX_JSON_DEPTH" yaml:"maxJsonDepth"`
+	MaxStringBytes int           `help:"Longest JSON string value in an event." default:"1048576" env:"HEADWATER_EVENT_MAX_STRING_BYTES" yaml:"maxStringBytes"`
+	MaxDatasets    int           `help:"Most inputs plus outputs in one event." default:"2000" env:"HEADWATER_EVENT_MAX_DATASETS" yaml:"maxDatasets"`
+	MaxFuture      time.Duration `help:"Reject eventTime later than now plus this." default:"10m" env:"HEADWATER_EVENT_MAX_FUTURE" yaml:"maxFuture"`
+	Horizon        time.Duration `help:"Reject eventTime earlier than now minus this." default:"8760h" env:"HEADWATER_EVENT_HORIZON" yaml:"horizon"`
+}
+
+func (l limitsConfig) limits() olevent.Limits {
+	return olevent.Limits{MaxFacetsPerEntity: l.MaxFacets, MaxJSONDepth: l.MaxJSONDepth, MaxStringBytes: l.MaxStringBytes,
+		MaxDatasets: l.MaxDatasets, MaxFuture: l.MaxFuture, Horizon: l.Horizon}
+}
+
+// Validate checks the limits under their setting names.
+func (l limitsConfig) Validate() error {
+	if err := l.limits().Validate(); err != nil {
+		return fmt.Errorf("event limits (--event-*): %w", err)
+	}
+	return nil
+}
+
+// identityConfig exposes normalize.Config as settings.
+type identityConfig struct {
+	Environments map[string]string `help:"Namespace prefix to environment (prefix=env;...); longest prefix wins." env:"HEADWATER_IDENTITY_ENVIRONMENTS" mapsep:";" yaml:"environments"`
+	DefaultEnv   string            `help:"Environment of namespaces no prefix matches." default:"default" env:"HEADWATER_IDENTITY_DEFAULT_ENV" yaml:"defaultEnv"`
+}
+
+func (c identityConfig) config() normalize.Config {
+	return normalize.Config{Environments: c.Environments, DefaultEnv: c.DefaultEnv}
+}
+
+// Validate checks the identity settings.
+func (c identityConfig) Validate() error {
+	if err := c.config().Validate(); err != nil {
+		return fmt.Errorf("identity (--identity-*): %w", err)
+	}
+	return nil
+}
+
+// pipeline is the projection side shared by serve, ingest and replay.
+type pipeline struct {
+	store     *graph.Store
+	rdb       *redis.Client
+	decoder   *olevent.Decoder
+	norm      *normalize.Normalizer
+	projector *project.Projector
+	gens      *cache.Generations
+}
+
+func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim limitsConfig, id identityConfig,
+	log *slog.Logger, reg prometheus.Registerer) (*pipeline, error) {
+	store, err := graph.Open(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CheckSchema(ctx); err != nil {
+		_ = store.Close(context.Background())
+		return nil, err
+	}
+	dec, err := olevent.NewDecoder(lim.limits(), time.Now)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := normalize.New(id.config())
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{store: store, rdb: rdb, decoder: dec, norm: norm}
+	var bumper project.GenerationBumper = noBump{}
+	if rdb != nil {
+		p.gens = cache.NewGenerations(rdb)
+		bumper = p.gens
+	}
+	p.projector, err = project.New(store, norm, bumper, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pipeline) close() { _ = p.store.Close(context.Background()) }
+
+// consumer builds the Kafka consumer over this pipeline.
+func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive.Dir, q *kafkaio.Producer,
+	log *slog.Logger, reg prometheus.Registerer) *consumer.Consumer {
+	d := consumer.Deps{Projector: p.projector, Archive: arch, Decoder: p.decoder, Quarantine: q, QStore: p.store,
+		Health: p.store, Log: log, Metrics: consumer.NewMetrics(reg), Now: time.Now}
+	if p.gens != nil {
+		d.Epoch = p.gens
+	}
+	return consumer.New(cc, kc, d)
+}
+
+// noBump is the generation bumper when the cache is off: there is nothing to invalidate.
+type noBump struct{}
+
+func (noBump) Bump(context.Context, []string) error { return nil }
+
+func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config) []obs.Check {
+	checks := []obs.Check{
+		{Name: "neo4j", Fn: store.Ping},
+		{Name: "kafka", Fn: func(ctx context.Context) error { return kafkaio.Ping(ctx, kc) }},
+	}
+	if rdb != nil {
+		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+	}
+	return checks
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/obs"
+	"github.com/headwater-data/headwater/internal/redisconn"
+)
+
+// replayBatch is how many archived events are projected per Neo4j batch during replay.
+const replayBatch = 500
+
+type replayCmd struct {
+	Dir      string           `help:"Archive directory to replay." default:".state/archive" env:"HEADWATER_ARCHIVE_DIR"`
+	Neo4j    graph.Config     `embed:"" prefix:"neo4j-"`
+	Redis    redisconn.Config `embed:"" prefix:"redis-"`
+	Event    limitsConfig     `embed:"" prefix:"event-"`
+	Identity identityConfig   `embed:"" prefix:"identity-"`
+}
+
+func (r replayCmd) Run(rc *runCtx) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log := rc.log
+	p, err := openPipeline(ctx, r.Neo4j, redisconn.Open(r.Redis), r.Event, r.Identity, log, obs.NewRegistry())
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	// Replay re-validates with the time bounds opened: archived events were valid when accepted.
+	lim := r.Event.limits()
+	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
+	dec, err := olevent.NewDecoder(lim, time.Now)
+	if err != nil {
+		return err
+	}
+	n, err := replayArchive(ctx, r.Dir, dec, p.projector, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
+	return nil
+}
+
+// replayTimeBound replaces the event-time horizon during replay.
+const replayTimeBound = 100 * 365 * 24 * time.Hour
+
+func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
+	var batch []project.Envelope
+	total := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := proj.Apply(ctx, batch); err != nil {
+			return err
+		}
+		total += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	err := archive.Read(dir, func(rec archive.Record) error {
+		ev, err := dec.Decode(rec.Event)
+		if err != nil {
+			log.Warn("archived event no longer decodes; skipped", "eventId", rec.EventID, "err", err)
+			return nil
+		}
+		ev.ID = rec.EventID
+		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal, Source: "replay"})
+		if len(batch) >= replayBatch {
+			return flush()
+		}
+		return nil
+	}, func(seg string, err error) { log.Warn("torn archive segment tail skipped", "segment", seg, "err", err) })
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}

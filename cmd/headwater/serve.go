@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/consumer"
+	"github.com/headwater-data/headwater/ingest/gateway"
+	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/internal/obs"
+	"github.com/headwater-data/headwater/internal/redisconn"
+	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/resolvers"
+)
+
+// httpConfig is the listeners' configuration.
+type httpConfig struct {
+	Addr            string        `help:"API listener (gateway, GraphQL, health)." default:"127.0.0.1:8080" env:"HEADWATER_HTTP_ADDR" yaml:"addr"`
+	MetricsAddr     string        `help:"Prometheus /metrics listener (its own port)." default:"127.0.0.1:9090" env:"HEADWATER_HTTP_METRICS_ADDR" yaml:"metricsAddr"`
+	ShutdownTimeout time.Duration `help:"Grace period to drain requests and the consumer batch on SIGTERM." default:"20s" env:"HEADWATER_HTTP_SHUTDOWN_TIMEOUT" yaml:"shutdownTimeout"`
+}
+
+// Validate checks the listener settings.
+func (c httpConfig) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("http.addr: %q is not host:port", c.Addr)
+	}
+	if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+		return fmt.Errorf("http.metrics-addr: %q is not host:port", c.MetricsAddr)
+	}
+	if c.Addr == c.MetricsAddr {
+		return errors.New("http.metrics-addr: must differ from http.addr (metrics have their own listener)")
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("http.shutdown-timeout: must be positive")
+	}
+	return nil
+}
+
+type serveCmd struct {
+	HTTP     httpConfig       `embed:"" prefix:"http-"`
+	Neo4j    graph.Config     `embed:"" prefix:"neo4j-"`
+	Kafka    kafkaio.Config   `embed:"" prefix:"kafka-"`
+	Redis    redisconn.Config `embed:"" prefix:"redis-"`
+	Gateway  gateway.Config   `embed:"" prefix:"gateway-"`
+	Event    limitsConfig     `embed:"" prefix:"event-"`
+	Identity identityConfig   `embed:"" prefix:"identity-"`
+	Consumer consumer.Config  `embed:"" prefix:"consumer-"`
+	Archive  archive.Config   `embed:"" prefix:"archive-"`
+	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
+	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
+	Dev      devConfig        `embed:"" prefix:"dev-"`
+	_        struct{}         `kong:"-"`
+}
+
+// devConfig holds development-only switches.
+type devConfig struct {
+	NoAuth bool `help:"Development only: accept requests without a token as the anonymous principal." default:"true" env:"HEADWATER_DEV_NO_AUTH"`
+}
+
+func (s serveCmd) Run(rc *runCtx) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log, reg := rc.log, obs.NewRegistry()
+	if s.Dev.NoAuth {
+		log.Warn("authentication is OFF (--dev-no-auth): every request acts as the anonymous principal")
+	}
+	rdb := redisconn.Open(s.Redis)
+	p, err := openPipeline(ctx, s.Neo4j, rdb, s.Event, s.Identity, log, reg)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	if err := kafkaio.EnsureTopics(s.Kafka); err != nil {
+		return err
+	}
+	producer, err := kafkaio.NewProducer(s.Kafka)
+	if err != nil {
+		return err
+	}
+	defer producer.Close()
+
+	mux := http.NewServeMux()
+	principal := func(r *http.Request) string { return authz.FromContext(r.Context()).Subject }
+	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, principal, gateway.NewMetrics(reg), log, time.Now).Register(mux)
+	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
+		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/graphql", gql)
+	mux.Handle("GET /graphiql", resolvers.GraphiQL("/graphql"))
+	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
+	mux.Handle("GET /healthz", obs.Healthz())
+	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, s.Kafka), log))
+
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
+
+	g, gctx := errgroup.WithContext(ctx)
+	api := &http.Server{Addr: s.HTTP.Addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	met := &http.Server{Addr: s.HTTP.MetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second}
+	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
+	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
+	if s.RunIn {
+		arch, err := archive.OpenDir(s.Archive, time.Now)
+		if err != nil {
+			return err
+		}
+		defer arch.Close()
+		c := p.consumer(s.Consumer, s.Kafka, arch, producer, log, reg)
+		g.Go(func() error { return c.Run(gctx) })
+	}
+	log.Info("headwater serving", "api", "http://"+s.HTTP.Addr, "graphql", "http://"+s.HTTP.Addr+"/graphql",
+		"metrics", "http://"+s.HTTP.MetricsAddr+"/metrics", "consumer", s.RunIn)
+	err = g.Wait()
+	log.Info("headwater stopped")
+	return err
+}
+
+// serveHTTP runs srv until ctx ends, then drains it within grace.
+func serveHTTP(g *errgroup.Group, ctx context.Context, srv *http.Server, grace time.Duration, log *slog.Logger) {
+	g.Go(func() error {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("listen %s: %w", srv.Addr, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		log.Info("draining http", "addr", srv.Addr)
+		return srv.Shutdown(sctx)
+	})
+}

@@ -1,0 +1,70 @@
+package graph
+
+import "context"
+
+// JobRow is a job node as read.
+type JobRow struct {
+	Key, Namespace, Name, ProcessingType, JobType, Integration, Description string
+	FirstSeenAt, LastSeenAt                                                 int64
+}
+
+// JobVersionRow is one definition of a job.
+type JobVersionRow struct {
+	Key, JobKey, DefinitionHash, SQL, SourceCode, SourceCodeLocation string
+	ValidFrom, ValidTo                                               int64
+}
+
+const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt}`
+
+func jobRowOf(p Props) JobRow {
+	return JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
+		ProcessingType: p.Str("processingType"), JobType: p.Str("jobType"), Integration: p.Str("integration"),
+		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt")}
+}
+
+// JobsByKeys reads jobs by key.
+func (s *Store) JobsByKeys(ctx context.Context, keys []string) (map[string]JobRow, error) {
+	recs, err := s.readRecords(ctx, `UNWIND $keys AS k MATCH (j:Job {key: k}) RETURN `+jobProjection+` AS j`,
+		map[string]any{"keys": anyList(keys)})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]JobRow, len(recs))
+	for _, r := range recs {
+		row := jobRowOf(Props(r).Sub("j"))
+		out[row.Key] = row
+	}
+	return out, nil
+}
+
+func jobVersionOf(p Props) JobVersionRow {
+	return JobVersionRow{Key: p.Str("key"), JobKey: p.Str("jobKey"), DefinitionHash: p.Str("definitionHash"),
+		SQL: p.Str("sql"), SourceCode: p.Str("sourceCode"), SourceCodeLocation: p.Str("sourceCodeLocation"),
+		ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo")}
+}
+
+// JobVersionsByKeys reads job versions by key.
+func (s *Store) JobVersionsByKeys(ctx context.Context, keys []string) (map[string]JobVersionRow, error) {
+	recs, err := s.readRecords(ctx, `UNWIND $keys AS k MATCH (v:JobVersion {key: k}) RETURN properties(v) AS v`,
+		map[string]any{"keys": anyList(keys)})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]JobVersionRow, len(recs))
+	for _, r := range recs {
+		row := jobVersionOf(Props(r).Sub("v"))
+		out[row.Key] = row
+	}
+	return out, nil
+}
+
+// JobVersionAt returns the key of the job's version valid at asOf ("" when none).
+func (s *Store) JobVersionAt(ctx context.Context, jobKey string, asOf int64) (string, error) {
+	recs, err := s.readRecords(ctx, `MATCH (:Job {key: $k})-[:HAS_VERSION]->(v:JobVersion)
+WHERE v.validFrom <= $t AND $t < v.validTo RETURN v.key AS key ORDER BY v.validFrom DESC LIMIT 1`,
+		map[string]any{"k": jobKey, "t": asOf})
+	if err != nil || len(recs) == 0 {
+		return "", err
+	}
+	return Props(recs[0]).Str("key"), nil
+}

@@ -1,0 +1,98 @@
+package graph
+
+import "context"
+
+// EventStatusRow says what became of an event id.
+type EventStatusRow struct {
+	Projected   bool
+	Quarantined bool
+	Event       EventRow
+	Reason      string
+	Field       string
+	Producer    string
+	ReceivedAt  int64
+}
+
+// EventStatus looks an event id up among projected (Event) and quarantined (Quarantined) nodes.
+func (s *Store) EventStatus(ctx context.Context, id string) (EventStatusRow, error) {
+	recs, err := s.readRecords(ctx, `OPTIONAL MATCH (e:Event {key: $id}) OPTIONAL MATCH (q:Quarantined {key: $id})
+RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
+	if err != nil || len(recs) == 0 {
+		return EventStatusRow{}, err
+	}
+	e, q := Props(recs[0]).Sub("e"), Props(recs[0]).Sub("q")
+	var out EventStatusRow
+	if e != nil {
+		out.Projected = true
+		out.Event = EventRow{Key: e.Str("key"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
+			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
+	}
+	if q != nil {
+		out.Quarantined = true
+		out.Reason, out.Field, out.Producer, out.ReceivedAt = q.Str("reason"), q.Str("field"), q.Str("producer"), q.Int("receivedAt")
+	}
+	return out, nil
+}
+
+// UnresolvedRow is an identifier that could not be bound to one dataset.
+type UnresolvedRow struct {
+	Key, Namespace, Name, Reason string
+	FirstSeenAt, LastSeenAt      int64
+}
+
+// UnresolvedNamed returns the unresolved-identity records whose (namespace, name) is one of the given names.
+func (s *Store) UnresolvedNamed(ctx context.Context, names []NameRef) ([]UnresolvedRow, error) {
+	list := make([]any, len(names))
+	for i, n := range names {
+		list[i] = map[string]any{"ns": n.Namespace, "name": n.Name}
+	}
+	recs, err := s.readRecords(ctx, `UNWIND $names AS n MATCH (u:UnresolvedIdentity {namespace: n.ns, name: n.name})
+RETURN DISTINCT properties(u) AS u ORDER BY u.key`, map[string]any{"names": list})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnresolvedRow, len(recs))
+	for i, r := range recs {
+		p := Props(r).Sub("u")
+		out[i] = UnresolvedRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
+			Reason: p.Str("reason"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt")}
+	}
+	return out, nil
+}
+
+// SearchHit is a dataset or job whose name contains the query.
+type SearchHit struct {
+	Label string // Dataset or Job
+	Key   string
+	Name  string
+}
+
+// Search finds datasets and jobs whose current name contains q (text indexes), ordered by name then key.
+func (s *Store) Search(ctx context.Context, q string, offset, limit int) ([]SearchHit, error) {
+	recs, err := s.readRecords(ctx, `CALL () {
+  MATCH (d:Dataset) WHERE d.name CONTAINS $q RETURN 'Dataset' AS label, d.key AS key, d.name AS name
+  UNION ALL
+  MATCH (j:Job) WHERE j.name CONTAINS $q RETURN 'Job' AS label, j.key AS key, j.name AS name
+}
+RETURN label, key, name ORDER BY name, label, key SKIP $off LIMIT $lim`,
+		map[string]any{"q": q, "off": offset, "lim": limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchHit, len(recs))
+	for i, r := range recs {
+		p := Props(r)
+		out[i] = SearchHit{Label: p.Str("label"), Key: p.Str("key"), Name: p.Str("name")}
+	}
+	return out, nil
+}
+
+// JobByName finds a job by its (canonical) namespace and name.
+func (s *Store) JobByName(ctx context.Context, namespace, name string) (JobRow, bool, error) {
+	recs, err := s.readRecords(ctx, `MATCH (j:Job {namespace: $ns, name: $name}) RETURN `+jobProjection+` AS j
+ORDER BY j.key LIMIT 1`, map[string]any{"ns": namespace, "name": name})
+	if err != nil || len(recs) == 0 {
+		return JobRow{}, false, err
+	}
+	return jobRowOf(Props(recs[0]).Sub("j")), true, nil
+}

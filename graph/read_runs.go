@@ -1,0 +1,98 @@
+package graph
+
+import "context"
+
+// RunRow is a run node as read.
+type RunRow struct {
+	Key, JobKey, JobVersionKey, State, ParentRunID, RootRunID, ErrorMessage, ProcessingType string
+	ConflictingStates                                                                       []string
+	StartedAt, EndedAt, LastEventTime                                                       int64
+}
+
+// RunIORow is one dataset a run read (Rel READ) or wrote (Rel WROTE).
+type RunIORow struct {
+	Rel, DatasetKey, DatasetVersion, Publication string
+	FirstAt, LastAt                              int64
+}
+
+// EventRow is one projected event of a run.
+type EventRow struct {
+	Key, Kind, EventType, Producer string
+	EventTime, ReceivedAt          int64
+}
+
+const runProjection = `r{.key, .jobKey, .state, .conflictingStates, .startedAt, .endedAt, .parentRunId, .rootRunId,
+  .errorMessage, .lastEventTime, .processingType, version: [(r)-[:RAN_VERSION]->(v:JobVersion) | v.key][0]}`
+
+func runRowOf(p Props) RunRow {
+	return RunRow{Key: p.Str("key"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"), State: p.Str("state"),
+		ParentRunID: p.Str("parentRunId"), RootRunID: p.Str("rootRunId"), ErrorMessage: p.Str("errorMessage"),
+		ProcessingType: p.Str("processingType"), ConflictingStates: p.Strs("conflictingStates"),
+		StartedAt: p.Int("startedAt"), EndedAt: p.Int("endedAt"), LastEventTime: p.Int("lastEventTime")}
+}
+
+func (s *Store) runRows(ctx context.Context, cypher string, params map[string]any) ([]RunRow, error) {
+	recs, err := s.readRecords(ctx, cypher, params)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunRow, len(recs))
+	for i, r := range recs {
+		out[i] = runRowOf(Props(r).Sub("r"))
+	}
+	return out, nil
+}
+
+// RunsByKeys reads runs by key (the lower-case runId).
+func (s *Store) RunsByKeys(ctx context.Context, keys []string) (map[string]RunRow, error) {
+	rows, err := s.runRows(ctx, `UNWIND $keys AS k MATCH (r:Run {key: k}) RETURN `+runProjection+` AS r`,
+		map[string]any{"keys": anyList(keys)})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]RunRow, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r
+	}
+	return out, nil
+}
+
+// RunsOfJob lists a job's runs, newest start first, optionally of one state, from offset.
+func (s *Store) RunsOfJob(ctx context.Context, jobKey, state string, offset, limit int) ([]RunRow, error) {
+	return s.runRows(ctx, `MATCH (r:Run {jobKey: $k}) WHERE $state = '' OR r.state = $state
+RETURN `+runProjection+` AS r ORDER BY coalesce(r.startedAt, r.lastEventTime) DESC, r.key SKIP $off LIMIT $lim`,
+		map[string]any{"k": jobKey, "state": state, "off": offset, "lim": limit})
+}
+
+// RunIO lists exactly what a run read and wrote.
+func (s *Store) RunIO(ctx context.Context, runKey string) ([]RunIORow, error) {
+	recs, err := s.readRecords(ctx, `MATCH (:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
+RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v, x.publication AS pub, x.firstAt AS fa, x.lastAt AS la
+ORDER BY rel, ds`, map[string]any{"k": runKey})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunIORow, len(recs))
+	for i, r := range recs {
+		p := Props(r)
+		out[i] = RunIORow{Rel: p.Str("rel"), DatasetKey: p.Str("ds"), DatasetVersion: p.Str("v"),
+			Publication: p.Str("pub"), FirstAt: p.Int("fa"), LastAt: p.Int("la")}
+	}
+	return out, nil
+}
+
+// RunEvents lists a run's projected events in event-time order.
+func (s *Store) RunEvents(ctx context.Context, runKey string) ([]EventRow, error) {
+	recs, err := s.readRecords(ctx, `MATCH (e:Event)-[:OF_RUN]->(:Run {key: $k})
+RETURN properties(e) AS e ORDER BY e.eventTime, e.receivedAt, e.key`, map[string]any{"k": runKey})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EventRow, len(recs))
+	for i, r := range recs {
+		p := Props(r).Sub("e")
+		out[i] = EventRow{Key: p.Str("key"), Kind: p.Str("kind"), EventType: p.Str("eventType"),
+			Producer: p.Str("producer"), EventTime: p.Int("eventTime"), ReceivedAt: p.Int("receivedAt")}
+	}
+	return out, nil
+}

@@ -1,0 +1,210 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/project"
+)
+
+func (h *handler) isQuarantineTopic(topic string) bool { return topic == h.kc.QuarantineTopic }
+
+// decoded is one message turned into an envelope (or a quarantine record).
+type decoded struct {
+	env project.Envelope
+	rec archive.Record
+	bad *kafkaio.Message
+}
+
+// decode validates a message the same way the gateway does; direct Kafka producers get the same rules.
+func (h *handler) decode(m *sarama.ConsumerMessage) decoded {
+	hdr := headers(m)
+	received := m.Timestamp.UTC()
+	if t, err := time.Parse(time.RFC3339Nano, hdr[kafkaio.HeaderReceivedAt]); err == nil {
+		received = t
+	}
+	principal := hdr[kafkaio.HeaderPrincipal]
+	source := hdr[kafkaio.HeaderSource]
+	if source == "" {
+		source = "kafka:" + m.Topic
+		principal = h.kc.ExternalTopics[m.Topic]
+	}
+	ev, err := h.d.Decoder.Decode(m.Value)
+	if err != nil {
+		rec := kafkaio.QuarantineRecord{EventID: hdr[kafkaio.HeaderEventID], Reason: err.Error(), Principal: principal,
+			Stage: "consumer", ReceivedAt: received, Source: sourceRef(m)}
+		var ve *olevent.ValidationError
+		if errors.As(err, &ve) {
+			rec.Reason, rec.Field, rec.Rule = ve.Message, ve.Field, ve.Rule
+		}
+		if rec.EventID == "" {
+			rec.EventID = "sha256:" + digestHex(m.Value)
+		}
+		q := kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, m.Value)
+		return decoded{bad: &q}
+	}
+	olevent.ResolveID(hdr[kafkaio.HeaderEventID], &ev)
+	return decoded{
+		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source},
+		rec: archive.Record{EventID: ev.ID, ReceivedAt: received, Principal: principal, Source: source,
+			Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Event: json.RawMessage(m.Value)},
+	}
+}
+
+// projectBatch archives, projects and (for bad messages) quarantines one batch. It returns nil only when every
+// message is either in Neo4j or on the quarantine topic.
+func (h *handler) projectBatch(ctx context.Context, msgs []*sarama.ConsumerMessage) error {
+	var envs []project.Envelope
+	var recs []archive.Record
+	var bad []kafkaio.Message
+	for _, m := range msgs {
+		d := h.decode(m)
+		if d.bad != nil {
+			bad = append(bad, *d.bad)
+			continue
+		}
+		envs = append(envs, d.env)
+		recs = append(recs, d.rec)
+	}
+	if err := h.d.Archive.Append(ctx, recs); err != nil {
+		return err // not marked: the batch is retried after the session restarts
+	}
+	poison, err := h.apply(ctx, envs)
+	if err != nil {
+		return err
+	}
+	bad = append(bad, poison...)
+	if len(bad) > 0 {
+		if err := h.d.Quarantine.Send(ctx, bad); err != nil {
+			return err
+		}
+		h.d.Metrics.quarantined.Add(float64(len(bad)))
+	}
+	h.observe(envs)
+	return nil
+}
+
+// apply projects the envelopes. When the batch fails while Neo4j is healthy, it applies the events one by one
+// and returns quarantine messages for those that fail on their own (poison); while Neo4j is unreachable it
+// waits and retries, so an outage never quarantines good events.
+func (h *handler) apply(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {
+	if len(envs) == 0 {
+		return nil, nil
+	}
+	for {
+		err := h.applyOnce(ctx, envs)
+		if err == nil {
+			return nil, nil
+		}
+		if ctx.Err() != nil {
+			return nil, errAbandoned
+		}
+		if h.d.Health.Ping(ctx) == nil {
+			return h.isolatePoison(ctx, envs)
+		}
+		h.d.Log.Warn("graph unavailable; retrying batch", "events", len(envs), "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, errAbandoned
+		case <-time.After(retryBackoff):
+		}
+	}
+}
+
+func (h *handler) applyOnce(ctx context.Context, envs []project.Envelope) error {
+	res, err := h.d.Projector.Apply(ctx, envs)
+	if errors.Is(err, project.ErrGenerationBump) {
+		// The graph committed; Redis missed the bump. Invalidate every cache entry as soon as Redis is back.
+		h.d.Log.Warn("generation bump failed; bumping the cache epoch", "err", err)
+		h.bumpEpoch(ctx)
+		err = nil
+	}
+	if err == nil {
+		h.d.Metrics.events.WithLabelValues("projected").Add(float64(res.Projected))
+		h.d.Metrics.events.WithLabelValues("duplicate").Add(float64(res.Duplicates))
+	}
+	return err
+}
+
+func (h *handler) bumpEpoch(ctx context.Context) {
+	if h.d.Epoch == nil {
+		return
+	}
+	for i := 0; i < 30 && ctx.Err() == nil; i++ {
+		if h.d.Epoch.BumpEpoch(ctx) == nil {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	h.d.Log.Error("cache epoch bump failed; cached answers may be stale until entries expire")
+}
+
+func (h *handler) isolatePoison(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {
+	var poison []kafkaio.Message
+	for _, e := range envs {
+		err := h.applyOnce(ctx, []project.Envelope{e})
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, errAbandoned
+		}
+		if h.d.Health.Ping(ctx) != nil {
+			return nil, err // an outage after all: retry the batch later
+		}
+		h.d.Log.Error("poison event quarantined", "eventId", e.Event.ID, "err", err)
+		raw, _ := json.Marshal(json.RawMessage(e.Event.Raw))
+		rec := kafkaio.QuarantineRecord{EventID: e.Event.ID, Reason: "projection failed: " + err.Error(),
+			Producer: e.Event.Producer, Principal: e.Principal, Stage: "consumer", ReceivedAt: e.ReceivedAt, Source: e.Source}
+		poison = append(poison, kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, raw))
+	}
+	return poison, nil
+}
+
+// recordQuarantined stores quarantine records so `event(id)` can answer QUARANTINED with the reason.
+func (h *handler) recordQuarantined(ctx context.Context, msgs []*sarama.ConsumerMessage) error {
+	recs := make([]kafkaio.QuarantineRecord, 0, len(msgs))
+	for _, m := range msgs {
+		var r kafkaio.QuarantineRecord
+		if err := json.Unmarshal(m.Value, &r); err != nil || r.EventID == "" {
+			h.d.Log.Warn("unreadable quarantine record skipped", "partition", m.Partition, "offset", m.Offset)
+			continue
+		}
+		r.Payload, r.PayloadB64 = nil, nil
+		r.Source = sourceRef(m)
+		recs = append(recs, r)
+	}
+	return h.d.QStore.RecordQuarantined(ctx, recs)
+}
+
+func (h *handler) observe(envs []project.Envelope) {
+	now := h.d.Now()
+	for _, e := range envs {
+		h.d.Metrics.eventToVisible.Observe(now.Sub(e.Event.EventTime).Seconds())
+		h.d.Metrics.receiveToVisible.Observe(now.Sub(e.ReceivedAt).Seconds())
+	}
+}
+
+func headers(m *sarama.ConsumerMessage) map[string]string {
+	out := make(map[string]string, len(m.Headers))
+	for _, h := range m.Headers {
+		if h != nil {
+			out[string(h.Key)] = string(h.Value)
+		}
+	}
+	return out
+}
+
+func sourceRef(m *sarama.ConsumerMessage) string {
+	return "kafka:" + m.Topic + "@" + itoa(m.Partition) + "/" + strconv.FormatInt(m.Offset, 10)
+}
+
+func itoa(p int32) string { return strconv.Itoa(int(p)) }

@@ -1,0 +1,36 @@
+// Package consumer is the projector's Kafka side (`headwater ingest`, or in-process in `serve`): a sarama consumer
+// group over the raw-event topics that batches messages per partition, validates them again (producers may write
+// to Kafka directly), archives them, projects them into Neo4j, and commits offsets only after Neo4j has committed.
+// Poison messages go to the quarantine topic and the partition moves on. The quarantine topic is consumed too, so
+// a producer can ask what became of a rejected event.
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults for batching.
+const (
+	DefaultBatchSize = 500
+	DefaultBatchWait = 200 * time.Millisecond
+	retryBackoff     = 2 * time.Second // when Neo4j is unreachable, wait before retrying the same batch
+)
+
+// Config is the consumer configuration.
+type Config struct {
+	BatchSize int           `help:"Most messages projected in one Neo4j batch." default:"500" env:"HEADWATER_CONSUMER_BATCH_SIZE" yaml:"batchSize"`
+	BatchWait time.Duration `help:"Longest wait to fill a batch." default:"200ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
+}
+
+// Validate reports the first invalid setting by name.
+func (c Config) Validate() error {
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		return fmt.Errorf("consumer.batch-size: must be between 1 and 10000, got %d", c.BatchSize)
+	}
+	if c.BatchWait <= 0 {
+		return errors.New("consumer.batch-wait: must be positive")
+	}
+	return nil
+}

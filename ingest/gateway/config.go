@@ -1,0 +1,44 @@
+// Package gateway is the HTTP front door for OpenLineage events (POST /api/v1/lineage and /api/v1/lineage/batch,
+// compatible with the OpenLineage HTTP transport). It validates each event, answers 2xx only after Kafka has
+// acknowledged it (acks=all), answers 4xx naming the field and the rule for bad input and puts a copy of that input
+// on the quarantine topic, and 503/429 with Retry-After when Kafka is down or a producer is over its rate.
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults for the gateway's limits.
+const (
+	DefaultMaxBodyBytes   = 5 << 20 // one event or one batch, after gzip decompression
+	DefaultMaxBatchEvents = 1000
+	DefaultRatePerSecond  = 2000 // per producer principal
+	DefaultRateBurst      = 4000
+	quarantinePrefixBytes = 64 << 10 // oversized bodies are quarantined as a prefix plus their digest and size
+	retryAfterUnavailable = 5 * time.Second
+)
+
+// Config is the gateway configuration.
+type Config struct {
+	MaxBodyBytes   int64   `help:"Largest request body (after gzip decompression)." default:"5242880" env:"HEADWATER_GATEWAY_MAX_BODY_BYTES" yaml:"maxBodyBytes"`
+	MaxBatchEvents int     `help:"Most events in one batch request." default:"1000" env:"HEADWATER_GATEWAY_MAX_BATCH_EVENTS" yaml:"maxBatchEvents"`
+	RatePerSecond  float64 `help:"Events per second each producer principal may send (0 disables)." default:"2000" env:"HEADWATER_GATEWAY_RATE_PER_SECOND" yaml:"ratePerSecond"`
+	RateBurst      int     `help:"Burst of events per producer principal." default:"4000" env:"HEADWATER_GATEWAY_RATE_BURST" yaml:"rateBurst"`
+}
+
+// Validate reports the first invalid setting by name.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("gateway.max-body-bytes: must be at least 1024, got %d", c.MaxBodyBytes)
+	case c.MaxBatchEvents < 1:
+		return errors.New("gateway.max-batch-events: must be at least 1")
+	case c.RatePerSecond < 0:
+		return errors.New("gateway.rate-per-second: must not be negative")
+	case c.RatePerSecond > 0 && c.RateBurst < 1:
+		return errors.New("gateway.rate-burst: must be at least 1 when a rate is set")
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package gateway
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// Decoder validates and decodes one event (olevent.Decoder).
+type Decoder interface {
+	Decode(raw []byte) (olevent.Event, error)
+}
+
+// Sender makes messages durable (kafkaio.Producer).
+type Sender interface {
+	Send(ctx context.Context, msgs []kafkaio.Message) error
+}
+
+// PrincipalFunc names the authenticated producer of a request.
+type PrincipalFunc func(r *http.Request) string
+
+// Gateway serves the ingestion endpoints.
+type Gateway struct {
+	cfg       Config
+	kafka     kafkaio.Config
+	dec       Decoder
+	send      Sender
+	principal PrincipalFunc
+	limits    *limiters
+	now       func() time.Time
+	log       *slog.Logger
+	m         *Metrics
+}
+
+// New builds a gateway.
+func New(cfg Config, kc kafkaio.Config, dec Decoder, send Sender, principal PrincipalFunc, m *Metrics, log *slog.Logger, now func() time.Time) *Gateway {
+	return &Gateway{cfg: cfg, kafka: kc, dec: dec, send: send, principal: principal,
+		limits: newLimiters(cfg.RatePerSecond, cfg.RateBurst, now), now: now, log: log, m: m}
+}
+
+// Register mounts the endpoints on mux.
+func (g *Gateway) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/v1/lineage", g.handleOne)
+	mux.HandleFunc("POST /api/v1/lineage/batch", g.handleBatch)
+}
+
+// Result is the per-event answer.
+type Result struct {
+	Index    int                  `json:"index"`
+	Status   string               `json:"status"` // accepted | rejected
+	EventID  string               `json:"eventId,omitempty"`
+	Error    *ErrorBody           `json:"error,omitempty"`
+	Warnings []olevent.FacetIssue `json:"warnings,omitempty"`
+}
+
+// ErrorBody names the field and the rule that failed.
+type ErrorBody struct {
+	Field   string `json:"field"`
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+}
+
+type request struct {
+	principal  string
+	receivedAt time.Time
+	headerID   string
+}
+
+func (g *Gateway) begin(w http.ResponseWriter, r *http.Request) (request, []byte, bool) {
+	req := request{principal: g.principal(r), receivedAt: g.now().UTC(), headerID: headerID(r)}
+	body, rej := g.readBody(w, r)
+	if rej != nil {
+		g.rejectWhole(r.Context(), w, req, rej, body)
+		return req, nil, false
+	}
+	return req, body, true
+}
+
+func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
+	req, body, ok := g.begin(w, r)
+	if !ok {
+		return
+	}
+	if !g.allow(w, req.principal, 1) {
+		return
+	}
+	res, msgs := g.prepare(req, 0, body)
+	if !g.deliver(r.Context(), w, req, msgs) {
+		return
+	}
+	status := http.StatusAccepted
+	if res.Status == "rejected" {
+		status = http.StatusBadRequest
+	}
+	g.count(req.principal, []Result{res})
+	writeJSON(w, status, res)
+}
+
+func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
+	req, body, ok := g.begin(w, r)
+	if !ok {
+		return
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(body, &items); err != nil {
+		g.rejectWhole(r.Context(), w, req, &ErrorBody{Field: "body", Rule: "json-array", Message: "batch body must be a JSON array of OpenLineage events"}, body)
+		return
+	}
+	if len(items) > g.cfg.MaxBatchEvents {
+		g.rejectWhole(r.Context(), w, req, &ErrorBody{Field: "body", Rule: "max-batch-events",
+			Message: "batch has " + strconv.Itoa(len(items)) + " events; the limit is " + strconv.Itoa(g.cfg.MaxBatchEvents)}, body)
+		return
+	}
+	if !g.allow(w, req.principal, len(items)) {
+		return
+	}
+	results := make([]Result, len(items))
+	var msgs []kafkaio.Message
+	for i, raw := range items {
+		var m []kafkaio.Message
+		results[i], m = g.prepare(req, i, raw)
+		msgs = append(msgs, m...)
+	}
+	if !g.deliver(r.Context(), w, req, msgs) {
+		return
+	}
+	g.count(req.principal, results)
+	accepted := 0
+	for _, res := range results {
+		if res.Status == "accepted" {
+			accepted++
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted, "rejected": len(results) - accepted, "results": results})
+}
+
+// prepare validates one event and returns its result and the message to send: the event itself, or its
+// quarantine copy.
+func (g *Gateway) prepare(req request, idx int, raw []byte) (Result, []kafkaio.Message) {
+	ev, err := g.dec.Decode(raw)
+	if err != nil {
+		body := errorBody(err)
+		id := "sha256:" + digest(raw)
+		q := kafkaio.QuarantineRecord{EventID: id, Reason: body.Message, Field: body.Field, Rule: body.Rule,
+			Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
+		return Result{Index: idx, Status: "rejected", EventID: id, Error: &body},
+			[]kafkaio.Message{kafkaio.QuarantineMessage(g.kafka.QuarantineTopic, q, raw)}
+	}
+	olevent.ResolveID(req.headerID, &ev)
+	msg := kafkaio.Message{Topic: g.kafka.EventsTopic, Key: olevent.PartitionKey(&ev), Value: raw, Headers: map[string]string{
+		kafkaio.HeaderEventID:    ev.ID,
+		kafkaio.HeaderReceivedAt: req.receivedAt.Format(time.RFC3339Nano),
+		kafkaio.HeaderPrincipal:  req.principal,
+		kafkaio.HeaderSource:     "gateway",
+	}}
+	if len(ev.FacetIssues) > 0 {
+		g.m.facetIssues.WithLabelValues(req.principal).Add(float64(len(ev.FacetIssues)))
+	}
+	return Result{Index: idx, Status: "accepted", EventID: ev.ID, Warnings: ev.FacetIssues}, []kafkaio.Message{msg}
+}
+
+// deliver makes accepted events and quarantine copies durable; on failure it answers 503 and returns false.
+func (g *Gateway) deliver(ctx context.Context, w http.ResponseWriter, req request, msgs []kafkaio.Message) bool {
+	start := g.now()
+	err := g.send.Send(ctx, msgs)
+	g.m.produceSeconds.Observe(g.now().Sub(start).Seconds())
+	if err != nil {
+		g.log.Warn("kafka did not acknowledge", "principal", req.principal, "messages", len(msgs), "err", err)
+		g.m.unavailable.Inc()
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfterUnavailable.Seconds())))
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Field: "", Rule: "unavailable",
+			Message: "events could not be made durable; nothing was accepted; retry later"})
+		return false
+	}
+	return true
+}
+
+// rejectWhole answers a request that could not be split into events, after quarantining what it can.
+func (g *Gateway) rejectWhole(ctx context.Context, w http.ResponseWriter, req request, body *ErrorBody, raw []byte) {
+	rec := kafkaio.QuarantineRecord{EventID: "sha256:" + digest(raw), Reason: body.Message, Field: body.Field, Rule: body.Rule,
+		Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
+	payload := raw
+	if len(payload) > quarantinePrefixBytes {
+		rec.Reason += " (payload truncated to its first " + strconv.Itoa(quarantinePrefixBytes) + " bytes; size " + strconv.Itoa(len(raw)) + ", digest " + rec.EventID + ")"
+		payload = payload[:quarantinePrefixBytes]
+	}
+	if !g.deliver(ctx, w, req, []kafkaio.Message{kafkaio.QuarantineMessage(g.kafka.QuarantineTopic, rec, payload)}) {
+		return
+	}
+	g.m.events.WithLabelValues(req.principal, "rejected", body.Rule).Inc()
+	status := http.StatusBadRequest
+	if body.Rule == "max-bytes" {
+		status = http.StatusRequestEntityTooLarge
+	}
+	writeJSON(w, status, Result{Status: "rejected", EventID: rec.EventID, Error: body})
+}
+
+func (g *Gateway) allow(w http.ResponseWriter, principal string, n int) bool {
+	wait, ok := g.limits.take(principal, n)
+	if ok {
+		return true
+	}
+	g.m.rateLimited.WithLabelValues(principal).Inc()
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	writeJSON(w, http.StatusTooManyRequests, ErrorBody{Field: "", Rule: "rate-limit",
+		Message: "producer " + principal + " is over its event rate; retry after the given delay"})
+	return false
+}
+
+func (g *Gateway) count(principal string, results []Result) {
+	for _, r := range results {
+		rule := ""
+		if r.Error != nil {
+			rule = r.Error.Rule
+		}
+		g.m.events.WithLabelValues(principal, r.Status, rule).Inc()
+	}
+}
+
+// readBody reads the body (gunzipping when Content-Encoding is gzip) up to MaxBodyBytes.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *ErrorBody) {
+	var src io.Reader = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, &ErrorBody{Field: "body", Rule: "gzip", Message: "Content-Encoding is gzip but the body is not valid gzip"}
+		}
+		defer zr.Close()
+		src = zr
+	}
+	body, err := io.ReadAll(io.LimitReader(src, g.cfg.MaxBodyBytes+1))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || int64(len(body)) > g.cfg.MaxBodyBytes {
+		return body, &ErrorBody{Field: "body", Rule: "max-bytes", Message: "request body exceeds " + strconv.FormatInt(g.cfg.MaxBodyBytes, 10) + " bytes"}
+	}
+	if err != nil {
+		return body, &ErrorBody{Field: "body", Rule: "read", Message: "request body could not be read"}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return body, &ErrorBody{Field: "body", Rule: "required", Message: "request body is empty"}
+	}
+	return body, nil
+}
+
+func headerID(r *http.Request) string {
+	if v := r.Header.Get("Idempotency-Key"); v != "" {
+		return v
+	}
+	return r.Header.Get("X-Event-Id")
+}
+
+func errorBody(err error) ErrorBody {
+	var ve *olevent.ValidationError
+	if errors.As(err, &ve) {
+		return ErrorBody{Field: ve.Field, Rule: ve.Rule, Message: ve.Message}
+	}
+	return ErrorBody{Field: "body", Rule: "invalid", Message: "event could not be decoded"}
+}
+
+func producerOf(raw []byte) string {
+	var env struct {
+		Producer string `json:"producer"`
+	}
+	if json.Unmarshal(raw, &env) == nil && len(env.Producer) <= 512 {
+		return env.Producer
+	}
+	return ""
+}
+
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,112 @@
+package olevent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// canonicalJSON re-serialises a JSON document in an RFC 8785-like canonical form: object keys sorted by code
+// point (byte order of UTF-8, which equals RFC 8785's UTF-16 order for the BMP), no insignificant whitespace,
+// strings escaped minimally (no HTML escaping), integers written as integers and other numbers in the shortest
+// form that round-trips a float64.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("olevent: canonical json: %w", err)
+	}
+	var b bytes.Buffer
+	if err := writeCanonical(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeCanonical(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		return writeObject(b, x)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case string:
+		writeString(b, x)
+	case json.Number:
+		return writeNumber(b, x)
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case nil:
+		b.WriteString("null")
+	}
+	return nil
+}
+
+func writeObject(b *bytes.Buffer, m map[string]any) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, k)
+		b.WriteByte(':')
+		if err := writeCanonical(b, m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode appends a newline
+}
+
+// writeNumber writes integers exactly (any size, so ids and snapshot numbers keep every digit) and other
+// numbers as the shortest float64 representation, so 1.50 and 1.5 are the same number.
+func writeNumber(b *bytes.Buffer, n json.Number) error {
+	s := n.String()
+	if !strings.ContainsAny(s, ".eE") {
+		b.WriteString(canonicalInteger(s))
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return fmt.Errorf("olevent: canonical json: number %q out of range", s)
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		b.WriteString(strconv.FormatFloat(f, 'f', -1, 64))
+		return nil
+	}
+	b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	return nil
+}
+
+// canonicalInteger turns "-0" into "0"; JSON forbids leading zeros, so nothing else varies.
+func canonicalInteger(s string) string {
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}

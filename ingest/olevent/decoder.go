@@ -1,0 +1,164 @@
+package olevent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ErrNoClock is returned by NewDecoder when no clock is injected.
+var ErrNoClock = errors.New("olevent: decoder needs a clock")
+
+// Decoder turns raw OpenLineage events into Events. It is safe for concurrent use.
+type Decoder struct {
+	lim     Limits
+	now     func() time.Time
+	schemas envelopeSchemas
+}
+
+// NewDecoder validates the limits and compiles the embedded envelope schema.
+func NewDecoder(lim Limits, now func() time.Time) (*Decoder, error) {
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	if now == nil {
+		return nil, ErrNoClock
+	}
+	s, err := compileEnvelope()
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{lim: lim, now: now, schemas: s}, nil
+}
+
+// wireEvent is the envelope as sent.
+type wireEvent struct {
+	EventID   string        `json:"eventId"`
+	EventTime string        `json:"eventTime"`
+	EventType string        `json:"eventType"`
+	Producer  string        `json:"producer"`
+	SchemaURL string        `json:"schemaURL"`
+	Run       *wireRun      `json:"run"`
+	Job       *wireJob      `json:"job"`
+	Inputs    []wireDataset `json:"inputs"`
+	Outputs   []wireDataset `json:"outputs"`
+	Dataset   *wireDataset  `json:"dataset"`
+}
+
+// Decode validates raw strictly on the envelope and tolerantly on facets. The error, when not nil, is a
+// *ValidationError naming the field and the rule. Event.ID is left empty: call ResolveID.
+func (d *Decoder) Decode(raw []byte) (Event, error) {
+	ev, ve := d.decode(raw)
+	if ve != nil {
+		return Event{}, ve
+	}
+	return ev, nil
+}
+
+func (d *Decoder) decode(raw []byte) (Event, *ValidationError) {
+	if ve := (&scanner{lim: d.lim}).run(raw); ve != nil {
+		return Event{}, ve
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return Event{}, invalid("$", RuleJSON, "the event is not valid JSON: %v", err)
+	}
+	obj, _ := doc.(map[string]any) // the scanner guaranteed an object
+	kind, ve := shapeOf(obj)
+	if ve != nil {
+		return Event{}, ve
+	}
+	if ve := d.schemas.validate(kind, doc); ve != nil {
+		return Event{}, ve
+	}
+	var w wireEvent
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Event{}, invalid("$", RuleType, "the event does not match the OpenLineage envelope: %v", err)
+	}
+	return d.build(kind, &w, raw)
+}
+
+// shapeOf tells the three event shapes apart: run => RunEvent, job without run => JobEvent, dataset without
+// run and job => DatasetEvent. A dataset next to a run or job is ambiguous and rejected.
+func shapeOf(obj map[string]any) (Kind, *ValidationError) {
+	_, hasRun := obj["run"]
+	_, hasJob := obj["job"]
+	_, hasDataset := obj["dataset"]
+	switch {
+	case hasDataset && (hasRun || hasJob):
+		return "", invalid("dataset", RuleShape,
+			"dataset is only allowed on a DatasetEvent, which has no run or job; this event has both")
+	case hasRun:
+		return KindRun, nil
+	case hasJob:
+		return KindJob, nil
+	case hasDataset:
+		return KindDataset, nil
+	}
+	return "", invalid("$", RuleShape,
+		"the event must have run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)")
+}
+
+func (d *Decoder) build(kind Kind, w *wireEvent, raw []byte) (Event, *ValidationError) {
+	t, ve := d.checkTime(w.EventTime)
+	if ve != nil {
+		return Event{}, ve
+	}
+	if ve := d.checkCounts(w); ve != nil {
+		return Event{}, ve
+	}
+	ev := Event{
+		Kind: kind, EventTime: t, Producer: w.Producer, SchemaURL: w.SchemaURL,
+		EnvelopeID: w.EventID, Raw: append(json.RawMessage(nil), raw...),
+	}
+	switch kind {
+	case KindRun:
+		ev.EventType = w.EventType
+		if ev.EventType == "" {
+			ev.EventType = TypeOther // eventType is optional in spec 2-0-2; no transition means metadata only
+		}
+		ev.Run = buildRun(w.Run, &ev.FacetIssues)
+		fallthrough
+	case KindJob:
+		ev.Job = buildJob(w.Job, &ev.FacetIssues)
+		ev.Inputs = buildDatasets(w.Inputs, "inputs", &ev.FacetIssues)
+		ev.Outputs = buildDatasets(w.Outputs, "outputs", &ev.FacetIssues)
+	case KindDataset:
+		ds := buildDataset(w.Dataset, "dataset", &ev.FacetIssues)
+		ev.Dataset = &ds
+	}
+	return ev, nil
+}
+
+func buildDatasets(ws []wireDataset, path string, issues *[]FacetIssue) []Dataset {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]Dataset, 0, len(ws))
+	for i := range ws {
+		out = append(out, buildDataset(&ws[i], fmt.Sprintf("%s[%d]", path, i), issues))
+	}
+	return out
+}
+
+// checkTime parses eventTime (format already checked by the schema) and applies the future/horizon bounds.
+func (d *Decoder) checkTime(s string) (time.Time, *ValidationError) {
+	t, err := parseTime(s)
+	if err != nil {
+		return time.Time{}, invalid("eventTime", RuleFormat, "eventTime must be an RFC 3339 date-time with a time-zone offset, got %q", truncate(s))
+	}
+	now := d.now()
+	if t.After(now.Add(d.lim.MaxFuture)) {
+		return time.Time{}, invalid("eventTime", RuleTooFarInFuture,
+			"eventTime %s is more than %s after the server time %s", s, d.lim.MaxFuture, now.UTC().Format(time.RFC3339))
+	}
+	if t.Before(now.Add(-d.lim.Horizon)) {
+		return time.Time{}, invalid("eventTime", RuleBeforeHorizon,
+			"eventTime %s is more than %s before the server time %s", s, d.lim.Horizon, now.UTC().Format(time.RFC3339))
+	}
+	return t.UTC(), nil
+}

@@ -1,0 +1,229 @@
+package olevent
+
+import (
+	"cmp"
+	"encoding/json"
+	"maps"
+	"slices"
+)
+
+// Dataset facet keys Headwater interprets, besides the shared ownership, tags, documentation and lineage.
+const (
+	FacetSchema        = "schema"
+	FacetColumnLineage = "columnLineage"
+	FacetSymlinks      = "symlinks"
+	FacetLifecycle     = "lifecycleStateChange"
+	FacetVersion       = "version"
+	FacetPublication   = "headwater_publication"
+)
+
+// Lifecycle states and publication states.
+const (
+	LifecycleAlter     = "ALTER"
+	LifecycleCreate    = "CREATE"
+	LifecycleDrop      = "DROP"
+	LifecycleOverwrite = "OVERWRITE"
+	LifecycleRename    = "RENAME"
+	LifecycleTruncate  = "TRUNCATE"
+
+	PublicationPublished = "PUBLISHED"
+	PublicationWithheld  = "WITHHELD"
+)
+
+type wireDataset struct {
+	Namespace    string                     `json:"namespace"`
+	Name         string                     `json:"name"`
+	Facets       map[string]json.RawMessage `json:"facets"`
+	InputFacets  map[string]json.RawMessage `json:"inputFacets"`
+	OutputFacets map[string]json.RawMessage `json:"outputFacets"`
+}
+
+// buildDataset interprets one dataset; path is "inputs[2]", "outputs[0]" or "dataset".
+func buildDataset(w *wireDataset, path string, issues *[]FacetIssue) Dataset {
+	s := facetScope{path: path + ".facets", issues: issues}
+	live, deleted := splitFacets(s, w.Facets)
+	d := Dataset{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted,
+		InputFacets: w.InputFacets, OutputFacets: w.OutputFacets}
+	interpretDatasetFacets(s, live, &d)
+	d.Publication = publication(facetScope{path: path + ".outputFacets", issues: issues}, w.OutputFacets, s, live)
+	return d
+}
+
+func interpretDatasetFacets(s facetScope, live map[string]json.RawMessage, d *Dataset) {
+	if f := interpret(s, live, FacetSchema, checkSchema); f != nil {
+		d.Schema = f.flatten()
+	}
+	if f := interpret(s, live, FacetColumnLineage, checkColumnLineage); f != nil {
+		d.ColumnLineage = f.lineage()
+	}
+	if f := interpret(s, live, FacetSymlinks, checkSymlinks); f != nil {
+		d.Symlinks = f.identifiers()
+	}
+	if f := interpret(s, live, FacetLifecycle, checkLifecycle); f != nil {
+		d.Lifecycle = f.lifecycle()
+	}
+	if f := interpret(s, live, FacetVersion, checkVersion); f != nil {
+		d.Version = f.version()
+	}
+	if f := interpret(s, live, FacetOwnership, checkOwnership); f != nil {
+		d.Owners = f.owners()
+	}
+	if f := interpret(s, live, FacetTags, checkTags); f != nil {
+		d.Tags = f.tags()
+	}
+	if f := interpret(s, live, FacetDocumentation, checkDocumentation); f != nil {
+		d.Description = f.Description
+	}
+	if f := interpret(s, live, FacetLineage, checkDatasetLineage); f != nil {
+		d.Lineage = f.facet()
+	}
+}
+
+// publication reads headwater_publication from the output facets, else from the dataset facets (a quality gate
+// sends it on a DatasetEvent). The output facet wins when both are present.
+func publication(out facetScope, outFacets map[string]json.RawMessage, ds facetScope, dsFacets map[string]json.RawMessage) *Publication {
+	if p := interpret(out, outFacets, FacetPublication, checkPublication); p != nil {
+		return &Publication{State: p.State, Reason: p.Reason}
+	}
+	if _, ok := outFacets[FacetPublication]; ok {
+		return nil
+	}
+	if p := interpret(ds, dsFacets, FacetPublication, checkPublication); p != nil {
+		return &Publication{State: p.State, Reason: p.Reason}
+	}
+	return nil
+}
+
+type wirePublication struct {
+	State  string `json:"state"`
+	Reason string `json:"reason"`
+}
+
+func checkPublication(p *wirePublication) *problem {
+	if p.State != PublicationPublished && p.State != PublicationWithheld {
+		return bad("state", RuleEnum, "state must be PUBLISHED or WITHHELD, got %q", truncate(p.State))
+	}
+	return nil
+}
+
+type wireSchemaField struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Description string            `json:"description"`
+	Fields      []wireSchemaField `json:"fields"`
+}
+
+type wireSchema struct {
+	Fields []wireSchemaField `json:"fields"`
+}
+
+func checkSchema(s *wireSchema) *problem { return checkSchemaFields("fields", s.Fields) }
+
+func checkSchemaFields(sub string, fs []wireSchemaField) *problem {
+	for i, f := range fs {
+		p := idx(sub, i)
+		if pr := firstProblem(need(p, "name", f.Name), checkSchemaFields(p+".fields", f.Fields)); pr != nil {
+			return pr
+		}
+	}
+	return nil
+}
+
+// flatten lists fields depth-first, parents before children, nested paths joined with ".".
+func (s *wireSchema) flatten() []SchemaField {
+	out := []SchemaField{}
+	var walk func(prefix string, fs []wireSchemaField)
+	walk = func(prefix string, fs []wireSchemaField) {
+		for _, f := range fs {
+			p := join(prefix, f.Name)
+			out = append(out, SchemaField{Path: p, Type: f.Type, Description: f.Description})
+			walk(p, f.Fields)
+		}
+	}
+	walk("", s.Fields)
+	return out
+}
+
+type wireSymlinks struct {
+	Identifiers []struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Type      string `json:"type"`
+	} `json:"identifiers"`
+}
+
+func checkSymlinks(s *wireSymlinks) *problem {
+	for i, id := range s.Identifiers {
+		p := idx("identifiers", i)
+		if pr := firstProblem(need(p, "namespace", id.Namespace), need(p, "name", id.Name)); pr != nil {
+			return pr
+		}
+	}
+	return nil
+}
+
+func (s *wireSymlinks) identifiers() []Identifier {
+	out := make([]Identifier, 0, len(s.Identifiers))
+	for _, id := range s.Identifiers {
+		out = append(out, Identifier{Namespace: id.Namespace, Name: id.Name, Type: id.Type})
+	}
+	return out
+}
+
+type wireLifecycle struct {
+	State    string `json:"lifecycleStateChange"`
+	Previous *struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"previousIdentifier"`
+}
+
+func checkLifecycle(l *wireLifecycle) *problem {
+	switch l.State {
+	case LifecycleAlter, LifecycleCreate, LifecycleDrop, LifecycleOverwrite, LifecycleRename, LifecycleTruncate:
+	default:
+		return bad("lifecycleStateChange", RuleEnum,
+			"lifecycleStateChange must be one of ALTER, CREATE, DROP, OVERWRITE, RENAME, TRUNCATE, got %q", truncate(l.State))
+	}
+	if l.Previous == nil {
+		return nil
+	}
+	return firstProblem(need("previousIdentifier", "namespace", l.Previous.Namespace),
+		need("previousIdentifier", "name", l.Previous.Name))
+}
+
+func (l *wireLifecycle) lifecycle() *Lifecycle {
+	lc := &Lifecycle{State: l.State}
+	if l.Previous != nil {
+		lc.PreviousIdentifier = &Identifier{Namespace: l.Previous.Namespace, Name: l.Previous.Name}
+	}
+	return lc
+}
+
+// wireVersion accepts datasetVersion as a string or, unambiguously, as a JSON number (kept as its literal).
+type wireVersion struct {
+	DatasetVersion json.RawMessage `json:"datasetVersion"`
+}
+
+func checkVersion(v *wireVersion) *problem {
+	if v.version() == "" {
+		return bad("datasetVersion", RuleRequired, "datasetVersion is required and must be a non-empty string or a number")
+	}
+	return nil
+}
+
+func (v *wireVersion) version() string {
+	var s string
+	if json.Unmarshal(v.DatasetVersion, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(v.DatasetVersion, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(a, b) })
+}

@@ -1,0 +1,161 @@
+package olevent
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Job facet keys Headwater interprets (ownership, tags, documentation and lineage are shared with datasets).
+const (
+	FacetJobType            = "jobType"
+	FacetSQL                = "sql"
+	FacetSourceCode         = "sourceCode"
+	FacetSourceCodeLocation = "sourceCodeLocation"
+	FacetOwnership          = "ownership"
+	FacetTags               = "tags"
+	FacetDocumentation      = "documentation"
+	FacetLineage            = "lineage"
+)
+
+// Processing types of the jobType facet.
+const (
+	ProcessingBatch     = "BATCH"
+	ProcessingStreaming = "STREAMING"
+	ProcessingService   = "SERVICE"
+)
+
+type wireJob struct {
+	Namespace string                     `json:"namespace"`
+	Name      string                     `json:"name"`
+	Facets    map[string]json.RawMessage `json:"facets"`
+}
+
+type wireJobType struct {
+	ProcessingType string `json:"processingType"`
+	Integration    string `json:"integration"`
+	JobType        string `json:"jobType"`
+}
+
+func checkJobType(j *wireJobType) *problem {
+	switch strings.ToUpper(j.ProcessingType) {
+	case "", ProcessingBatch, ProcessingStreaming, ProcessingService:
+		return nil
+	}
+	return bad("processingType", RuleEnum, "processingType must be BATCH, STREAMING or SERVICE, got %q", truncate(j.ProcessingType))
+}
+
+type wireSQL struct {
+	Query   string `json:"query"`
+	Dialect string `json:"dialect"`
+}
+
+func checkSQL(s *wireSQL) *problem { return need("", "query", s.Query) }
+
+type wireSourceCode struct {
+	Language   string `json:"language"`
+	SourceCode string `json:"sourceCode"`
+}
+
+func checkSourceCode(s *wireSourceCode) *problem { return need("", "sourceCode", s.SourceCode) }
+
+// wireSourceLocation lists the fields kept, in the order they are serialised into Job.SourceLocation.
+type wireSourceLocation struct {
+	Type    string `json:"type,omitempty"`
+	URL     string `json:"url,omitempty"`
+	RepoURL string `json:"repoUrl,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Tag     string `json:"tag,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+}
+
+func checkSourceLocation(s *wireSourceLocation) *problem { return need("", "url", s.URL) }
+
+type wireDocumentation struct {
+	Description string `json:"description"`
+}
+
+func checkDocumentation(d *wireDocumentation) *problem { return need("", "description", d.Description) }
+
+type wireOwnership struct {
+	Owners []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"owners"`
+}
+
+func checkOwnership(o *wireOwnership) *problem {
+	for i, ow := range o.Owners {
+		if p := need(idx("owners", i), "name", ow.Name); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func (o *wireOwnership) owners() []Owner {
+	out := make([]Owner, 0, len(o.Owners))
+	for _, ow := range o.Owners {
+		out = append(out, Owner{Name: ow.Name, Type: ow.Type})
+	}
+	return out
+}
+
+type wireTags struct {
+	Tags []struct {
+		Key    string `json:"key"`
+		Value  string `json:"value"`
+		Source string `json:"source"`
+		Field  string `json:"field"`
+	} `json:"tags"`
+}
+
+func checkTags(t *wireTags) *problem {
+	for i, tg := range t.Tags {
+		if p := need(idx("tags", i), "key", tg.Key); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func (t *wireTags) tags() []Tag {
+	out := make([]Tag, 0, len(t.Tags))
+	for _, tg := range t.Tags {
+		out = append(out, Tag{Key: tg.Key, Value: tg.Value, Source: tg.Source, Field: tg.Field})
+	}
+	return out
+}
+
+// buildJob interprets the job part of a RunEvent or JobEvent.
+func buildJob(w *wireJob, issues *[]FacetIssue) *Job {
+	s := facetScope{path: "job.facets", issues: issues}
+	live, deleted := splitFacets(s, w.Facets)
+	j := &Job{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted}
+	if t := interpret(s, live, FacetJobType, checkJobType); t != nil {
+		j.ProcessingType, j.Integration, j.JobType = strings.ToUpper(t.ProcessingType), t.Integration, t.JobType
+	}
+	if q := interpret(s, live, FacetSQL, checkSQL); q != nil {
+		j.SQL, j.SQLDialect = q.Query, q.Dialect
+	}
+	if c := interpret(s, live, FacetSourceCode, checkSourceCode); c != nil {
+		j.SourceCode, j.SourceLanguage = c.SourceCode, c.Language
+	}
+	if l := interpret(s, live, FacetSourceCodeLocation, checkSourceLocation); l != nil {
+		b, _ := json.Marshal(l) // plain strings: cannot fail
+		j.SourceLocation = string(b)
+	}
+	if d := interpret(s, live, FacetDocumentation, checkDocumentation); d != nil {
+		j.Description = d.Description
+	}
+	if o := interpret(s, live, FacetOwnership, checkOwnership); o != nil {
+		j.Owners = o.owners()
+	}
+	if t := interpret(s, live, FacetTags, checkTags); t != nil {
+		j.Tags = t.tags()
+	}
+	if l := interpret(s, live, FacetLineage, checkJobLineage); l != nil {
+		j.Lineage = l.entries()
+	}
+	return j
+}

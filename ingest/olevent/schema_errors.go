@@ -1,0 +1,100 @@
+package olevent
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// mapSchemaError turns one leaf schema violation into a ValidationError with a readable field path and rule.
+func mapSchemaError(ve *jsonschema.ValidationError) *ValidationError {
+	loc := ve.InstanceLocation
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		f := fieldPath(append(slicesClone(loc), k.Missing[0]))
+		return invalid(f, RuleRequired, "%s is required", f)
+	case *kind.Type:
+		f := fieldPath(loc)
+		return invalid(f, RuleType, "%s must be %s, got %s", f, article(strings.Join(k.Want, " or ")), k.Got)
+	case *kind.Enum:
+		f := fieldPath(loc)
+		return invalid(f, RuleEnum, "%s must be one of %s, got %q", f, joinAny(k.Want), truncate(k.Got))
+	case *kind.Format:
+		return mapFormat(fieldPath(loc), k)
+	case *kind.MinLength:
+		f := fieldPath(loc)
+		return invalid(f, RuleNotEmpty, "%s must not be empty", f)
+	default:
+		f := fieldPath(loc)
+		return invalid(f, RuleSchema, "%s does not match the OpenLineage envelope", f)
+	}
+}
+
+func mapFormat(f string, k *kind.Format) *ValidationError {
+	switch k.Want {
+	case "uuid":
+		return invalid(f, RuleUUID, "%s must be a UUID, got %q", f, truncate(k.Got))
+	case "date-time":
+		return invalid(f, RuleFormat, "%s must be an RFC 3339 date-time with a time-zone offset, got %q", f, truncate(k.Got))
+	default:
+		return invalid(f, RuleFormat, "%s must be a valid %s, got %q", f, k.Want, truncate(k.Got))
+	}
+}
+
+// fieldPath renders an instance location as "inputs[2].facets.schema"; the root is "$".
+func fieldPath(loc []string) string {
+	if len(loc) == 0 {
+		return "$"
+	}
+	var b strings.Builder
+	for _, tok := range loc {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// maxQuotedValue bounds how much of an offending value a message repeats.
+const maxQuotedValue = 64
+
+// truncate renders an offending value for a message, cut to maxQuotedValue bytes.
+func truncate(v any) string {
+	s := toString(v)
+	if len(s) > maxQuotedValue {
+		return s[:maxQuotedValue] + "..."
+	}
+	return s
+}
+
+func toString(v any) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(v)
+}
+
+func joinAny(vs []any) string {
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		parts = append(parts, toString(v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func article(t string) string {
+	if strings.HasPrefix(t, "a") || strings.HasPrefix(t, "o") || strings.HasPrefix(t, "i") {
+		return "an " + t
+	}
+	return "a " + t
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }

@@ -1,0 +1,211 @@
+// Package olevent decodes and validates OpenLineage events (spec 2-0-2): strict on the envelope, tolerant on
+// facets. It turns bytes into a typed Event with the facets Headwater interprets parsed, every facet kept raw,
+// and malformed interpreted facets flagged rather than fatal. It knows nothing about Kafka, Neo4j or HTTP.
+package olevent
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind tells the three OpenLineage event shapes apart.
+type Kind string
+
+const (
+	KindRun     Kind = "RUN"
+	KindJob     Kind = "JOB"
+	KindDataset Kind = "DATASET"
+)
+
+// Run event types.
+const (
+	TypeStart    = "START"
+	TypeRunning  = "RUNNING"
+	TypeComplete = "COMPLETE"
+	TypeAbort    = "ABORT"
+	TypeFail     = "FAIL"
+	TypeOther    = "OTHER"
+)
+
+// Event is one decoded OpenLineage event. Identifiers are canonicalised by package normalize, not here.
+type Event struct {
+	ID        string // resolved event id (header, envelope eventId, or deterministic; see ResolveID)
+	Kind      Kind
+	EventType string // RunEvents: START, RUNNING, COMPLETE, ABORT, FAIL or OTHER; "" for Job and Dataset events
+	EventTime time.Time
+	Producer  string
+	SchemaURL string
+
+	Run     *Run      // RunEvent only
+	Job     *Job      // RunEvent and JobEvent
+	Inputs  []Dataset // RunEvent and JobEvent
+	Outputs []Dataset // RunEvent and JobEvent
+	Dataset *Dataset  // DatasetEvent only
+
+	FacetIssues []FacetIssue // interpreted facets that were malformed: kept raw, not interpreted
+	Raw         json.RawMessage
+
+	// EnvelopeID is the envelope's optional "eventId" as sent ("" when absent); ResolveID prefers a header id.
+	EnvelopeID string
+}
+
+// FacetIssue records a malformed facet Headwater would interpret; the rest of the event is still used.
+type FacetIssue struct {
+	Path    string `json:"path"` // e.g. "outputs[0].facets.schema"
+	Rule    string `json:"rule"`
+	Message string `json:"message"` // plain-English explanation naming the facet and the rule
+}
+
+// Run is the run part of a RunEvent.
+type Run struct {
+	ID           string // lower-case UUID
+	Facets       map[string]json.RawMessage
+	Deleted      []string // facet keys sent with _deleted: true
+	Parent       *ParentRef
+	Root         *ParentRef
+	NominalStart *time.Time
+	NominalEnd   *time.Time
+	ErrorMessage string
+}
+
+// ParentRef is a parent or root run reference.
+type ParentRef struct {
+	RunID        string
+	JobNamespace string
+	JobName      string
+}
+
+// Job is the job part of a RunEvent or JobEvent.
+type Job struct {
+	Namespace      string
+	Name           string
+	Facets         map[string]json.RawMessage
+	Deleted        []string
+	ProcessingType string // BATCH or STREAMING (jobType facet); "" when not sent
+	JobType        string
+	Integration    string
+	SQL            string
+	SourceCode     string
+	SourceLocation string // canonical JSON of sourceCodeLocation (type, url, repoUrl, path, version, tag, branch)
+	Description    string
+
+	SQLDialect     string         // sql.dialect, "" when not sent
+	SourceLanguage string         // sourceCode.language
+	Owners         []Owner        // ownership job facet
+	Tags           []Tag          // tags job facet (Field is always "")
+	Lineage        []LineageEntry // the job-level `lineage` facet (entries), nil when none
+}
+
+// LineageEntry is one entry of the job-level `lineage` facet: a target (dataset or job) and what feeds it.
+type LineageEntry struct {
+	Type      string // DATASET or JOB
+	Namespace string // "" with Name "" for a JOB entry means the event's own job
+	Name      string
+	RunID     string // JOB entries only, lower-case, optional
+	Inputs    []LineageInput
+	Fields    map[string][]LineageInput // DATASET entries only: target field -> inputs
+}
+
+// LineageInput is one source of a `lineage` facet relationship: a dataset (optionally a field) or a job.
+type LineageInput struct {
+	Type            string // DATASET or JOB
+	Namespace       string
+	Name            string
+	Field           string // DATASET inputs only
+	RunID           string // JOB inputs only, lower-case, optional
+	Transformations []Transformation
+}
+
+// Dataset is an input, output, or the subject of a DatasetEvent.
+type Dataset struct {
+	Namespace    string
+	Name         string
+	Facets       map[string]json.RawMessage // dataset facets, raw
+	InputFacets  map[string]json.RawMessage
+	OutputFacets map[string]json.RawMessage
+	Deleted      []string
+
+	Schema        []SchemaField  // nil when no (valid) schema facet
+	ColumnLineage *ColumnLineage // nil when none
+	Symlinks      []Identifier
+	Lifecycle     *Lifecycle
+	Version       string // version.datasetVersion
+	Publication   *Publication
+	Owners        []Owner
+	Tags          []Tag
+	Description   string
+	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
+}
+
+// SchemaField is one field; nested fields are flattened with Path joined by ".".
+type SchemaField struct {
+	Path        string
+	Type        string
+	Description string
+	FieldID     string // stable id when the producer sends one (e.g. Iceberg field-id), else ""
+}
+
+// ColumnLineage is the parsed columnLineage facet of an output.
+type ColumnLineage struct {
+	Fields  map[string][]InputField // output field path -> inputs
+	Dataset []InputField            // dataset-level dependencies (usually INDIRECT), kept once
+}
+
+// InputField is one input of a column-lineage mapping with its transformations.
+type InputField struct {
+	Namespace       string
+	Name            string
+	Field           string
+	Transformations []Transformation
+}
+
+// Transformation keeps OpenLineage semantics; legacy transformationType is mapped to these.
+type Transformation struct {
+	Type        string // DIRECT or INDIRECT
+	Subtype     string // IDENTITY, TRANSFORMATION, AGGREGATION, JOIN, GROUP_BY, FILTER, SORT, WINDOW, CONDITIONAL
+	Description string
+	Masking     bool
+}
+
+// Identifier is a dataset identifier from symlinks or lifecycle facets.
+type Identifier struct {
+	Namespace string
+	Name      string
+	Type      string
+}
+
+// Lifecycle is the lifecycleStateChange facet.
+type Lifecycle struct {
+	State              string // CREATE, DROP, OVERWRITE, TRUNCATE, RENAME, ALTER
+	PreviousIdentifier *Identifier
+}
+
+// Publication is Headwater's own headwater_publication output facet.
+type Publication struct {
+	State  string // PUBLISHED or WITHHELD
+	Reason string
+}
+
+// Owner is one ownership entry.
+type Owner struct {
+	Name string
+	Type string
+}
+
+// Tag is one tag entry (tags facet).
+type Tag struct {
+	Key    string
+	Value  string
+	Source string
+	Field  string // set when the tag applies to a field
+}
+
+// LineageFacet is the OpenLineage `lineage` facet: declared lineage, possibly without a job.
+type LineageFacet struct {
+	Inputs []Identifier // upstream datasets of the dataset carrying the facet
+	Fields map[string][]InputField
+
+	// AllInputs keeps every dataset-level input with its type (DATASET or JOB), field and transformations;
+	// Inputs above holds only the DATASET ones as identifiers (Type "DATASET").
+	AllInputs []LineageInput
+}

@@ -1,0 +1,238 @@
+package project
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// stamped is a value with the event time and id that set it; the latest (time, id) wins.
+type stamped struct {
+	T int64           `json:"t"`
+	E string          `json:"e"`
+	V json.RawMessage `json:"v"`
+}
+
+func (s stamped) newer(o stamped) bool { return s.T > o.T || (s.T == o.T && s.E > o.E) }
+
+// dsState is the per-dataset projection state kept (as JSON) on the Dataset node: the observation log from which
+// fields, drops and declared lineage are derived, and per-key latest metadata.
+type dsState struct {
+	Log    []dsObs            `json:"log,omitempty"`
+	Meta   map[string]stamped `json:"meta,omitempty"`   // description, owners, tags
+	Facets map[string]stamped `json:"facets,omitempty"` // dataset facets by key
+}
+
+func decodeState(v any) (*dsState, error) {
+	st := &dsState{}
+	if s, ok := v.(string); ok && s != "" {
+		if err := json.Unmarshal([]byte(s), st); err != nil {
+			return nil, fmt.Errorf("decode dataset state: %w", err)
+		}
+	}
+	if st.Meta == nil {
+		st.Meta = map[string]stamped{}
+	}
+	if st.Facets == nil {
+		st.Facets = map[string]stamped{}
+	}
+	return st, nil
+}
+
+func (st *dsState) encode() (string, error) {
+	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
+	b, err := json.Marshal(st)
+	return string(b), err
+}
+
+func setStamped(m map[string]stamped, k string, s stamped) {
+	if old, ok := m[k]; !ok || s.newer(old) {
+		m[k] = s
+	}
+}
+
+// dsChange is what one batch contributes to one dataset.
+type dsChange struct {
+	obs      []dsObs
+	meta     map[string]stamped
+	facets   map[string]stamped
+	versions []versionRow
+}
+
+type versionRow struct {
+	Version, Lifecycle string
+	T                  int64
+}
+
+// changesOf gathers, per dataset key, the observations of the fresh events.
+func changesOf(recs []*rec) map[string]*dsChange {
+	out := map[string]*dsChange{}
+	get := func(k string) *dsChange {
+		if out[k] == nil {
+			out[k] = &dsChange{meta: map[string]stamped{}, facets: map[string]stamped{}}
+		}
+		return out[k]
+	}
+	for _, r := range recs {
+		for _, d := range r.datasets() {
+			if d.ID.ok() {
+				addDatasetChange(get, d, r)
+			}
+		}
+	}
+	return out
+}
+
+func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec) {
+	c := get(d.ID.Key)
+	base := dsObs{T: r.Time, Event: r.ID}
+	if d.Lifecycle == lcDrop || d.Lifecycle == lcCreate || d.Lifecycle == lcRename {
+		o := base
+		o.Kind, o.State = obsLife, d.Lifecycle
+		c.obs = append(c.obs, o)
+	}
+	if d.Schema != nil && d.Lifecycle != lcDrop {
+		o := base
+		o.Kind, o.Fields = obsSchema, d.Schema
+		c.obs = append(c.obs, o)
+	}
+	addMentions(get, d, base)
+	if d.HasLineage {
+		o := base
+		o.Kind = obsDecl
+		for _, in := range d.Declared {
+			if in.ok() && in.Key != d.ID.Key {
+				o.Keys = append(o.Keys, in.Key)
+			}
+		}
+		c.obs = append(c.obs, o)
+	}
+	addMeta(c, d, r)
+	if v := versionOf(d, r.Time); v != nil {
+		c.versions = append(c.versions, *v)
+	}
+}
+
+// addMentions records the fields named by column lineage (output paths and input fields) so they have Field nodes.
+func addMentions(get func(string) *dsChange, d *dsRec, base dsObs) {
+	byKey := map[string][]string{}
+	for _, m := range []map[string][]colInput{d.ColFields, d.DeclFields} {
+		for out, ins := range m {
+			byKey[d.ID.Key] = append(byKey[d.ID.Key], out)
+			for _, in := range ins {
+				if in.DS.ok() && in.Field != "" {
+					byKey[in.DS.Key] = append(byKey[in.DS.Key], in.Field)
+				}
+			}
+		}
+	}
+	for k, paths := range byKey {
+		sort.Strings(paths)
+		o := base
+		o.Kind, o.Paths = obsMention, compactStrings(paths)
+		get(k).obs = append(get(k).obs, o)
+	}
+}
+
+func addMeta(c *dsChange, d *dsRec, r *rec) {
+	st := func(v any) stamped {
+		b, _ := json.Marshal(v)
+		return stamped{T: r.Time, E: r.ID, V: b}
+	}
+	if m := d.Meta; m != nil {
+		if m.Description != "" {
+			setStamped(c.meta, "description", st(m.Description))
+		}
+		if len(m.Owners) > 0 {
+			setStamped(c.meta, "owners", st(m.Owners))
+		}
+		if len(m.Tags) > 0 {
+			setStamped(c.meta, "tags", st(m.Tags))
+		}
+	}
+	for k, v := range d.Facets {
+		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID, V: v})
+	}
+}
+
+func versionOf(d *dsRec, t int64) *versionRow {
+	lc := ""
+	switch d.Lifecycle {
+	case lcOverwrite, lcTruncate, lcCreate:
+		lc = d.Lifecycle
+	}
+	switch {
+	case d.Version != "":
+		return &versionRow{Version: d.Version, Lifecycle: lc, T: t}
+	case lc == lcOverwrite || lc == lcTruncate:
+		return &versionRow{Version: fmt.Sprintf("%s@%d", strings.ToLower(lc), t), Lifecycle: lc, T: t}
+	}
+	return nil
+}
+
+// merge folds a batch's change into the state.
+func (st *dsState) merge(c *dsChange) {
+	st.Log = append(st.Log, c.obs...)
+	for k, v := range c.meta {
+		setStamped(st.Meta, k, v)
+	}
+	for k, v := range c.facets {
+		setStamped(st.Facets, k, v)
+	}
+}
+
+// tagStrings renders tags as "key=value" (or "key") strings, sorted.
+func tagStrings(raw json.RawMessage) []string {
+	var tags []olevent.Tag
+	_ = json.Unmarshal(raw, &tags)
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		s := t.Key
+		if t.Value != "" {
+			s += "=" + t.Value
+		}
+		if t.Field != "" {
+			s = t.Field + ":" + s
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return compactStrings(out)
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// facetsJSON renders the latest facet per key as one JSON object (keys sorted by encoding/json).
+func (st *dsState) facetsJSON() string {
+	m := make(map[string]json.RawMessage, len(st.Facets))
+	for k, v := range st.Facets {
+		m[k] = v.V
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// lastUpdate is the latest event time of the metadata and facets.
+func (st *dsState) lastUpdate() int64 {
+	var t int64
+	for _, m := range []map[string]stamped{st.Meta, st.Facets} {
+		for _, v := range m {
+			t = max(t, v.T)
+		}
+	}
+	for _, o := range st.Log {
+		t = max(t, o.T)
+	}
+	return t
+}

@@ -1,0 +1,114 @@
+package project
+
+import (
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// Interval is one validity interval of a lineage relationship, [From, To), with its publication state.
+type Interval struct {
+	From, To int64
+	Pub      string
+}
+
+// Evidence is one run's (or declaration's) relation to a subject (a dataset in one direction, or a column
+// mapping): either it lists the subject (Lists, at ListedAt, with per-run publication Pub) or, when it is able to
+// close (a COMPLETE run, or a later declaration), it omits it and closes at CloseAt. Start orders runs: only
+// evidence that started after the latest listing run closes the interval.
+type Evidence struct {
+	Start    int64
+	Lists    bool
+	ListedAt int64
+	Pub      string
+	CanClose bool
+	CloseAt  int64
+}
+
+type point struct {
+	t     int64
+	open  bool
+	cut   bool
+	start int64
+	pub   string
+}
+
+// pubRank orders publication states: the best evidence in an interval wins.
+func pubRank(p string) int {
+	switch p {
+	case graph.PubPublished:
+		return 4
+	case graph.PubWithheld:
+		return 3
+	case graph.PubAttempted:
+		return 2
+	case graph.PubPending:
+		return 1
+	}
+	return 0
+}
+
+// Intervals derives the validity intervals of one subject from its evidence and its cut times (DROP or RENAME of
+// the dataset). An interval opens at the first listing; it closes at the close time of the first later closing
+// evidence that omits the subject, or at a cut. Silence never closes. The result is independent of input order.
+func Intervals(ev []Evidence, cuts []int64) []Interval {
+	pts := make([]point, 0, len(ev)+len(cuts))
+	for _, e := range ev {
+		switch {
+		case e.Lists:
+			pts = append(pts, point{t: e.ListedAt, open: true, start: e.Start, pub: e.Pub})
+		case e.CanClose:
+			pts = append(pts, point{t: e.CloseAt, start: e.Start})
+		}
+	}
+	for _, c := range cuts {
+		pts = append(pts, point{t: c, cut: true})
+	}
+	sort.Slice(pts, func(i, j int) bool { return pointLess(pts[i], pts[j]) })
+	var out []Interval
+	var cur *Interval
+	var lastListStart int64
+	for _, p := range pts {
+		switch {
+		case p.open && cur == nil:
+			out = append(out, Interval{From: p.t, To: graph.OpenEnd, Pub: p.pub})
+			cur, lastListStart = &out[len(out)-1], p.start
+		case p.open:
+			lastListStart = max(lastListStart, p.start)
+			if pubRank(p.pub) > pubRank(cur.Pub) {
+				cur.Pub = p.pub
+			}
+		case cur != nil && (p.cut || p.start > lastListStart):
+			cur.To, cur = p.t, nil
+		}
+	}
+	return dropEmpty(out)
+}
+
+// pointLess: time; at one instant closes and cuts come before opens (a listing at the same instant survives);
+// then the remaining fields make the order total.
+func pointLess(a, b point) bool {
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	if a.open != b.open {
+		return !a.open
+	}
+	if a.cut != b.cut {
+		return a.cut
+	}
+	if a.start != b.start {
+		return a.start < b.start
+	}
+	return pubRank(a.pub) < pubRank(b.pub)
+}
+
+func dropEmpty(in []Interval) []Interval {
+	out := in[:0]
+	for _, iv := range in {
+		if iv.To > iv.From {
+			out = append(out, iv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,300 @@
+package project
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// maxEventIDs bounds the "last few" event ids kept on relationships and unresolved records.
+const maxEventIDs = 5
+
+// Run lifecycle lifecycle-state names from the lifecycleStateChange facet.
+const (
+	lcCreate    = "CREATE"
+	lcDrop      = "DROP"
+	lcRename    = "RENAME"
+	lcOverwrite = "OVERWRITE"
+	lcTruncate  = "TRUNCATE"
+)
+
+func isTerminal(t string) bool {
+	return t == olevent.TypeComplete || t == olevent.TypeAbort || t == olevent.TypeFail
+}
+
+// eventLess is the canonical event order: eventTime; ties: terminal after non-terminal, then receive time, then
+// eventId.
+func eventLess(a, b *rec) bool {
+	if a.Time != b.Time {
+		return a.Time < b.Time
+	}
+	if ta, tb := isTerminal(a.Type), isTerminal(b.Type); ta != tb {
+		return tb
+	}
+	if a.Recv != b.Recv {
+		return a.Recv < b.Recv
+	}
+	return a.ID < b.ID
+}
+
+func sortEvents(evs []*rec) { sort.SliceStable(evs, func(i, j int) bool { return eventLess(evs[i], evs[j]) }) }
+
+// runIO is what a run read or wrote on one dataset, accumulated over its events.
+type runIO struct {
+	FirstAt, LastAt int64
+	Version         string
+	Publication     string // outputs only (computed)
+	Producer        string
+	EventIDs        []string
+	pubFacet        string // latest headwater_publication state by event order
+	Col             *runCols
+}
+
+// runCols is a run's column lineage for one output dataset: mappings accumulated over its events.
+type runCols struct {
+	Fields  map[colPair]colObs
+	Dataset map[string]colObs // input dataset key -> subtypes
+}
+
+// colPair is one (input dataset, input field, output field) mapping.
+type colPair struct{ InKey, InField, OutField string }
+
+type colObs struct {
+	FirstAt int64
+	TT      []olevent.Transformation
+}
+
+// runState is the derived state of one run: a pure function of its events (foldRun).
+type runState struct {
+	RunID, JobKey                   string
+	State                           string
+	Conflicting                     []string
+	StartedAt, EndedAt              *int64
+	FirstEventAt, LastEventTime     int64
+	NomStart, NomEnd                *int64
+	Parent, Root                    *parentRec
+	ErrorMsg                        string
+	Facets                          map[string]json.RawMessage
+	ProcessingType                  string
+	DefHash                         string
+	Def                             *jobRec
+	Inputs, Outputs                 map[string]*runIO
+	Producer                        string
+}
+
+// Streaming tells whether the run's job reports without terminal events.
+func (s *runState) Streaming() bool { return s.ProcessingType == "STREAMING" }
+
+// foldRun computes a run's state from its events, whatever order they were given in.
+func foldRun(runID string, events []*rec) *runState {
+	evs := append([]*rec(nil), events...)
+	sortEvents(evs)
+	s := &runState{RunID: runID, Inputs: map[string]*runIO{}, Outputs: map[string]*runIO{}}
+	s.State, s.Conflicting, s.EndedAt = stateOf(evs)
+	s.Facets = mergeFacets(evs)
+	for _, e := range evs {
+		foldMeta(s, e)
+	}
+	for _, e := range evs {
+		foldIO(s, e)
+	}
+	for _, io := range s.Outputs {
+		io.Publication = outputPublication(s, io.pubFacet)
+	}
+	return s
+}
+
+// stateOf is the run state machine over ordered events.
+func stateOf(evs []*rec) (state string, conflicting []string, endedAt *int64) {
+	terminals := map[string]bool{}
+	state = olevent.TypeOther
+	for _, e := range evs {
+		if e.Kind != string(olevent.KindRun) {
+			continue
+		}
+		switch {
+		case isTerminal(e.Type):
+			if state != e.Type || endedAt == nil {
+				t := e.Time
+				endedAt = &t
+			}
+			state = e.Type
+			terminals[e.Type] = true
+		case e.Type == olevent.TypeStart || e.Type == olevent.TypeRunning:
+			if !isTerminal(state) && !(state == olevent.TypeRunning && e.Type == olevent.TypeStart) {
+				state = e.Type
+			}
+		}
+	}
+	if len(terminals) > 1 {
+		for t := range terminals {
+			conflicting = append(conflicting, t)
+		}
+		sort.Strings(conflicting)
+	}
+	return state, conflicting, endedAt
+}
+
+// mergeFacets replaces run facets per key in event order; `_deleted` removes a key.
+func mergeFacets(evs []*rec) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for _, e := range evs {
+		keys := make([]string, 0, len(e.RunFacets))
+		for k := range e.RunFacets {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out[k] = e.RunFacets[k]
+		}
+		for _, k := range e.Deleted {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+func foldMeta(s *runState, e *rec) {
+	if s.FirstEventAt == 0 || e.Time < s.FirstEventAt {
+		s.FirstEventAt = e.Time
+	}
+	if e.Time > s.LastEventTime {
+		s.LastEventTime = e.Time
+	}
+	if e.Kind != string(olevent.KindRun) {
+		return
+	}
+	if e.Type == olevent.TypeStart && (s.StartedAt == nil || e.Time < *s.StartedAt) {
+		t := e.Time
+		s.StartedAt = &t
+	}
+	s.Producer = e.Producer
+	s.JobKey = e.Job.Key
+	if e.Job.ProcessingType != "" {
+		s.ProcessingType = e.Job.ProcessingType
+	}
+	if h := e.Job.defHash(); h != "" {
+		s.DefHash, s.Def = h, e.Job
+	}
+	if e.Parent != nil {
+		s.Parent = e.Parent
+	}
+	if e.Root != nil {
+		s.Root = e.Root
+	}
+	if e.NomStart != nil {
+		s.NomStart = e.NomStart
+	}
+	if e.NomEnd != nil {
+		s.NomEnd = e.NomEnd
+	}
+	if e.ErrorMsg != "" {
+		s.ErrorMsg = e.ErrorMsg
+	}
+}
+
+func foldIO(s *runState, e *rec) {
+	if e.Kind == string(olevent.KindDataset) {
+		if e.Subject != nil && e.Subject.ID.ok() && e.Subject.Publication != "" {
+			if io := s.Outputs[e.Subject.ID.Key]; io != nil {
+				io.pubFacet = e.Subject.Publication
+			}
+		}
+		return
+	}
+	for _, d := range e.Inputs {
+		accumulate(s.Inputs, d, e)
+	}
+	for _, d := range e.Outputs {
+		io := accumulate(s.Outputs, d, e)
+		if io != nil && d.Publication != "" {
+			io.pubFacet = d.Publication
+		}
+		if io != nil {
+			addCols(io, d, e.Time)
+		}
+	}
+}
+
+func accumulate(m map[string]*runIO, d *dsRec, e *rec) *runIO {
+	if !d.ID.ok() {
+		return nil
+	}
+	io := m[d.ID.Key]
+	if io == nil {
+		io = &runIO{FirstAt: e.Time}
+		m[d.ID.Key] = io
+	}
+	if e.Time < io.FirstAt {
+		io.FirstAt = e.Time
+	}
+	if e.Time > io.LastAt {
+		io.LastAt = e.Time
+	}
+	if d.Version != "" {
+		io.Version = d.Version
+	}
+	io.Producer = e.Producer
+	io.EventIDs = lastFew(append(io.EventIDs, e.ID))
+	return io
+}
+
+func addCols(io *runIO, d *dsRec, t int64) {
+	if len(d.ColFields) == 0 && len(d.ColDataset) == 0 {
+		return
+	}
+	if io.Col == nil {
+		io.Col = &runCols{Fields: map[colPair]colObs{}, Dataset: map[string]colObs{}}
+	}
+	for out, ins := range d.ColFields {
+		for _, in := range ins {
+			if in.DS.ok() {
+				p := colPair{InKey: in.DS.Key, InField: in.Field, OutField: out}
+				io.Col.Fields[p] = mergeColObs(io.Col.Fields[p], t, in.TT)
+			}
+		}
+	}
+	for _, in := range d.ColDataset {
+		if in.DS.ok() {
+			io.Col.Dataset[in.DS.Key] = mergeColObs(io.Col.Dataset[in.DS.Key], t, in.TT)
+		}
+	}
+}
+
+// mergeColObs keeps the first time and the transformations of the latest event (events come in order).
+func mergeColObs(o colObs, t int64, tt []olevent.Transformation) colObs {
+	if o.FirstAt == 0 || t < o.FirstAt {
+		o.FirstAt = t
+	}
+	if len(tt) > 0 {
+		o.TT = tt
+	}
+	return o
+}
+
+// outputPublication is the per-run publication of an output.
+func outputPublication(s *runState, facet string) string {
+	switch {
+	case s.State == olevent.TypeComplete || (s.Streaming() && !isTerminal(s.State)):
+		if facet == graph.PubWithheld {
+			return graph.PubWithheld
+		}
+		return graph.PubPublished
+	case s.State == olevent.TypeFail || s.State == olevent.TypeAbort:
+		return graph.PubAttempted
+	default:
+		return graph.PubPending
+	}
+}
+
+// inputPublication is the per-run evidence state of a read.
+func inputPublication(s *runState) string { return outputPublication(s, "") }
+
+func lastFew(ids []string) []string {
+	if len(ids) > maxEventIDs {
+		return ids[len(ids)-maxEventIDs:]
+	}
+	return ids
+}

@@ -1,0 +1,173 @@
+package project
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// txWriter holds the state of one attempt of the batch transaction.
+type txWriter struct {
+	ctx        context.Context
+	tx         neo4j.ManagedTransaction
+	token      string
+	touched    map[string]bool
+	unresolved int
+}
+
+func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := w.tx.Run(w.ctx, query, params)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(w.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+func (w *txWriter) touch(keys ...string) {
+	for _, k := range keys {
+		if k != "" {
+			w.touched[k] = true
+		}
+	}
+}
+
+// apply runs the projection steps in a fixed order: claim events, bind identities, store payloads, datasets,
+// jobs, runs, job edges.
+func (w *txWriter) apply(recs []*rec) (Result, error) {
+	fresh, err := w.claimEvents(recs)
+	if err != nil {
+		return Result{}, fmt.Errorf("claim events: %w", err)
+	}
+	res := Result{Duplicates: len(recs) - len(fresh), Projected: len(fresh)}
+	if len(fresh) == 0 {
+		return res, nil
+	}
+	steps := []struct {
+		name string
+		fn   func([]*rec) error
+	}{
+		{"bind identities", w.bindIdentities},
+		{"store events", w.storeEvents},
+		{"upsert jobs", w.upsertJobs},
+		{"project datasets", w.projectDatasets},
+		{"project runs", w.projectRuns},
+		{"project job edges", w.projectJobEdges},
+	}
+	for _, s := range steps {
+		if err := s.fn(fresh); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	res.Unresolved = w.unresolved
+	for k := range w.touched {
+		res.Touched = append(res.Touched, k)
+	}
+	sort.Strings(res.Touched)
+	return res, nil
+}
+
+// claimEvents MERGEs the Event nodes and returns the recs whose event this transaction created; the others were
+// applied before (duplicates). MERGE on the unique key serialises concurrent deliveries of one event.
+func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
+	rows := make([]any, 0, len(recs))
+	for _, r := range recs {
+		rows = append(rows, map[string]any{"key": r.ID})
+	}
+	out, err := w.run(`UNWIND $rows AS row
+		MERGE (e:Event {key: row.key}) ON CREATE SET e.claim = $token
+		WITH e, row WHERE e.claim = $token
+		REMOVE e.claim
+		RETURN row.key AS key`, map[string]any{"rows": rows, "token": w.token})
+	if err != nil {
+		return nil, err
+	}
+	created := map[string]bool{}
+	for _, rec := range out {
+		k, _ := rec.Get("key")
+		created[k.(string)] = true
+	}
+	fresh := make([]*rec, 0, len(created))
+	for _, r := range recs {
+		if created[r.ID] {
+			fresh = append(fresh, r)
+		}
+	}
+	return fresh, nil
+}
+
+// storeEvents writes each event's properties and canonical payload and links it to its run or job.
+func (w *txWriter) storeEvents(recs []*rec) error {
+	rows := make([]any, 0, len(recs))
+	for _, r := range recs {
+		payload, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encode event %s: %w", r.ID, err)
+		}
+		runKey, jobKey := r.RunID, ""
+		if r.PubRunID != "" {
+			runKey = r.PubRunID
+		}
+		if r.Kind == "JOB" {
+			jobKey = r.Job.Key
+		}
+		rows = append(rows, map[string]any{"key": r.ID, "props": map[string]any{
+			"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
+			"producer": r.Producer, "normVersion": NormVersion, "payload": string(payload)},
+			"runKey": runKey, "jobKey": jobKey})
+	}
+	_, err := w.run(`UNWIND $rows AS row
+		MATCH (e:Event {key: row.key})
+		SET e += row.props
+		FOREACH (_ IN CASE WHEN row.runKey <> '' THEN [1] ELSE [] END |
+			SET e.runKey = row.runKey
+			MERGE (r:Run {key: row.runKey})
+			MERGE (e)-[:OF_RUN]->(r))
+		FOREACH (_ IN CASE WHEN row.jobKey <> '' THEN [1] ELSE [] END |
+			MERGE (j:Job {key: row.jobKey})
+			MERGE (e)-[:OF_JOB]->(j))`, map[string]any{"rows": rows})
+	return err
+}
+
+// cloneRecs deep-copies recs so a retried transaction attempt starts from unresolved identifiers.
+func cloneRecs(in []*rec) []*rec {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return in
+	}
+	var out []*rec
+	if json.Unmarshal(b, &out) != nil {
+		return in
+	}
+	return out
+}
+
+// decodeRec reads an Event payload.
+func decodeRec(payload any) (*rec, error) {
+	s, _ := payload.(string)
+	var r rec
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("decode event payload: %w", err)
+	}
+	return &r, nil
+}
+
+func openEnd() int64 { return graph.OpenEnd }
+
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func asStr(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,37 @@
+package lineage
+
+import "time"
+
+// Traversal budgets and their defaults. Every limit of the query path is here.
+const (
+	// DefaultMaxDepth is the server cap on hops per page; a deeper request is served in pages of this many hops.
+	DefaultMaxDepth = 20
+	// DefaultDepth is the depth of a lineage request that names none.
+	DefaultDepth = 3
+	// DefaultImpactDepth is the depth of an impact request that names none.
+	DefaultImpactDepth = 5
+	// DefaultMaxNodes is the node budget per page when the request names none.
+	DefaultMaxNodes = 500
+	// DefaultMaxNodesCap is the largest node budget a request may ask for.
+	DefaultMaxNodesCap = 5000
+	// DefaultFanOut is how many neighbours of one node one page returns; a node with more gets a fan-out marker.
+	DefaultFanOut = 200
+	// DefaultDeadline is the time budget of one page; reaching it returns what was found with a cursor.
+	DefaultDeadline = 5 * time.Second
+	// DefaultStaleMin is the smallest staleness threshold of an observed edge.
+	DefaultStaleMin = 24 * time.Hour
+	// DefaultStaleFactor multiplies a job's usual interval between runs to get its edges' staleness threshold.
+	DefaultStaleFactor = 3.0
+	// DefaultNowBucket is how "now" is bucketed in cache keys (explicit asOf values are keyed exactly).
+	DefaultNowBucket = time.Minute
+	// DefaultRawCacheTTL bounds the life of a cached neighbour list (generations invalidate it earlier).
+	DefaultRawCacheTTL = 10 * time.Minute
+	// DefaultResultCacheTTL bounds the life of a cached answer (generations invalidate it earlier).
+	DefaultResultCacheTTL = 5 * time.Minute
+	// MaxSearchPage is the largest page of search, runs and versions.
+	MaxSearchPage = 100
+	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
+	maxGapNodes = 50
+	// maxImpactFields bounds the fields of one impact report.
+	maxImpactFields = 2000
+)

@@ -1,0 +1,373 @@
+package lineage
+
+import "time"
+
+// Direction of a walk.
+type Direction string
+
+// Directions.
+const (
+	Upstream   Direction = "UPSTREAM"
+	Downstream Direction = "DOWNSTREAM"
+	Both       Direction = "BOTH"
+)
+
+// Granularity of a walk.
+type Granularity string
+
+// Granularities.
+const (
+	GranDataset Granularity = "DATASET"
+	GranField   Granularity = "FIELD"
+)
+
+// EvidenceKind says where an edge's evidence comes from.
+type EvidenceKind string
+
+// Evidence kinds.
+const (
+	Observed EvidenceKind = "OBSERVED"
+	Declared EvidenceKind = "DECLARED"
+)
+
+// RunState is a run's state.
+type RunState string
+
+// Publication of an output.
+type Publication string
+
+// TransformationType is DIRECT or INDIRECT.
+type TransformationType string
+
+// IORole is READ or WROTE.
+type IORole string
+
+// NameKind says how a name binds to a dataset.
+type NameKind string
+
+// EventState is what became of an event.
+type EventState string
+
+// Event states.
+const (
+	EventProjected   EventState = "PROJECTED"
+	EventQuarantined EventState = "QUARANTINED"
+	EventPending     EventState = "PENDING"
+)
+
+// GapKind names an incompleteness of an answer.
+type GapKind string
+
+// Gap kinds.
+const (
+	GapTruncated          GapKind = "TRUNCATED"
+	GapDeclaredOnly       GapKind = "DECLARED_ONLY"
+	GapStaleEdge          GapKind = "STALE_EDGE"
+	GapNoColumnLineage    GapKind = "NO_COLUMN_LINEAGE"
+	GapUnresolvedIdentity GapKind = "UNRESOLVED_IDENTITY"
+	GapRunWithoutTerminal GapKind = "RUN_WITHOUT_TERMINAL"
+)
+
+// DatasetRef names a dataset as a producer would.
+type DatasetRef struct{ Namespace, Name string }
+
+// FieldRef names a field of a dataset.
+type FieldRef struct{ Namespace, Name, Field string }
+
+// JobRef names a job.
+type JobRef struct{ Namespace, Name string }
+
+// NodeRef names a start node: exactly one of the three.
+type NodeRef struct {
+	Dataset *DatasetRef
+	Field   *FieldRef
+	Job     *JobRef
+}
+
+// Node is anything with a public id that a lineage graph can hold.
+type Node interface {
+	IsNode()
+	GetID() string
+}
+
+// SearchResult is a dataset or a job found by search.
+type SearchResult interface{ IsSearchResult() }
+
+// Alias is a name bound to a dataset over an interval.
+type Alias struct {
+	Namespace   string
+	Name        string
+	Environment *string
+	Kind        NameKind
+	ValidFrom   *time.Time
+	ValidTo     *time.Time
+}
+
+// Owner of a dataset.
+type Owner struct {
+	Name string
+	Type *string
+}
+
+// Tag on a dataset or field.
+type Tag struct{ Name string }
+
+// Dataset as answered.
+type Dataset struct {
+	ID               string
+	Key              string
+	Namespace        string
+	Name             string
+	Environment      *string
+	CurrentNamespace string
+	CurrentName      string
+	ResolvedFrom     *Alias
+	Description      *string
+	CreatedAt        *time.Time
+	DroppedAt        *time.Time
+	Owners           []Owner
+	Tags             []Tag
+	AsOf             time.Time // the instant the dataset was asked at; default for fields(asOf)
+}
+
+// IsNode implements Node.
+func (*Dataset) IsNode() {}
+
+// GetID implements Node.
+func (d *Dataset) GetID() string { return d.ID }
+
+// IsSearchResult implements SearchResult.
+func (*Dataset) IsSearchResult() {}
+
+// Field as answered.
+type Field struct {
+	ID          string
+	Key         string
+	DatasetKey  string
+	Path        string
+	Type        *string
+	Description *string
+	ValidFrom   time.Time
+	ValidTo     *time.Time
+	Tags        []Tag
+	AsOf        time.Time
+}
+
+// IsNode implements Node.
+func (*Field) IsNode() {}
+
+// GetID implements Node.
+func (f *Field) GetID() string { return f.ID }
+
+// JobVersion is one definition of a job.
+type JobVersion struct {
+	ID                 string
+	Key                string
+	DefinitionHash     string
+	SQL                *string
+	SourceCodeLocation *string
+	ValidFrom          *time.Time
+	ValidTo            *time.Time
+}
+
+// Job as answered.
+type Job struct {
+	ID             string
+	Key            string
+	Namespace      string
+	Name           string
+	ProcessingType *string
+	JobType        *string
+	Integration    *string
+	Description    *string
+	FirstSeenAt    *time.Time
+	LastSeenAt     *time.Time
+	AsOf           time.Time
+}
+
+// IsNode implements Node.
+func (*Job) IsNode() {}
+
+// GetID implements Node.
+func (j *Job) GetID() string { return j.ID }
+
+// IsSearchResult implements SearchResult.
+func (*Job) IsSearchResult() {}
+
+// Run as answered.
+type Run struct {
+	ID                string
+	Key               string
+	RunID             string
+	JobKey            string
+	JobVersionKey     string
+	State             RunState
+	ConflictingStates []RunState
+	StartedAt         *time.Time
+	EndedAt           *time.Time
+	ErrorMessage      *string
+	ParentRunID       string
+	RootRunID         string
+}
+
+// IsNode implements Node.
+func (*Run) IsNode() {}
+
+// GetID implements Node.
+func (r *Run) GetID() string { return r.ID }
+
+// RunIO is one dataset a run read or wrote.
+type RunIO struct {
+	Role            IORole
+	DatasetKey      string
+	Version         *string
+	Publication     Publication
+	FirstObservedAt *time.Time
+	ObservedAt      time.Time
+}
+
+// RunEventSummary is one projected event of a run.
+type RunEventSummary struct {
+	EventID    string
+	EventType  *string
+	EventTime  time.Time
+	ReceivedAt *time.Time
+	Producer   *string
+}
+
+// RestrictedNode stands for hidden neighbours (REDACT mode, not produced under AllowAll).
+type RestrictedNode struct{ ID string }
+
+// IsNode implements Node.
+func (*RestrictedNode) IsNode() {}
+
+// GetID implements Node.
+func (r *RestrictedNode) GetID() string { return r.ID }
+
+// SearchConnection is one page of search results.
+type SearchConnection struct {
+	Nodes       []SearchResult
+	EndCursor   *string
+	HasNextPage bool
+}
+
+// RunConnection is one page of runs.
+type RunConnection struct {
+	Nodes       []*Run
+	EndCursor   *string
+	HasNextPage bool
+}
+
+// DatasetVersion is one version of a dataset.
+type DatasetVersion struct {
+	Version     string
+	Lifecycle   *string
+	FirstSeenAt *time.Time
+}
+
+// DatasetVersionConnection is one page of dataset versions.
+type DatasetVersionConnection struct {
+	Nodes       []*DatasetVersion
+	EndCursor   *string
+	HasNextPage bool
+}
+
+// Interval is one validity interval of an edge.
+type Interval struct {
+	ValidFrom   time.Time
+	ValidTo     *time.Time
+	Publication *Publication
+}
+
+// Evidence is one evidence record of an edge (one per kind, never merged).
+type Evidence struct {
+	Kind        EvidenceKind
+	Producer    *string
+	Source      *string
+	EventIDs    []string
+	RunID       *string
+	RunState    *RunState
+	JobVersion  *string
+	ObservedAt  time.Time
+	Publication *Publication
+	Derivation  *string
+}
+
+// Transformation of a column edge.
+type Transformation struct {
+	Type        TransformationType
+	Subtype     *string
+	Masking     bool
+	Description *string
+}
+
+// LineageEdge points the way data flows, from an upstream to a downstream node.
+type LineageEdge struct {
+	ID              string
+	From            string
+	To              string
+	JobKey          string
+	ValidFrom       time.Time
+	ValidTo         *time.Time
+	Intervals       []Interval
+	LastObservedAt  *time.Time
+	Stale           bool
+	Evidence        []Evidence
+	Transformations []Transformation
+}
+
+// Gap names what an answer lacks.
+type Gap struct {
+	Kind    GapKind
+	Message string
+	Nodes   []string
+	Edges   []string
+}
+
+// FanOutMarker says a node had more neighbours than one page shows.
+type FanOutMarker struct {
+	Node      string
+	Direction Direction
+	Shown     int
+}
+
+// LineageGraph is one page of a lineage answer.
+type LineageGraph struct {
+	Nodes               []Node
+	Edges               []*LineageEdge
+	Truncated           bool
+	Cursor              *string
+	FanOutMarkers       []FanOutMarker
+	Gaps                []Gap
+	PermissionsFiltered bool
+	AsOf                time.Time
+}
+
+// ImpactedField is a field affected by a change, with the column path to it.
+type ImpactedField struct {
+	Field    *Field
+	Distance int
+	Path     []*LineageEdge
+}
+
+// ImpactReport answers what a change to a field affects.
+type ImpactReport struct {
+	Direct              []*ImpactedField
+	Indirect            []*ImpactedField
+	Jobs                []*Job
+	Truncated           bool
+	Gaps                []Gap
+	PermissionsFiltered bool
+}
+
+// EventStatus answers what became of an event.
+type EventStatus struct {
+	ID         string
+	State      EventState
+	Reason     *string
+	Field      *string
+	Producer   *string
+	ReceivedAt *time.Time
+	EventType  *string
+	EventTime  *time.Time
+}

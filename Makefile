@@ -47,7 +47,7 @@ unit:
 
 ## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target).
 test: stack-up check-generated vet
-	$(GO) test -count=1 -p 2 -timeout 30m ./...
+	HEADWATER_TEST_PYTHON=$$(scripts/pyenv.sh) $(GO) test -count=1 -p 2 -timeout 30m ./...
 
 ## bench: benchmarks (see docs/loadtest.md); needs the bench profile for design-scale data.
 bench: build

@@ -74,7 +74,7 @@ func inForceOf(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v)
 
 // nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t.
 func nameAt(v string) string {
-	return `coalesce([(nm:DatasetName)-[r:NAMES]->(` + v + `) WHERE r.kind IN ['PRIMARY','RENAMED'] AND r.validFrom <= $t AND $t < r.validTo | nm{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env})`
+	return `coalesce([(nmAt:DatasetName)-[rAt:NAMES]->(` + v + `) WHERE rAt.kind IN ['PRIMARY','RENAMED'] AND rAt.validFrom <= $t AND $t < rAt.validTo | nmAt{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env})`
 }
 
 const jobBrief = `j{.key, .namespace, .name, .firstSeenAt, .lastSeenAt, runs: COUNT { (j)<-[:OF_JOB]-(:Run) }}`

@@ -28,6 +28,7 @@ type cli struct {
 	Ingest  ingestCmd  `cmd:"" help:"Run the Kafka consumer that projects events into Neo4j."`
 	Migrate migrateCmd `cmd:"" help:"Create or upgrade the Neo4j schema (constraints and indexes); idempotent."`
 	Replay  replayCmd  `cmd:"" help:"Rebuild the projection from the raw-event archive into an empty database."`
+	Redrive redriveCmd `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 }
 

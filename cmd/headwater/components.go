@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,11 +27,11 @@ import (
 // limitsConfig exposes olevent.Limits as settings.
 type limitsConfig struct {
 	MaxFacets      int           `help:"Most facets per run, job or dataset." default:"100" env:"HEADWATER_EVENT_MAX_FACETS" yaml:"maxFacets"`
-	MaxJSONDepth   int           `help:"Deepest JSON nesting of an event." default:"32" env:"HEADWATER_EVENT_MAX_JSON_DEPTH" yaml:"maxJsonDepth"`
+	MaxJSONDepth   int           `help:"Deepest JSON nesting of an event." default:"64" env:"HEADWATER_EVENT_MAX_JSON_DEPTH" yaml:"maxJsonDepth"`
 	MaxStringBytes int           `help:"Longest JSON string value in an event." default:"1048576" env:"HEADWATER_EVENT_MAX_STRING_BYTES" yaml:"maxStringBytes"`
-	MaxDatasets    int           `help:"Most inputs plus outputs in one event." default:"2000" env:"HEADWATER_EVENT_MAX_DATASETS" yaml:"maxDatasets"`
+	MaxDatasets    int           `help:"Most inputs plus outputs in one event." default:"1000" env:"HEADWATER_EVENT_MAX_DATASETS" yaml:"maxDatasets"`
 	MaxFuture      time.Duration `help:"Reject eventTime later than now plus this." default:"10m" env:"HEADWATER_EVENT_MAX_FUTURE" yaml:"maxFuture"`
-	Horizon        time.Duration `help:"Reject eventTime earlier than now minus this." default:"8760h" env:"HEADWATER_EVENT_HORIZON" yaml:"horizon"`
+	Horizon        time.Duration `help:"Reject eventTime earlier than now minus this." default:"9600h" env:"HEADWATER_EVENT_HORIZON" yaml:"horizon"`
 }
 
 func (l limitsConfig) limits() olevent.Limits {
@@ -112,6 +116,7 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 	if p.gens != nil {
 		d.Epoch = p.gens
 	}
+	d.AfterProject = crashFailpoint(log)
 	return consumer.New(cc, kc, d)
 }
 
@@ -129,4 +134,22 @@ func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config) [
 		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	}
 	return checks
+}
+
+// crashFailpointEnv names the test-only failpoint: set to N, the process SIGKILLs itself after the N-th batch is
+// committed in Neo4j and before its Kafka offsets are committed (the crash window the projection must survive).
+const crashFailpointEnv = "HEADWATER_TEST_CRASH_AFTER_BATCHES"
+
+func crashFailpoint(log *slog.Logger) func() {
+	n, err := strconv.Atoi(os.Getenv(crashFailpointEnv))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	log.Warn("crash failpoint armed", "afterBatches", n)
+	var done atomic.Int64
+	return func() {
+		if done.Add(1) >= int64(n) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
 }

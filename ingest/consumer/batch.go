@@ -81,6 +81,9 @@ func (h *handler) projectBatch(ctx context.Context, msgs []*sarama.ConsumerMessa
 	if err != nil {
 		return err
 	}
+	if h.d.AfterProject != nil {
+		h.d.AfterProject()
+	}
 	bad = append(bad, poison...)
 	if len(bad) > 0 {
 		if err := h.d.Quarantine.Send(ctx, bad); err != nil {

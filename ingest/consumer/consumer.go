@@ -62,6 +62,9 @@ type Deps struct {
 	Log        *slog.Logger
 	Metrics    *Metrics
 	Now        func() time.Time
+	// AfterProject, when set, runs after a batch is committed in Neo4j and before its offsets are marked.
+	// Crash tests use it to SIGKILL the process at exactly that point.
+	AfterProject func()
 }
 
 // Consumer runs one consumer-group member.

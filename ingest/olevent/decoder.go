@@ -68,6 +68,9 @@ func (d *Decoder) decode(raw []byte) (Event, *ValidationError) {
 		return Event{}, invalid("$", RuleJSON, "the event is not valid JSON: %v", err)
 	}
 	obj, _ := doc.(map[string]any) // the scanner guaranteed an object
+	if ve := checkFieldCase(obj); ve != nil {
+		return Event{}, ve
+	}
 	kind, ve := shapeOf(obj)
 	if ve != nil {
 		return Event{}, ve
@@ -79,7 +82,11 @@ func (d *Decoder) decode(raw []byte) (Event, *ValidationError) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return Event{}, invalid("$", RuleType, "the event does not match the OpenLineage envelope: %v", err)
 	}
-	return d.build(kind, &w, raw)
+	ev, ve := d.build(kind, &w, raw)
+	if ve == nil {
+		ev.contentID = contentID(doc)
+	}
+	return ev, ve
 }
 
 // shapeOf tells the three event shapes apart: run => RunEvent, job without run => JobEvent, dataset without

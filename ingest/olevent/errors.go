@@ -19,6 +19,7 @@ const (
 	RuleBeforeHorizon  = "before-horizon"    // eventTime before now-Horizon
 	RuleShape          = "shape"             // neither RunEvent, JobEvent nor DatasetEvent
 	RuleSchema         = "schema"            // any other envelope schema violation
+	RuleFieldCase      = "field-case"        // an envelope key differing from a field name only by case
 )
 
 // ValidationError says which envelope field broke which rule. Field is a path like "run.runId" or

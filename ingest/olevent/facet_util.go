@@ -14,11 +14,12 @@ type facetScope struct {
 }
 
 func (s facetScope) flag(key, sub, rule, format string, args ...any) {
-	p := s.path + "." + key
+	facet := s.path + "." + key
+	p := facet
 	if sub != "" {
 		p += "." + sub
 	}
-	msg := fmt.Sprintf("facet %s is kept raw but not interpreted: %s", p, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf("facet %s: %s (rule %s); the facet is kept raw and not interpreted", facet, fmt.Sprintf(format, args...), rule)
 	*s.issues = append(*s.issues, FacetIssue{Path: p, Rule: rule, Message: msg})
 }
 
@@ -26,8 +27,6 @@ func (s facetScope) flag(key, sub, rule, format string, args ...any) {
 type problem struct {
 	sub, rule, msg string
 }
-
-func (p *problem) Error() string { return p.msg }
 
 func bad(sub, rule, format string, args ...any) *problem {
 	return &problem{sub: sub, rule: rule, msg: fmt.Sprintf(format, args...)}

@@ -153,6 +153,9 @@ func buildJob(w *wireJob, issues *[]FacetIssue) *Job {
 	}
 	if t := interpret(s, live, FacetTags, checkTags); t != nil {
 		j.Tags = t.tags()
+		for i := range j.Tags {
+			j.Tags[i].Field = "" // job tags have no field
+		}
 	}
 	if l := interpret(s, live, FacetLineage, checkJobLineage); l != nil {
 		j.Lineage = l.entries()

@@ -1,6 +1,7 @@
 package olevent
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -22,7 +23,21 @@ func ResolveID(headerID string, ev *Event) {
 			return
 		}
 	}
+	if ev.contentID != "" {
+		ev.ID = ev.contentID
+		return
+	}
 	ev.ID = DeterministicID(ev.Raw)
+}
+
+// contentID is DeterministicID over an already parsed document (json.Number numbers), saving a re-parse.
+func contentID(doc any) string {
+	var b bytes.Buffer
+	if err := writeCanonical(&b, doc); err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return DeterministicIDPrefix + hex.EncodeToString(sum[:])
 }
 
 // DeterministicID is the id of an event that brought none: the sha256 of its canonical JSON. Bytes that are

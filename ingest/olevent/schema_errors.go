@@ -18,7 +18,7 @@ func mapSchemaError(ve *jsonschema.ValidationError) *ValidationError {
 		return invalid(f, RuleRequired, "%s is required", f)
 	case *kind.Type:
 		f := fieldPath(loc)
-		return invalid(f, RuleType, "%s must be %s, got %s", f, article(strings.Join(k.Want, " or ")), k.Got)
+		return invalid(f, RuleType, "%s must be %s, got %s", f, wantTypes(k.Want), k.Got)
 	case *kind.Enum:
 		f := fieldPath(loc)
 		return invalid(f, RuleEnum, "%s must be one of %s, got %q", f, joinAny(k.Want), truncate(k.Got))
@@ -39,6 +39,8 @@ func mapFormat(f string, k *kind.Format) *ValidationError {
 		return invalid(f, RuleUUID, "%s must be a UUID, got %q", f, truncate(k.Got))
 	case "date-time":
 		return invalid(f, RuleFormat, "%s must be an RFC 3339 date-time with a time-zone offset, got %q", f, truncate(k.Got))
+	case "uri":
+		return invalid(f, RuleFormat, "%s must be an absolute URI, got %q", f, truncate(k.Got))
 	default:
 		return invalid(f, RuleFormat, "%s must be a valid %s, got %q", f, k.Want, truncate(k.Got))
 	}
@@ -88,6 +90,24 @@ func joinAny(vs []any) string {
 		parts = append(parts, toString(v))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// wantTypes renders JSON types as "an array", "an object or null" (null last).
+func wantTypes(want []string) string {
+	var types []string
+	nullable := false
+	for _, w := range want {
+		if w == "null" {
+			nullable = true
+			continue
+		}
+		types = append(types, w)
+	}
+	s := article(strings.Join(types, " or "))
+	if nullable {
+		s += " or null"
+	}
+	return s
 }
 
 func article(t string) string {

@@ -47,6 +47,8 @@ type Event struct {
 
 	// EnvelopeID is the envelope's optional "eventId" as sent ("" when absent); ResolveID prefers a header id.
 	EnvelopeID string
+
+	contentID string // deterministic id computed by Decode from the parsed document; "" on hand-built events
 }
 
 // FacetIssue records a malformed facet Headwater would interpret; the rest of the event is still used.

@@ -102,7 +102,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec) {
 	addMentions(get, d, base)
 	if d.HasLineage {
 		o := base
-		o.Kind = obsDecl
+		o.Kind, o.Prod = obsDecl, r.Producer
 		for _, in := range d.Declared {
 			if in.ok() && in.Key != d.ID.Key {
 				o.Keys = append(o.Keys, in.Key)

@@ -25,6 +25,7 @@ type dsObs struct {
 	Paths  []string              `json:"p,omitempty"`
 	State  string                `json:"s,omitempty"`
 	Keys   []string              `json:"d,omitempty"`
+	Prod   string                `json:"pr,omitempty"`
 }
 
 func obsRank(k string) int {

@@ -128,7 +128,7 @@ func (w *txWriter) bindPlain(recs []*rec) ([]unresolvedRow, error) {
 		FOREACH (_ IN CASE WHEN size(bound) = 0 THEN [1] ELSE [] END |
 			MERGE (d:Dataset {key: row.key})
 				ON CREATE SET d.namespace = row.ns, d.name = row.name, d.env = row.env, d.createdAt = row.t,
-					d.identityAt = row.t, d.normVersion = $nv
+					d.normVersion = $nv
 			MERGE (n)-[r:NAMES]->(d)
 				ON CREATE SET r.kind = 'PRIMARY', r.validFrom = row.t, r.validTo = $open)
 		WITH n, row, CASE WHEN size(bound) = 0 THEN [row.key] ELSE bound END AS keys

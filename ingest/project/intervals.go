@@ -103,10 +103,15 @@ func pointLess(a, b point) bool {
 	return pubRank(a.pub) < pubRank(b.pub)
 }
 
+// dropEmpty removes empty intervals and joins touching intervals of the same publication state.
 func dropEmpty(in []Interval) []Interval {
 	out := in[:0]
 	for _, iv := range in {
-		if iv.To > iv.From {
+		switch {
+		case iv.To <= iv.From:
+		case len(out) > 0 && out[len(out)-1].To == iv.From && out[len(out)-1].Pub == iv.Pub:
+			out[len(out)-1].To = iv.To
+		default:
 			out = append(out, iv)
 		}
 	}

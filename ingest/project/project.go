@@ -67,6 +67,8 @@ type Projector struct {
 	log     *slog.Logger
 	seconds prometheus.Histogram
 	events  *prometheus.CounterVec
+	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
+	stepTimes map[string]time.Duration
 }
 
 // New builds a projector and registers its metrics.
@@ -144,7 +146,7 @@ func (p *Projector) write(ctx context.Context, recs []*rec) (Result, error) {
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
+		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes}
 		return w.apply(cloneRecs(recs))
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	if err != nil {

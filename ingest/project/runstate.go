@@ -39,7 +39,9 @@ func eventLess(a, b *rec) bool {
 	return a.ID < b.ID
 }
 
-func sortEvents(evs []*rec) { sort.SliceStable(evs, func(i, j int) bool { return eventLess(evs[i], evs[j]) }) }
+func sortEvents(evs []*rec) {
+	sort.SliceStable(evs, func(i, j int) bool { return eventLess(evs[i], evs[j]) })
+}
 
 // runIO is what a run read or wrote on one dataset, accumulated over its events.
 type runIO struct {
@@ -68,20 +70,20 @@ type colObs struct {
 
 // runState is the derived state of one run: a pure function of its events (foldRun).
 type runState struct {
-	RunID, JobKey                   string
-	State                           string
-	Conflicting                     []string
-	StartedAt, EndedAt              *int64
-	FirstEventAt, LastEventTime     int64
-	NomStart, NomEnd                *int64
-	Parent, Root                    *parentRec
-	ErrorMsg                        string
-	Facets                          map[string]json.RawMessage
-	ProcessingType                  string
-	DefHash                         string
-	Def                             *jobRec
-	Inputs, Outputs                 map[string]*runIO
-	Producer                        string
+	RunID, JobKey               string
+	State                       string
+	Conflicting                 []string
+	StartedAt, EndedAt          *int64
+	FirstEventAt, LastEventTime int64
+	NomStart, NomEnd            *int64
+	Parent, Root                *parentRec
+	ErrorMsg                    string
+	Facets                      map[string]json.RawMessage
+	ProcessingType              string
+	DefHash                     string
+	Def                         *jobRec
+	Inputs, Outputs             map[string]*runIO
+	Producer                    string
 }
 
 // Streaming tells whether the run's job reports without terminal events.
@@ -156,15 +158,16 @@ func mergeFacets(evs []*rec) map[string]json.RawMessage {
 	return out
 }
 
+// foldMeta folds one event's run metadata; DatasetEvents that only carry publication for the run are skipped.
 func foldMeta(s *runState, e *rec) {
+	if e.Kind != string(olevent.KindRun) {
+		return
+	}
 	if s.FirstEventAt == 0 || e.Time < s.FirstEventAt {
 		s.FirstEventAt = e.Time
 	}
 	if e.Time > s.LastEventTime {
 		s.LastEventTime = e.Time
-	}
-	if e.Kind != string(olevent.KindRun) {
-		return
 	}
 	if e.Type == olevent.TypeStart && (s.StartedAt == nil || e.Time < *s.StartedAt) {
 		t := e.Time
@@ -256,10 +259,14 @@ func addCols(io *runIO, d *dsRec, t int64) {
 			}
 		}
 	}
+	perDataset := map[string][]olevent.Transformation{}
 	for _, in := range d.ColDataset {
 		if in.DS.ok() {
-			io.Col.Dataset[in.DS.Key] = mergeColObs(io.Col.Dataset[in.DS.Key], t, in.TT)
+			perDataset[in.DS.Key] = append(perDataset[in.DS.Key], in.TT...)
 		}
+	}
+	for k, tt := range perDataset {
+		io.Col.Dataset[k] = mergeColObs(io.Col.Dataset[k], t, tt)
 	}
 }
 
@@ -276,21 +283,24 @@ func mergeColObs(o colObs, t int64, tt []olevent.Transformation) colObs {
 
 // outputPublication is the per-run publication of an output.
 func outputPublication(s *runState, facet string) string {
+	return runPub(s.State, s.Streaming(), facet)
+}
+
+// runPub is a run's evidence state for one dataset: a COMPLETE batch run (or a reporting streaming run)
+// publishes unless headwater_publication withholds; FAIL/ABORT attempt; anything else is pending.
+func runPub(state string, streaming bool, facet string) string {
 	switch {
-	case s.State == olevent.TypeComplete || (s.Streaming() && !isTerminal(s.State)):
+	case state == olevent.TypeComplete || (streaming && !isTerminal(state)):
 		if facet == graph.PubWithheld {
 			return graph.PubWithheld
 		}
 		return graph.PubPublished
-	case s.State == olevent.TypeFail || s.State == olevent.TypeAbort:
+	case state == olevent.TypeFail || state == olevent.TypeAbort:
 		return graph.PubAttempted
 	default:
 		return graph.PubPending
 	}
 }
-
-// inputPublication is the per-run evidence state of a read.
-func inputPublication(s *runState) string { return outputPublication(s, "") }
 
 func lastFew(ids []string) []string {
 	if len(ids) > maxEventIDs {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -18,6 +19,8 @@ type txWriter struct {
 	token      string
 	touched    map[string]bool
 	unresolved int
+	stepTimes  map[string]time.Duration // optional, for measurements
+	extraJobs  map[string]bool          // jobs whose edges must be recomputed because a dataset's cuts or fields changed
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
@@ -63,8 +66,12 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 		{"project job edges", w.projectJobEdges},
 	}
 	for _, s := range steps {
+		start := time.Now()
 		if err := s.fn(fresh); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if w.stepTimes != nil {
+			w.stepTimes[s.name] += time.Since(start)
 		}
 	}
 	res.Unresolved = w.unresolved

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/kafkaio"
 )
 
 const hint = "start the stack with `scripts/stack/stack.sh up` (or run `make test`)"
@@ -66,4 +69,67 @@ func Token(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// KafkaConfig returns a Kafka configuration with unique topics for one test; the topics are created.
+func KafkaConfig(t testing.TB) kafkaio.Config {
+	t.Helper()
+	tok := Token(4)
+	c := kafkaio.Config{Brokers: KafkaBrokers(), EventsTopic: "t." + tok + ".events", QuarantineTopic: "t." + tok + ".quarantine",
+		Partitions: 3, Replication: 1, ClientID: "headwater-test", ProduceTimeout: 10 * time.Second,
+		MaxMessageBytes: 8 << 20, ConsumerGroup: "t." + tok + ".group", SessionTimeout: 10 * time.Second,
+		RebalanceTimeout: 10 * time.Second}
+	if err := kafkaio.EnsureTopics(c); err != nil {
+		t.Fatalf("kafka: %v; %s", err, hint)
+	}
+	return c
+}
+
+// ReadTopic reads n messages from the topic (all partitions, from the oldest) or fails after timeout.
+func ReadTopic(t testing.TB, c kafkaio.Config, topic string, n int, timeout time.Duration) []*sarama.ConsumerMessage {
+	t.Helper()
+	client, err := sarama.NewClient(c.Brokers, c.NewSaramaConfig())
+	if err != nil {
+		t.Fatalf("kafka client: %v", err)
+	}
+	defer client.Close()
+	cons, err := sarama.NewConsumerFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	parts, err := client.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan *sarama.ConsumerMessage, n+16)
+	for _, p := range parts {
+		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		go func() {
+			for m := range pc.Messages() {
+				out <- m
+			}
+		}()
+	}
+	var got []*sarama.ConsumerMessage
+	deadline := time.After(timeout)
+	for len(got) < n {
+		select {
+		case m := <-out:
+			got = append(got, m)
+		case <-deadline:
+			t.Fatalf("read %d of %d messages from %s within %s", len(got), n, topic, timeout)
+		}
+	}
+	// Give stragglers a moment, so tests can assert there are no more than n.
+	select {
+	case m := <-out:
+		got = append(got, m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	return got
 }

@@ -114,3 +114,6 @@ func DatasetNamespaces(prefix string) []string {
 	}
 	return out
 }
+
+// ProducerURI is the producer URI the generator writes for an integration.
+func ProducerURI(integration string) string { return producerURI(integration) }

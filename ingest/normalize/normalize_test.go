@@ -1,0 +1,206 @@
+package normalize
+
+import (
+	"errors"
+	"testing"
+)
+
+func newTestNormalizer(t testing.TB) *Normalizer {
+	t.Helper()
+	n, err := New(Config{
+		DefaultEnv: "prod",
+		Environments: map[string]string{
+			"postgres://pg-staging.internal:5432": "staging",
+			"S3A://Staging-":                      "staging",
+			"s3://staging-sandbox":                "dev",
+			"kafka://":                            "streaming",
+			"snowflake://acme-dev":                "dev",
+		},
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return n
+}
+
+func TestDatasetCanonical(t *testing.T) {
+	n := newTestNormalizer(t)
+	tests := []struct {
+		name         string
+		ns, nm       string
+		env, wNS, wN string
+	}{
+		{"scheme and host lower-case", "POSTGRES://PG-Sales.Internal:6543", "sales.public.Orders", "prod", "postgres://pg-sales.internal:6543", "sales.public.Orders"},
+		{"postgres default port dropped", "postgres://db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
+		{"postgresql alias", "postgresql://db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
+		{"mysql default port", "mysql://db:3306", "shop.orders", "prod", "mysql://db", "shop.orders"},
+		{"mysql other port kept", "mysql://db:3307", "shop.orders", "prod", "mysql://db:3307", "shop.orders"},
+		{"port leading zeros", "mysql://db:03307", "t", "prod", "mysql://db:3307", "t"},
+		{"redshift default port and lower-case name", "redshift://Cluster.eu-west-1:5439", "Dev.Public.Sales", "prod", "redshift://cluster.eu-west-1", "dev.public.sales"},
+		{"kafka default port", "kafka://Broker-1.Kafka.internal:9092", "Orders.V1", "streaming", "kafka://broker-1.kafka.internal", "Orders.V1"},
+		{"kafka bootstrap list", "kafka://B1:9092,B2:9093", "t", "streaming", "kafka://b1,b2:9093", "t"},
+		{"sqlserver alias and port", "mssql://SQL01:1433", "db.dbo.T", "prod", "sqlserver://sql01", "db.dbo.T"},
+		{"oracle port", "oracle://ora:1521", "HR.EMP", "prod", "oracle://ora", "HR.EMP"},
+		{"mongodb port", "mongodb://m:27017", "app.users", "prod", "mongodb://m", "app.users"},
+		{"https port", "https://CRM.example.com:443/", "contacts", "prod", "https://crm.example.com", "contacts"},
+		{"http port", "http://api:80", "x", "prod", "http://api", "x"},
+		{"credentials dropped", "postgres://analyst:secret@db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
+		{"ipv6 host", "postgres://[FE80::1]:5432", "a.b.c", "prod", "postgres://[fe80::1]", "a.b.c"},
+		{"trailing slashes on namespace", "hdfs://NameNode:8020///", "/warehouse/t", "prod", "hdfs://namenode", "/warehouse/t"},
+		{"namespace path kept, case kept", "s3://bucket/Prefix/", "Key", "prod", "s3://bucket/Prefix", "Key"},
+		{"s3a alias, leading slash stripped", "s3a://Raw-Events", "/clickstream/2026/", "prod", "s3://raw-events", "clickstream/2026"},
+		{"s3n alias", "s3n://b", "k", "prod", "s3://b", "k"},
+		{"gs key", "gs://Bucket", "//a/b", "prod", "gs://bucket", "a/b"},
+		{"abfss container kept", "abfss://Data@Acct.dfs.core.windows.net", "/raw/x", "prod", "abfss://Data@acct.dfs.core.windows.net", "raw/x"},
+		{"hdfs keeps leading slash", "hdfs://nn:9000", "/user/hive/t/", "prod", "hdfs://nn:9000", "/user/hive/t"},
+		{"file bare namespace", "FILE", "/opt/data/x.csv", "prod", "file", "/opt/data/x.csv"},
+		{"file root", "file", "///", "prod", "file", "/"},
+		{"file uri without host", "file://", "/tmp/x", "prod", "file", "/tmp/x"},
+		{"file uri with path", "file:///mnt/", "x/", "prod", "file:///mnt", "x"},
+		{"bigquery bare, name case kept", "BigQuery", "Proj.DataSet.Table", "prod", "bigquery", "Proj.DataSet.Table"},
+		{"snowflake upper-case", "snowflake://ACME-DEV", "analytics.marts.customers", "dev", "snowflake://acme-dev", "ANALYTICS.MARTS.CUSTOMERS"},
+		{"snowflake quoted segment verbatim", "snowflake://acme-prod", `db."Mixed.Case".t`, "prod", "snowflake://acme-prod", `DB."Mixed.Case".T`},
+		{"hive lower-case", "hive://Metastore:9083", "Raw.ClickStream", "prod", "hive://metastore", "raw.clickstream"},
+		{"trino lower-case", "trino://t:8080", "Cat.Sch.Tab", "prod", "trino://t", "cat.sch.tab"},
+		{"postgres not folded", "postgres://db", "Sales.Public.Orders", "prod", "postgres://db", "Sales.Public.Orders"},
+		{"opaque namespace kept", "My-Datasource", "X", "prod", "My-Datasource", "X"},
+		{"opaque namespace trailing slash", "my-ns/", "x", "prod", "my-ns", "x"},
+		{"glue arn kept", "arn:aws:glue:us-east-1:123456789012", "table/db/t", "prod", "arn:aws:glue:us-east-1:123456789012", "table/db/t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, ns, nm, err := n.Dataset(tt.ns, tt.nm)
+			if err != nil {
+				t.Fatalf("Dataset: %v", err)
+			}
+			if env != tt.env || ns != tt.wNS || nm != tt.wN {
+				t.Fatalf("got (%q, %q, %q), want (%q, %q, %q)", env, ns, nm, tt.env, tt.wNS, tt.wN)
+			}
+		})
+	}
+}
+
+func TestDatasetRejects(t *testing.T) {
+	n := newTestNormalizer(t)
+	tests := []struct {
+		name   string
+		ns, nm string
+		part   string
+		rule   string
+	}{
+		{"empty namespace", "", "t", PartNamespace, RuleEmpty},
+		{"empty name", "s3://b", "", PartName, RuleEmpty},
+		{"name only slashes on object store", "s3://b", "///", PartName, RuleEmpty},
+		{"namespace only slashes", "//", "t", PartNamespace, RuleEmpty},
+		{"whitespace namespace", " postgres://db", "t", PartNamespace, RuleWhitespace},
+		{"whitespace name", "postgres://db", "t ", PartName, RuleWhitespace},
+		{"whitespace exposed by slash removal", "s3://b", "x /", PartName, RuleWhitespace},
+		{"control character", "postgres://db", "a\x00b", PartName, RuleControl},
+		{"invalid utf8", "postgres://db", "a\xffb", PartName, RuleControl},
+		{"bad scheme", "1pg://db", "t", PartNamespace, RuleInvalidURI},
+		{"space in host", "postgres://my db", "t", PartNamespace, RuleInvalidURI},
+		{"empty host", "postgres://", "t", PartNamespace, RuleNoHost},
+		{"empty bucket", "s3:///key", "t", PartNamespace, RuleNoHost},
+		{"port not a number", "postgres://db:pg", "t", PartNamespace, RuleInvalidPort},
+		{"port out of range", "postgres://db:70000", "t", PartNamespace, RuleInvalidPort},
+		{"port zero", "postgres://db:0", "t", PartNamespace, RuleInvalidPort},
+		{"two colons", "postgres://db:1:2", "t", PartNamespace, RuleInvalidURI},
+		{"empty host in list", "kafka://a:9092,", "t", PartNamespace, RuleInvalidURI},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, _, err := n.Dataset(tt.ns, tt.nm)
+			var ie *IdentityError
+			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalidIdentity) {
+				t.Fatalf("err = %v, want *IdentityError", err)
+			}
+			if ie.Part != tt.part || ie.Rule != tt.rule || ie.Entity != EntityDataset {
+				t.Fatalf("got %s/%s/%s (%v), want %s/%s", ie.Entity, ie.Part, ie.Rule, err, tt.part, tt.rule)
+			}
+		})
+	}
+}
+
+func TestJob(t *testing.T) {
+	n := newTestNormalizer(t)
+	tests := []struct {
+		ns, nm, wNS, wN, rule string
+	}{
+		{"airflow-prod", "Finance_Daily.Load", "airflow-prod", "Finance_Daily.Load", ""},
+		{"Airflow-Prod", "x", "Airflow-Prod", "x", ""},
+		{"dbt-prod/", "m", "dbt-prod", "m", ""},
+		{"HTTPS://Scheduler.Example.com:443/", "dag", "https://scheduler.example.com", "dag", ""},
+		{"", "x", "", "", RuleEmpty},
+		{"ns", "", "", "", RuleEmpty},
+		{"ns", "a\nb", "", "", RuleControl},
+		{"ns ", "x", "", "", RuleWhitespace},
+	}
+	for _, tt := range tests {
+		ns, nm, err := n.Job(tt.ns, tt.nm)
+		if tt.rule != "" {
+			var ie *IdentityError
+			if !errors.As(err, &ie) || ie.Rule != tt.rule || ie.Entity != EntityJob {
+				t.Errorf("Job(%q, %q) err = %v, want rule %s", tt.ns, tt.nm, err, tt.rule)
+			}
+			continue
+		}
+		if err != nil || ns != tt.wNS || nm != tt.wN {
+			t.Errorf("Job(%q, %q) = (%q, %q, %v), want (%q, %q)", tt.ns, tt.nm, ns, nm, err, tt.wNS, tt.wN)
+		}
+	}
+}
+
+func TestEnvironmentPrefixes(t *testing.T) {
+	n := newTestNormalizer(t)
+	tests := []struct{ ns, env string }{
+		{"postgres://pg-staging.internal", "staging"},
+		{"postgres://pg-staging.internal:6543", "staging"},
+		{"postgres://pg-staging.internal/db", "staging"},
+		{"postgres://pg-staging.internal2", "prod"},   // not a boundary
+		{"postgres://pg-staging.internal.eu", "prod"}, // another host
+		{"s3://staging-lake", "staging"},              // free prefix ending in "-"
+		{"s3a://STAGING-lake", "staging"},             // alias and case applied before matching
+		{"s3://staging-sandbox", "dev"},               // longest prefix wins
+		{"s3://staging-sandbox/x", "dev"},             // longest prefix wins
+		{"s3://staging-sandboxes", "staging"},         // not a boundary for the longer one
+		{"kafka://anything:19092", "streaming"},       // scheme-wide prefix
+		{"snowflake://acme-dev", "dev"},               // exact
+		{"snowflake://acme-devtest", "prod"},          // not a boundary
+		{"bigquery", "prod"},                          // default
+	}
+	for _, tt := range tests {
+		env, _, _, err := n.Dataset(tt.ns, "t")
+		if err != nil || env != tt.env {
+			t.Errorf("Dataset(%q) env = %q, %v; want %q", tt.ns, env, err, tt.env)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		key  string
+	}{
+		{"no default", Config{}, "defaultEnv"},
+		{"bad default", Config{DefaultEnv: "Prod"}, "defaultEnv"},
+		{"bad env", Config{DefaultEnv: "prod", Environments: map[string]string{"s3://x": ""}}, "environments[s3://x]"},
+		{"bad prefix", Config{DefaultEnv: "prod", Environments: map[string]string{"postgres://db:x": "dev"}}, "environments[postgres://db:x]"},
+		{"two spellings, two envs", Config{DefaultEnv: "prod", Environments: map[string]string{"postgres://db:5432": "dev", "POSTGRES://DB": "test"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			var ce *ConfigError
+			if !errors.As(err, &ce) || (tt.key != "" && ce.Key != tt.key) {
+				t.Fatalf("Validate = %v, want ConfigError on %q", err, tt.key)
+			}
+			if _, err := New(tt.cfg); err == nil {
+				t.Fatal("New accepted an invalid config")
+			}
+		})
+	}
+	if err := (Config{DefaultEnv: "prod", Environments: map[string]string{"postgres://db:5432": "dev", "POSTGRES://DB": "dev"}}).Validate(); err != nil {
+		t.Fatalf("same env under two spellings is fine: %v", err)
+	}
+}

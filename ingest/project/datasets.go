@@ -1,0 +1,247 @@
+package project
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// dsWrites collects the rows one batch writes for its datasets, so each kind of write is one UNWIND query.
+type dsWrites struct {
+	props, versions, fields, decl []any
+	fieldDatasets, declDatasets   []any
+	fieldKeep, declKeep           []any
+	queueJobsOf                   []any
+}
+
+// projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
+// lock) and rewrites what derives from it: metadata, droppedAt and cut times, Field histories, declared
+// (DECLARED_FEEDS) lineage and dataset versions. Jobs whose edges depend on changed cuts or fields are queued.
+func (w *txWriter) projectDatasets(recs []*rec) error {
+	changes := changesOf(recs)
+	keys := make([]string, 0, len(changes))
+	for k := range changes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	states, err := w.lockDatasets(keys)
+	if err != nil {
+		return err
+	}
+	var out dsWrites
+	for _, k := range keys {
+		if st, ok := states[k]; ok {
+			if err := w.deriveDataset(&out, k, st, changes[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return w.writeDatasets(&out)
+}
+
+// lockDatasets takes the write lock of each dataset (in key order) and reads its state.
+func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
+	out, err := w.run(`UNWIND $keys AS k
+		MATCH (d:Dataset {key: k})
+		SET d.projLock = true REMOVE d.projLock
+		RETURN k, d.projState AS state`, map[string]any{"keys": toAny(keys)})
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]*dsState{}
+	for _, rec := range out {
+		k, _ := rec.Get("k")
+		s, _ := rec.Get("state")
+		st, err := decodeState(s)
+		if err != nil {
+			return nil, err
+		}
+		states[k.(string)] = st
+	}
+	return states, nil
+}
+
+func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
+	oldCuts, _ := lifecycleTimes(st.Log)
+	st.merge(c)
+	cuts, dropped := lifecycleTimes(st.Log)
+	props, err := datasetProps(st, cuts, dropped)
+	if err != nil {
+		return err
+	}
+	out.props = append(out.props, map[string]any{"key": key, "props": props})
+	w.touch(key)
+	for _, v := range c.versions {
+		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
+			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
+	}
+	fieldsChanged := hasKind(c.obs, obsSchema) || hasKind(c.obs, obsMention) || hasKind(c.obs, obsLife)
+	if fieldsChanged {
+		out.fieldDatasets = append(out.fieldDatasets, key)
+		for _, h := range fieldHistories(st.Log) {
+			fk := h.Key(key)
+			out.fieldKeep = append(out.fieldKeep, fk)
+			out.fields = append(out.fields, map[string]any{"ds": key, "key": fk, "props": map[string]any{
+				"datasetKey": key, "path": h.Path, "type": h.Type, "description": h.Description, "fieldId": h.FieldID,
+				"validFrom": h.From, "validTo": h.To, "normVersion": NormVersion}})
+			w.touch(fk)
+		}
+	}
+	if hasKind(c.obs, obsDecl) {
+		out.declDatasets = append(out.declDatasets, key)
+		for _, e := range declaredFeeds(st.Log) {
+			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": e.Props})
+			out.declKeep = append(out.declKeep, e.DS+">"+key)
+			w.touch(e.DS)
+		}
+	}
+	if fieldsChanged || len(cuts) != len(oldCuts) {
+		out.queueJobsOf = append(out.queueJobsOf, key)
+	}
+	return nil
+}
+
+func hasKind(obs []dsObs, kind string) bool {
+	for _, o := range obs {
+		if o.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func datasetProps(st *dsState, cuts []int64, dropped *int64) (map[string]any, error) {
+	enc, err := st.encode()
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]any{"projState": enc, "cuts": toAny(cuts), "facets": st.facetsJSON(),
+		"updatedAt": st.lastUpdate(), "normVersion": NormVersion, "droppedAt": nil}
+	if dropped != nil {
+		props["droppedAt"] = *dropped
+	}
+	if v, ok := st.Meta["description"]; ok {
+		var s string
+		_ = json.Unmarshal(v.V, &s)
+		props["description"] = s
+	}
+	if v, ok := st.Meta["owners"]; ok {
+		props["owners"] = string(v.V)
+	}
+	if v, ok := st.Meta["tags"]; ok {
+		props["tags"] = toAny(tagStrings(v.V))
+	}
+	return props, nil
+}
+
+// declaredFeeds derives the DECLARED_FEEDS into a dataset from its lineage-facet observations: each facet
+// states the full upstream set at its time; a later facet that omits an upstream withdraws it.
+func declaredFeeds(log []dsObs) []edge {
+	var decls []jobDecl
+	for _, o := range log {
+		if o.Kind != obsDecl {
+			continue
+		}
+		d := jobDecl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}
+		for _, k := range o.Keys {
+			d.Inputs[k] = true
+		}
+		decls = append(decls, d)
+	}
+	edges := declaredEdges(decls, "")
+	for _, e := range edges {
+		e.Props["derivation"] = "lineageFacet"
+	}
+	return edges
+}
+
+// writeDatasets runs the batched dataset writes.
+func (w *txWriter) writeDatasets(out *dsWrites) error {
+	queries := []struct {
+		rows  []any
+		query string
+	}{
+		{out.props, `UNWIND $rows AS row MATCH (d:Dataset {key: row.key}) SET d += row.props`},
+		{out.versions, `UNWIND $rows AS row
+			MATCH (d:Dataset {key: row.ds})
+			MERGE (v:DatasetVersion {key: row.key})
+				ON CREATE SET v.datasetKey = row.ds, v.version = row.version, v.firstSeenAt = row.t, v.normVersion = $nv
+			SET v.firstSeenAt = CASE WHEN row.t < v.firstSeenAt THEN row.t ELSE v.firstSeenAt END
+			FOREACH (_ IN CASE WHEN row.lc <> '' THEN [1] ELSE [] END | SET v.lifecycle = row.lc)
+			MERGE (v)-[:VERSION_OF]->(d)`},
+		{out.fields, `UNWIND $rows AS row
+			MATCH (d:Dataset {key: row.ds})
+			MERGE (f:Field {key: row.key})
+			SET f += row.props
+			MERGE (d)-[:HAS_FIELD]->(f)`},
+		{out.decl, `UNWIND $rows AS row
+			MATCH (d:Dataset {key: row.ds}), (u:Dataset {key: row.up})
+			MERGE (u)-[e:DECLARED_FEEDS]->(d)
+			SET e += row.props`},
+	}
+	for _, q := range queries {
+		if len(q.rows) == 0 {
+			continue
+		}
+		if _, err := w.run(q.query, map[string]any{"rows": q.rows, "nv": NormVersion}); err != nil {
+			return err
+		}
+	}
+	if err := w.deleteStaleFields(out); err != nil {
+		return err
+	}
+	if len(out.declDatasets) > 0 {
+		if _, err := w.run(`UNWIND $ds AS k
+			MATCH (u:Dataset)-[e:DECLARED_FEEDS]->(:Dataset {key: k})
+			WHERE NOT (u.key + '>' + k) IN $keep DELETE e`,
+			map[string]any{"ds": out.declDatasets, "keep": out.declKeep}); err != nil {
+			return err
+		}
+	}
+	return w.queueJobsOf(out.queueJobsOf)
+}
+
+// deleteStaleFields removes Field nodes no longer derived (a history split or merged by a late event) with
+// their column edges; the jobs of those datasets are recomputed.
+func (w *txWriter) deleteStaleFields(out *dsWrites) error {
+	if len(out.fieldDatasets) == 0 {
+		return nil
+	}
+	keep := out.fieldKeep
+	if keep == nil {
+		keep = []any{}
+	}
+	rows, err := w.run(`UNWIND $ds AS k
+		MATCH (:Dataset {key: k})-[:HAS_FIELD]->(f:Field)
+		WHERE NOT f.key IN $keep
+		WITH f, f.key AS fk DETACH DELETE f RETURN fk`, map[string]any{"ds": out.fieldDatasets, "keep": keep})
+	for _, r := range rows {
+		k, _ := r.Get("fk")
+		w.touch(asStr(k))
+	}
+	return err
+}
+
+// queueJobsOf adds the jobs linked to the datasets to the set whose edges are recomputed.
+func (w *txWriter) queueJobsOf(keys []any) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	out, err := w.run(`UNWIND $keys AS k
+		MATCH (d:Dataset {key: k})
+		CALL (d) {
+			MATCH (d)-[:INPUT_TO]->(j:Job) RETURN j
+			UNION
+			MATCH (d)<-[:OUTPUT_TO]-(j:Job) RETURN j
+		}
+		RETURN DISTINCT j.key AS k`, map[string]any{"keys": keys})
+	if err != nil {
+		return err
+	}
+	for _, r := range out {
+		k, _ := r.Get("k")
+		w.queueJob(asStr(k))
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package project
+
+import (
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
+type jobRun struct {
+	ID, State, JobVersion string
+	Start, Ended          int64
+	Streaming             bool
+	IO                    []jobIO
+}
+
+// jobIO is one READ or WROTE of a run.
+type jobIO struct {
+	Dir, DS         string // graph.RelRead or graph.RelWrote
+	FirstAt, LastAt int64
+	Pub, Producer   string
+	EventIDs        []string
+	Cols            *colsDoc
+}
+
+// jobDecl is one JobEvent: the job's declared inputs and outputs at that time.
+type jobDecl struct {
+	ID, Producer    string
+	T               int64
+	Inputs, Outputs map[string]bool
+}
+
+// edge is one derived lineage relationship between a job and a dataset.
+type edge struct {
+	Job           string
+	Dir, DS, Kind string // Dir: graph.RelInputTo or graph.RelOutputTo
+	Props         map[string]any
+}
+
+func dirOf(io string) string {
+	if io == graph.RelRead {
+		return graph.RelInputTo
+	}
+	return graph.RelOutputTo
+}
+
+// subjectKey identifies one (direction, dataset).
+type subjectKey struct{ Dir, DS string }
+
+// observedEdges derives the OBSERVED edges of a job from its runs: a pure function.
+func observedEdges(runs []jobRun, cuts map[string][]int64) []edge {
+	subjects := map[subjectKey]bool{}
+	for _, r := range runs {
+		for _, io := range r.IO {
+			subjects[subjectKey{dirOf(io.Dir), io.DS}] = true
+		}
+	}
+	var out []edge
+	for _, s := range sortedSubjects(subjects) {
+		var ev []Evidence
+		var latest *evidenceRef
+		var refs []evidenceRef
+		first := int64(graph.OpenEnd)
+		for i := range runs {
+			r := &runs[i]
+			io := r.find(s)
+			switch {
+			case io != nil:
+				ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
+				ref := evidenceRef{run: r, io: io}
+				refs = append(refs, ref)
+				first = min(first, io.FirstAt)
+				if latest == nil || ref.after(*latest) {
+					latest = &refs[len(refs)-1]
+				}
+			case r.State == olevent.TypeComplete:
+				ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+			}
+		}
+		ivs := Intervals(ev, cuts[s.DS])
+		if len(ivs) == 0 {
+			continue
+		}
+		l := *latest
+		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindObserved, Props: edgeProps(ivs, first,
+			l.io.LastAt, l.io.Producer, recentEventIDs(refs), l.run.JobVersion, l.run.ID, l.run.State, "run")})
+	}
+	return out
+}
+
+func (r *jobRun) find(s subjectKey) *jobIO {
+	for i := range r.IO {
+		if r.IO[i].DS == s.DS && dirOf(r.IO[i].Dir) == s.Dir {
+			return &r.IO[i]
+		}
+	}
+	return nil
+}
+
+// evidenceRef is a run's listing of a subject.
+type evidenceRef struct {
+	run *jobRun
+	io  *jobIO
+}
+
+func (a evidenceRef) after(b evidenceRef) bool {
+	if a.io.LastAt != b.io.LastAt {
+		return a.io.LastAt > b.io.LastAt
+	}
+	return a.run.ID > b.run.ID
+}
+
+// recentEventIDs returns the last few source event ids over the listings, oldest first.
+func recentEventIDs(refs []evidenceRef) []string {
+	sorted := append([]evidenceRef(nil), refs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[j].after(sorted[i]) })
+	var ids []string
+	for _, r := range sorted {
+		ids = append(ids, r.io.EventIDs...)
+	}
+	return lastFew(ids)
+}
+
+func sortedSubjects(m map[subjectKey]bool) []subjectKey {
+	out := make([]subjectKey, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Dir != out[j].Dir {
+			return out[i].Dir < out[j].Dir
+		}
+		return out[i].DS < out[j].DS
+	})
+	return out
+}
+
+// declaredEdges derives the DECLARED edges of a job from its JobEvents: an interval opens at a declaration that
+// lists the dataset and closes at the next declaration that withdraws it.
+func declaredEdges(decls []jobDecl, jobVersion string) []edge {
+	subjects := map[subjectKey]bool{}
+	for _, d := range decls {
+		for k := range d.Inputs {
+			subjects[subjectKey{graph.RelInputTo, k}] = true
+		}
+		for k := range d.Outputs {
+			subjects[subjectKey{graph.RelOutputTo, k}] = true
+		}
+	}
+	sorted := append([]jobDecl(nil), decls...)
+	sort.Slice(sorted, func(i, j int) bool {
+		return sorted[i].T < sorted[j].T || (sorted[i].T == sorted[j].T && sorted[i].ID < sorted[j].ID)
+	})
+	var out []edge
+	for _, s := range sortedSubjects(subjects) {
+		var ev []Evidence
+		var ids []string
+		var first, last int64 = graph.OpenEnd, 0
+		producer := ""
+		for _, d := range sorted {
+			set := d.Inputs
+			if s.Dir == graph.RelOutputTo {
+				set = d.Outputs
+			}
+			if set[s.DS] {
+				ev = append(ev, Evidence{Start: d.T, Lists: true, ListedAt: d.T, Pub: graph.PubPublished})
+				ids, first, last, producer = append(ids, d.ID), min(first, d.T), max(last, d.T), d.Producer
+			} else {
+				ev = append(ev, Evidence{Start: d.T, CanClose: true, CloseAt: d.T})
+			}
+		}
+		ivs := Intervals(ev, nil)
+		if len(ivs) == 0 {
+			continue
+		}
+		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindDeclared,
+			Props: edgeProps(ivs, first, last, producer, lastFew(ids), jobVersion, "", "", "jobEvent")})
+	}
+	return out
+}
+
+// edgeProps builds the properties every lineage relationship carries (docs/graph-model.md).
+func edgeProps(ivs []Interval, first, last int64, producer string, eventIDs []string, jobVersion, runID,
+	runState, derivation string) map[string]any {
+	froms, tos, pubs := make([]any, len(ivs)), make([]any, len(ivs)), make([]any, len(ivs))
+	var validTo int64
+	for i, iv := range ivs {
+		froms[i], tos[i], pubs[i] = iv.From, iv.To, iv.Pub
+		validTo = max(validTo, iv.To)
+	}
+	kind := graph.KindObserved
+	if derivation != "run" {
+		kind = graph.KindDeclared
+	}
+	return map[string]any{"kind": kind, "froms": froms, "tos": tos, "pubs": pubs, "validTo": validTo,
+		"firstObservedAt": first, "lastObservedAt": last, "producer": producer, "eventIds": toAny(eventIDs),
+		"jobVersion": jobVersion, "lastRunId": runID, "lastRunState": runState, "derivation": derivation,
+		"normVersion": NormVersion}
+}

@@ -1,0 +1,63 @@
+package project
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+func schemaObs(t int64, paths ...string) dsObs {
+	o := dsObs{T: t, Event: fmt.Sprint("s", t), Kind: obsSchema}
+	for _, p := range paths {
+		id := ""
+		if i := strings.Index(p, "#"); i > 0 {
+			p, id = p[:i], p[i+1:]
+		}
+		o.Fields = append(o.Fields, olevent.SchemaField{Path: p, Type: "string", FieldID: id})
+	}
+	return o
+}
+
+func renderHists(hs []*fieldHist) string {
+	var parts []string
+	for _, h := range hs {
+		to := fmt.Sprint(h.To)
+		if h.To == graph.OpenEnd {
+			to = "open"
+		}
+		parts = append(parts, fmt.Sprintf("%s[%d,%s)", h.Path, h.From, to))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestFieldHistories(t *testing.T) {
+	cases := []struct {
+		name string
+		log  []dsObs
+		want string
+	}{
+		{"stable schema", []dsObs{schemaObs(10, "a", "b"), schemaObs(20, "a", "b")}, "a[10,open) b[10,open)"},
+		{"omitted field closes", []dsObs{schemaObs(10, "a", "b"), schemaObs(20, "a")}, "a[10,open) b[10,20)"},
+		{"re-created field is a new history", []dsObs{schemaObs(10, "a", "b"), schemaObs(20, "a"), schemaObs(30, "a", "b")},
+			"a[10,open) b[10,20) b[30,open)"},
+		{"stable field id reopens the same history",
+			[]dsObs{schemaObs(10, "a", "b#7"), schemaObs(20, "a"), schemaObs(30, "a", "b#7")}, "a[10,open) b[10,open)"},
+		{"drop closes everything, create starts over", []dsObs{schemaObs(10, "a"),
+			{T: 20, Event: "d", Kind: obsLife, State: lcDrop}, {T: 30, Event: "c", Kind: obsLife, State: lcCreate},
+			schemaObs(30, "a")}, "a[10,20) a[30,open)"},
+		{"mention opens without closing", []dsObs{schemaObs(10, "a"), {T: 15, Event: "m", Kind: obsMention,
+			Paths: []string{"z"}}}, "a[10,open) z[15,open)"},
+		{"late schema between two splits a history", []dsObs{schemaObs(30, "a", "b"), schemaObs(10, "a", "b"),
+			schemaObs(20, "a")}, "a[10,open) b[10,20) b[30,open)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := renderHists(fieldHistories(tc.log)); got != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package project
+
+import (
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// projectJobEdges recomputes, for every affected job, its JobVersion validity, its OBSERVED and DECLARED
+// INPUT_TO / OUTPUT_TO edges, its COLUMN_FEEDS and its INDIRECT_FEEDS from all of the job's runs and declarations.
+// Cost: linear in the job's run count (see docs/adr/0006-projection-and-intervals.md).
+func (w *txWriter) projectJobEdges(_ []*rec) error {
+	jobs := sortedKeys(w.extraJobs)
+	if len(jobs) == 0 {
+		return nil
+	}
+	if _, err := w.run(`UNWIND $jobs AS k MATCH (j:Job {key: k}) SET j.projLock = true REMOVE j.projLock`,
+		map[string]any{"jobs": toAny(jobs)}); err != nil {
+		return err
+	}
+	if err := w.closeVersions(jobs); err != nil {
+		return err
+	}
+	runs, err := w.loadJobRuns(jobs)
+	if err != nil {
+		return err
+	}
+	decls, err := w.loadJobDecls(jobs)
+	if err != nil {
+		return err
+	}
+	var all []jobRun
+	for _, k := range jobs {
+		all = append(all, runs[k]...)
+	}
+	cuts, hists, err := w.loadDatasetsOf(all)
+	if err != nil {
+		return err
+	}
+	var edges []edge
+	var cols []colEdge
+	var inds []indirectEdge
+	var colOuts []any
+	for _, k := range jobs {
+		for _, e := range append(observedEdges(runs[k], cuts), declaredEdges(decls[k], latestVersion(runs[k]))...) {
+			e.Job = k
+			edges = append(edges, e)
+		}
+		cols = append(cols, columnEdges(k, runs[k], hists)...)
+		inds = append(inds, indirectEdges(k, runs[k])...)
+		for _, o := range outputsWithCols(runs[k]) {
+			colOuts = append(colOuts, map[string]any{"job": k, "out": o})
+		}
+	}
+	if err := w.writeDatasetEdges(jobs, edges); err != nil {
+		return err
+	}
+	if err := w.writeColumnEdges(colOuts, cols); err != nil {
+		return err
+	}
+	return w.writeIndirectEdges(colOuts, inds)
+}
+
+func (w *txWriter) loadJobRuns(jobs []string) (map[string][]jobRun, error) {
+	out, err := w.run(`UNWIND $jobs AS k
+		MATCH (r:Run {jobKey: k})
+		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
+		WITH k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
+			lastAt: x.lastAt, pub: x.publication, producer: x.producer, eventIds: x.eventIds,
+			cols: x.columnLineage} END) AS io
+		RETURN k, r.key AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
+			r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"jobs": toAny(jobs)})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]jobRun{}
+	for _, row := range out {
+		g := func(k string) any { v, _ := row.Get(k); return v }
+		r := jobRun{ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
+			Ended: asInt(g("ended")), Streaming: asStr(g("pt")) == "STREAMING"}
+		for _, x := range g("io").([]any) {
+			r.IO = append(r.IO, decodeJobIO(x.(map[string]any)))
+		}
+		sort.Slice(r.IO, func(i, j int) bool { return r.IO[i].Dir+r.IO[i].DS < r.IO[j].Dir+r.IO[j].DS })
+		k := asStr(g("k"))
+		m[k] = append(m[k], r)
+	}
+	for k := range m {
+		sort.Slice(m[k], func(i, j int) bool { return m[k][i].ID < m[k][j].ID })
+	}
+	return m, nil
+}
+
+func decodeJobIO(x map[string]any) jobIO {
+	io := jobIO{Dir: asStr(x["dir"]), DS: asStr(x["ds"]), FirstAt: asInt(x["firstAt"]), LastAt: asInt(x["lastAt"]),
+		Pub: asStr(x["pub"]), Producer: asStr(x["producer"]), Cols: decodeCols(x["cols"])}
+	if ids, ok := x["eventIds"].([]any); ok {
+		for _, id := range ids {
+			io.EventIDs = append(io.EventIDs, asStr(id))
+		}
+	}
+	return io
+}
+
+func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
+	out, err := w.run(`UNWIND $jobs AS k
+		MATCH (:Job {key: k})<-[:OF_JOB]-(e:Event {kind: 'JOB'})
+		RETURN k, collect(e.payload) AS payloads`, map[string]any{"jobs": toAny(jobs)})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]jobDecl{}
+	for _, row := range out {
+		k, _ := row.Get("k")
+		ps, _ := row.Get("payloads")
+		for _, p := range ps.([]any) {
+			r, err := decodeRec(p)
+			if err != nil {
+				return nil, err
+			}
+			d := jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs), Outputs: okKeys(r.Outputs)}
+			m[k.(string)] = append(m[k.(string)], d)
+		}
+	}
+	return m, nil
+}
+
+func okKeys(ds []*dsRec) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range ds {
+		if d.ID.ok() {
+			out[d.ID.Key] = true
+		}
+	}
+	return out
+}
+
+// latestVersion is the job version of the latest run, for declared edges.
+func latestVersion(runs []jobRun) string {
+	var best *jobRun
+	for i := range runs {
+		if runs[i].JobVersion != "" && (best == nil || runs[i].Start > best.Start) {
+			best = &runs[i]
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.JobVersion
+}
+
+func outputsWithCols(runs []jobRun) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		for _, io := range r.IO {
+			if io.Dir == graph.RelWrote && io.Cols != nil {
+				set[io.DS] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+// loadDatasetsOf reads the cut times of every dataset the runs touch and the field histories of those involved
+// in column lineage.
+func (w *txWriter) loadDatasetsOf(runs []jobRun) (map[string][]int64, map[string][]*fieldHist, error) {
+	ds, colDs := map[string]bool{}, map[string]bool{}
+	for _, r := range runs {
+		for _, io := range r.IO {
+			ds[io.DS] = true
+			if io.Cols != nil {
+				colDs[io.DS] = true
+				for _, f := range io.Cols.Fields {
+					colDs[f.In] = true
+				}
+			}
+		}
+	}
+	out, err := w.run(`UNWIND $ds AS k
+		MATCH (d:Dataset {key: k})
+		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
+		RETURN k, d.cuts AS cuts, collect({path: f.path, from: f.validFrom, to: f.validTo}) AS fields`,
+		map[string]any{"ds": toAny(sortedKeys(ds)), "colDs": toAny(sortedKeys(colDs))})
+	if err != nil {
+		return nil, nil, err
+	}
+	cuts, hists := map[string][]int64{}, map[string][]*fieldHist{}
+	for _, row := range out {
+		k, _ := row.Get("k")
+		c, _ := row.Get("cuts")
+		if list, ok := c.([]any); ok {
+			for _, t := range list {
+				cuts[k.(string)] = append(cuts[k.(string)], asInt(t))
+			}
+		}
+		fs, _ := row.Get("fields")
+		for _, f := range fs.([]any) {
+			m := f.(map[string]any)
+			if m["path"] != nil {
+				hists[k.(string)] = append(hists[k.(string)], &fieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"])})
+			}
+		}
+	}
+	return cuts, hists, nil
+}

@@ -1,0 +1,210 @@
+package project
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// projectRuns recomputes every affected run from all of its applied events (under the run's write lock) and
+// rewrites the Run node, its OF_JOB / CHILD_OF / RAN_VERSION links and its READ / WROTE detail.
+func (w *txWriter) projectRuns(recs []*rec) error {
+	set := map[string]bool{}
+	for _, r := range recs {
+		if r.RunID != "" {
+			set[r.RunID] = true
+		}
+		if r.PubRunID != "" {
+			set[r.PubRunID] = true
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	runs := sortedKeys(set)
+	events, err := w.loadRunEvents(runs)
+	if err != nil {
+		return err
+	}
+	states := make([]*runState, 0, len(runs))
+	for _, id := range runs {
+		st := foldRun(id, events[id])
+		states = append(states, st)
+		w.touch(id, st.JobKey)
+		if st.JobKey != "" {
+			w.queueJob(st.JobKey)
+		}
+	}
+	return w.writeRuns(states)
+}
+
+func (w *txWriter) queueJob(k string) {
+	if w.extraJobs == nil {
+		w.extraJobs = map[string]bool{}
+	}
+	w.extraJobs[k] = true
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loadRunEvents locks the runs (in key order) and reads the payloads of all their applied events.
+func (w *txWriter) loadRunEvents(runs []string) (map[string][]*rec, error) {
+	out, err := w.run(`UNWIND $runs AS k
+		MERGE (r:Run {key: k})
+		SET r.projLock = true REMOVE r.projLock
+		WITH k
+		MATCH (e:Event {runKey: k})
+		RETURN k, collect(e.payload) AS payloads`, map[string]any{"runs": toAny(runs)})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]*rec{}
+	for _, row := range out {
+		k, _ := row.Get("k")
+		ps, _ := row.Get("payloads")
+		for _, p := range ps.([]any) {
+			r, err := decodeRec(p)
+			if err != nil {
+				return nil, err
+			}
+			m[k.(string)] = append(m[k.(string)], r)
+		}
+	}
+	return m, nil
+}
+
+func (w *txWriter) writeRuns(states []*runState) error {
+	rows := make([]any, 0, len(states))
+	var io []any
+	for _, s := range states {
+		row, err := runRow(s)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
+		io = append(io, ioRows(s)...)
+	}
+	if _, err := w.run(`UNWIND $rows AS row
+		MATCH (r:Run {key: row.key})
+		OPTIONAL MATCH (r)-[old:OF_JOB|CHILD_OF|RAN_VERSION|READ|WROTE]->()
+		DELETE old
+		WITH DISTINCT r, row
+		SET r += row.props
+		FOREACH (_ IN CASE WHEN row.job <> '' THEN [1] ELSE [] END |
+			MERGE (j:Job {key: row.job})
+			MERGE (r)-[:OF_JOB]->(j))
+		FOREACH (_ IN CASE WHEN row.parent <> '' THEN [1] ELSE [] END |
+			MERGE (p:Run {key: row.parent})
+			ON CREATE SET p.jobKey = row.parentJob
+			MERGE (r)-[:CHILD_OF]->(p))
+		FOREACH (_ IN CASE WHEN row.version <> '' THEN [1] ELSE [] END |
+			MERGE (j:Job {key: row.job})
+			MERGE (v:JobVersion {key: row.version})
+				ON CREATE SET v += row.def, v.validFrom = row.first, v.validTo = $open, v.normVersion = $nv
+			SET v.validFrom = CASE WHEN row.first < v.validFrom THEN row.first ELSE v.validFrom END
+			MERGE (j)-[:HAS_VERSION]->(v)
+			MERGE (r)-[:RAN_VERSION]->(v))`,
+		map[string]any{"rows": rows, "open": graph.OpenEnd, "nv": NormVersion}); err != nil {
+		return err
+	}
+	if len(io) == 0 {
+		return nil
+	}
+	_, err := w.run(`UNWIND $rows AS row
+		MATCH (r:Run {key: row.run}), (d:Dataset {key: row.ds})
+		FOREACH (_ IN CASE WHEN row.dir = 'READ' THEN [1] ELSE [] END | CREATE (r)-[x:READ]->(d) SET x = row.props)
+		FOREACH (_ IN CASE WHEN row.dir = 'WROTE' THEN [1] ELSE [] END | CREATE (r)-[x:WROTE]->(d) SET x = row.props)`,
+		map[string]any{"rows": io})
+	return err
+}
+
+func runRow(s *runState) (map[string]any, error) {
+	facets, err := json.Marshal(s.Facets)
+	if err != nil {
+		return nil, err
+	}
+	conflicting := s.Conflicting
+	if conflicting == nil {
+		conflicting = []string{}
+	}
+	props := map[string]any{"jobKey": s.JobKey, "state": s.State, "conflictingStates": toAny(conflicting),
+		"startedAt": ptr(s.StartedAt), "endedAt": ptr(s.EndedAt), "nominalStartTime": ptr(s.NomStart),
+		"nominalEndTime": ptr(s.NomEnd), "errorMessage": nilIfEmpty(s.ErrorMsg), "facets": string(facets),
+		"lastEventTime": s.LastEventTime, "firstEventAt": s.FirstEventAt, "processingType": nilIfEmpty(s.ProcessingType),
+		"producer": nilIfEmpty(s.Producer), "parentRunId": nil, "rootRunId": nil, "jobVersion": nil,
+		"normVersion": NormVersion}
+	row := map[string]any{"key": s.RunID, "job": s.JobKey, "parent": "", "parentJob": "", "version": "",
+		"first": s.FirstEventAt}
+	if s.Parent != nil {
+		props["parentRunId"], row["parent"], row["parentJob"] = s.Parent.RunID, s.Parent.RunID, s.Parent.JobKey
+	}
+	if s.Root != nil {
+		props["rootRunId"] = s.Root.RunID
+	}
+	if s.DefHash != "" && s.JobKey != "" {
+		v := graph.JobVersionKey(s.JobKey, s.DefHash)
+		props["jobVersion"], row["version"] = v, v
+		row["def"] = map[string]any{"jobKey": s.JobKey, "definitionHash": s.DefHash, "sql": s.Def.SQL,
+			"sourceCode": s.Def.SourceCode, "sourceCodeLocation": s.Def.SourceLocation}
+	} else {
+		row["def"] = map[string]any{}
+	}
+	row["props"] = props
+	return row, nil
+}
+
+func ioRows(s *runState) []any {
+	var out []any
+	for _, dir := range []string{graph.RelRead, graph.RelWrote} {
+		m := s.Inputs
+		if dir == graph.RelWrote {
+			m = s.Outputs
+		}
+		for _, k := range sortedIOKeys(m) {
+			io := m[k]
+			props := map[string]any{"firstAt": io.FirstAt, "lastAt": io.LastAt, "datasetVersion": nilIfEmpty(io.Version),
+				"producer": io.Producer, "eventIds": toAny(io.EventIDs)}
+			if dir == graph.RelWrote {
+				props["publication"] = io.Publication
+				if io.Col != nil {
+					props["columnLineage"] = encodeCols(io.Col)
+				}
+			} else {
+				props["publication"] = runPub(s.State, s.Streaming(), "")
+			}
+			out = append(out, map[string]any{"run": s.RunID, "ds": k, "dir": dir, "props": props})
+		}
+	}
+	return out
+}
+
+func sortedIOKeys(m map[string]*runIO) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ptr(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

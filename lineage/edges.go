@@ -1,0 +1,232 @@
+package lineage
+
+import (
+	"slices"
+	"time"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// edgeCtx is what building an edge needs to know about the request.
+type edgeCtx struct {
+	asOf        int64
+	pubs        map[string]bool
+	evidence    map[EvidenceKind]bool // empty: all kinds
+	staleMin    time.Duration
+	staleFactor float64
+}
+
+// edgeFlags are the gap-relevant facts about one built edge.
+type edgeFlags struct {
+	declaredOnly       bool
+	stale              bool
+	runWithoutTerminal bool
+}
+
+// pair is one combination of the two legs of a path through a job (or a single relationship).
+type pair struct{ in, out *graph.Rel }
+
+func (p pair) main() *graph.Rel {
+	if p.out != nil {
+		return p.out
+	}
+	return p.in
+}
+
+func (p pair) kind() EvidenceKind {
+	for _, r := range []*graph.Rel{p.in, p.out} {
+		if r != nil && r.Kind != graph.KindObserved {
+			return Declared
+		}
+	}
+	return Observed
+}
+
+// lastObserved of a pair is the earlier of its legs' last observations: the path was whole then.
+func (p pair) lastObserved() int64 {
+	var t int64
+	for _, r := range []*graph.Rel{p.in, p.out} {
+		if r == nil {
+			continue
+		}
+		if t == 0 || (r.LastObservedAt != 0 && r.LastObservedAt < t) {
+			t = r.LastObservedAt
+		}
+	}
+	return t
+}
+
+// selectInterval finds the interval of r in force at t with a publication that counts.
+func selectInterval(r *graph.Rel, t int64, pubs map[string]bool) (from, to int64, pub string, ok bool) {
+	for i := range r.Froms {
+		if i < len(r.Tos) && i < len(r.Pubs) && r.Froms[i] <= t && t < r.Tos[i] && pubs[r.Pubs[i]] {
+			return r.Froms[i], r.Tos[i], r.Pubs[i], true
+		}
+	}
+	return 0, 0, "", false
+}
+
+// inForce returns the pair's interval at t: the intersection of its legs' intervals.
+func (p pair) inForce(ec edgeCtx) (from, to int64, pub string, ok bool) {
+	from, to = 0, graph.OpenEnd
+	for _, r := range []*graph.Rel{p.in, p.out} {
+		if r == nil {
+			continue
+		}
+		f, t, pb, found := selectInterval(r, ec.asOf, ec.pubs)
+		if !found {
+			return 0, 0, "", false
+		}
+		from, to, pub = max(from, f), min(to, t), pb
+	}
+	return from, to, pub, true
+}
+
+// intervals lists the pair's validity intervals: the intersections of its legs' intervals.
+func (p pair) intervals() []Interval {
+	a, b := p.in, p.out
+	if a == nil {
+		a, b = b, nil
+	}
+	var out []Interval
+	for i := range a.Froms {
+		if b == nil {
+			out = appendInterval(out, a.Froms[i], at(a.Tos, i), at(a.Pubs, i))
+			continue
+		}
+		for j := range b.Froms {
+			f, t := max(a.Froms[i], b.Froms[j]), min(at(a.Tos, i), at(b.Tos, j))
+			if f < t {
+				out = appendInterval(out, f, t, at(b.Pubs, j))
+			}
+		}
+	}
+	return out
+}
+
+func at[T any](s []T, i int) T {
+	var zero T
+	if i < len(s) {
+		return s[i]
+	}
+	return zero
+}
+
+func appendInterval(out []Interval, from, to int64, pub string) []Interval {
+	p := Publication(pub)
+	return append(out, Interval{ValidFrom: graph.FromMillis(from), ValidTo: timeOrNil(to), Publication: &p})
+}
+
+// buildEdge turns the pairs found between two nodes through one job (or none) into one edge. It returns nil when
+// no pair is in force at asOf or the evidence filter leaves nothing.
+func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (*LineageEdge, edgeFlags) {
+	best := map[EvidenceKind]pair{}
+	var e LineageEdge
+	var flags edgeFlags
+	var last int64
+	for _, p := range pairs {
+		f, t, pub, ok := p.inForce(ec)
+		k := p.kind()
+		if !ok || (len(ec.evidence) > 0 && !ec.evidence[k]) {
+			continue
+		}
+		if cur, seen := best[k]; !seen || p.lastObserved() > cur.lastObserved() {
+			best[k] = p
+		}
+		if len(best) == 1 || f > e.ValidFrom.UnixMilli() {
+			e.ValidFrom, e.ValidTo = graph.FromMillis(f), timeOrNil(t)
+			e.Intervals = p.intervals()
+		}
+		last = max(last, p.lastObserved())
+		if k == Observed && (p.main().LastRunState == "START" || p.main().LastRunState == "RUNNING" || pub == graph.PubPending) {
+			flags.runWithoutTerminal = true
+		}
+	}
+	if len(best) == 0 {
+		return nil, flags
+	}
+	jobKey := ""
+	if job != nil {
+		jobKey = job.Key
+	}
+	e.ID, e.From, e.To, e.JobKey = edgeID(from, to, jobKey), from, to, jobKey
+	e.LastObservedAt = timeOrNil(last)
+	for _, k := range []EvidenceKind{Observed, Declared} {
+		if p, ok := best[k]; ok {
+			e.Evidence = append(e.Evidence, evidenceOf(k, p, ec))
+		}
+	}
+	_, observed := best[Observed]
+	flags.declaredOnly = !observed
+	if observed && job != nil {
+		e.Stale = ec.asOf-best[Observed].lastObserved() > staleThreshold(job, ec).Milliseconds()
+	} else if observed {
+		e.Stale = ec.asOf-best[Observed].lastObserved() > ec.staleMin.Milliseconds()
+	}
+	flags.stale = e.Stale
+	e.Transformations = transformationsOf(best)
+	return &e, flags
+}
+
+// staleThreshold is StaleFactor times the job's usual interval between runs, at least StaleMin.
+func staleThreshold(job *graph.JobBrief, ec edgeCtx) time.Duration {
+	if job.Runs < 2 || job.LastSeenAt <= job.FirstSeenAt {
+		return ec.staleMin
+	}
+	usual := time.Duration((job.LastSeenAt-job.FirstSeenAt)/(job.Runs-1)) * time.Millisecond
+	return max(ec.staleMin, time.Duration(float64(usual)*ec.staleFactor))
+}
+
+func evidenceOf(k EvidenceKind, p pair, ec edgeCtx) Evidence {
+	r := p.main()
+	_, _, pub, _ := p.inForce(ec)
+	observed := p.lastObserved()
+	if observed == 0 {
+		observed = r.FirstObservedAt
+	}
+	pb := Publication(pub)
+	ev := Evidence{Kind: k, Producer: strOrNil(r.Producer), Source: strOrNil(r.Derivation),
+		EventIDs: slices.Clone(r.EventIDs), RunID: strOrNil(r.LastRunID), JobVersion: strOrNil(r.JobVersion),
+		ObservedAt: graph.FromMillis(observed), Publication: &pb, Derivation: strOrNil(r.Derivation)}
+	if ev.EventIDs == nil {
+		ev.EventIDs = []string{}
+	}
+	if r.LastRunState != "" {
+		s := RunState(r.LastRunState)
+		ev.RunState = &s
+	}
+	return ev
+}
+
+func transformationsOf(best map[EvidenceKind]pair) []Transformation {
+	out := []Transformation{}
+	for _, k := range []EvidenceKind{Observed, Declared} {
+		p, ok := best[k]
+		if !ok {
+			continue
+		}
+		r := p.main()
+		for i, t := range r.TTypes {
+			out = append(out, Transformation{Type: TransformationType(t), Subtype: strOrNil(at(r.TSubtypes, i)),
+				Masking: at(r.TMasking, i), Description: strOrNil(at(r.TDescriptions, i))})
+		}
+		break
+	}
+	return out
+}
+
+func strOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// timeOrNil converts stored millis; 0 and OpenEnd become nil.
+func timeOrNil(ms int64) *time.Time {
+	if ms == 0 || ms >= graph.OpenEnd {
+		return nil
+	}
+	t := graph.FromMillis(ms)
+	return &t
+}

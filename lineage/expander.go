@@ -1,0 +1,237 @@
+package lineage
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// walkSpec is a resolved, validated lineage request.
+type walkSpec struct {
+	start       []frontierEntry // depth-0 entries (one per direction walked)
+	depth       int             // requested total depth
+	maxNodes    int
+	asOf        int64
+	asOfKey     string
+	pubs        []string
+	ec          edgeCtx
+	principal   authz.Principal
+	startNodes  []nodeRef // the start node(s), returned on the first page
+	firstPage   bool
+	maxHops     int
+	fanOut      int
+	deadline    time.Time
+	clock       func() time.Time
+	granularity Granularity
+}
+
+// nodeRef is a node to materialise at the end of a page.
+type nodeRef struct {
+	kind HopKind
+	key  string
+}
+
+// walk is the state of one page of a traversal.
+type walk struct {
+	spec    walkSpec
+	reader  NeighborReader
+	policy  authz.Policy
+	reached hashSet // direction|key already reached (never expanded twice per direction)
+	nodes   hashSet // node keys already returned (this page or earlier ones)
+	edges   hashSet // edge ids already returned
+
+	newNodes []nodeRef
+	newEdges []*LineageEdge
+	markers  []FanOutMarker
+	gaps     gapSet
+	deferred []frontierEntry // fan-out continuations for the next page
+	pending  []frontierEntry // unexpanded frontier when a budget stopped the page
+	reasons  []string        // which budgets stopped the page
+	gens     map[string]int64
+	jobs     map[string]bool      // jobs on returned edges
+	flagged  map[string]edgeFlags // gap facts of the edges read this page
+}
+
+func newWalk(spec walkSpec, reader NeighborReader, policy authz.Policy, st *cursorState) *walk {
+	w := &walk{spec: spec, reader: reader, policy: policy, reached: hashSet{}, nodes: hashSet{}, edges: hashSet{},
+		gens: map[string]int64{}, jobs: map[string]bool{}, flagged: map[string]edgeFlags{}}
+	if st != nil {
+		w.reached, w.nodes, w.edges = unpack(st.Reached), unpack(st.Nodes), unpack(st.Edges)
+	}
+	return w
+}
+
+func reachKey(down bool, key string) string {
+	if down {
+		return "d|" + key
+	}
+	return "u|" + key
+}
+
+// run expands frontier hop by hop until it is exhausted or a budget stops the page.
+func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
+	if w.spec.firstPage {
+		for _, n := range w.spec.startNodes {
+			w.addNode(n)
+		}
+		for _, e := range frontier {
+			w.reached.add(reachKey(e.Down, e.Key))
+		}
+	}
+	for hops := 0; ; hops++ {
+		frontier = w.expandable(frontier)
+		if len(frontier) == 0 {
+			return nil
+		}
+		if hops == w.spec.maxHops {
+			return w.stop(frontier, "depth cap of "+itoa(w.spec.maxHops)+" hops per page")
+		}
+		if hops > 0 && !w.spec.clock().Before(w.spec.deadline) {
+			return w.stop(frontier, "deadline")
+		}
+		next, err := w.hop(ctx, frontier)
+		if err != nil {
+			return err
+		}
+		if w.pending != nil {
+			return nil
+		}
+		frontier = next
+	}
+}
+
+func (w *walk) stop(frontier []frontierEntry, reason string) error {
+	w.pending = append(w.pending, frontier...)
+	w.reasons = append(w.reasons, reason)
+	return nil
+}
+
+// expandable keeps the entries still below the requested depth, in deterministic order.
+func (w *walk) expandable(frontier []frontierEntry) []frontierEntry {
+	out := make([]frontierEntry, 0, len(frontier))
+	for _, e := range frontier {
+		if e.Depth < w.spec.depth {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, frontierEntry.less)
+	return slices.CompactFunc(out, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
+}
+
+// hop reads the whole frontier (one read per kind and direction), filters the candidates through the policy
+// once, then takes each entry's neighbours in order within the fan-out and node budgets.
+func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEntry, error) {
+	found, err := w.read(ctx, frontier)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.authorize(ctx, found); err != nil {
+		return nil, err
+	}
+	var next []frontierEntry
+	for i, e := range frontier {
+		nb := found.neighbours[e.sortKey()]
+		if !w.fits(e, nb) {
+			w.pending = append(append(w.pending, frontier[i:]...), next...)
+			w.reasons = append(w.reasons, "node budget of "+itoa(w.spec.maxNodes)+" per page")
+			return nil, nil
+		}
+		next = append(next, w.take(e, nb)...)
+	}
+	return next, nil
+}
+
+// neighbour is one allowed neighbour of a frontier entry with the edges to it.
+type neighbour struct {
+	node  nodeRef
+	edges []*LineageEdge
+	name  graph.NameRef
+}
+
+// window is the part of an entry's neighbours this page takes (after Skip, within the fan-out budget).
+func (w *walk) window(e frontierEntry, nb []neighbour) (taken []neighbour, more bool) {
+	if e.Skip >= len(nb) {
+		return nil, false
+	}
+	nb = nb[e.Skip:]
+	if len(nb) > w.spec.fanOut {
+		return nb[:w.spec.fanOut], true
+	}
+	return nb, false
+}
+
+// fits reports whether the entry's new nodes fit in the page's node budget. An entry always fits on a page that
+// returned nothing yet, so every page makes progress.
+func (w *walk) fits(e frontierEntry, nb []neighbour) bool {
+	taken, _ := w.window(e, nb)
+	n := 0
+	for _, x := range taken {
+		if !w.nodes.has(x.node.key) {
+			n++
+		}
+	}
+	return len(w.newNodes) == 0 || len(w.newNodes)+n <= w.spec.maxNodes
+}
+
+// take returns the entry's neighbours within budget and the next frontier entries they make.
+func (w *walk) take(e frontierEntry, nb []neighbour) []frontierEntry {
+	taken, more := w.window(e, nb)
+	var next []frontierEntry
+	for _, x := range taken {
+		for _, edge := range x.edges {
+			w.addEdge(edge)
+		}
+		w.addNode(x.node)
+		if rk := reachKey(e.Down, x.node.key); !w.reached.has(rk) {
+			w.reached.add(rk)
+			next = append(next, frontierEntry{Key: x.node.key, Kind: x.node.kind, Down: e.Down, Depth: e.Depth + 1})
+		}
+	}
+	if more {
+		shown := e.Skip + len(taken)
+		w.markers = append(w.markers, FanOutMarker{Node: publicID(nodeRef{e.Kind, e.Key}), Direction: dirOf(e.Down), Shown: shown})
+		w.deferred = append(w.deferred, frontierEntry{Key: e.Key, Kind: e.Kind, Down: e.Down, Depth: e.Depth, Skip: shown})
+		w.reasons = append(w.reasons, "fan-out budget of "+itoa(w.spec.fanOut)+" per node")
+	}
+	return next
+}
+
+func (w *walk) addNode(n nodeRef) {
+	if w.nodes.has(n.key) {
+		return
+	}
+	w.nodes.add(n.key)
+	w.newNodes = append(w.newNodes, n)
+}
+
+func (w *walk) addEdge(e *LineageEdge) {
+	if w.edges.has(e.ID) {
+		return
+	}
+	w.edges.add(e.ID)
+	w.newEdges = append(w.newEdges, e)
+	w.edgeGaps(e)
+	if e.JobKey != "" {
+		w.jobs[e.JobKey] = true
+	}
+}
+
+func dirOf(down bool) Direction {
+	if down {
+		return Downstream
+	}
+	return Upstream
+}
+
+func publicID(n nodeRef) string {
+	switch n.kind {
+	case HopField:
+		return FieldID(n.key)
+	case HopJob:
+		return JobID(n.key)
+	}
+	return DatasetID(n.key)
+}

@@ -1,0 +1,246 @@
+package lineage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// LineageArgs are the arguments of the lineage query.
+type LineageArgs struct {
+	Start            NodeRef
+	Direction        Direction
+	Depth            int
+	Granularity      Granularity
+	AsOf             *time.Time
+	Evidence         []EvidenceKind
+	IncludeAttempted bool
+	MaxNodes         int
+	After            string
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// check validates arguments and fills defaults.
+func (s *Service) check(a LineageArgs) (LineageArgs, error) {
+	n := 0
+	for _, set := range []bool{a.Start.Dataset != nil, a.Start.Field != nil, a.Start.Job != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+		return a, badRequest("start: give exactly one of dataset, field, job")
+	case a.Depth < 1:
+		return a, badRequest("depth: must be at least 1, got %d", a.Depth)
+	case a.MaxNodes < 0 || a.MaxNodes > s.cfg.MaxNodesCap:
+		return a, badRequest("maxNodes: must be 1..%d, got %d", s.cfg.MaxNodesCap, a.MaxNodes)
+	case a.Granularity == GranField && a.Start.Job != nil:
+		return a, badRequest("granularity FIELD needs a field or dataset start node")
+	case a.Granularity == GranDataset && a.Start.Field != nil:
+		return a, badRequest("a field start node needs granularity FIELD")
+	}
+	if a.Direction == "" {
+		a.Direction = Both
+	}
+	if a.Granularity == "" {
+		a.Granularity = GranDataset
+	}
+	if a.MaxNodes == 0 {
+		a.MaxNodes = s.cfg.MaxNodes
+	}
+	a.MaxNodes = max(a.MaxNodes, 2)
+	return a, nil
+}
+
+// digestArgs is the canonical form of everything a cursor is bound to (all arguments but `after`).
+func digestArgs(a LineageArgs) string {
+	var b strings.Builder
+	switch {
+	case a.Start.Dataset != nil:
+		fmt.Fprintf(&b, "D|%s|%s", a.Start.Dataset.Namespace, a.Start.Dataset.Name)
+	case a.Start.Field != nil:
+		fmt.Fprintf(&b, "F|%s|%s|%s", a.Start.Field.Namespace, a.Start.Field.Name, a.Start.Field.Field)
+	case a.Start.Job != nil:
+		fmt.Fprintf(&b, "J|%s|%s", a.Start.Job.Namespace, a.Start.Job.Name)
+	}
+	asOf := "now"
+	if a.AsOf != nil {
+		asOf = itoa64(graph.Millis(*a.AsOf))
+	}
+	ev := make([]string, len(a.Evidence))
+	for i, e := range a.Evidence {
+		ev[i] = string(e)
+	}
+	slices.Sort(ev)
+	fmt.Fprintf(&b, "|%s|%d|%s|%s|%s|%t|%d", a.Direction, a.Depth, a.Granularity, asOf, strings.Join(ev, ","),
+		a.IncludeAttempted, a.MaxNodes)
+	return digest(b.String())
+}
+
+// Lineage answers one page of lineage around a start node.
+func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, error) {
+	a, err := s.check(a)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := s.scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := authz.FromContext(ctx)
+	t, tKey := s.asOf(a.AsOf)
+	var st *cursorState
+	if a.After != "" {
+		dec, err := s.cursor.decode(a.After, digest(p.Subject), digestArgs(a))
+		if err != nil {
+			return nil, err
+		}
+		st, t, tKey = &dec, dec.AsOf, itoa64(dec.AsOf)
+	}
+	start, err := s.resolveStart(ctx, a, t)
+	if err != nil {
+		return nil, err
+	}
+	key := s.resultKey(a, start, tKey, scope)
+	if g := s.cachedGraph(ctx, key); g != nil {
+		return g, nil
+	}
+	spec := s.spec(a, start, t, tKey, p, st == nil)
+	frontier := start.entries
+	if st != nil {
+		frontier = st.Frontier
+	}
+	w := newWalk(spec, s.reader, s.policy, st)
+	s.recordStartGens(ctx, w, start)
+	if err := w.run(ctx, frontier); err != nil {
+		return nil, storeErr(err)
+	}
+	g, err := s.finish(ctx, w, a, p, st, scope)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	s.storeGraph(ctx, key, g, w.gens)
+	return g, nil
+}
+
+func (s *Service) spec(a LineageArgs, start resolvedStart, t int64, tKey string, p authz.Principal, first bool) walkSpec {
+	pubs := []string{graph.PubPublished}
+	if a.IncludeAttempted {
+		pubs = append(pubs, graph.PubAttempted, graph.PubPending)
+	}
+	pubSet := map[string]bool{}
+	for _, x := range pubs {
+		pubSet[x] = true
+	}
+	ev := map[EvidenceKind]bool{}
+	for _, e := range a.Evidence {
+		ev[e] = true
+	}
+	return walkSpec{depth: a.Depth, maxNodes: a.MaxNodes, asOf: t, asOfKey: tKey, pubs: pubs, principal: p,
+		ec:         edgeCtx{asOf: t, pubs: pubSet, evidence: ev, staleMin: s.cfg.StaleMin, staleFactor: s.cfg.StaleFactor},
+		startNodes: start.nodes, firstPage: first, maxHops: s.cfg.MaxDepth, fanOut: min(s.cfg.FanOut, a.MaxNodes-1),
+		deadline: s.clock().Add(s.cfg.Deadline), clock: s.clock, granularity: a.Granularity}
+}
+
+func (s *Service) resultKey(a LineageArgs, start resolvedStart, tKey string, scope authz.Scope) cache.Key {
+	ev := make([]string, len(a.Evidence))
+	for i, e := range a.Evidence {
+		ev[i] = string(e)
+	}
+	page := ""
+	if a.After != "" {
+		page = digest(a.After)
+	}
+	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: start.nodes[0].key, Direction: string(a.Direction),
+		Depth: a.Depth, Granularity: string(a.Granularity), AsOf: tKey, Evidence: ev,
+		IncludeAttempted: a.IncludeAttempted, MaxNodes: a.MaxNodes, Page: page, Scope: scope.Fingerprint}
+}
+
+// finish materialises the page's nodes, adds identity gaps, and signs the cursor when the page was truncated.
+func (s *Service) finish(ctx context.Context, w *walk, a LineageArgs, p authz.Principal, st *cursorState, scope authz.Scope) (*LineageGraph, error) {
+	nodes, err := s.materialise(ctx, w.newNodes, w.spec.asOf)
+	if err != nil {
+		return nil, err
+	}
+	g := &LineageGraph{Nodes: nodes, Edges: w.newEdges, FanOutMarkers: w.markers,
+		PermissionsFiltered: !scope.Global, AsOf: graph.FromMillis(w.spec.asOf)}
+	if g.Edges == nil {
+		g.Edges = []*LineageEdge{}
+	}
+	if g.FanOutMarkers == nil {
+		g.FanOutMarkers = []FanOutMarker{}
+	}
+	if err := s.unresolvedGaps(ctx, w, nodes); err != nil {
+		return nil, err
+	}
+	waiting := w.expandable(append(slices.Clone(w.pending), w.deferred...))
+	if len(waiting) > 0 {
+		w.truncatedGap(waiting)
+		cur, err := s.cursor.encode(cursorState{Subject: digest(p.Subject), Args: digestArgs(a), AsOf: w.spec.asOf,
+			Frontier: waiting, Reached: w.reached.pack(), Nodes: w.nodes.pack(), Edges: w.edges.pack()})
+		if err != nil {
+			return nil, err
+		}
+		g.Truncated, g.Cursor = true, &cur
+	}
+	g.Gaps = w.gaps.all()
+	return g, nil
+}
+
+// unresolvedGaps adds an UNRESOLVED_IDENTITY gap for each unresolved identifier naming a dataset on the page.
+func (s *Service) unresolvedGaps(ctx context.Context, w *walk, nodes []Node) error {
+	var names []graph.NameRef
+	ids := map[string][]string{}
+	for _, n := range nodes {
+		d, ok := n.(*Dataset)
+		if !ok {
+			continue
+		}
+		for _, nm := range []graph.NameRef{{Namespace: d.Namespace, Name: d.Name}, {Namespace: d.CurrentNamespace, Name: d.CurrentName}} {
+			k := nm.Namespace + "\x00" + nm.Name
+			if len(ids[k]) == 0 {
+				names = append(names, nm)
+			}
+			if !slices.Contains(ids[k], d.ID) {
+				ids[k] = append(ids[k], d.ID)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if g, ok := s.cache.Snapshot(ctx, cache.TierResults, []string{cache.UnresolvedKey}); ok {
+		w.gens[cache.UnresolvedKey] = g[cache.UnresolvedKey]
+	}
+	rows, err := s.store.UnresolvedNamed(ctx, names)
+	if err != nil {
+		return err
+	}
+	for _, u := range rows {
+		w.gaps.add(Gap{Kind: GapUnresolvedIdentity, Nodes: ids[u.Namespace+"\x00"+u.Name],
+			Message: fmt.Sprintf("identifier %s %s could not be resolved to one dataset: %s", u.Namespace, u.Name, u.Reason)})
+	}
+	return nil
+}
+
+// recordStartGens snapshots the start nodes' generations before the walk reads them.
+func (s *Service) recordStartGens(ctx context.Context, w *walk, start resolvedStart) {
+	keys := make([]string, len(start.nodes))
+	for i, n := range start.nodes {
+		keys[i] = n.key
+	}
+	if g, ok := s.cache.Snapshot(ctx, cache.TierResults, keys); ok {
+		for k, v := range g {
+			w.gens[k] = v
+		}
+	}
+}

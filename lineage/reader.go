@@ -1,0 +1,63 @@
+package lineage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// HopKind is the kind of the frontier nodes of one hop read.
+type HopKind string
+
+// Hop kinds.
+const (
+	HopDataset HopKind = "D"
+	HopField   HopKind = "F"
+	HopJob     HopKind = "J"
+)
+
+// HopRequest is one batched neighbour read for a frontier of one kind and one direction.
+type HopRequest struct {
+	Kind    HopKind
+	Keys    []string
+	Down    bool
+	AsOf    int64    // epoch ms the intervals must contain
+	AsOfKey string   // how AsOf appears in cache keys: exact ms for an explicit asOf, a bucket for "now"
+	Pubs    []string // publication states that count
+}
+
+// HopResult is what a hop read found.
+type HopResult struct {
+	Rows            []graph.HopRow
+	NoColumnLineage []string // field hops: frontier fields without column lineage where their dataset has lineage
+	// Gens are the cache generations of the nodes this answer depends on (empty when no cache is involved).
+	Gens map[string]int64
+}
+
+// NeighborReader reads the lineage neighbours of a frontier. The cache decorates it (package cache).
+type NeighborReader interface {
+	Neighbors(ctx context.Context, req HopRequest) (HopResult, error)
+}
+
+// StoreReader reads neighbours straight from Neo4j.
+type StoreReader struct{ Store *graph.Store }
+
+var _ NeighborReader = StoreReader{}
+
+// Neighbors implements NeighborReader with one query.
+func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, error) {
+	q := graph.HopQuery{Keys: req.Keys, Down: req.Down, AsOf: req.AsOf, Pubs: req.Pubs}
+	switch req.Kind {
+	case HopDataset:
+		rows, err := r.Store.DatasetHop(ctx, q)
+		return HopResult{Rows: rows}, err
+	case HopJob:
+		rows, err := r.Store.JobHop(ctx, q)
+		return HopResult{Rows: rows}, err
+	case HopField:
+		res, err := r.Store.FieldHop(ctx, q)
+		return HopResult{Rows: res.Rows, NoColumnLineage: res.NoColumnLineage}, err
+	}
+	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, ErrBadRequest)
+}

@@ -1,0 +1,139 @@
+package lineage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// resolvedStart is the start of a walk: the nodes the first page returns and the depth-0 frontier.
+type resolvedStart struct {
+	nodes   []nodeRef
+	entries []frontierEntry
+}
+
+func directions(d Direction) []bool {
+	switch d {
+	case Upstream:
+		return []bool{false}
+	case Downstream:
+		return []bool{true}
+	}
+	return []bool{true, false}
+}
+
+func (r *resolvedStart) add(n nodeRef, expand bool, d Direction) {
+	r.nodes = append(r.nodes, n)
+	if !expand {
+		return
+	}
+	for _, down := range directions(d) {
+		r.entries = append(r.entries, frontierEntry{Key: n.key, Kind: n.kind, Down: down})
+	}
+}
+
+func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (resolvedStart, error) {
+	var r resolvedStart
+	switch {
+	case a.Start.Job != nil:
+		j, err := s.findJob(ctx, a.Start.Job.Namespace, a.Start.Job.Name)
+		if err != nil {
+			return r, err
+		}
+		r.add(nodeRef{HopJob, j.Key}, true, a.Direction)
+	case a.Start.Field != nil:
+		f, err := s.findField(ctx, *a.Start.Field, t)
+		if err != nil {
+			return r, err
+		}
+		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
+	default:
+		d, _, err := s.findDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t)
+		if err != nil {
+			return r, err
+		}
+		r.add(nodeRef{HopDataset, d.Key}, a.Granularity == GranDataset, a.Direction)
+		if a.Granularity == GranField {
+			return s.addFields(ctx, r, d.Key, t, a.Direction)
+		}
+	}
+	return r, nil
+}
+
+// addFields starts a field-level walk from every field of a dataset valid at t.
+func (s *Service) addFields(ctx context.Context, r resolvedStart, datasetKey string, t int64, d Direction) (resolvedStart, error) {
+	fields, err := s.store.FieldsOf(ctx, datasetKey, t)
+	if err != nil {
+		return r, storeErr(err)
+	}
+	for _, f := range fields {
+		r.add(nodeRef{HopField, f.Key}, true, d)
+	}
+	return r, nil
+}
+
+// findDataset resolves a name (canonicalised like events) at t; an old name after a rename resolves to the
+// renamed dataset and the binding says so. Unknown and invisible datasets are the same NOT_FOUND.
+func (s *Service) findDataset(ctx context.Context, ns, name string, t int64) (graph.DatasetRow, graph.NameBinding, error) {
+	missing := notFound("dataset %s %s not found", ns, name)
+	env, cns, cname, err := s.canon.Dataset(ns, name)
+	if err != nil {
+		return graph.DatasetRow{}, graph.NameBinding{}, badRequest("dataset %s %s: %v", ns, name, err)
+	}
+	row, binding, found, err := s.store.ResolveDatasetName(ctx, graph.DatasetIdent(env, cns, cname), t)
+	if err != nil {
+		return row, binding, storeErr(err)
+	}
+	if !found {
+		return row, binding, missing
+	}
+	ok, err := s.visible(ctx, authz.Candidate{Kind: authz.KindDataset, Key: row.Key, Namespace: row.CurrentNS, Name: row.CurrentName})
+	if err != nil || !ok {
+		return row, binding, firstErr(err, missing)
+	}
+	return row, binding, nil
+}
+
+func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, error) {
+	missing := notFound("job %s %s not found", ns, name)
+	cns, cname, err := s.canon.Job(ns, name)
+	if err != nil {
+		return graph.JobRow{}, badRequest("job %s %s: %v", ns, name, err)
+	}
+	j, found, err := s.store.JobByName(ctx, cns, cname)
+	if err != nil {
+		return j, storeErr(err)
+	}
+	if !found {
+		return j, missing
+	}
+	ok, err := s.visible(ctx, authz.Candidate{Kind: authz.KindJob, Key: j.Key, Namespace: j.Namespace, Name: j.Name})
+	if err != nil || !ok {
+		return j, firstErr(err, missing)
+	}
+	return j, nil
+}
+
+func (s *Service) findField(ctx context.Context, ref FieldRef, t int64) (graph.FieldRow, error) {
+	d, _, err := s.findDataset(ctx, ref.Namespace, ref.Name, t)
+	if err != nil {
+		return graph.FieldRow{}, err
+	}
+	f, found, err := s.store.FieldAt(ctx, d.Key, ref.Field, t)
+	if err != nil {
+		return f, storeErr(err)
+	}
+	if !found {
+		return f, notFound("field %s of dataset %s %s not found at that time", ref.Field, ref.Namespace, ref.Name)
+	}
+	return f, nil
+}
+
+func firstErr(err, fallback error) error {
+	if err != nil {
+		return fmt.Errorf("authorize: %w", err)
+	}
+	return fallback
+}

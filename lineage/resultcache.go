@@ -1,0 +1,67 @@
+package lineage
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/headwater-data/headwater/cache"
+)
+
+// cachedNode is a Node in the results tier (the interface is stored with its kind).
+type cachedNode struct {
+	Dataset *Dataset `json:"d,omitempty"`
+	Field   *Field   `json:"f,omitempty"`
+	Job     *Job     `json:"j,omitempty"`
+}
+
+type cachedGraph struct {
+	Graph LineageGraph `json:"g"`
+	Nodes []cachedNode `json:"n"`
+}
+
+func (s *Service) cachedGraph(ctx context.Context, k cache.Key) *LineageGraph {
+	h := s.cache.Get(ctx, cache.TierResults, k)
+	if h == nil {
+		return nil
+	}
+	var cg cachedGraph
+	if err := json.Unmarshal(h.Value, &cg); err != nil {
+		return nil
+	}
+	g := cg.Graph
+	g.Nodes = make([]Node, 0, len(cg.Nodes))
+	for _, n := range cg.Nodes {
+		switch {
+		case n.Dataset != nil:
+			g.Nodes = append(g.Nodes, n.Dataset)
+		case n.Field != nil:
+			g.Nodes = append(g.Nodes, n.Field)
+		case n.Job != nil:
+			g.Nodes = append(g.Nodes, n.Job)
+		}
+	}
+	return &g
+}
+
+// storeGraph caches complete answers only: never a truncated page, and never without recorded generations.
+func (s *Service) storeGraph(ctx context.Context, k cache.Key, g *LineageGraph, gens map[string]int64) {
+	if g.Truncated || len(gens) == 0 {
+		return
+	}
+	if _, ok := gens[cache.EpochKey]; !ok {
+		return
+	}
+	cg := cachedGraph{Graph: *g}
+	cg.Graph.Nodes = nil
+	for _, n := range g.Nodes {
+		switch v := n.(type) {
+		case *Dataset:
+			cg.Nodes = append(cg.Nodes, cachedNode{Dataset: v})
+		case *Field:
+			cg.Nodes = append(cg.Nodes, cachedNode{Field: v})
+		case *Job:
+			cg.Nodes = append(cg.Nodes, cachedNode{Job: v})
+		}
+	}
+	s.cache.PutMany(ctx, cache.TierResults, s.cfg.ResultCacheTTL, []cache.Item{{Key: k, Value: cg, Gens: gens}})
+}

@@ -1,0 +1,113 @@
+package lineage
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// Canonicalizer canonicalises identifiers exactly as ingestion does (package ingest/normalize implements it).
+type Canonicalizer interface {
+	Dataset(namespace, name string) (env, ns, nm string, err error)
+	Job(namespace, name string) (string, string, error)
+}
+
+// identity is the Canonicalizer used when none is configured.
+type identity struct{}
+
+func (identity) Dataset(ns, name string) (string, string, string, error) { return "", ns, name, nil }
+func (identity) Job(ns, name string) (string, string, error)             { return ns, name, nil }
+
+// Options wires a Service.
+type Options struct {
+	Config Config
+	Cache  *cache.Store // nil: no cache
+	Policy authz.Policy // nil: authz.AllowAll
+	Canon  Canonicalizer
+	Clock  func() time.Time
+	Log    *slog.Logger
+}
+
+// Service answers the lineage queries. Resolvers call one method per field and nothing else.
+type Service struct {
+	store  *graph.Store
+	reader NeighborReader
+	cache  *cache.Store
+	policy authz.Policy
+	canon  Canonicalizer
+	clock  func() time.Time
+	cfg    Config
+	cursor cursorCodec
+	log    *slog.Logger
+}
+
+// NewService validates the configuration and composes the neighbour reader: Neo4j, decorated by the cache.
+func NewService(store *graph.Store, o Options) (*Service, error) {
+	cfg := o.Config.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{store: store, cache: o.Cache, policy: o.Policy, canon: o.Canon, clock: o.Clock, cfg: cfg,
+		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, log: o.Log}
+	if s.policy == nil {
+		s.policy = authz.AllowAll{}
+	}
+	if s.canon == nil {
+		s.canon = identity{}
+	}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.reader = StoreReader{Store: store}
+	if o.Cache != nil {
+		s.reader = cachedReader{inner: s.reader, store: o.Cache, ttl: cfg.RawCacheTTL}
+	}
+	return s, nil
+}
+
+// asOf returns the instant a request is about and how it appears in cache keys.
+func (s *Service) asOf(t *time.Time) (int64, string) {
+	if t != nil {
+		ms := graph.Millis(*t)
+		return ms, itoa64(ms)
+	}
+	now := s.clock()
+	return graph.Millis(now), "now@" + itoa64(graph.Millis(now.Truncate(s.cfg.NowBucket)))
+}
+
+// storeErr maps a store failure to the public UNAVAILABLE error unless it already is a domain error.
+func storeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return unavailable(err)
+}
+
+// visible asks the policy about single nodes looked up by name or id; a hidden node is NOT_FOUND.
+func (s *Service) visible(ctx context.Context, c authz.Candidate) (bool, error) {
+	ok, err := s.policy.AllowHop(ctx, authz.FromContext(ctx), []authz.Candidate{c})
+	if err != nil {
+		return false, err
+	}
+	return len(ok) == 1 && ok[0], nil
+}
+
+// scope is the caller's permission scope (cache fingerprint, permissionsFiltered).
+func (s *Service) scope(ctx context.Context) (authz.Scope, error) {
+	return s.policy.Scope(ctx, authz.FromContext(ctx))
+}

@@ -1,0 +1,40 @@
+// Command hwload is Headwater's load-test instrument: it generates OpenLineage traffic (gen), bulk-loads a
+// design-size history into Neo4j (history), drives ingestion (ingest) and queries (query), and renders results
+// as markdown and charts (report). docs/loadtest.md documents every flag.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/alecthomas/kong"
+)
+
+// CLI is the command line.
+type CLI struct {
+	Gen     GenCmd     `cmd:"" help:"Generate OpenLineage events to a file, the HTTP gateway or Kafka."`
+	History HistoryCmd `cmd:"" help:"Bulk-load a year of compacted lineage and a window of run detail into Neo4j."`
+	Ingest  IngestCmd  `cmd:"" help:"Drive the gateway and measure accepted, projected and send-to-visible latency."`
+	Query   QueryCmd   `cmd:"" help:"Drive lineage GraphQL queries and measure latency, throughput and truncation."`
+	Report  ReportCmd  `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
+}
+
+// env is what every command gets: a logger and the clock.
+type env struct {
+	log *slog.Logger
+	now func() time.Time
+	ctx context.Context
+}
+
+func main() {
+	var cli CLI
+	k := kong.Parse(&cli, kong.Name("hwload"), kong.Description("Headwater load-test instrument."),
+		kong.UsageOnError())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	e := &env{log: slog.New(slog.NewTextHandler(os.Stderr, nil)), now: time.Now, ctx: ctx}
+	k.FatalIfErrorf(k.Run(e))
+}

@@ -1,0 +1,210 @@
+package drive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/headwater-data/headwater/loadtest/gen"
+	"github.com/headwater-data/headwater/loadtest/sink"
+)
+
+// Sender is the sink the ingest driver sends through (sink.HTTP in the benchmark).
+type Sender interface {
+	Send(ctx context.Context, events []gen.Event) ([]sink.Result, error)
+}
+
+// Visibility answers which of the given eventIds are projected (their Event node exists).
+type Visibility interface {
+	Visible(ctx context.Context, ids []string) ([]string, error)
+}
+
+// LagReader reads the projector's consumer lag in messages.
+type LagReader interface {
+	Lag(ctx context.Context) (int64, error)
+}
+
+// IngestConfig configures the ingest driver.
+type IngestConfig struct {
+	Rate        float64       `json:"rate"`        // events/s open-loop; 0 = closed loop
+	Concurrency int           `json:"concurrency"` // requests in flight
+	Batch       int           `json:"batch"`       // events per request
+	Duration    time.Duration `json:"durationNs"`  // sending time
+	Drain       time.Duration `json:"drainNs"`     // how long to wait for projection after sending stops
+	PollEvery   time.Duration `json:"pollEveryNs"` // visibility and lag sampling period
+	PollBatch   int           `json:"pollBatch"`   // eventIds per visibility query
+}
+
+// Validate reports the first invalid setting.
+func (c IngestConfig) Validate() error {
+	switch {
+	case c.Rate < 0:
+		return fmt.Errorf("%w: rate must not be negative", ErrDriverConfig)
+	case c.Concurrency < 1 || c.Batch < 1:
+		return fmt.Errorf("%w: concurrency and batch must be at least 1", ErrDriverConfig)
+	case c.Duration <= 0 || c.PollEvery <= 0 || c.PollBatch < 1:
+		return fmt.Errorf("%w: duration, poll-every and poll-batch must be positive", ErrDriverConfig)
+	}
+	return nil
+}
+
+// IngestResult is the summary of an ingest run.
+type IngestResult struct {
+	Config          IngestConfig   `json:"config"`
+	Mode            string         `json:"mode"` // open-loop or closed-loop
+	Elapsed         time.Duration  `json:"elapsedNs"`
+	Sent            int64          `json:"sent"`
+	Accepted        int64          `json:"accepted"`
+	Rejected        int64          `json:"rejected"`
+	Throttled       int64          `json:"throttledAttempts"`
+	TransportErrs   int64          `json:"transportErrors"`
+	AcceptedPerSec  float64        `json:"acceptedPerSec"`
+	Visible         int64          `json:"visible"`
+	NotVisible      int64          `json:"notVisible"` // accepted but not projected by the end of the drain
+	ProjectedPerSec float64        `json:"projectedPerSec"`
+	SendLatency     Percentiles    `json:"sendLatency"`    // intended send until the gateway answered
+	VisibleLatency  Percentiles    `json:"visibleLatency"` // intended send until the Event node was seen
+	RejectReasons   map[string]int `json:"rejectReasons"`
+	MaxLag          int64          `json:"maxLag"` // -1 when not sampled
+	Timeline        []Second       `json:"timeline"`
+	Generated       gen.Stats      `json:"generated"`
+}
+
+// IngestDriver sends a stream and watches it become visible.
+type IngestDriver struct {
+	cfg    IngestConfig
+	stream *gen.Stream
+	send   Sender
+	vis    Visibility // nil: no visibility measurement
+	lag    LagReader  // nil: no lag sampling
+	now    func() time.Time
+
+	mu       sync.Mutex
+	pending  map[string]time.Time // eventId -> intended send time
+	sendLat  []time.Duration
+	visLat   []time.Duration
+	reasons  map[string]int
+	counters IngestResult
+}
+
+// NewIngestDriver validates the config. vis and lag may be nil.
+func NewIngestDriver(cfg IngestConfig, stream *gen.Stream, send Sender, vis Visibility, lag LagReader, now func() time.Time) (*IngestDriver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &IngestDriver{cfg: cfg, stream: stream, send: send, vis: vis, lag: lag, now: now,
+		pending: map[string]time.Time{}, reasons: map[string]int{}}, nil
+}
+
+type job struct {
+	events   []gen.Event
+	intended time.Time
+}
+
+// Run sends for the configured duration, then drains visibility, and returns the summary.
+func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
+	start := d.now()
+	tl := newTimeline(start)
+	sendCtx, cancel := context.WithTimeout(ctx, d.cfg.Duration)
+	defer cancel()
+	jobs := d.schedule(sendCtx, start)
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	for range d.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if err := d.deliver(ctx, j, tl); err != nil {
+					errOnce.Do(func() { firstErr = err })
+				}
+			}
+		}()
+	}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() { defer close(polled); d.poll(pollCtx, tl) }()
+	wg.Wait()
+	sentAt := d.now()
+	d.drain(ctx, tl)
+	stopPoll()
+	<-polled
+	return d.result(start, sentAt, tl), firstErr
+}
+
+// schedule generates events in one goroutine (the stream is sequential) and hands out requests.
+func (d *IngestDriver) schedule(ctx context.Context, start time.Time) <-chan job {
+	out := make(chan job, d.cfg.Concurrency)
+	go func() {
+		defer close(out)
+		for i := 0; ; i++ {
+			at := d.now()
+			if d.cfg.Rate > 0 {
+				at = start.Add(time.Duration(float64(i*d.cfg.Batch) / d.cfg.Rate * float64(time.Second)))
+				if wait := at.Sub(d.now()); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+			}
+			evs := make([]gen.Event, d.cfg.Batch)
+			for k := range evs {
+				evs[k] = d.stream.Next()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case out <- job{events: evs, intended: at}:
+			}
+		}
+	}()
+	return out
+}
+
+func (d *IngestDriver) deliver(ctx context.Context, j job, tl *timeline) error {
+	res, err := d.send.Send(ctx, j.events)
+	done := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.counters.Sent += int64(len(j.events))
+	if err != nil {
+		d.counters.TransportErrs += int64(len(j.events))
+		tl.at(done, func(s *Second) { s.Sent += len(j.events); s.Rejected += len(j.events) })
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil
+		}
+		return err
+	}
+	d.sendLat = append(d.sendLat, done.Sub(j.intended))
+	acc := 0
+	for _, r := range res {
+		d.counters.Throttled += int64(r.Throttled)
+		if r.Err != nil {
+			d.counters.Rejected++
+			d.reasons[reason(r)]++
+			continue
+		}
+		acc++
+		d.counters.Accepted++
+		if _, seen := d.pending[r.EventID]; r.EventID != "" && !seen {
+			d.pending[r.EventID] = j.intended
+		}
+	}
+	tl.at(done, func(s *Second) { s.Sent += len(j.events); s.Accepted += acc; s.Rejected += len(j.events) - acc })
+	return nil
+}
+
+func reason(r sink.Result) string {
+	switch {
+	case errors.Is(r.Err, sink.ErrThrottled):
+		return "throttled"
+	case r.Status != 0:
+		return fmt.Sprintf("http %d", r.Status)
+	}
+	return "rejected"
+}

@@ -1,0 +1,171 @@
+package history
+
+import (
+	"math/rand/v2"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/loadtest/gen"
+)
+
+// intervals is a compacted edge history: parallel froms/tos/pubs.
+type intervals struct {
+	froms, tos []int64
+	pubs       []string
+	first      int64
+	last       int64
+}
+
+func (iv intervals) validTo() int64 { return iv.tos[len(iv.tos)-1] }
+
+// Edge directions, mixed into the per-edge random stream.
+const (
+	dirIn  = 1
+	dirOut = 2
+)
+
+// edgeHistory draws the year of one (dataset, job, direction) edge: most are open since the later of the
+// dataset's creation and the job's; some had a gap (closed by a COMPLETE run that omitted the dataset, then
+// re-opened); a few closed for good. A closed interval's publication is sometimes ATTEMPTED.
+func (l *Loader) edgeHistory(job, ds, dir int) intervals {
+	r := rand.New(rand.NewPCG(l.cfg.World.Config.Seed^uint64(job)<<20^uint64(ds), streamEdges+uint64(dir)))
+	from := l.keys.created[ds]
+	for _, o := range l.cfg.World.Jobs[job].Outputs {
+		from = max(from, l.keys.created[o])
+	}
+	end := l.keys.end
+	span := end - from
+	last := end - r.Int64N(2*dayMs)
+	x := r.Float64()
+	switch {
+	case x < 0.85 || span < 4*dayMs:
+		return intervals{froms: []int64{from}, tos: []int64{graph.OpenEnd}, pubs: []string{graph.PubPublished}, first: from, last: last}
+	case x < 0.95:
+		closeAt := from + span/4 + r.Int64N(span/4)
+		reopen := closeAt + r.Int64N(span/4)
+		return intervals{froms: []int64{from, reopen}, tos: []int64{closeAt, graph.OpenEnd},
+			pubs: []string{graph.PubPublished, graph.PubPublished}, first: from, last: last}
+	default:
+		closeAt := from + span/2 + r.Int64N(span/4)
+		pub := graph.PubPublished
+		if r.IntN(3) == 0 {
+			pub = graph.PubAttempted
+		}
+		return intervals{froms: []int64{from}, tos: []int64{closeAt}, pubs: []string{pub}, first: from, last: closeAt}
+	}
+}
+
+func (l *Loader) edgeRow(j gen.Job, ds int, iv intervals) map[string]any {
+	return map[string]any{"ds": l.keys.dataset[ds], "job": l.keys.job[j.ID], "froms": iv.froms, "tos": iv.tos,
+		"pubs": iv.pubs, "validTo": iv.validTo(), "first": iv.first, "last": iv.last,
+		"producer": producerOf(j), "jv": l.keys.jobVer[j.ID], "run": runIDFor(l.cfg.World.Config, j.ID, iv.last),
+		"state": "COMPLETE"}
+}
+
+// edges: INPUT_TO and OUTPUT_TO, sorted by dataset key inside each batch.
+func (l *Loader) edges(emit func(batch) error) error {
+	in := l.chunk(cypherInputTo, "ds", emit)
+	out := l.chunk(cypherOutputTo, "ds", emit)
+	for _, j := range l.cfg.World.Jobs {
+		for _, d := range j.Inputs {
+			if err := in.add(l.edgeRow(j, d, l.edgeHistory(j.ID, d, dirIn))); err != nil {
+				return err
+			}
+		}
+		for _, d := range j.Outputs {
+			if err := out.add(l.edgeRow(j, d, l.edgeHistory(j.ID, d, dirOut))); err != nil {
+				return err
+			}
+		}
+	}
+	if err := in.flush(); err != nil {
+		return err
+	}
+	return out.flush()
+}
+
+// columns: COLUMN_FEEDS per (input field, output field, job) with the transformations as parallel arrays,
+// and INDIRECT_FEEDS once per (input dataset, output dataset, job) for the facet's dataset-level entries.
+// Their intervals are those of the job's OUTPUT_TO edge to that output.
+func (l *Loader) columns(emit func(batch) error) error {
+	cf := l.chunk(cypherColumnFeeds, "to", emit)
+	ind := l.chunk(cypherIndirectFeeds, "to", emit)
+	w := l.cfg.World
+	for _, j := range w.Jobs {
+		for k, out := range j.Outputs {
+			m := w.ColumnLineage(j.ID, k)
+			if m == nil {
+				continue
+			}
+			iv := l.edgeHistory(j.ID, out, dirOut)
+			for _, row := range l.columnRows(j, out, m, iv) {
+				if err := cf.add(row); err != nil {
+					return err
+				}
+			}
+			for _, row := range l.indirectRows(j, out, m, iv) {
+				if err := ind.add(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := cf.flush(); err != nil {
+		return err
+	}
+	return ind.flush()
+}
+
+type columnEdge struct {
+	from, to string
+	tt, ts   []string
+	tm       []bool
+	td       []string
+}
+
+func (l *Loader) columnRows(j gen.Job, out int, m *gen.ColumnMapping, iv intervals) []map[string]any {
+	edges := map[[2]string]*columnEdge{}
+	var order [][2]string
+	for path, ins := range m.Fields {
+		to := l.fieldKey(out, path)
+		for _, in := range ins {
+			k := [2]string{l.fieldKey(in.DatasetID, in.Field), to}
+			e, ok := edges[k]
+			if !ok {
+				e = &columnEdge{from: k[0], to: k[1]}
+				edges[k] = e
+				order = append(order, k)
+			}
+			for _, t := range in.Transformations {
+				e.tt, e.ts, e.tm, e.td = append(e.tt, t.Type), append(e.ts, t.Subtype), append(e.tm, t.Masking), append(e.td, t.Description)
+			}
+		}
+	}
+	rows := make([]map[string]any, 0, len(order))
+	for _, k := range order {
+		e := edges[k]
+		rows = append(rows, map[string]any{"from": e.from, "to": e.to, "job": l.keys.job[j.ID],
+			"froms": iv.froms, "tos": iv.tos, "pubs": iv.pubs, "validTo": iv.validTo(), "tt": e.tt, "ts": e.ts,
+			"tm": e.tm, "td": e.td, "run": runIDFor(l.cfg.World.Config, j.ID, iv.last), "last": iv.last})
+	}
+	return rows
+}
+
+func (l *Loader) indirectRows(j gen.Job, out int, m *gen.ColumnMapping, iv intervals) []map[string]any {
+	subtypes := map[int][]string{}
+	var order []int
+	for _, in := range m.Dataset {
+		if _, ok := subtypes[in.DatasetID]; !ok {
+			order = append(order, in.DatasetID)
+		}
+		for _, t := range in.Transformations {
+			subtypes[in.DatasetID] = append(subtypes[in.DatasetID], t.Subtype)
+		}
+	}
+	rows := make([]map[string]any, 0, len(order))
+	for _, ds := range order {
+		rows = append(rows, map[string]any{"from": l.keys.dataset[ds], "to": l.keys.dataset[out],
+			"job": l.keys.job[j.ID], "subtypes": subtypes[ds], "froms": iv.froms, "tos": iv.tos, "pubs": iv.pubs,
+			"validTo": iv.validTo()})
+	}
+	return rows
+}

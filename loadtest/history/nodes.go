@@ -1,0 +1,85 @@
+package history
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/loadtest/gen"
+)
+
+func (l *Loader) chunk(cypher, sortBy string, emit func(batch) error) *chunker {
+	return &chunker{cypher: cypher, limit: l.cfg.BatchRows / 3, emit: emit, sortBy: sortBy}
+}
+
+// datasets: Dataset + DatasetName + NAMES (PRIMARY, and RENAMED for the legacy name of renamed datasets).
+func (l *Loader) datasets(emit func(batch) error) error {
+	c := l.chunk(cypherDatasets, "", emit)
+	for _, d := range l.cfg.World.Datasets {
+		created := l.keys.created[d.ID]
+		row := map[string]any{"key": l.keys.dataset[d.ID], "ns": d.Namespace, "name": d.Name, "env": d.Env,
+			"ident": graph.DatasetIdent(d.Env, d.Namespace, d.Name), "created": created, "updated": l.keys.end,
+			"desc": "", "primaryFrom": created, "old": []any{}}
+		if old := firstName(d); old != d.Name {
+			until := created + (l.keys.end-created)/2
+			row["primaryFrom"] = until
+			row["old"] = []any{map[string]any{"ident": graph.DatasetIdent(d.Env, d.Namespace, old), "name": old, "until": until}}
+		}
+		if err := c.add(row); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+// jobs: Job + one JobVersion each.
+func (l *Loader) jobs(emit func(batch) error) error {
+	c := l.chunk(cypherJobs, "", emit)
+	for _, j := range l.cfg.World.Jobs {
+		pt := "BATCH"
+		if j.Streaming {
+			pt = "STREAMING"
+		}
+		loc := ""
+		if j.SourceLocation != "" {
+			b, _ := json.Marshal(map[string]string{"type": "git", "url": j.SourceLocation})
+			loc = string(b)
+		}
+		first := l.keys.start
+		for _, o := range j.Outputs {
+			first = max(first, l.keys.created[o])
+		}
+		row := map[string]any{"key": l.keys.job[j.ID], "ns": j.Namespace, "name": j.Name, "pt": pt,
+			"jt": j.JobType, "integration": j.Integration, "first": first, "last": l.keys.end,
+			"jv": l.keys.jobVer[j.ID], "hash": definitionHash(j), "sql": j.SQL, "loc": loc}
+		if err := c.add(row); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+func definitionHash(j gen.Job) string {
+	h := sha256.Sum256([]byte(j.SQL + "\x1f" + j.SourceLocation))
+	return hex.EncodeToString(h[:12])
+}
+
+// fields: Field + HAS_FIELD, one history per column starting when the dataset was created.
+func (l *Loader) fields(emit func(batch) error) error {
+	c := l.chunk(cypherFields, "", emit)
+	for _, d := range l.cfg.World.Datasets {
+		for _, f := range d.Fields {
+			row := map[string]any{"ds": l.keys.dataset[d.ID], "key": l.fieldKey(d.ID, f.Path), "path": f.Path,
+				"type": f.Type, "from": l.keys.created[d.ID]}
+			if err := c.add(row); err != nil {
+				return err
+			}
+		}
+	}
+	return c.flush()
+}
+
+func (l *Loader) fieldKey(ds int, path string) string {
+	return graph.FieldKey(l.keys.dataset[ds], path, l.keys.created[ds])
+}

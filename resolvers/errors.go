@@ -1,0 +1,101 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vikstrous/dataloadgen"
+
+	"github.com/headwater-data/headwater/lineage"
+)
+
+// Public error codes (extensions.code).
+const (
+	CodeNotFound    = "NOT_FOUND"
+	CodeForbidden   = "FORBIDDEN"
+	CodeBadRequest  = "BAD_REQUEST"
+	CodeComplexity  = "COMPLEXITY_LIMIT_EXCEEDED"
+	CodeUnavailable = "UNAVAILABLE"
+	CodeInternal    = "INTERNAL"
+)
+
+const internalMessage = "internal error"
+
+func isNotFound(err error) bool {
+	return errors.Is(err, lineage.ErrNotFound) || errors.Is(err, dataloadgen.ErrNotFound)
+}
+
+// presentError is the only place a Go error becomes a client error: a typed domain error keeps its public
+// message and gets its code; anything else is INTERNAL with a fixed message, and is logged.
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var de *lineage.Error
+		switch {
+		case errors.As(err, &de):
+			gqlErr.Message = de.Message
+			setCode(gqlErr, codeOf(de))
+			if de.Class == lineage.ErrUnavailable {
+				log.Warn("store unavailable", "path", gqlErr.Path.String(), "err", err)
+			}
+		case isNotFound(err):
+			gqlErr.Message = "not found"
+			setCode(gqlErr, CodeNotFound)
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			gqlErr.Message = "the request was cancelled or timed out"
+			setCode(gqlErr, CodeUnavailable)
+		default:
+			if code, ok := gqlErr.Extensions["code"].(string); ok { // parse, validation, limits, APQ from gqlgen
+				if code == errcode.ParseFailed || code == errcode.ValidationFailed {
+					setCode(gqlErr, CodeBadRequest)
+				}
+				return gqlErr
+			}
+			log.Error("resolver error", "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = internalMessage
+			setCode(gqlErr, CodeInternal)
+		}
+		return gqlErr
+	}
+}
+
+func codeOf(e *lineage.Error) string {
+	switch {
+	case errors.Is(e.Class, lineage.ErrNotFound):
+		return CodeNotFound
+	case errors.Is(e.Class, lineage.ErrBadRequest):
+		return CodeBadRequest
+	case errors.Is(e.Class, lineage.ErrForbidden):
+		return CodeForbidden
+	case errors.Is(e.Class, lineage.ErrUnavailable):
+		return CodeUnavailable
+	}
+	return CodeInternal
+}
+
+func setCode(e *gqlerror.Error, code string) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+}
+
+// recoverPanic turns a resolver panic into an INTERNAL error (logged with the value, never shown).
+func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, v any) error {
+		log.Error("resolver panic", "panic", v)
+		return errors.New("panic")
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

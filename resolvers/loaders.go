@@ -1,0 +1,81 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/vikstrous/dataloadgen"
+
+	"github.com/headwater-data/headwater/lineage"
+)
+
+// loaderWait is how long a loader collects keys before one batched read.
+const loaderWait = 2 * time.Millisecond
+
+// datasetKey is a dataset named as at an instant.
+type datasetKey struct {
+	key  string
+	asOf int64
+}
+
+// loaders batch the node lookups of one request (runs' jobs, edges' jobs, run I/O datasets, fields' datasets).
+type loaders struct {
+	datasets    *dataloadgen.Loader[datasetKey, *lineage.Dataset]
+	jobs        *dataloadgen.Loader[string, *lineage.Job]
+	runs        *dataloadgen.Loader[string, *lineage.Run]
+	jobVersions *dataloadgen.Loader[string, *lineage.JobVersion]
+}
+
+type loadersKey struct{}
+
+func newLoaders(svc *lineage.Service) *loaders {
+	opt := dataloadgen.WithWait(loaderWait)
+	return &loaders{
+		datasets:    dataloadgen.NewMappedLoader(datasetBatch(svc), opt),
+		jobs:        dataloadgen.NewMappedLoader(svc.JobsByKeys, opt),
+		runs:        dataloadgen.NewMappedLoader(svc.RunsByKeys, opt),
+		jobVersions: dataloadgen.NewMappedLoader(svc.JobVersionsByKeys, opt),
+	}
+}
+
+// datasetBatch groups keys by instant: one read per distinct asOf (usually one).
+func datasetBatch(svc *lineage.Service) func(context.Context, []datasetKey) (map[datasetKey]*lineage.Dataset, error) {
+	return func(ctx context.Context, keys []datasetKey) (map[datasetKey]*lineage.Dataset, error) {
+		byAsOf := map[int64][]string{}
+		for _, k := range keys {
+			byAsOf[k.asOf] = append(byAsOf[k.asOf], k.key)
+		}
+		out := make(map[datasetKey]*lineage.Dataset, len(keys))
+		for t, ks := range byAsOf {
+			ds, err := svc.DatasetsByKeys(ctx, ks, time.UnixMilli(t).UTC())
+			if err != nil {
+				return nil, err
+			}
+			for k, d := range ds {
+				out[datasetKey{k, t}] = d
+			}
+		}
+		return out, nil
+	}
+}
+
+func withLoaders(ctx context.Context, l *loaders) context.Context {
+	return context.WithValue(ctx, loadersKey{}, l)
+}
+
+// loadersFrom returns the request's loaders; a context without them (a resolver called outside the handler)
+// gets fresh ones.
+func (r *Resolver) loadersFrom(ctx context.Context) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	return newLoaders(r.svc)
+}
+
+// optional turns a loader's "not found" into nil: a dangling reference is not an error of the answer.
+func optional[T any](v *T, err error) (*T, error) {
+	if err != nil && isNotFound(err) {
+		return nil, nil
+	}
+	return v, err
+}

@@ -1,0 +1,14 @@
+// Package resolvers is Headwater's GraphQL layer (gqlgen): the generated executable schema, thin resolvers that
+// map arguments and call one lineage.Service method each, per-request dataloaders, the error presenter (the only
+// place domain errors become client errors), and the HTTP handler with its limits (complexity, depth, APQ).
+//
+// generated.go and model/ are generated from ../schema.graphqls by `go run github.com/99designs/gqlgen generate`;
+// never edit them by hand.
+package resolvers
+
+import "github.com/headwater-data/headwater/lineage"
+
+// Resolver is the root resolver: it holds the service; request-scoped state (loaders, principal) is in context.
+type Resolver struct {
+	svc *lineage.Service
+}

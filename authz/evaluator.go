@@ -113,7 +113,7 @@ func (e *Evaluator) compile(roles []string) *view {
 	for _, r := range roles {
 		for _, g := range e.grants[r] {
 			v.add(g)
-			lines = append(lines, g.line())
+			lines = append(lines, g.scopeLine())
 		}
 	}
 	slices.Sort(lines)

@@ -15,8 +15,9 @@ type Canonicalizer interface {
 	Job(namespace, name string) (ns, nm string, err error)
 }
 
-// ChangeStore applies grant changes (GrantStore).
+// ChangeStore reads and changes the grant state (GrantStore).
 type ChangeStore interface {
+	GrantSource
 	Apply(ctx context.Context, actor string, changes []Change) (ApplyResult, error)
 }
 
@@ -40,12 +41,12 @@ func NewManager(store ChangeStore, policy *GrantPolicy, audit Auditor, canon Can
 
 // CreateRole creates a role; it needs MANAGE_GRANTS on ROOT.
 func (m *Manager) CreateRole(ctx context.Context, caller Principal, r Role) error {
-	return m.change(ctx, caller, "createRole", []Securable{Root()}, Change{Op: OpCreateRole, Role: &r})
+	return m.change(ctx, caller, "createRole", rootOnly, Change{Op: OpCreateRole, Role: &r})
 }
 
 // DeleteRole deletes a role with its grants and bindings; it needs MANAGE_GRANTS on ROOT.
 func (m *Manager) DeleteRole(ctx context.Context, caller Principal, name string) error {
-	return m.change(ctx, caller, "deleteRole", []Securable{Root()}, Change{Op: OpDeleteRole, Role: &Role{Name: name}})
+	return m.change(ctx, caller, "deleteRole", rootOnly, Change{Op: OpDeleteRole, Role: &Role{Name: name}})
 }
 
 // Grant adds a grant to a role; it needs MANAGE_GRANTS on the grant's securable.
@@ -54,7 +55,7 @@ func (m *Manager) Grant(ctx context.Context, caller Principal, g Grant) error {
 	if err != nil {
 		return err
 	}
-	return m.change(ctx, caller, "grant", []Securable{g.On}, Change{Op: OpGrant, Grant: &g})
+	return m.change(ctx, caller, "grant", only(g.On), Change{Op: OpGrant, Grant: &g})
 }
 
 // Revoke removes a grant; it needs MANAGE_GRANTS on the grant's securable.
@@ -63,7 +64,7 @@ func (m *Manager) Revoke(ctx context.Context, caller Principal, g Grant) error {
 	if err != nil {
 		return err
 	}
-	return m.change(ctx, caller, "revoke", []Securable{g.On}, Change{Op: OpRevoke, Grant: &g})
+	return m.change(ctx, caller, "revoke", only(g.On), Change{Op: OpRevoke, Grant: &g})
 }
 
 // BindRole binds a subject to a role. It needs MANAGE_GRANTS on every securable the role holds grants on (on
@@ -77,26 +78,34 @@ func (m *Manager) UnbindRole(ctx context.Context, caller Principal, b RoleBindin
 	return m.change(ctx, caller, "unbindRole", m.roleSecurables(b.Role), Change{Op: OpUnbindRole, Binding: &b})
 }
 
-func (m *Manager) roleSecurables(role string) []Securable {
-	ev := m.policy.Evaluator()
-	var out []Securable
-	for _, g := range ev.grants[role] {
-		out = append(out, g.On)
+// securables lists what a caller must manage for an operation, read from the evaluator after a refresh.
+type securables func(*Evaluator) []Securable
+
+func rootOnly(*Evaluator) []Securable { return []Securable{Root()} }
+
+func only(s Securable) securables { return func(*Evaluator) []Securable { return []Securable{s} } }
+
+func (m *Manager) roleSecurables(role string) securables {
+	return func(ev *Evaluator) []Securable {
+		var out []Securable
+		for _, g := range ev.grants[role] {
+			out = append(out, g.On)
+		}
+		if len(out) == 0 {
+			out = []Securable{Root()}
+		}
+		return out
 	}
-	if len(out) == 0 {
-		out = []Securable{Root()}
-	}
-	return out
 }
 
-func (m *Manager) change(ctx context.Context, caller Principal, op string, on []Securable, c Change) error {
+func (m *Manager) change(ctx context.Context, caller Principal, op string, need securables, c Change) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
 	if err := m.policy.Refresh(ctx); err != nil {
 		return err
 	}
-	for _, s := range on {
+	for _, s := range need(m.policy.Evaluator()) {
 		if !m.policy.CanOn(ctx, caller, PrivManageGrants, s) {
 			reason := "MANAGE_GRANTS missing on " + s.String()
 			err := m.audit.Audit(ctx, m.record(caller, op, DecisionDeny, reason, []Change{c}, 0))

@@ -82,9 +82,10 @@ func (g Grant) effect() Effect {
 	return g.Effect
 }
 
-// line is the canonical text of a grant in fingerprints and audit records.
-func (g Grant) line() string {
-	return string(g.effect()) + " " + string(g.Privilege) + " ON " + g.On.String() + " TO " + g.Role
+// scopeLine is the canonical text of what a grant gives, without the role: two principals holding the same
+// grants through different roles have the same scope.
+func (g Grant) scopeLine() string {
+	return string(g.effect()) + " " + string(g.Privilege) + " ON " + g.On.String()
 }
 
 func hashID(parts ...string) string {

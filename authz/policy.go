@@ -33,6 +33,7 @@ type PolicyOptions struct {
 	EpochCheckInterval time.Duration
 	Clock              func() time.Time
 	Log                *slog.Logger
+	Metrics            *PolicyMetrics // nil: not instrumented
 }
 
 // GrantPolicy is the grant-based Policy: it evaluates a compiled Evaluator of the current epoch and reloads it
@@ -78,6 +79,7 @@ func (g *GrantPolicy) Settings() Settings { return g.cur.Load().Settings() }
 func (g *GrantPolicy) Refresh(ctx context.Context) error {
 	epoch, err := g.src.Epoch(ctx)
 	if err != nil {
+		g.opts.Metrics.failed()
 		return fmt.Errorf("%w: read grant epoch: %w", ErrUnavailable, err)
 	}
 	g.last.Store(g.clock().UnixNano())
@@ -95,10 +97,12 @@ func (g *GrantPolicy) reload(ctx context.Context, seen int64) error {
 	}
 	snap, err := g.src.Load(ctx)
 	if err != nil {
+		g.opts.Metrics.failed()
 		return fmt.Errorf("%w: load grants: %w", ErrUnavailable, err)
 	}
 	g.cur.Store(NewEvaluator(snap, g.opts.Settings, g.opts.EnvironmentOf))
 	g.last.Store(g.clock().UnixNano())
+	g.opts.Metrics.loaded(snap.Epoch)
 	g.opts.Log.Info("grants loaded", "epoch", snap.Epoch, "roles", len(snap.Roles), "grants", len(snap.Grants),
 		"bindings", len(snap.Bindings))
 	return nil

@@ -17,6 +17,7 @@ type Store struct {
 	gens    *Generations
 	metrics *metrics
 	log     *slog.Logger
+	breaker *breaker
 }
 
 // New returns a Store over rdb (nil rdb: nil Store, the cache is off). reg may be nil.
@@ -27,7 +28,8 @@ func New(rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *Store 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{rdb: rdb, gens: NewGenerations(rdb), metrics: newMetrics(reg), log: log}
+	return &Store{rdb: rdb, gens: NewGenerations(rdb), metrics: newMetrics(reg), log: log,
+		breaker: &breaker{now: time.Now, cooldown: BreakerCooldown}}
 }
 
 // entry is what Redis holds: the value and the generations it was computed from.
@@ -50,6 +52,9 @@ func (s *Store) GetMany(ctx context.Context, tier string, keys []Key) []*Hit {
 		return hits
 	}
 	s.metrics.requests.WithLabelValues(tier).Add(float64(len(keys)))
+	if !s.usable(tier) {
+		return hits
+	}
 	entries, err := s.fetch(ctx, keys)
 	if err != nil {
 		s.fail(tier, "get", err)
@@ -130,7 +135,7 @@ func valid(recorded, current map[string]int64) bool {
 // Snapshot reads current generations (with the epoch) to record in an entry about to be computed. Read them
 // BEFORE reading the data the entry holds, so that a commit racing with the read invalidates the entry.
 func (s *Store) Snapshot(ctx context.Context, tier string, keys []string) (map[string]int64, bool) {
-	if s == nil {
+	if s == nil || !s.usable(tier) {
 		return nil, false
 	}
 	g, err := s.gens.Snapshot(ctx, keys)
@@ -150,7 +155,7 @@ type Item struct {
 
 // PutMany writes entries in one pipeline. Errors are counted and otherwise ignored.
 func (s *Store) PutMany(ctx context.Context, tier string, ttl time.Duration, items []Item) {
-	if s == nil || len(items) == 0 {
+	if s == nil || len(items) == 0 || !s.usable(tier) {
 		return
 	}
 	pipe := s.rdb.Pipeline()
@@ -171,7 +176,17 @@ func (s *Store) PutMany(ctx context.Context, tier string, ttl time.Duration, ite
 	}
 }
 
+// usable is false while the breaker is open (Redis failed recently); each skip counts as an error.
+func (s *Store) usable(tier string) bool {
+	if s.breaker.open() {
+		s.metrics.errors.WithLabelValues(tier, "skipped").Inc()
+		return false
+	}
+	return true
+}
+
 func (s *Store) fail(tier, op string, err error) {
+	s.breaker.trip()
 	s.metrics.errors.WithLabelValues(tier, op).Inc()
 	s.log.Debug("cache error", "tier", tier, "op", op, "err", err)
 }

@@ -19,10 +19,7 @@ func (s *Service) Dataset(ctx context.Context, ns, name string, asOf *time.Time)
 		return nil, err
 	}
 	d := datasetOf(row, graph.FromMillis(t))
-	current := binding.ValidFrom <= t && t < binding.ValidTo
-	if binding.Kind != graph.NamePrimary || !current {
-		d.ResolvedFrom = aliasOf(binding)
-	}
+	d.ResolvedFrom = resolvedFrom(binding, t)
 	return d, nil
 }
 

@@ -112,6 +112,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	}
 	key := s.resultKey(a, start, tKey, scope)
 	if g := s.cachedGraph(ctx, key); g != nil {
+		markResolvedFrom(g, start)
 		return g, nil
 	}
 	spec := s.spec(a, start, t, tKey, p, st == nil)
@@ -128,7 +129,8 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	s.storeGraph(ctx, key, g, w.gens)
+	s.storeGraph(ctx, key, g, w.gens) // stored without resolvedFrom: the key does not hold the name asked
+	markResolvedFrom(g, start)
 	return g, nil
 }
 
@@ -242,5 +244,15 @@ func (s *Service) recordStartGens(ctx context.Context, w *walk, start resolvedSt
 		for k, v := range g {
 			w.gens[k] = v
 		}
+	}
+}
+
+// markResolvedFrom says, on the start node of a first page, that it was found under another name.
+func markResolvedFrom(g *LineageGraph, start resolvedStart) {
+	if start.renamedFrom == nil || len(g.Nodes) == 0 {
+		return
+	}
+	if d, ok := g.Nodes[0].(*Dataset); ok && d.Key == start.nodes[0].key {
+		d.ResolvedFrom = start.renamedFrom
 	}
 }

@@ -12,6 +12,8 @@ import (
 type resolvedStart struct {
 	nodes   []nodeRef
 	entries []frontierEntry
+	// renamedFrom is set when a dataset start was found under a name that is not its own at asOf.
+	renamedFrom *Alias
 }
 
 func directions(d Direction) []bool {
@@ -50,10 +52,11 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (res
 		}
 		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
 	default:
-		d, _, err := s.findDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t)
+		d, binding, err := s.findDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t)
 		if err != nil {
 			return r, err
 		}
+		r.renamedFrom = resolvedFrom(binding, t)
 		r.add(nodeRef{HopDataset, d.Key}, a.Granularity == GranDataset, a.Direction)
 		if a.Granularity == GranField {
 			return s.addFields(ctx, r, d.Key, t, a.Direction)
@@ -136,4 +139,12 @@ func firstErr(err, fallback error) error {
 		return fmt.Errorf("authorize: %w", err)
 	}
 	return fallback
+}
+
+// resolvedFrom reports the binding a name matched when it is not the dataset's own name at t.
+func resolvedFrom(b graph.NameBinding, t int64) *Alias {
+	if b.Kind == graph.NamePrimary && b.ValidFrom <= t && t < b.ValidTo {
+		return nil
+	}
+	return aliasOf(b)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 )
 
+var zero time.Time
+
 const testCursorKey = "test-cursor-key-0123456789abcdef0123456789"
 
 // principalHeader carries the test principal; production attaches principals in the auth middleware.

@@ -50,6 +50,22 @@ func TestAsOfBeforeRenameAnswersOldIdentity(t *testing.T) {
 		t.Fatalf("ids must survive the rename: %v vs %v", g.Nodes, now.Nodes)
 	}
 
+	var byOld struct {
+		Lineage struct {
+			Nodes []struct {
+				Name         string `json:"name"`
+				ResolvedFrom *struct {
+					Name string `json:"name"`
+				} `json:"resolvedFrom"`
+			} `json:"nodes"`
+		} `json:"lineage"`
+	}
+	h.mustQuery(`query($s: NodeRef!) { lineage(start: $s, direction: UPSTREAM, depth: 1) {
+  nodes { ... on Dataset { name resolvedFrom { name } } } } }`, map[string]any{"s": dsStart(fx.NS, "old_b")}, &byOld)
+	if n := byOld.Lineage.Nodes; len(n) != 2 || n[0].Name != "new_b" || n[0].ResolvedFrom == nil || n[0].ResolvedFrom.Name != "old_b" {
+		t.Fatalf("lineage by old name: %+v, want start new_b resolved from old_b", n)
+	}
+
 	var d struct {
 		Dataset struct {
 			ID           string `json:"id"`

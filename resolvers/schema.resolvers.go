@@ -149,31 +149,26 @@ func (r *runIOResolver) Dataset(ctx context.Context, obj *lineage.RunIO) (*linea
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.ObservedAt.UnixMilli()})
 }
 
-// Dataset returns DatasetResolver implementation.
 func (r *Resolver) Dataset() DatasetResolver { return &datasetResolver{r} }
 
-// Field returns FieldResolver implementation.
 func (r *Resolver) Field() FieldResolver { return &fieldResolver{r} }
 
-// Job returns JobResolver implementation.
 func (r *Resolver) Job() JobResolver { return &jobResolver{r} }
 
-// LineageEdge returns LineageEdgeResolver implementation.
 func (r *Resolver) LineageEdge() LineageEdgeResolver { return &lineageEdgeResolver{r} }
 
-// Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
-// Run returns RunResolver implementation.
 func (r *Resolver) Run() RunResolver { return &runResolver{r} }
 
-// RunIO returns RunIOResolver implementation.
 func (r *Resolver) RunIO() RunIOResolver { return &runIOResolver{r} }
 
-type datasetResolver struct{ *Resolver }
-type fieldResolver struct{ *Resolver }
-type jobResolver struct{ *Resolver }
-type lineageEdgeResolver struct{ *Resolver }
-type queryResolver struct{ *Resolver }
-type runResolver struct{ *Resolver }
-type runIOResolver struct{ *Resolver }
+type (
+	datasetResolver     struct{ *Resolver }
+	fieldResolver       struct{ *Resolver }
+	jobResolver         struct{ *Resolver }
+	lineageEdgeResolver struct{ *Resolver }
+	queryResolver       struct{ *Resolver }
+	runResolver         struct{ *Resolver }
+	runIOResolver       struct{ *Resolver }
+)

@@ -2,7 +2,9 @@ package project
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/headwater-data/headwater/graph"
 )
@@ -13,6 +15,7 @@ type dsWrites struct {
 	fieldDatasets, declDatasets   []any
 	fieldKeep, declKeep           []any
 	queueJobsOf                   []any
+	declLogs                      map[string][]dsObs // datasets whose declared column lineage is recomputed
 }
 
 // projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
@@ -29,7 +32,7 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 	if err != nil {
 		return err
 	}
-	var out dsWrites
+	out := dsWrites{declLogs: map[string][]dsObs{}}
 	for _, k := range keys {
 		if st, ok := states[k]; ok {
 			if err := w.deriveDataset(&out, k, st, changes[k]); err != nil {
@@ -37,7 +40,10 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 			}
 		}
 	}
-	return w.writeDatasets(&out)
+	if err := w.writeDatasets(&out); err != nil {
+		return err
+	}
+	return w.projectDeclaredColumns(out.declLogs)
 }
 
 // lockDatasets takes the write lock of each dataset (in key order) and reads its state.
@@ -64,6 +70,7 @@ func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
 
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
 	oldCuts, _ := lifecycleTimes(st.Log)
+	oldFields := fieldsSignature(key, fieldHistories(st.Log))
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
 	props, err := datasetProps(st, cuts, dropped)
@@ -76,10 +83,11 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
 			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
 	}
-	fieldsChanged := hasKind(c.obs, obsSchema) || hasKind(c.obs, obsMention) || hasKind(c.obs, obsLife)
+	hists := fieldHistories(st.Log)
+	fieldsChanged := fieldsSignature(key, hists) != oldFields
 	if fieldsChanged {
 		out.fieldDatasets = append(out.fieldDatasets, key)
-		for _, h := range fieldHistories(st.Log) {
+		for _, h := range hists {
 			fk := h.Key(key)
 			out.fieldKeep = append(out.fieldKeep, fk)
 			out.fields = append(out.fields, map[string]any{"ds": key, "key": fk, "props": map[string]any{
@@ -90,6 +98,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	}
 	if hasKind(c.obs, obsDecl) {
 		out.declDatasets = append(out.declDatasets, key)
+		out.declLogs[key] = st.Log
 		for _, e := range declaredFeeds(st.Log) {
 			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": e.Props})
 			out.declKeep = append(out.declKeep, e.DS+">"+key)
@@ -100,6 +109,15 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.queueJobsOf = append(out.queueJobsOf, key)
 	}
 	return nil
+}
+
+// fieldsSignature renders the derived field histories, to tell whether a batch changed them.
+func fieldsSignature(key string, hists []*fieldHist) string {
+	var b strings.Builder
+	for _, h := range hists {
+		fmt.Fprintf(&b, "%s|%d|%d|%s|%s|%s\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID)
+	}
+	return b.String()
 }
 
 func hasKind(obs []dsObs, kind string) bool {
@@ -242,6 +260,10 @@ func (w *txWriter) queueJobsOf(keys []any) error {
 	for _, r := range out {
 		k, _ := r.Get("k")
 		w.queueJob(asStr(k))
+		if w.fullJobs == nil {
+			w.fullJobs = map[string]bool{}
+		}
+		w.fullJobs[asStr(k)] = true
 	}
 	return nil
 }

@@ -77,16 +77,29 @@ func changesOf(recs []*rec) map[string]*dsChange {
 		return out[k]
 	}
 	for _, r := range recs {
+		failed := r.Type == olevent.TypeFail || r.Type == olevent.TypeAbort
 		for _, d := range r.datasets() {
-			if d.ID.ok() {
-				addDatasetChange(get, d, r)
+			if !d.ID.ok() {
+				continue
 			}
+			// the schema a failed or aborted run reports for an output describes what it tried to write
+			withSchema := !(failed && isOutput(r, d))
+			addDatasetChange(get, d, r, withSchema)
 		}
 	}
 	return out
 }
 
-func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec) {
+func isOutput(r *rec, d *dsRec) bool {
+	for _, o := range r.Outputs {
+		if o == d {
+			return true
+		}
+	}
+	return false
+}
+
+func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema bool) {
 	c := get(d.ID.Key)
 	base := dsObs{T: r.Time, Event: r.ID}
 	if d.Lifecycle == lcDrop || d.Lifecycle == lcCreate || d.Lifecycle == lcRename {
@@ -94,7 +107,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec) {
 		o.Kind, o.State = obsLife, d.Lifecycle
 		c.obs = append(c.obs, o)
 	}
-	if d.Schema != nil && d.Lifecycle != lcDrop {
+	if withSchema && d.Schema != nil && d.Lifecycle != lcDrop {
 		o := base
 		o.Kind, o.Fields = obsSchema, d.Schema
 		c.obs = append(c.obs, o)
@@ -108,6 +121,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec) {
 				o.Keys = append(o.Keys, in.Key)
 			}
 		}
+		o.DeclFields = declFields(d.DeclFields)
 		c.obs = append(c.obs, o)
 	}
 	addMeta(c, d, r)
@@ -235,4 +249,21 @@ func (st *dsState) lastUpdate() int64 {
 		t = max(t, o.T)
 	}
 	return t
+}
+
+// declFields flattens the lineage facet's field mappings, sorted.
+func declFields(m map[string][]colInput) []declField {
+	var out []declField
+	for path, ins := range m {
+		for _, in := range ins {
+			if in.DS.ok() && in.Field != "" {
+				out = append(out, declField{In: in.DS.Key, InField: in.Field, Out: path, TT: in.TT})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Out+"\x00"+a.In+"\x00"+a.InField < b.Out+"\x00"+b.In+"\x00"+b.InField
+	})
+	return out
 }

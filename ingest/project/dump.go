@@ -14,7 +14,7 @@ import (
 // dumpExcluded are properties left out of Dump: receive-time dependent, internal projection state, or the stored
 // event payload (the input, not the projection).
 var dumpExcluded = map[string]bool{"receivedAt": true, "payload": true, "projState": true, "projLock": true,
-	"claim": true}
+	"claim": true, "edgeCkpt": true}
 
 // Dump renders every node and relationship of the projection under a namespace prefix as sorted, deterministic
 // text, so "the same graph" is a diff. Scope: datasets (by current or any bound name), jobs, their runs, events,

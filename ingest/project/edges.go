@@ -1,16 +1,16 @@
 package project
 
 import (
+	"math"
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
 type jobRun struct {
 	ID, State, JobVersion string
-	Start, Ended          int64
+	Start, Ended, Last    int64 // first RunEvent time, endedAt, lastEventTime
 	Streaming             bool
 	IO                    []jobIO
 }
@@ -48,45 +48,9 @@ func dirOf(io string) string {
 // subjectKey identifies one (direction, dataset).
 type subjectKey struct{ Dir, DS string }
 
-// observedEdges derives the OBSERVED edges of a job from its runs: a pure function.
+// observedEdges derives the OBSERVED edges of a job from all its runs: a pure function.
 func observedEdges(runs []jobRun, cuts map[string][]int64) []edge {
-	subjects := map[subjectKey]bool{}
-	for _, r := range runs {
-		for _, io := range r.IO {
-			subjects[subjectKey{dirOf(io.Dir), io.DS}] = true
-		}
-	}
-	var out []edge
-	for _, s := range sortedSubjects(subjects) {
-		var ev []Evidence
-		var latest *evidenceRef
-		var refs []evidenceRef
-		first := int64(graph.OpenEnd)
-		for i := range runs {
-			r := &runs[i]
-			io := r.find(s)
-			switch {
-			case io != nil:
-				ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
-				ref := evidenceRef{run: r, io: io}
-				refs = append(refs, ref)
-				first = min(first, io.FirstAt)
-				if latest == nil || ref.after(*latest) {
-					latest = &refs[len(refs)-1]
-				}
-			case r.State == olevent.TypeComplete:
-				ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
-			}
-		}
-		ivs := Intervals(ev, cuts[s.DS])
-		if len(ivs) == 0 {
-			continue
-		}
-		l := *latest
-		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindObserved, Props: edgeProps(ivs, first,
-			l.io.LastAt, l.io.Producer, recentEventIDs(refs), l.run.JobVersion, l.run.ID, l.run.State, "run")})
-	}
-	return out
+	return edgesFromAggs(foldObserved(nil, runs, cuts, math.MinInt64, graph.OpenEnd))
 }
 
 func (r *jobRun) find(s subjectKey) *jobIO {

@@ -26,6 +26,16 @@ type dsObs struct {
 	State  string                `json:"s,omitempty"`
 	Keys   []string              `json:"d,omitempty"`
 	Prod   string                `json:"pr,omitempty"`
+	// DeclFields are the lineage facet's field-level declarations (obsDecl only).
+	DeclFields []declField `json:"df,omitempty"`
+}
+
+// declField is one declared field mapping: input field -> this dataset's field Out.
+type declField struct {
+	In      string                   `json:"i"`
+	InField string                   `json:"if"`
+	Out     string                   `json:"o"`
+	TT      []olevent.Transformation `json:"tt,omitempty"`
 }
 
 func obsRank(k string) int {

@@ -52,6 +52,20 @@ func pubRank(p string) int {
 // the dataset). An interval opens at the first listing; it closes at the close time of the first later closing
 // evidence that omits the subject, or at a cut. Silence never closes. The result is independent of input order.
 func Intervals(ev []Evidence, cuts []int64) []Interval {
+	return foldIntervals(foldState{}, ev, cuts).intervals()
+}
+
+// foldState is the state of the interval fold at some time: the intervals closed so far, the open one, and the
+// start of the latest run that listed the subject in the open interval. Folding evidence whose points all lie
+// after that time into it gives the same result as folding everything at once (see checkpoint.go).
+type foldState struct {
+	Closed        []Interval `json:"c,omitempty"`
+	Open          *Interval  `json:"o,omitempty"`
+	LastListStart int64      `json:"l,omitempty"`
+}
+
+// foldIntervals folds evidence and cuts, in time order, into a copy of st.
+func foldIntervals(st foldState, ev []Evidence, cuts []int64) foldState {
 	pts := make([]point, 0, len(ev)+len(cuts))
 	for _, e := range ev {
 		switch {
@@ -65,24 +79,35 @@ func Intervals(ev []Evidence, cuts []int64) []Interval {
 		pts = append(pts, point{t: c, cut: true})
 	}
 	sort.Slice(pts, func(i, j int) bool { return pointLess(pts[i], pts[j]) })
-	var out []Interval
-	var cur *Interval
-	var lastListStart int64
+	out := foldState{Closed: append([]Interval(nil), st.Closed...), LastListStart: st.LastListStart}
+	if st.Open != nil {
+		o := *st.Open
+		out.Open = &o
+	}
 	for _, p := range pts {
 		switch {
-		case p.open && cur == nil:
-			out = append(out, Interval{From: p.t, To: graph.OpenEnd, Pub: p.pub})
-			cur, lastListStart = &out[len(out)-1], p.start
+		case p.open && out.Open == nil:
+			out.Open, out.LastListStart = &Interval{From: p.t, To: graph.OpenEnd, Pub: p.pub}, p.start
 		case p.open:
-			lastListStart = max(lastListStart, p.start)
-			if pubRank(p.pub) > pubRank(cur.Pub) {
-				cur.Pub = p.pub
+			out.LastListStart = max(out.LastListStart, p.start)
+			if pubRank(p.pub) > pubRank(out.Open.Pub) {
+				out.Open.Pub = p.pub
 			}
-		case cur != nil && (p.cut || p.start > lastListStart):
-			cur.To, cur = p.t, nil
+		case out.Open != nil && (p.cut || p.start > out.LastListStart):
+			out.Open.To = p.t
+			out.Closed, out.Open = append(out.Closed, *out.Open), nil
 		}
 	}
-	return dropEmpty(out)
+	return out
+}
+
+// intervals renders the state: closed intervals then the open one, empty ones dropped, touching ones joined.
+func (st foldState) intervals() []Interval {
+	all := append([]Interval(nil), st.Closed...)
+	if st.Open != nil {
+		all = append(all, *st.Open)
+	}
+	return dropEmpty(all)
 }
 
 // pointLess: time; at one instant closes and cuts come before opens (a listing at the same instant survives);

@@ -1,55 +1,72 @@
 package project
 
 import (
+	"math"
 	"sort"
+	"time"
 
 	"github.com/headwater-data/headwater/graph"
 )
 
 // projectJobEdges recomputes, for every affected job, its JobVersion validity, its OBSERVED and DECLARED
-// INPUT_TO / OUTPUT_TO edges, its COLUMN_FEEDS and its INDIRECT_FEEDS from all of the job's runs and declarations.
-// Cost: linear in the job's run count (see docs/adr/0006-projection-and-intervals.md).
+// INPUT_TO / OUTPUT_TO edges, its COLUMN_FEEDS and its INDIRECT_FEEDS from the job's runs and declarations.
+// OBSERVED edges fold the runs at or after the job's checkpoint into it when every run the batch changed starts at
+// or after it (the common, in-order case); otherwise, and for jobs with column lineage or whose datasets' cuts or
+// fields changed, all runs are folded (see checkpoint.go and docs/adr/0006-projection-and-intervals.md).
 func (w *txWriter) projectJobEdges(_ []*rec) error {
 	jobs := sortedKeys(w.extraJobs)
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := w.run(`UNWIND $jobs AS k MATCH (j:Job {key: k}) SET j.projLock = true REMOVE j.projLock`,
-		map[string]any{"jobs": toAny(jobs)}); err != nil {
+	ckpts, err := w.lockJobs(jobs)
+	if err != nil {
 		return err
 	}
 	if err := w.closeVersions(jobs); err != nil {
 		return err
 	}
-	runs, err := w.loadJobRuns(jobs)
+	runs, err := w.loadRunsFor(jobs, ckpts)
 	if err != nil {
 		return err
+	}
+	if w.stepTimes != nil {
+		w.stepTimes["jobs folded from a checkpoint"] += time.Duration(len(ckpts))
+		w.stepTimes["jobs folded in full"] += time.Duration(len(jobs) - len(ckpts))
 	}
 	decls, err := w.loadJobDecls(jobs)
 	if err != nil {
 		return err
 	}
-	var all []jobRun
-	for _, k := range jobs {
-		all = append(all, runs[k]...)
-	}
-	cuts, hists, err := w.loadDatasetsOf(all)
+	cuts, hists, err := w.loadDatasetsOf(runs, ckpts)
 	if err != nil {
 		return err
 	}
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
-	var colOuts []any
+	var colOuts, saved []any
 	for _, k := range jobs {
-		for _, e := range append(observedEdges(runs[k], cuts), declaredEdges(decls[k], latestVersion(runs[k]))...) {
+		ck := ckpts[k]
+		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
+		if ck != nil {
+			prev, lo, lv = ck.Subjects, ck.At, ck.LatestVersion
+		}
+		observed := edgesFromAggs(foldObserved(prev, runs[k], cuts, lo, graph.OpenEnd))
+		for _, e := range append(observed, declaredEdges(decls[k], lv.withRuns(runs[k]).Version)...) {
 			e.Job = k
 			edges = append(edges, e)
 		}
-		cols = append(cols, columnEdges(k, runs[k], hists)...)
-		inds = append(inds, indirectEdges(k, runs[k])...)
-		for _, o := range outputsWithCols(runs[k]) {
-			colOuts = append(colOuts, map[string]any{"job": k, "out": o})
+		next, err := encodeCheckpoint(advanceCheckpoint(ck, runs[k], cuts))
+		if err != nil {
+			return err
+		}
+		saved = append(saved, map[string]any{"job": k, "ck": next})
+		if ck == nil {
+			cols = append(cols, columnEdges(k, runs[k], hists)...)
+			inds = append(inds, indirectEdges(k, runs[k])...)
+			for _, o := range outputsWithCols(runs[k]) {
+				colOuts = append(colOuts, map[string]any{"job": k, "out": o})
+			}
 		}
 	}
 	if err := w.writeDatasetEdges(jobs, edges); err != nil {
@@ -58,18 +75,87 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if err := w.writeColumnEdges(colOuts, cols); err != nil {
 		return err
 	}
-	return w.writeIndirectEdges(colOuts, inds)
+	if err := w.writeIndirectEdges(colOuts, inds); err != nil {
+		return err
+	}
+	_, err = w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.job}) SET j.edgeCkpt = row.ck`,
+		map[string]any{"rows": saved})
+	return err
 }
 
-func (w *txWriter) loadJobRuns(jobs []string) (map[string][]jobRun, error) {
+// lockJobs takes the jobs' write locks (in key order) and returns the checkpoints this batch may fold into: nil
+// for a job that must be recomputed from all its runs.
+func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 	out, err := w.run(`UNWIND $jobs AS k
-		MATCH (r:Run {jobKey: k})
+		MATCH (j:Job {key: k})
+		SET j.projLock = true REMOVE j.projLock
+		RETURN k, j.edgeCkpt AS ck`, map[string]any{"jobs": toAny(jobs)})
+	if err != nil {
+		return nil, err
+	}
+	ckpts := map[string]*jobCheckpoint{}
+	for _, row := range out {
+		m := row.AsMap()
+		k := asStr(m["k"])
+		ck := decodeCheckpoint(m["ck"])
+		if ck == nil || ck.HasCols || w.fullJobs[k] {
+			continue
+		}
+		if changed, ok := w.changedStart[k]; ok && changed < ck.At {
+			continue
+		}
+		ckpts[k] = ck
+	}
+	return ckpts, nil
+}
+
+// loadRunsFor loads each job's runs from its checkpoint on (all runs without one); a job whose new runs carry
+// column lineage is reloaded in full.
+func (w *txWriter) loadRunsFor(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
+	runs, err := w.loadJobRuns(jobs, ckpts)
+	if err != nil {
+		return nil, err
+	}
+	var reload []string
+	for _, k := range jobs {
+		if ckpts[k] == nil {
+			continue
+		}
+		for i := range runs[k] {
+			if runs[k][i].hasCols() {
+				reload = append(reload, k)
+				delete(ckpts, k)
+				break
+			}
+		}
+	}
+	if len(reload) == 0 {
+		return runs, nil
+	}
+	more, err := w.loadJobRuns(reload, ckpts)
+	for _, k := range reload {
+		runs[k] = more[k]
+	}
+	return runs, err
+}
+
+func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
+	rows := make([]any, 0, len(jobs))
+	for _, k := range jobs {
+		from := int64(math.MinInt64)
+		if ck := ckpts[k]; ck != nil {
+			from = ck.At
+		}
+		rows = append(rows, map[string]any{"k": k, "from": from})
+	}
+	out, err := w.run(`UNWIND $rows AS row
+		MATCH (r:Run {jobKey: row.k}) WHERE coalesce(r.firstEventAt, 0) >= row.from
 		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
-		WITH k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
+		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
 			lastAt: x.lastAt, pub: x.publication, producer: x.producer, eventIds: x.eventIds,
 			cols: x.columnLineage} END) AS io
 		RETURN k, r.key AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
-			r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"jobs": toAny(jobs)})
+			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +163,7 @@ func (w *txWriter) loadJobRuns(jobs []string) (map[string][]jobRun, error) {
 	for _, row := range out {
 		g := func(k string) any { v, _ := row.Get(k); return v }
 		r := jobRun{ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
-			Ended: asInt(g("ended")), Streaming: asStr(g("pt")) == "STREAMING"}
+			Ended: asInt(g("ended")), Last: asInt(g("last")), Streaming: asStr(g("pt")) == "STREAMING"}
 		for _, x := range g("io").([]any) {
 			r.IO = append(r.IO, decodeJobIO(x.(map[string]any)))
 		}
@@ -135,20 +221,6 @@ func okKeys(ds []*dsRec) map[string]bool {
 	return out
 }
 
-// latestVersion is the job version of the latest run, for declared edges.
-func latestVersion(runs []jobRun) string {
-	var best *jobRun
-	for i := range runs {
-		if runs[i].JobVersion != "" && (best == nil || runs[i].Start > best.Start) {
-			best = &runs[i]
-		}
-	}
-	if best == nil {
-		return ""
-	}
-	return best.JobVersion
-}
-
 func outputsWithCols(runs []jobRun) []string {
 	set := map[string]bool{}
 	for _, r := range runs {
@@ -163,8 +235,18 @@ func outputsWithCols(runs []jobRun) []string {
 
 // loadDatasetsOf reads the cut times of every dataset the runs touch and the field histories of those involved
 // in column lineage.
-func (w *txWriter) loadDatasetsOf(runs []jobRun) (map[string][]int64, map[string][]*fieldHist, error) {
+func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*jobCheckpoint) (map[string][]int64,
+	map[string][]*fieldHist, error) {
 	ds, colDs := map[string]bool{}, map[string]bool{}
+	for _, ck := range ckpts {
+		for k := range ck.Subjects {
+			ds[parseSubject(k).DS] = true
+		}
+	}
+	var runs []jobRun
+	for _, rs := range byJob {
+		runs = append(runs, rs...)
+	}
 	for _, r := range runs {
 		for _, io := range r.IO {
 			ds[io.DS] = true

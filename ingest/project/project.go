@@ -106,6 +106,9 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 		p.events.WithLabelValues("failed").Add(float64(len(batch)))
 		return Result{}, err
 	}
+	if len(recs) == 0 {
+		return Result{}, nil
+	}
 	res, err := p.write(ctx, recs)
 	if err != nil {
 		p.events.WithLabelValues("failed").Add(float64(len(batch)))

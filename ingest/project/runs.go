@@ -34,6 +34,7 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 		w.touch(id, st.JobKey)
 		if st.JobKey != "" {
 			w.queueJob(st.JobKey)
+			w.noteChange(st.JobKey, st.FirstEventAt)
 		}
 	}
 	return w.writeRuns(states)
@@ -44,6 +45,16 @@ func (w *txWriter) queueJob(k string) {
 		w.extraJobs = map[string]bool{}
 	}
 	w.extraJobs[k] = true
+}
+
+// noteChange records the earliest start of a run the batch changed, per job.
+func (w *txWriter) noteChange(job string, start int64) {
+	if w.changedStart == nil {
+		w.changedStart = map[string]int64{}
+	}
+	if old, ok := w.changedStart[job]; !ok || start < old {
+		w.changedStart[job] = start
+	}
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -2,6 +2,7 @@ package project
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,7 +142,9 @@ func TestScenarioDatasetEventAndJobEvent(t *testing.T) {
 	meta.Description = "orders mart"
 	meta.Owners = []olevent.Owner{{Name: "team:finance", Type: "MAINTAINER"}}
 	meta.Tags = []olevent.Tag{{Key: "pii", Value: "true"}}
-	meta.Lineage = &olevent.LineageFacet{Inputs: []olevent.Identifier{{Namespace: s.dsNS(), Name: "u"}}}
+	meta.Lineage = &olevent.LineageFacet{Inputs: []olevent.Identifier{{Namespace: s.dsNS(), Name: "u"}},
+		Fields: map[string][]olevent.InputField{"total": {{Namespace: s.dsNS(), Name: "u", Field: "amount",
+			Transformations: []olevent.Transformation{{Type: "DIRECT", Subtype: "AGGREGATION", Description: "sum"}}}}}}
 	older := s.ds("z")
 	older.Description = "stale description"
 	s.apply(s.dsEv("meta", 20, meta), s.dsEv("older", 10, older))
@@ -154,6 +157,24 @@ func TestScenarioDatasetEventAndJobEvent(t *testing.T) {
 		map[string]any{"u": s.dsKey("u"), "z": s.dsKey("z")})["p"].(map[string]any)
 	if got := s.intervals(feeds); got != "[20,open)PUBLISHED" || feeds["kind"] != graph.KindDeclared {
 		t.Fatalf("declared feeds %s %v", got, feeds["kind"])
+	}
+
+	declaredCol := func() map[string]any {
+		rows := s.query(`MATCH (a:Field {path: 'amount', datasetKey: $u})-[c:COLUMN_FEEDS {kind: 'DECLARED'}]->(b:Field {path: 'total', datasetKey: $z})
+			RETURN properties(c) AS p`, map[string]any{"u": s.dsKey("u"), "z": s.dsKey("z")})
+		if len(rows) != 1 {
+			t.Fatalf("declared column edges: %v", rows)
+		}
+		return rows[0]["p"].(map[string]any)
+	}
+	if c := declaredCol(); s.intervals(c) != "[20,open)PUBLISHED" || c["jobKey"] != "" || fmt.Sprint(c["tSubtypes"]) != "[AGGREGATION]" {
+		t.Fatalf("declared column edge %v", c)
+	}
+	withdraw := s.ds("z")
+	withdraw.Lineage = &olevent.LineageFacet{Inputs: []olevent.Identifier{{Namespace: s.dsNS(), Name: "u"}}}
+	s.apply(s.dsEv("withdraw", 25, withdraw))
+	if got := s.intervals(declaredCol()); got != "[20,25)PUBLISHED" {
+		t.Fatalf("withdrawn field declaration: %s", got)
 	}
 
 	jobEv := func(id string, sec int, ins ...string) olevent.Event {

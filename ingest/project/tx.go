@@ -20,7 +20,10 @@ type txWriter struct {
 	touched    map[string]bool
 	unresolved int
 	stepTimes  map[string]time.Duration // optional, for measurements
-	extraJobs  map[string]bool          // jobs whose edges must be recomputed because a dataset's cuts or fields changed
+	extraJobs  map[string]bool
+	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
+	// changedStart is, per job, the earliest first-event time of a run this batch changed.
+	changedStart map[string]int64 // jobs whose edges must be recomputed because a dataset's cuts or fields changed
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -22,7 +23,9 @@ func (s *Stream) runEvent(p *runPlan, typ string, at time.Time, ins, outs []olDa
 	e := &olEvent{EventType: typ, EventTime: formatTime(at), Run: &olRun{RunID: p.id, Facets: rf},
 		Job:    &olJob{Namespace: j.Namespace, Name: j.Name, Facets: jobFacets(p.producer, j, typ == "START")},
 		Inputs: ins, Outputs: outs, Producer: p.producer, SchemaURL: RunEventSchemaURL}
-	s.push(Event{Body: encode(e), Key: runKey(j), Kind: KindRun, EventType: typ, RunID: p.id, EventTime: at})
+	s.planEvents[s.plan]++
+	s.planLeft[s.plan]++
+	s.push(Event{Body: encode(e), Key: runKey(j), Kind: KindRun, EventType: typ, RunID: p.id, EventTime: at, plan: s.plan})
 }
 
 // runKey is the OpenLineage Kafka transport's key: the root job, else the parent job, else the job.
@@ -82,6 +85,9 @@ func (s *Stream) output(p *runPlan, k, id int, rich bool) olDataset {
 		s.stats.Renames++
 		prev := od.Name
 		od.Name = fmt.Sprintf("%s_r%d", prev, s.stats.Renames)
+		if d.Platform == PlatformSnowflake {
+			od.Name = strings.ToUpper(od.Name)
+		}
 		s.names[id] = od.Name
 		f["lifecycleStateChange"] = facet(p.producer, "1-0-1/LifecycleStateChangeDatasetFacet.json#/$defs/LifecycleStateChangeDatasetFacet",
 			map[string]any{"lifecycleStateChange": "RENAME",

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // Platforms as the OpenLineage naming conventions name them.
@@ -56,16 +57,20 @@ func hostPrefix(prefix string) string {
 	return prefix + "-"
 }
 
+// Identifiers are emitted in Headwater's canonical form (docs/adr/0005-identity-canonicalisation.md): default
+// ports omitted, Snowflake names upper-case. The history loader writes them as they are, so loaded data and
+// projected events agree on every key.
+
 // datasetNamespace is the namespace of the k-th host of a platform in an environment.
 func datasetNamespace(prefix, platform, env string, k int) string {
 	p := hostPrefix(prefix)
 	switch platform {
 	case PlatformPostgres:
-		return fmt.Sprintf("postgres://%spg-%s-%d.db.internal:5432", p, env, k)
+		return fmt.Sprintf("postgres://%spg-%s-%d.db.internal", p, env, k)
 	case PlatformS3:
 		return fmt.Sprintf("s3://%s%s-lake-%d", p, env, k)
 	case PlatformKafka:
-		return fmt.Sprintf("kafka://%skafka-%s-%d.internal:9092", p, env, k)
+		return fmt.Sprintf("kafka://%skafka-%s-%d.internal", p, env, k)
 	default:
 		return fmt.Sprintf("snowflake://%sacme-%s%d", p, env, k)
 	}
@@ -82,7 +87,7 @@ func datasetName(platform string, layer, id int, r *rand.Rand) string {
 	case PlatformKafka:
 		return fmt.Sprintf("%s.%s.%s.v1.%05d", d, tag, e, id)
 	default:
-		return fmt.Sprintf("analytics.%s.%s_%s_%05d", d, tag, e, id)
+		return strings.ToUpper(fmt.Sprintf("analytics.%s.%s_%s_%05d", d, tag, e, id))
 	}
 }
 
@@ -117,3 +122,17 @@ func DatasetNamespaces(prefix string) []string {
 
 // ProducerURI is the producer URI the generator writes for an integration.
 func ProducerURI(integration string) string { return producerURI(integration) }
+
+// Environments maps every dataset namespace of a prefix to its environment, in the shape of the service's
+// namespace-to-environment configuration (exact namespaces, so no prefix rule can misfire).
+func Environments(prefix string) map[string]string {
+	out := map[string]string{}
+	for _, pl := range []string{PlatformPostgres, PlatformS3, PlatformKafka, PlatformSnowflake} {
+		for _, env := range []string{EnvProd, EnvStaging} {
+			for k := range hostsPerPlatform {
+				out[datasetNamespace(prefix, pl, env, k)] = env
+			}
+		}
+	}
+	return out
+}

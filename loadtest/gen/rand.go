@@ -58,6 +58,3 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // UUIDOf derives a stable version-4 UUID from strings; other packages use it for ids that must be
 // reproducible (run ids of loaded history).
 func UUIDOf(parts ...string) string { return uuidOf(parts...) }
-
-// NewRand returns the deterministic random stream (seed, stream) the generator uses.
-func NewRand(seed, stream uint64) *rand.Rand { return newRand(seed, stream) }

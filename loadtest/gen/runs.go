@@ -29,6 +29,7 @@ type runPlan struct {
 func (s *Stream) planRun(at time.Time) {
 	j := s.pickJob()
 	s.stats.Runs++
+	s.plan++
 	if j.Streaming {
 		s.planStreaming(j, at)
 		return

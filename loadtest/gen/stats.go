@@ -13,6 +13,8 @@ type Stats struct {
 	Late                     int            `json:"late"`
 	Duplicates               int            `json:"duplicates"`
 	Runs                     int            `json:"runs"`
+	RunsDone                 int            `json:"runsDone"`       // runs whose every event has been emitted
+	RunsDoneEvents           int            `json:"runsDoneEvents"` // their run events (duplicates excluded)
 	Fails                    int            `json:"fails"`
 	Aborts                   int            `json:"aborts"`
 	Retries                  int            `json:"retries"`
@@ -54,12 +56,13 @@ func (s Stats) ColumnLineageShare() float64 {
 	return float64(s.OutputsWithColumnLineage) / float64(s.Outputs)
 }
 
-// EventsPerRun is run events (duplicates excluded) per planned run.
+// EventsPerRun is run events (duplicates excluded) per run, over runs whose every event was emitted (a
+// streaming job's hourly report counts as one run).
 func (s Stats) EventsPerRun() float64 {
-	if s.Runs == 0 {
+	if s.RunsDone == 0 {
 		return 0
 	}
-	return float64(s.ByKind[KindRun]-s.Duplicates) / float64(s.Runs)
+	return float64(s.RunsDoneEvents) / float64(s.RunsDone)
 }
 
 // MeanBytes is the mean payload size.

@@ -27,6 +27,7 @@ type Event struct {
 	EmitAt    time.Time // simulated delivery time (EventTime, or later for late and duplicate deliveries)
 	Late      bool
 	Duplicate bool
+	plan      int // which planned run (or streaming report) it belongs to; 0 for Job and Dataset events
 }
 
 // Stream walks simulated time over a World and yields events in delivery order. Not safe for concurrent use.
@@ -42,6 +43,9 @@ type Stream struct {
 	names       map[int]string // dataset id -> current name after renames
 	streamRuns  map[int]string // streaming job -> its long-lived runId
 	stats       Stats
+	plan        int         // current plan number
+	planEvents  map[int]int // plan -> run events planned
+	planLeft    map[int]int // plan -> run events not yet emitted
 }
 
 // NewStream starts a stream at Config.Start.
@@ -51,7 +55,7 @@ func (w *World) NewStream() *Stream {
 	s := &Stream{w: w, runs: newRand(c.Seed, streamRuns), ids: newRand(c.Seed^salt, streamIDs),
 		delivery: newRand(c.Seed, streamDelivery), nextRunAt: c.Start,
 		runInterval: day / time.Duration(c.RunsPerDay), names: map[int]string{}, streamRuns: map[int]string{},
-		stats: newStats()}
+		stats: newStats(), planEvents: map[int]int{}, planLeft: map[int]int{}}
 	total := 0.0
 	for _, j := range w.Jobs {
 		total += j.Weight
@@ -68,6 +72,7 @@ func (s *Stream) Next() Event {
 	}
 	ev := heap.Pop(&s.pending).(*queued).Event
 	s.stats.observe(ev)
+	s.completeRun(ev)
 	return ev
 }
 
@@ -102,6 +107,22 @@ func (s *Stream) push(ev Event) {
 		dup.EmitAt = ev.EmitAt.Add(time.Duration(1 + s.delivery.Int64N(int64(maxDupDelay))))
 		s.enqueue(dup)
 	}
+}
+
+// completeRun counts a run (or streaming report) once all its run events are emitted, so events per run is
+// not biased by runs the window cut.
+func (s *Stream) completeRun(ev Event) {
+	if ev.plan == 0 || ev.Duplicate {
+		return
+	}
+	s.planLeft[ev.plan]--
+	if s.planLeft[ev.plan] > 0 {
+		return
+	}
+	s.stats.RunsDone++
+	s.stats.RunsDoneEvents += s.planEvents[ev.plan]
+	delete(s.planLeft, ev.plan)
+	delete(s.planEvents, ev.plan)
 }
 
 func (s *Stream) enqueue(ev Event) {

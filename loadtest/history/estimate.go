@@ -11,12 +11,14 @@ type Estimate struct {
 	Rows       int64         `json:"rows"`
 	Duration   time.Duration `json:"durationNs"`
 	RowsPerSec float64       `json:"rowsPerSec"`
+	Partial    bool          `json:"partial"` // no run detail was measured, so the runs phase is missing
 }
 
 // EstimateAt scales a result measured with cfg to datasets and runs.
 func EstimateAt(res Result, cfg Config, datasets int, runs int64) Estimate {
 	e := Estimate{Datasets: datasets, Runs: runs}
 	measuredRuns := int64(cfg.RunDays) * int64(cfg.World.Config.RunsPerDay)
+	e.Partial = measuredRuns == 0 && runs > 0
 	dsScale := float64(datasets) / float64(max(1, len(cfg.World.Datasets)))
 	runScale := float64(runs) / float64(max(1, measuredRuns))
 	var secs float64

@@ -61,6 +61,9 @@ func writeHistory(b *strings.Builder, r Result) {
 	if e := r.Estimate; e != nil {
 		fmt.Fprintf(b, "\nEstimate at %d datasets and %d runs: %d rows in about %s at the measured per-phase rates "+
 			"(optimistic once the graph outgrows the page cache).\n", e.Datasets, e.Runs, e.Rows, e.Duration.Round(time.Second))
+		if e.Partial {
+			b.WriteString("No run detail was loaded, so the estimate leaves out the runs phase (the largest).\n")
+		}
 	}
 }
 

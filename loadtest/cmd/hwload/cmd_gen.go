@@ -85,7 +85,7 @@ func (c *GenCmd) Run(e *env) error {
 	if c.Stats == "" {
 		return nil
 	}
-	return OutputFlags{Out: c.Stats}.finish(e, report.Result{Kind: report.KindGen, StartedAt: e.now(),
+	return OutputFlags{Out: c.Stats, Charts: true}.finish(e, report.Result{Kind: report.KindGen, StartedAt: e.now(),
 		Shape: report.ShapeOf(w), Generated: &st})
 }
 

@@ -24,7 +24,7 @@ type QueryCmd struct {
 	Depth       []float64     `help:"Weights of depths 1..5." default:"0.25,0.30,0.25,0.12,0.08"`
 	FieldShare  float64       `help:"Share of FIELD granularity." default:"0.2"`
 	Upstream    float64       `help:"Share of UPSTREAM (else DOWNSTREAM)." default:"0.5"`
-	AsOfShare   float64       `help:"Share with an explicit asOf in the last --asof-window." default:"0.15"`
+	AsOfShare   float64       `help:"Share with an explicit asOf in the last --as-of-window." default:"0.15"`
 	AsOfWindow  time.Duration `help:"How far back asOf goes." default:"7200h"`
 	HubShare    float64       `help:"Share of hub roots (else leaf roots)." default:"0.1"`
 	CachedShare float64       `help:"Share drawn from a 64-query hot set (cacheable)." default:"0.5"`

@@ -20,6 +20,7 @@ type CLI struct {
 	Ingest  IngestCmd  `cmd:"" help:"Drive the gateway and measure accepted, projected and send-to-visible latency."`
 	Query   QueryCmd   `cmd:"" help:"Drive lineage GraphQL queries and measure latency, throughput and truncation."`
 	Report  ReportCmd  `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
+	Envs    EnvsCmd    `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
 }
 
 // env is what every command gets: a logger and the clock.

@@ -56,8 +56,8 @@ func (f WorldFlags) world(defStart time.Time) (*gen.World, error) {
 	return gen.NewWorld(c)
 }
 
-// eventsPerDay is the simulated event rate of a config (about 2.45 events per run).
-func eventsPerDay(c gen.Config) float64 { return float64(c.RunsPerDay) * 2.45 }
+// eventsPerDay is the simulated event rate of a config (about 2.5 events per run).
+func eventsPerDay(c gen.Config) float64 { return float64(c.RunsPerDay) * 2.5 }
 
 // startFor picks a simulated start so that about n events end near now.
 func startFor(c gen.Config, n float64, now time.Time) time.Time {

@@ -1,0 +1,101 @@
+package authn
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/headwater-data/headwater/authz"
+)
+
+// Public error codes and messages of authentication failures.
+const (
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	CodeUnavailable     = "UNAVAILABLE"
+	msgInvalid          = "invalid or expired token"
+	msgMissing          = "missing bearer token"
+	msgUnavailable      = "authentication is temporarily unavailable"
+	retryAfterSeconds   = "5"
+)
+
+// Middleware authenticates every request for which open returns false, and puts the principal (and the roles
+// its token claims) into the request context with authz.WithPrincipal and authz.WithClaimedRoles. It answers 401
+// with `WWW-Authenticate: Bearer` and {"error":{"code":"UNAUTHENTICATED","message":...}} when authentication
+// fails, and 503 when a backend needed to decide is down. Open requests pass through untouched.
+func Middleware(a *Authenticator, open func(*http.Request) bool, log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if open != nil && open(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			id, err := a.Authenticate(r.Context(), r)
+			if err != nil {
+				a.metrics.observe(methodOf(r), resultOf(err))
+				refuse(w, r, err, log)
+				return
+			}
+			a.metrics.observe(id.Method, resultOK)
+			ctx := authz.WithPrincipal(r.Context(), id.Principal)
+			ctx = authz.WithClaimedRoles(ctx, id.Principal.Subject, id.Roles)
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+func resultOf(err error) string {
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return resultUnavailable
+	case errors.Is(err, ErrMissing):
+		return resultMissing
+	}
+	return resultInvalid
+}
+
+// methodOf guesses the method of a refused request from the token's shape (for metrics only).
+func methodOf(r *http.Request) string {
+	tok, err := bearer(r)
+	switch {
+	case err != nil:
+		return "none"
+	case IsAPIToken(tok):
+		return MethodAPIToken
+	}
+	return MethodJWT
+}
+
+func refuse(w http.ResponseWriter, r *http.Request, err error, log *slog.Logger) {
+	status, code, msg := http.StatusUnauthorized, CodeUnauthenticated, msgInvalid
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		status, code, msg = http.StatusServiceUnavailable, CodeUnavailable, msgUnavailable
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		log.Warn("authentication backend unavailable", "path", r.URL.Path, "err", err)
+	case errors.Is(err, ErrMissing):
+		msg = msgMissing
+		w.Header().Set("WWW-Authenticate", `Bearer realm="headwater"`)
+	default:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="headwater", error="invalid_token"`)
+		log.Info("authentication refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// OpenPaths returns an open predicate for GET and HEAD requests to exactly these paths (e.g. DefaultOpenPaths).
+func OpenPaths(paths ...string) func(*http.Request) bool {
+	set := map[string]bool{}
+	for _, p := range paths {
+		set[p] = true
+	}
+	return func(r *http.Request) bool {
+		return (r.Method == http.MethodGet || r.Method == http.MethodHead) && set[r.URL.Path]
+	}
+}
+
+// DefaultOpenPaths are the paths open without a token on the API listener: health, readiness and the GraphiQL
+// page (GET / and /graphiql). /metrics is on its own listener, which this middleware does not wrap.
+func DefaultOpenPaths() []string { return []string{"/healthz", "/readyz", "/", "/graphiql"} }

@@ -1,0 +1,77 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+)
+
+// ErrForbidden means the caller may not manage that token.
+var ErrForbidden = errors.New("forbidden")
+
+// ManageChecker answers whether a principal holds a privilege on a securable (authz.GrantPolicy).
+type ManageChecker interface {
+	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s authz.Securable) bool
+}
+
+// TokenManager is the API-token service behind the management API. A principal may create and revoke user
+// tokens for itself; tokens for anyone else, and service or producer tokens, need MANAGE_GRANTS on ROOT.
+// Every creation and revocation, and every refusal, is audited.
+type TokenManager struct {
+	store *TokenStore
+	authz ManageChecker
+	audit authz.Auditor
+	clock func() time.Time
+}
+
+// NewTokenManager returns the token service.
+func NewTokenManager(store *TokenStore, checker ManageChecker, audit authz.Auditor, clock func() time.Time) *TokenManager {
+	return &TokenManager{store: store, authz: checker, audit: audit, clock: clock}
+}
+
+// Create creates a token and returns it in full (shown once).
+func (m *TokenManager) Create(ctx context.Context, caller authz.Principal, req NewToken) (string, TokenInfo, error) {
+	req.CreatedBy = caller.Subject
+	self := req.Owner == caller.Subject && req.Kind == KindUser
+	if err := m.check(ctx, caller, "createToken", self, req.Owner); err != nil {
+		return "", TokenInfo{}, err
+	}
+	tok, info, err := m.store.Create(ctx, req)
+	if err != nil {
+		return "", TokenInfo{}, err
+	}
+	return tok, info, m.record(ctx, caller, "createToken", authz.DecisionAllow, "token "+info.ID+" for "+info.Owner)
+}
+
+// Revoke revokes a token.
+func (m *TokenManager) Revoke(ctx context.Context, caller authz.Principal, id string) error {
+	info, err := m.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	self := info.Owner == caller.Subject
+	if err := m.check(ctx, caller, "revokeToken", self, info.Owner); err != nil {
+		return err
+	}
+	if err := m.store.Revoke(ctx, id, caller.Subject); err != nil {
+		return err
+	}
+	return m.record(ctx, caller, "revokeToken", authz.DecisionAllow, "token "+id+" of "+info.Owner)
+}
+
+func (m *TokenManager) check(ctx context.Context, caller authz.Principal, op string, self bool, owner string) error {
+	if self || m.authz.CanOn(ctx, caller, authz.PrivManageGrants, authz.Root()) {
+		return nil
+	}
+	reason := "MANAGE_GRANTS on ROOT needed to manage tokens of " + owner
+	return errors.Join(fmt.Errorf("%w: %s", ErrForbidden, reason),
+		m.record(ctx, caller, op, authz.DecisionDeny, reason))
+}
+
+func (m *TokenManager) record(ctx context.Context, p authz.Principal, op string, d authz.Decision, reason string) error {
+	return m.audit.Audit(ctx, authz.AuditRecord{Time: m.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
+		Operation: op, Decision: d, Reason: reason})
+}

@@ -1,0 +1,196 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// LabelAPIToken is the Neo4j label of API tokens. Its constraint belongs in graph/migrate.go:
+//
+//	CREATE CONSTRAINT api_token_id IF NOT EXISTS FOR (n:ApiToken) REQUIRE n.id IS UNIQUE
+//	CREATE INDEX api_token_owner IF NOT EXISTS FOR (n:ApiToken) ON (n.owner)
+const LabelAPIToken = "ApiToken"
+
+// Principal kinds an API token may act as.
+const (
+	KindUser     = "user"
+	KindService  = "service"
+	KindProducer = "producer"
+)
+
+// TokenInfo is an API token without its secret.
+type TokenInfo struct {
+	ID          string
+	Owner       string // the principal's subject
+	Kind        string // user, service or producer
+	Description string
+	CreatedAt   time.Time
+	CreatedBy   string
+	ExpiresAt   time.Time // zero: never
+	RevokedAt   time.Time // zero: not revoked
+}
+
+// Principal is the principal the token acts as.
+func (t TokenInfo) Principal() authz.Principal {
+	return authz.Principal{Subject: t.Owner, Kind: t.Kind}
+}
+
+// NewToken describes a token to create.
+type NewToken struct {
+	Owner       string
+	Kind        string
+	Description string
+	ExpiresAt   time.Time // zero: never
+	CreatedBy   string
+}
+
+// TokenStore keeps API tokens in Neo4j (label ApiToken keyed by id). It creates no schema.
+type TokenStore struct {
+	store *graph.Store
+	clock func() time.Time
+}
+
+var _ TokenVerifier = (*TokenStore)(nil)
+
+// NewTokenStore returns a token store over s.
+func NewTokenStore(s *graph.Store, clock func() time.Time) *TokenStore {
+	return &TokenStore{store: s, clock: clock}
+}
+
+const (
+	cypherTokenCreate = `CREATE (t:ApiToken {id: $id, hash: $hash, owner: $owner, kind: $kind, description: $description,
+  createdAt: $now, createdBy: $createdBy, expiresAt: $expiresAt})`
+	cypherTokenGet = `MATCH (t:ApiToken {id: $id}) RETURN t.id AS id, t.hash AS hash, t.owner AS owner, t.kind AS kind,
+  coalesce(t.description, '') AS description, t.createdAt AS createdAt, coalesce(t.createdBy, '') AS createdBy,
+  t.expiresAt AS expiresAt, t.revokedAt AS revokedAt`
+	cypherTokenRevoke = `MATCH (t:ApiToken {id: $id}) SET t.revokedAt = coalesce(t.revokedAt, $now),
+  t.revokedBy = coalesce(t.revokedBy, $by) RETURN t.id AS id`
+)
+
+// Create stores a new token and returns it in full: the only time the secret exists outside the caller.
+func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInfo, error) {
+	if err := req.validate(s.clock()); err != nil {
+		return "", TokenInfo{}, err
+	}
+	id, secret, full, err := newTokenSecret()
+	if err != nil {
+		return "", TokenInfo{}, err
+	}
+	now := s.clock().UTC().Truncate(time.Millisecond)
+	var exp any
+	if !req.ExpiresAt.IsZero() {
+		exp = graph.Millis(req.ExpiresAt)
+	}
+	_, err = neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenCreate, map[string]any{"id": id,
+		"hash": hashSecret(id, secret), "owner": req.Owner, "kind": req.Kind, "description": req.Description,
+		"now": graph.Millis(now), "createdBy": req.CreatedBy, "expiresAt": exp},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
+	if err != nil {
+		return "", TokenInfo{}, fmt.Errorf("%w: create api token: %w", ErrUnavailable, err)
+	}
+	info := TokenInfo{ID: id, Owner: req.Owner, Kind: req.Kind, Description: req.Description, CreatedAt: now,
+		CreatedBy: req.CreatedBy, ExpiresAt: req.ExpiresAt.UTC().Truncate(time.Millisecond)}
+	if req.ExpiresAt.IsZero() {
+		info.ExpiresAt = time.Time{}
+	}
+	return full, info, nil
+}
+
+func (r NewToken) validate(now time.Time) error {
+	switch {
+	case r.Owner == "" || r.Owner == authz.AnonymousSubject:
+		return fmt.Errorf("api token: owner must be a named principal")
+	case r.Kind != KindUser && r.Kind != KindService && r.Kind != KindProducer:
+		return fmt.Errorf("api token: kind %q must be user, service or producer", r.Kind)
+	case !r.ExpiresAt.IsZero() && !r.ExpiresAt.After(now):
+		return fmt.Errorf("api token: expiry %s is not in the future", r.ExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Revoke revokes a token now; revoking twice keeps the first revocation.
+func (s *TokenStore) Revoke(ctx context.Context, id, by string) error {
+	res, err := neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenRevoke,
+		map[string]any{"id": id, "now": graph.Millis(s.clock()), "by": by},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
+	if err != nil {
+		return fmt.Errorf("%w: revoke api token: %w", ErrUnavailable, err)
+	}
+	if len(res.Records) == 0 {
+		return fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+	}
+	return nil
+}
+
+// Get returns a token's record without its secret.
+func (s *TokenStore) Get(ctx context.Context, id string) (TokenInfo, error) {
+	info, _, err := s.get(ctx, id)
+	return info, err
+}
+
+// Verify checks a presented token: known id, matching secret (constant time), not revoked, not expired.
+func (s *TokenStore) Verify(ctx context.Context, raw string) (TokenInfo, error) {
+	id, secret, err := parseToken(raw)
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	info, hash, err := s.get(ctx, id)
+	if err != nil {
+		if isNotFound(err) {
+			secretMatches(id, secret, hashSecret("", "")) // same work as a known id
+			return TokenInfo{}, fmt.Errorf("%w: unknown token id", ErrInvalid)
+		}
+		return TokenInfo{}, err
+	}
+	now := s.clock()
+	switch {
+	case !secretMatches(id, secret, hash):
+		return TokenInfo{}, fmt.Errorf("%w: secret mismatch for token %s", ErrInvalid, id)
+	case !info.RevokedAt.IsZero():
+		return TokenInfo{}, fmt.Errorf("%w: token %s revoked", ErrInvalid, id)
+	case !info.ExpiresAt.IsZero() && !now.Before(info.ExpiresAt):
+		return TokenInfo{}, fmt.Errorf("%w: token %s expired", ErrInvalid, id)
+	}
+	return info, nil
+}
+
+func isNotFound(err error) bool { return err != nil && errors.Is(err, ErrTokenNotFound) }
+
+func (s *TokenStore) get(ctx context.Context, id string) (TokenInfo, string, error) {
+	res, err := neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenGet, map[string]any{"id": id},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database),
+		neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		return TokenInfo{}, "", fmt.Errorf("%w: read api token: %w", ErrUnavailable, err)
+	}
+	if len(res.Records) == 0 {
+		return TokenInfo{}, "", fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+	}
+	r := res.Records[0]
+	info := TokenInfo{ID: str(r, "id"), Owner: str(r, "owner"), Kind: str(r, "kind"),
+		Description: str(r, "description"), CreatedBy: str(r, "createdBy"), CreatedAt: millis(r, "createdAt"),
+		ExpiresAt: millis(r, "expiresAt"), RevokedAt: millis(r, "revokedAt")}
+	return info, str(r, "hash"), nil
+}
+
+func str(r *neo4j.Record, key string) string {
+	v, _ := r.Get(key)
+	s, _ := v.(string)
+	return s
+}
+
+func millis(r *neo4j.Record, key string) time.Time {
+	v, _ := r.Get(key)
+	n, ok := v.(int64)
+	if !ok {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}

@@ -1,0 +1,223 @@
+package project
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// latestRef is the latest evidence of an edge (by last listing time, then run id).
+type latestRef struct {
+	LastAt     int64  `json:"t"`
+	RunID      string `json:"r"`
+	RunState   string `json:"s"`
+	JobVersion string `json:"v,omitempty"`
+	Producer   string `json:"p,omitempty"`
+}
+
+func (a latestRef) after(b latestRef) bool {
+	return a.LastAt > b.LastAt || (a.LastAt == b.LastAt && a.RunID > b.RunID)
+}
+
+// edgeAgg is everything an OBSERVED edge's properties derive from, foldable run by run in time order.
+type edgeAgg struct {
+	Fold     foldState `json:"f"`
+	First    int64     `json:"a"`
+	Latest   latestRef `json:"z"`
+	EventIDs []string  `json:"e,omitempty"`
+}
+
+// jobCheckpoint is the fold state of a job's OBSERVED edges at time At: every run with a point before At is
+// terminal and folded in, no run straddles At, so a batch whose changed runs all start at or after At can fold
+// only the runs starting at or after At into it. Stored as JSON on the Job (edgeCkpt).
+type jobCheckpoint struct {
+	At            int64               `json:"at"`
+	Subjects      map[string]*edgeAgg `json:"s"`
+	HasCols       bool                `json:"cols,omitempty"`
+	LatestVersion latestVersionRef    `json:"lv"`
+}
+
+// latestVersionRef is the job version of the latest run (by start, then run id) that ran a known version.
+type latestVersionRef struct {
+	Start   int64  `json:"t"`
+	RunID   string `json:"r,omitempty"`
+	Version string `json:"v,omitempty"`
+}
+
+// withRuns returns the latest version over v and the runs.
+func (v latestVersionRef) withRuns(runs []jobRun) latestVersionRef {
+	for _, r := range runs {
+		if r.JobVersion != "" && (v.Version == "" || r.Start > v.Start || (r.Start == v.Start && r.ID > v.RunID)) {
+			v = latestVersionRef{Start: r.Start, RunID: r.ID, Version: r.JobVersion}
+		}
+	}
+	return v
+}
+
+func subjectString(s subjectKey) string { return s.Dir + "|" + s.DS }
+
+func parseSubject(k string) subjectKey {
+	dir, ds, _ := strings.Cut(k, "|")
+	return subjectKey{Dir: dir, DS: ds}
+}
+
+// foldObserved folds runs (all of whose points lie in [from, until)) and the cuts in that range into a copy of
+// prev, per (direction, dataset).
+func foldObserved(prev map[string]*edgeAgg, runs []jobRun, cuts map[string][]int64, from, until int64) map[string]*edgeAgg {
+	subjects := map[subjectKey]bool{}
+	for k := range prev {
+		subjects[parseSubject(k)] = true
+	}
+	for _, r := range runs {
+		for _, io := range r.IO {
+			subjects[subjectKey{dirOf(io.Dir), io.DS}] = true
+		}
+	}
+	out := make(map[string]*edgeAgg, len(subjects))
+	for _, s := range sortedSubjects(subjects) {
+		agg := edgeAgg{First: graph.OpenEnd}
+		if p := prev[subjectString(s)]; p != nil {
+			agg = *p
+			agg.EventIDs = append([]string(nil), p.EventIDs...)
+		}
+		out[subjectString(s)] = foldSubject(agg, s, runs, cutsIn(cuts[s.DS], from, until))
+	}
+	return out
+}
+
+func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAgg {
+	var ev []Evidence
+	var refs []evidenceRef
+	for i := range runs {
+		r := &runs[i]
+		io := r.find(s)
+		switch {
+		case io != nil:
+			ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
+			refs = append(refs, evidenceRef{run: r, io: io})
+			agg.First = min(agg.First, io.FirstAt)
+			ref := latestRef{LastAt: io.LastAt, RunID: r.ID, RunState: r.State, JobVersion: r.JobVersion, Producer: io.Producer}
+			if agg.Latest.RunID == "" || ref.after(agg.Latest) {
+				agg.Latest = ref
+			}
+		case r.State == olevent.TypeComplete:
+			ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+		}
+	}
+	agg.EventIDs = lastFew(append(agg.EventIDs, recentEventIDs(refs)...))
+	agg.Fold = foldIntervals(agg.Fold, ev, cuts)
+	return &agg
+}
+
+func cutsIn(cuts []int64, from, until int64) []int64 {
+	var out []int64
+	for _, c := range cuts {
+		if c >= from && c < until {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// edgesFromAggs renders the OBSERVED edges.
+func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
+	keys := make([]string, 0, len(aggs))
+	for k := range aggs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []edge
+	for _, k := range keys {
+		a := aggs[k]
+		ivs := a.Fold.intervals()
+		if len(ivs) == 0 {
+			continue
+		}
+		s := parseSubject(k)
+		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindObserved, Props: edgeProps(ivs, a.First,
+			a.Latest.LastAt, a.Latest.Producer, a.EventIDs, a.Latest.JobVersion, a.Latest.RunID, a.Latest.RunState, "run")})
+	}
+	return out
+}
+
+// nextCheckpoint picks the latest time at or after from such that every run with a point before it is terminal
+// and no run straddles it (starts before and has an event at or after it).
+func nextCheckpoint(runs []jobRun, from int64) int64 {
+	c := int64(math.MaxInt64)
+	for _, r := range runs {
+		if !isTerminal(r.State) {
+			c = min(c, r.Start)
+		}
+	}
+	var maxLast int64 = from
+	for _, r := range runs {
+		maxLast = max(maxLast, r.Last+1)
+	}
+	c = min(c, maxLast)
+	for changed := true; changed; {
+		changed = false
+		for _, r := range runs {
+			if r.Start < c && c <= r.Last {
+				c, changed = r.Start, true
+			}
+		}
+	}
+	return max(c, from)
+}
+
+// advanceCheckpoint folds the runs that end before the next checkpoint time into ck.
+func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64) *jobCheckpoint {
+	from := int64(math.MinInt64)
+	var prev map[string]*edgeAgg
+	next := &jobCheckpoint{}
+	if ck != nil {
+		from, prev, next.LatestVersion, next.HasCols = ck.At, ck.Subjects, ck.LatestVersion, ck.HasCols
+	}
+	next.At = nextCheckpoint(runs, max(from, 0))
+	var sealed []jobRun
+	for _, r := range runs {
+		if r.Last < next.At {
+			sealed = append(sealed, r)
+		}
+	}
+	next.Subjects = foldObserved(prev, sealed, cuts, from, next.At)
+	next.LatestVersion = next.LatestVersion.withRuns(sealed)
+	for _, r := range runs {
+		next.HasCols = next.HasCols || r.hasCols()
+	}
+	return next
+}
+
+func (r *jobRun) hasCols() bool {
+	for _, io := range r.IO {
+		if io.Cols != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func encodeCheckpoint(ck *jobCheckpoint) (string, error) {
+	b, err := json.Marshal(ck)
+	if err != nil {
+		return "", fmt.Errorf("encode job checkpoint: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeCheckpoint(v any) *jobCheckpoint {
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return nil
+	}
+	var ck jobCheckpoint
+	if json.Unmarshal([]byte(s), &ck) != nil || ck.Subjects == nil {
+		return nil
+	}
+	return &ck
+}

@@ -1,0 +1,111 @@
+package project
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// randomRun is a run of a job over datasets d0..d3 with a random state.
+func randomRun(rng *rand.Rand, i int, start int64) jobRun {
+	states := []string{olevent.TypeComplete, olevent.TypeComplete, olevent.TypeComplete, olevent.TypeFail,
+		olevent.TypeAbort, olevent.TypeRunning}
+	r := jobRun{ID: fmt.Sprintf("run%03d", i), State: states[rng.IntN(len(states))], Start: start,
+		JobVersion: fmt.Sprintf("v%d", rng.IntN(3))}
+	r.Last = start + int64(1+rng.IntN(30))
+	if isTerminal(r.State) {
+		r.Ended = r.Last
+	}
+	for d := 0; d < 4; d++ {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		dir := graph.RelRead
+		if d%2 == 1 {
+			dir = graph.RelWrote
+		}
+		first := start + int64(rng.IntN(int(r.Last-start)+1))
+		pub := runPub(r.State, false, "")
+		r.IO = append(r.IO, jobIO{Dir: dir, DS: fmt.Sprintf("d%d", d), FirstAt: first, LastAt: r.Last, Pub: pub,
+			Producer: "p", EventIDs: []string{r.ID + "-e"}})
+	}
+	return r
+}
+
+// TestCheckpointFoldEqualsFullFold drives random arrival histories (new runs mostly in order, some late, some
+// first seen running and completed later) and checks after every batch that folding from the checkpoint gives
+// exactly the edges of folding every run.
+func TestCheckpointFoldEqualsFullFold(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		cuts := map[string][]int64{"d1": {int64(200 + rng.IntN(400))}}
+		var all []jobRun
+		var ck *jobCheckpoint
+		incremental := 0
+		for step := 0; step < 25; step++ {
+			changed := int64(math.MaxInt64)
+			for n := 0; n < 1+rng.IntN(3); n++ {
+				start := int64(step*40 + rng.IntN(30))
+				if rng.IntN(6) == 0 {
+					start -= int64(rng.IntN(200)) // a late run
+				}
+				r := randomRun(rng, len(all), start)
+				all = append(all, r)
+				changed = min(changed, r.Start)
+			}
+			if rng.IntN(4) == 0 { // an earlier running run completes
+				for i := range all {
+					if !isTerminal(all[i].State) {
+						all[i].State, all[i].Last = olevent.TypeComplete, all[i].Last+5
+						all[i].Ended = all[i].Last
+						for j := range all[i].IO {
+							all[i].IO[j].Pub, all[i].IO[j].LastAt = graph.PubPublished, all[i].Last
+						}
+						changed = min(changed, all[i].Start)
+						break
+					}
+				}
+			}
+			want := observedEdges(all, cuts)
+			var got []edge
+			if ck != nil && changed >= ck.At {
+				incremental++
+				var loaded []jobRun
+				for _, r := range all {
+					if r.Start >= ck.At {
+						loaded = append(loaded, r)
+					}
+				}
+				got = edgesFromAggs(foldObserved(ck.Subjects, loaded, cuts, ck.At, graph.OpenEnd))
+				ck = roundTrip(t, advanceCheckpoint(ck, loaded, cuts))
+			} else {
+				got = observedEdges(all, cuts)
+				ck = roundTrip(t, advanceCheckpoint(nil, all, cuts))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, got, want)
+			}
+		}
+		if incremental == 0 {
+			t.Fatalf("seed %d never used the checkpoint", seed)
+		}
+	}
+}
+
+func roundTrip(t *testing.T, ck *jobCheckpoint) *jobCheckpoint {
+	t.Helper()
+	s, err := encodeCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := decodeCheckpoint(s)
+	if out == nil {
+		t.Fatalf("checkpoint does not decode: %s", s)
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package lineage
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+func TestCursorRoundTripAndBinding(t *testing.T) {
+	c := cursorCodec{key: []byte("k")}
+	h := hashSet{}
+	h.add("x")
+	st := cursorState{Subject: digest("alice"), Args: "args", AsOf: 42,
+		Frontier: []frontierEntry{{Key: "k1", Kind: HopDataset, Down: true, Depth: 2, Skip: 3}}, Nodes: h.pack()}
+	s, err := c.encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.decode(s, digest("alice"), "args")
+	if err != nil || got.AsOf != 42 || got.Frontier[0] != st.Frontier[0] || !unpack(got.Nodes).has("x") {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	for name, tc := range map[string]struct{ cur, sub, args string }{
+		"other principal": {s, digest("bob"), "args"},
+		"other args":      {s, digest("alice"), "args2"},
+		"tampered":        {"e30" + s[3:], digest("alice"), "args"},
+		"other key":       {mustEncode(t, cursorCodec{key: []byte("other")}, st), digest("alice"), "args"},
+		"garbage":         {"nope", digest("alice"), "args"},
+	} {
+		if _, err := c.decode(tc.cur, tc.sub, tc.args); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+func mustEncode(t *testing.T, c cursorCodec, st cursorState) string {
+	s, err := c.encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSelectIntervalAndIntersection(t *testing.T) {
+	pub := map[string]bool{graph.PubPublished: true}
+	r := &graph.Rel{Froms: []int64{0, 100}, Tos: []int64{50, graph.OpenEnd}, Pubs: []string{graph.PubPublished, graph.PubAttempted}}
+	for _, tc := range []struct {
+		t    int64
+		ok   bool
+		from int64
+	}{{10, true, 0}, {50, false, 0}, {60, false, 0}, {150, false, 0}} {
+		f, _, _, ok := selectInterval(r, tc.t, pub)
+		if ok != tc.ok || (ok && f != tc.from) {
+			t.Errorf("t=%d: ok=%v from=%d", tc.t, ok, f)
+		}
+	}
+	all := map[string]bool{graph.PubPublished: true, graph.PubAttempted: true}
+	if _, _, p, ok := selectInterval(r, 150, all); !ok || p != graph.PubAttempted {
+		t.Errorf("includeAttempted at 150: %v %s", ok, p)
+	}
+	other := &graph.Rel{Froms: []int64{20}, Tos: []int64{120}, Pubs: []string{graph.PubPublished}}
+	iv := pair{in: r, out: other}.intervals()
+	if len(iv) != 2 || iv[0].ValidFrom.UnixMilli() != 20 || iv[0].ValidTo.UnixMilli() != 50 ||
+		iv[1].ValidFrom.UnixMilli() != 100 || iv[1].ValidTo.UnixMilli() != 120 {
+		t.Fatalf("intersection = %+v", iv)
+	}
+}
+
+func TestStaleThreshold(t *testing.T) {
+	ec := edgeCtx{staleMin: 24 * time.Hour, staleFactor: 3}
+	day := int64(24 * time.Hour / time.Millisecond)
+	for _, tc := range []struct {
+		job  graph.JobBrief
+		want time.Duration
+	}{
+		{graph.JobBrief{Runs: 1}, 24 * time.Hour},
+		{graph.JobBrief{Runs: 11, FirstSeenAt: 0, LastSeenAt: 10 * day}, 72 * time.Hour},     // daily: 3 days
+		{graph.JobBrief{Runs: 241, FirstSeenAt: 0, LastSeenAt: 10 * day}, 24 * time.Hour},    // hourly: floor of a day
+		{graph.JobBrief{Runs: 3, FirstSeenAt: 0, LastSeenAt: 20 * day}, 30 * 24 * time.Hour}, // every 10 days
+	} {
+		if got := staleThreshold(&tc.job, ec); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.job, got, tc.want)
+		}
+	}
+}
+
+func TestIDsAreOpaqueAndTyped(t *testing.T) {
+	id := DatasetID("ds_abc")
+	kind, key, ok := decodeID(id)
+	if !ok || kind != idDataset || key != "ds_abc" {
+		t.Fatalf("decode %s: %s %s %v", id, kind, key, ok)
+	}
+	if RunKeyOf(RunID("0190")) != "0190" || RunKeyOf(" 0190ABC ") != "0190abc" {
+		t.Fatal("run ids")
+	}
+	if _, _, ok := decodeID("%%%"); ok {
+		t.Fatal("garbage decoded")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{CursorKey: "0123456789abcdef0123456789abcdef"}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]Config{
+		"short key":      {CursorKey: "short"},
+		"depth over cap": {CursorKey: good.CursorKey, MaxDepth: DefaultMaxDepth + 1},
+		"max nodes 1":    {CursorKey: good.CursorKey, MaxNodes: 1},
+	} {
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if d := good.WithDefaults(); d.MaxDepth != DefaultMaxDepth || d.FanOut != DefaultFanOut || d.MaxNodes != DefaultMaxNodes {
+		t.Fatalf("defaults: %+v", d)
+	}
+}

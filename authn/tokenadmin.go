@@ -17,6 +17,8 @@ type ManageChecker interface {
 	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s authz.Securable) bool
 }
 
+var _ ManageChecker = (*authz.GrantPolicy)(nil)
+
 // TokenManager is the API-token service behind the management API. A principal may create and revoke user
 // tokens for itself; tokens for anyone else, and service or producer tokens, need MANAGE_GRANTS on ROOT.
 // Every creation and revocation, and every refusal, is audited.

@@ -183,7 +183,7 @@ func waitCommitted(t *testing.T, kc kafkaio.Config, timeout time.Duration) {
 			for _, p := range parts {
 				hw, _ := client.GetOffset(kc.EventsTopic, p, sarama.OffsetNewest)
 				blk := offs.GetBlock(kc.EventsTopic, p)
-				if blk == nil || blk.Offset < hw {
+				if hw > 0 && (blk == nil || blk.Offset < hw) { // an empty partition has nothing to commit
 					behind++
 				}
 			}

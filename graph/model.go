@@ -39,6 +39,7 @@ const (
 	RelRanVersion    = "RAN_VERSION"
 	RelChildOf       = "CHILD_OF"
 	RelOfRun         = "OF_RUN"
+	RelAboutJob      = "ABOUT_JOB" // (:Event)-[:ABOUT_JOB]->(:Job) for JobEvents
 	RelHasField      = "HAS_FIELD"
 	RelVersionOf     = "VERSION_OF"
 	RelRead          = "READ"

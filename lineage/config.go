@@ -15,7 +15,7 @@ type Config struct {
 	Deadline       time.Duration `help:"Time budget of one lineage page." default:"5s" env:"HEADWATER_LINEAGE_DEADLINE" yaml:"deadline"`
 	StaleMin       time.Duration `help:"Smallest staleness threshold of an observed edge." default:"24h" env:"HEADWATER_LINEAGE_STALE_MIN" yaml:"staleMin"`
 	StaleFactor    float64       `help:"Staleness threshold as a multiple of the job's usual run interval." default:"3" env:"HEADWATER_LINEAGE_STALE_FACTOR" yaml:"staleFactor"`
-	CursorKey      string        `help:"HMAC key signing lineage cursors (at least 32 bytes)." env:"HEADWATER_LINEAGE_CURSOR_KEY" yaml:"cursorKey" secret:"true"`
+	CursorKey      string        `help:"HMAC key signing lineage cursors (at least 32 bytes; empty: random per process, cursors do not survive restarts or cross replicas)." env:"HEADWATER_LINEAGE_CURSOR_KEY" yaml:"cursorKey" secret:"true"`
 	NowBucket      time.Duration `help:"Bucket of 'now' in cache keys." default:"1m" env:"HEADWATER_LINEAGE_NOW_BUCKET" yaml:"nowBucket"`
 	RawCacheTTL    time.Duration `help:"TTL of cached neighbour lists." default:"10m" env:"HEADWATER_LINEAGE_RAW_CACHE_TTL" yaml:"rawCacheTTL"`
 	ResultCacheTTL time.Duration `help:"TTL of cached answers." default:"5m" env:"HEADWATER_LINEAGE_RESULT_CACHE_TTL" yaml:"resultCacheTTL"`
@@ -63,8 +63,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lineage.fan-out: must be at least 1, got %d", c.FanOut)
 	case c.Deadline < 0 || c.StaleMin < 0 || c.StaleFactor < 0:
 		return errors.New("lineage: deadline, stale-min and stale-factor must not be negative")
-	case len(c.CursorKey) < minCursorKey:
-		return fmt.Errorf("lineage.cursor-key: must be at least %d bytes", minCursorKey)
+	case c.CursorKey != "" && len(c.CursorKey) < minCursorKey:
+		return fmt.Errorf("lineage.cursor-key: must be empty (a random per-process key) or at least %d bytes", minCursorKey)
 	}
 	return nil
 }

@@ -94,20 +94,24 @@ func isDirect(e *LineageEdge) bool {
 
 // shortestPaths runs a BFS from root over the edges that pass keep, returning each reached node's path.
 func shortestPaths(root string, edges []*LineageEdge, keep func(*LineageEdge) bool) map[string][]*LineageEdge {
-	out := map[string][]*LineageEdge{root: {}}
-	queue := []string{root}
-	for len(queue) > 0 {
+	out := map[string][]*LineageEdge{}
+	if len(edges) == 0 {
+		return out
+	}
+	adj := map[string][]*LineageEdge{}
+	for _, e := range edges {
+		if keep(e) {
+			adj[e.From] = append(adj[e.From], e)
+		}
+	}
+	out[root] = []*LineageEdge{}
+	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
 		cur := queue[0]
-		queue = queue[1:]
-		for _, e := range edges {
-			if e.From != cur || !keep(e) {
-				continue
+		for _, e := range adj[cur] {
+			if _, seen := out[e.To]; !seen {
+				out[e.To] = append(slices.Clone(out[cur]), e)
+				queue = append(queue, e.To)
 			}
-			if _, seen := out[e.To]; seen {
-				continue
-			}
-			out[e.To] = append(slices.Clone(out[cur]), e)
-			queue = append(queue, e.To)
 		}
 	}
 	delete(out, root)

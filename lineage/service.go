@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"time"
@@ -54,6 +55,9 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	}
 	s := &Service{store: store, cache: o.Cache, policy: o.Policy, canon: o.Canon, clock: o.Clock, cfg: cfg,
 		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, log: o.Log}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.policy == nil {
 		s.policy = authz.AllowAll{}
 	}
@@ -63,8 +67,9 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	if s.clock == nil {
 		s.clock = time.Now
 	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	if cfg.CursorKey == "" {
+		s.cursor.key = randomKey()
+		s.log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")
 	}
 	s.reader = StoreReader{Store: store}
 	if o.Cache != nil {
@@ -110,4 +115,11 @@ func (s *Service) visible(ctx context.Context, c authz.Candidate) (bool, error) 
 // scope is the caller's permission scope (cache fingerprint, permissionsFiltered).
 func (s *Service) scope(ctx context.Context) (authz.Scope, error) {
 	return s.policy.Scope(ctx, authz.FromContext(ctx))
+}
+
+// randomKey is a fresh 32-byte signing key.
+func randomKey() []byte {
+	k := make([]byte, minCursorKey)
+	_, _ = rand.Read(k)
+	return k
 }

@@ -113,6 +113,9 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	if (Config{}).Validate() != nil {
+		t.Fatal("an empty cursor key (random per process) must be accepted")
+	}
 	if d := good.WithDefaults(); d.MaxDepth != DefaultMaxDepth || d.FanOut != DefaultFanOut || d.MaxNodes != DefaultMaxNodes {
 		t.Fatalf("defaults: %+v", d)
 	}

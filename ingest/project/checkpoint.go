@@ -145,20 +145,25 @@ func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
 	return out
 }
 
-// nextCheckpoint picks the latest time at or after from such that every run with a point before it is terminal
-// and no run straddles it (starts before and has an event at or after it).
-func nextCheckpoint(runs []jobRun, from int64) int64 {
-	c := int64(math.MaxInt64)
-	for _, r := range runs {
-		if !isTerminal(r.State) {
-			c = min(c, r.Start)
-		}
-	}
+// checkpointPinWindow: a run without a terminal event that started less than this (event time) before the job's
+// latest event holds the checkpoint before its start, so its COMPLETE folds incrementally. An older one (a run
+// whose terminal event was lost) is sealed into the checkpoint; if it ever reports again, the job is folded in
+// full once.
+const checkpointPinWindow = int64(24 * 60 * 60 * 1000)
+
+// nextCheckpoint picks the latest time at or after from such that no run straddles it (starts before it and has
+// an event at or after it) and no recent run without a terminal event starts before it.
+func nextCheckpoint(runs []jobRun, from, pinWindow int64) int64 {
 	var maxLast int64 = from
 	for _, r := range runs {
 		maxLast = max(maxLast, r.Last+1)
 	}
-	c = min(c, maxLast)
+	c := maxLast
+	for _, r := range runs {
+		if !isTerminal(r.State) && r.Start >= maxLast-pinWindow {
+			c = min(c, r.Start)
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, r := range runs {
@@ -171,14 +176,14 @@ func nextCheckpoint(runs []jobRun, from int64) int64 {
 }
 
 // advanceCheckpoint folds the runs that end before the next checkpoint time into ck.
-func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64) *jobCheckpoint {
+func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64, pinWindow int64) *jobCheckpoint {
 	from := int64(math.MinInt64)
 	var prev map[string]*edgeAgg
 	next := &jobCheckpoint{}
 	if ck != nil {
 		from, prev, next.LatestVersion, next.HasCols = ck.At, ck.Subjects, ck.LatestVersion, ck.HasCols
 	}
-	next.At = nextCheckpoint(runs, max(from, 0))
+	next.At = nextCheckpoint(runs, from, pinWindow)
 	var sealed []jobRun
 	for _, r := range runs {
 		if r.Last < next.At {

@@ -170,6 +170,9 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 	for k, v := range d.Facets {
 		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID, V: v})
 	}
+	for _, k := range d.Deleted {
+		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID}) // a deletion: no value
+	}
 }
 
 func versionOf(d *dsRec, t int64) *versionRow {
@@ -231,7 +234,9 @@ func compactStrings(s []string) []string {
 func (st *dsState) facetsJSON() string {
 	m := make(map[string]json.RawMessage, len(st.Facets))
 	for k, v := range st.Facets {
-		m[k] = v.V
+		if len(v.V) > 0 {
+			m[k] = v.V
+		}
 	}
 	b, _ := json.Marshal(m)
 	return string(b)

@@ -65,7 +65,7 @@ WITH collect(DISTINCT n) AS base
 CALL (base) {
 	UNWIND base AS b
 	OPTIONAL MATCH (b)-[:HAS_FIELD|HAS_VERSION]->(x)
-	OPTIONAL MATCH (b)<-[:VERSION_OF|OF_JOB]-(y)
+	OPTIONAL MATCH (b)<-[:VERSION_OF|OF_JOB|ABOUT_JOB]-(y)
 	OPTIONAL MATCH (b)<-[:OF_JOB]-(:Run)<-[:OF_RUN]-(z:Event)
 	RETURN collect(DISTINCT x) + collect(DISTINCT y) + collect(DISTINCT z) AS more
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,7 +72,7 @@ type scen struct {
 	bump  *testBumper
 	ns    string
 	base  time.Time
-	seq   int
+	seq   atomic.Int64
 }
 
 func newScen(t *testing.T) *scen {
@@ -130,8 +131,8 @@ func (s *scen) apply(evs ...olevent.Event) Result {
 func (s *scen) applyErr(evs ...olevent.Event) (Result, error) {
 	batch := make([]Envelope, 0, len(evs))
 	for _, e := range evs {
-		s.seq++
-		batch = append(batch, Envelope{Event: e, ReceivedAt: time.Now().Add(time.Duration(s.seq) * time.Millisecond),
+		seq := s.seq.Add(1)
+		batch = append(batch, Envelope{Event: e, ReceivedAt: time.Now().Add(time.Duration(seq) * time.Millisecond),
 			Principal: "test", Source: "replay"})
 	}
 	return s.p.Apply(s.ctx, batch)
@@ -151,7 +152,7 @@ func (s *scen) wipe() {
 	s.t.Helper()
 	s.query(`MATCH (n) WHERE (n:Dataset OR n:Job OR n:DatasetName OR n:UnresolvedIdentity) AND n.namespace STARTS WITH $p
 		OPTIONAL MATCH (n)-[:HAS_FIELD|HAS_VERSION]->(x)
-		OPTIONAL MATCH (n)<-[:VERSION_OF|OF_JOB]-(y)
+		OPTIONAL MATCH (n)<-[:VERSION_OF|OF_JOB|ABOUT_JOB]-(y)
 		OPTIONAL MATCH (y)<-[:OF_RUN]-(z:Event)
 		DETACH DELETE n, x, y, z`, map[string]any{"p": s.ns})
 	s.query(`MATCH (e:Event) WHERE e.key STARTS WITH $p DETACH DELETE e`, map[string]any{"p": s.ns})

@@ -56,7 +56,7 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			e.Job = k
 			edges = append(edges, e)
 		}
-		next, err := encodeCheckpoint(advanceCheckpoint(ck, runs[k], cuts))
+		next, err := encodeCheckpoint(advanceCheckpoint(ck, runs[k], cuts, checkpointPinWindow))
 		if err != nil {
 			return err
 		}
@@ -149,7 +149,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		rows = append(rows, map[string]any{"k": k, "from": from})
 	}
 	out, err := w.run(`UNWIND $rows AS row
-		MATCH (r:Run {jobKey: row.k}) WHERE coalesce(r.firstEventAt, 0) >= row.from
+		MATCH (r:Run {jobKey: row.k}) WHERE r.firstEventAt >= row.from
 		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
 			lastAt: x.lastAt, pub: x.publication, producer: x.producer, eventIds: x.eventIds,
@@ -190,7 +190,7 @@ func decodeJobIO(x map[string]any) jobIO {
 
 func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
 	out, err := w.run(`UNWIND $jobs AS k
-		MATCH (:Job {key: k})<-[:OF_JOB]-(e:Event {kind: 'JOB'})
+		MATCH (:Job {key: k})<-[:ABOUT_JOB]-(e:Event)
 		RETURN k, collect(e.payload) AS payloads`, map[string]any{"jobs": toAny(jobs)})
 	if err != nil {
 		return nil, err

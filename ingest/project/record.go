@@ -51,6 +51,8 @@ type dsRec struct {
 	DeclFields  map[string][]colInput      `json:",omitempty"`
 	Meta        *dsMeta                    `json:",omitempty"`
 	Facets      map[string]json.RawMessage `json:",omitempty"`
+	Deleted     []string                   `json:",omitempty"` // dataset facets sent with _deleted: true
+	IOFacets    map[string]json.RawMessage `json:",omitempty"` // inputFacets or outputFacets of this event
 }
 
 // dsMeta is static dataset metadata carried by an event.
@@ -207,7 +209,11 @@ func newIdent(ns, name string, canon Canonicalizer) *ident {
 }
 
 func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
-	out := &dsRec{ID: newIdent(d.Namespace, d.Name, canon), Version: d.Version, Schema: d.Schema, Facets: d.Facets}
+	out := &dsRec{ID: newIdent(d.Namespace, d.Name, canon), Version: d.Version, Schema: d.Schema, Facets: d.Facets,
+		Deleted: d.Deleted, IOFacets: d.InputFacets}
+	if len(d.OutputFacets) > 0 {
+		out.IOFacets = d.OutputFacets
+	}
 	if d.Publication != nil {
 		out.Publication = strings.ToUpper(d.Publication.State)
 	}
@@ -260,6 +266,9 @@ func colList(ins []olevent.InputField, canon Canonicalizer) []colInput {
 // DatasetEvent (see docs/adr/0006-projection-and-intervals.md).
 func publicationRunID(d *olevent.Dataset) string {
 	raw, ok := d.Facets[pubFacetKey]
+	if !ok {
+		raw, ok = d.OutputFacets[pubFacetKey]
+	}
 	if !ok {
 		return ""
 	}

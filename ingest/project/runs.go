@@ -183,6 +183,10 @@ func ioRows(s *runState) []any {
 			io := m[k]
 			props := map[string]any{"firstAt": io.FirstAt, "lastAt": io.LastAt, "datasetVersion": nilIfEmpty(io.Version),
 				"producer": io.Producer, "eventIds": toAny(io.EventIDs)}
+			if len(io.Facets) > 0 {
+				b, _ := json.Marshal(io.Facets)
+				props["facets"] = string(b)
+			}
 			if dir == graph.RelWrote {
 				props["publication"] = io.Publication
 				if io.Col != nil {

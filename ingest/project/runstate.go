@@ -52,6 +52,7 @@ type runIO struct {
 	EventIDs        []string
 	pubFacet        string // latest headwater_publication state by event order
 	Col             *runCols
+	Facets          map[string]json.RawMessage // input or output facets, per key latest by event order
 }
 
 // runCols is a run's column lineage for one output dataset: mappings accumulated over its events.
@@ -241,6 +242,12 @@ func accumulate(m map[string]*runIO, d *dsRec, e *rec) *runIO {
 	}
 	io.Producer = e.Producer
 	io.EventIDs = lastFew(append(io.EventIDs, e.ID))
+	for k, v := range d.IOFacets {
+		if io.Facets == nil {
+			io.Facets = map[string]json.RawMessage{}
+		}
+		io.Facets[k] = v
+	}
 	return io
 }
 

@@ -143,7 +143,7 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 			MERGE (e)-[:OF_RUN]->(r))
 		FOREACH (_ IN CASE WHEN row.jobKey <> '' THEN [1] ELSE [] END |
 			MERGE (j:Job {key: row.jobKey})
-			MERGE (e)-[:OF_JOB]->(j))`, map[string]any{"rows": rows})
+			MERGE (e)-[:ABOUT_JOB]->(j))`, map[string]any{"rows": rows})
 	return err
 }
 

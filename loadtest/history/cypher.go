@@ -67,4 +67,11 @@ CALL (x, r) {
   MATCH (d) WHERE elementId(d) = ds
   CREATE (x)-[:WROTE {firstAt: r.s, lastAt: r.last, publication: r.pub, normVersion: $nv}]->(d)
 }`
+
+	// cypherHubReads writes the READs of runs to hub datasets; every batch holds one hub's rows and one writer
+	// owns each hub, so no two transactions contend for a hub node.
+	cypherHubReads = `UNWIND $rows AS r
+MATCH (x:Run {key: r.run})
+MATCH (d) WHERE elementId(d) = r.ds
+CREATE (x)-[:READ {firstAt: r.s, lastAt: r.last, normVersion: $nv}]->(d)`
 )

@@ -24,7 +24,7 @@ func EstimateAt(res Result, cfg Config, datasets int, runs int64) Estimate {
 	var secs float64
 	for _, p := range res.Phases {
 		scale := dsScale
-		if p.Name == "runs" {
+		if p.Name == PhaseRuns || p.Name == PhaseHubReads {
 			scale = runScale
 		}
 		rows := float64(p.Rows) * scale

@@ -18,12 +18,13 @@ var ErrPrefixInUse = errors.New("namespace prefix already has data")
 
 // Loader writes one world's history into Neo4j.
 type Loader struct {
-	store *graph.Store
-	cfg   Config
-	log   *slog.Logger
-	now   func() time.Time
-	keys  keys
-	eids  elementIDs // filled after the node phases
+	store    *graph.Store
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	keys     keys
+	eids     elementIDs  // filled after the node phases
+	hubIndex map[int]int // dataset id -> index among the world's hubs
 }
 
 // Result is what a load wrote and what Neo4j holds afterwards under the prefix.
@@ -41,7 +42,11 @@ func NewLoader(store *graph.Store, cfg Config, log *slog.Logger, now func() time
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Loader{store: store, cfg: cfg, log: log, now: now, keys: newKeys(cfg)}, nil
+	hubs := map[int]int{}
+	for i, h := range cfg.World.Hubs {
+		hubs[h] = i
+	}
+	return &Loader{store: store, cfg: cfg, log: log, now: now, keys: newKeys(cfg), hubIndex: hubs}, nil
 }
 
 // Load writes every phase in dependency order and reads the counts back.
@@ -58,13 +63,14 @@ func (l *Loader) Load(ctx context.Context) (Result, error) {
 	start := l.now()
 	phases := []struct {
 		name string
-		p    producer
+		p    lanedProducer
 	}{
-		{"datasets", l.datasets}, {"jobs", l.jobs}, {"fields", l.fields}, {"lineage-edges", l.edges},
-		{"column-lineage", l.columns}, {"runs", l.runs},
+		{"datasets", anyLane(l.datasets)}, {"jobs", anyLane(l.jobs)}, {"fields", anyLane(l.fields)},
+		{"lineage-edges", anyLane(l.edges)}, {"column-lineage", anyLane(l.columns)}, {PhaseRuns, anyLane(l.runs)},
+		{PhaseHubReads, l.hubReads},
 	}
 	for _, ph := range phases {
-		if ph.name == "runs" {
+		if ph.name == PhaseRuns {
 			if l.eids, err = l.readElementIDs(ctx); err != nil {
 				return res, err
 			}

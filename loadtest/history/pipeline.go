@@ -40,24 +40,47 @@ type PhaseResult struct {
 // producer emits the batches of a phase; it must stop when emit returns an error.
 type producer func(emit func(batch) error) error
 
-// runPhase streams a phase's batches to parallel writers.
-func (l *Loader) runPhase(ctx context.Context, name string, produce producer) (PhaseResult, error) {
+// lanedProducer emits batches to a lane: batches of one lane go to one writer, so batches that would contend
+// for the same node (a hub) never run concurrently. Lane -1 means any writer.
+type lanedProducer func(emit func(lane int, b batch) error) error
+
+// anyLane adapts a producer whose batches may go to any writer.
+func anyLane(p producer) lanedProducer {
+	return func(emit func(int, batch) error) error {
+		return p(func(b batch) error { return emit(-1, b) })
+	}
+}
+
+// runPhase streams a phase's batches to parallel writers, one channel per writer.
+func (l *Loader) runPhase(ctx context.Context, name string, produce lanedProducer) (PhaseResult, error) {
 	start := l.now()
-	ch := make(chan batch, 2*l.cfg.Writers)
+	w := l.cfg.Writers
+	chans := make([]chan batch, w)
+	for i := range chans {
+		chans[i] = make(chan batch, 2)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	var rows, batches atomic.Int64
 	g.Go(func() error {
-		defer close(ch)
-		return produce(func(b batch) error {
+		defer func() {
+			for _, ch := range chans {
+				close(ch)
+			}
+		}()
+		next := 0
+		return produce(func(lane int, b batch) error {
+			if lane < 0 {
+				lane, next = next, next+1
+			}
 			select {
-			case ch <- b:
+			case chans[lane%w] <- b:
 				return nil
 			case <-gctx.Done():
 				return gctx.Err()
 			}
 		})
 	})
-	for range l.cfg.Writers {
+	for _, ch := range chans {
 		g.Go(func() error {
 			for b := range ch {
 				n, err := l.write(gctx, b)

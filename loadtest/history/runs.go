@@ -54,11 +54,15 @@ func (l *Loader) elementIDsOf(ctx context.Context, label string, keys []string) 
 	return out, nil
 }
 
-// runs: RunDays x RunsPerDay runs (jobs drawn by their frequency weight) with OF_JOB, READ and WROTE, one
-// statement per chunk of runs.
-func (l *Loader) runs(emit func(batch) error) error {
+// Phase names that scale with the number of runs.
+const (
+	PhaseRuns     = "runs"
+	PhaseHubReads = "hub-reads"
+)
+
+// eachRun draws the run-detail window deterministically (the runs and hub-reads phases draw the same runs).
+func (l *Loader) eachRun(f func(row map[string]any) error) error {
 	w := l.cfg.World
-	perTx := max(1, l.cfg.BatchRows/rowsPerRunEstimate)
 	cum := make([]float64, len(w.Jobs))
 	total := 0.0
 	for i, j := range w.Jobs {
@@ -66,24 +70,78 @@ func (l *Loader) runs(emit func(batch) error) error {
 		cum[i] = total
 	}
 	r := rand.New(rand.NewPCG(w.Config.Seed^hashPrefix(w.Config.Prefix), streamRunDetail))
-	var pending []map[string]any
 	for d := l.cfg.RunDays; d > 0; d-- {
 		dayStart := l.keys.end - int64(d)*dayMs
 		for range w.Config.RunsPerDay {
 			i := min(sort.SearchFloat64s(cum, r.Float64()*total), len(cum)-1)
-			pending = append(pending, l.runRow(r, w.Jobs[i], dayStart+r.Int64N(dayMs)))
-			if len(pending) >= perTx {
-				if err := emit(batch{{cypher: cypherRuns, rows: pending}}); err != nil {
-					return err
-				}
-				pending = nil
+			if err := f(l.runRow(r, w.Jobs[i], dayStart+r.Int64N(dayMs))); err != nil {
+				return err
 			}
 		}
 	}
-	if len(pending) == 0 {
+	return nil
+}
+
+// runs: RunDays x RunsPerDay runs (jobs drawn by their frequency weight) with OF_JOB, READ of non-hub inputs
+// and WROTE, one statement per chunk of runs, chunks spread over all writers.
+func (l *Loader) runs(emit func(batch) error) error {
+	perTx := max(1, l.cfg.BatchRows/rowsPerRunEstimate)
+	var pending []map[string]any
+	err := l.eachRun(func(row map[string]any) error {
+		delete(row, "hubReads")
+		pending = append(pending, row)
+		if len(pending) >= perTx {
+			b := batch{{cypher: cypherRuns, rows: pending}}
+			pending = nil
+			return emit(b)
+		}
 		return nil
+	})
+	if err != nil || len(pending) == 0 {
+		return err
 	}
 	return emit(batch{{cypher: cypherRuns, rows: pending}})
+}
+
+// hubReads: the READs of the same runs to hub datasets, batched per hub, each hub on its own lane.
+func (l *Loader) hubReads(emit func(int, batch) error) error {
+	pending := map[int][]map[string]any{}
+	flush := func(hub int) error {
+		rows := pending[hub]
+		delete(pending, hub)
+		return emit(hub, batch{{cypher: cypherHubReads, rows: rows}})
+	}
+	err := l.eachRun(func(row map[string]any) error {
+		for _, hr := range row["hubReads"].([]hubRead) {
+			pending[hr.hub] = append(pending[hr.hub], map[string]any{"run": row["key"], "ds": hr.eid, "s": row["s"], "last": row["last"]})
+			if len(pending[hr.hub]) >= l.cfg.BatchRows {
+				if err := flush(hr.hub); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	hubs := make([]int, 0, len(pending))
+	for h := range pending {
+		hubs = append(hubs, h)
+	}
+	sort.Ints(hubs)
+	for _, h := range hubs {
+		if err := flush(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hubRead is one READ of a run to a hub: the hub's index among the world's hubs (its lane) and element id.
+type hubRead struct {
+	hub int
+	eid string
 }
 
 func hashPrefix(p string) uint64 {
@@ -110,12 +168,27 @@ func (l *Loader) runRow(r *rand.Rand, j gen.Job, start int64) map[string]any {
 	row := map[string]any{"key": id, "job": l.eids.job[j.ID], "jobKey": l.keys.job[j.ID], "state": state,
 		"s": start, "e": nullable(end), "n": start - start%dayMs, "p": nil, "root": nil, "err": nullable(errMsg),
 		"last": max(start, end), "pt": processingType(j), "pub": pub,
-		"reads": l.datasetEIDs(j.Inputs), "writes": l.datasetEIDs(j.Outputs)}
+		"writes": l.datasetEIDs(j.Outputs)}
+	row["reads"], row["hubReads"] = l.splitReads(j.Inputs)
 	if j.ParentName != "" {
 		row["p"] = gen.UUIDOf(c.Prefix, j.ParentNS, j.ParentName, strconv.FormatInt(start/dayMs, 10))
 		row["root"] = gen.UUIDOf(c.Prefix, j.RootNS, j.RootName, strconv.FormatInt(start/dayMs, 10))
 	}
 	return row
+}
+
+// splitReads separates a run's inputs into ordinary datasets (written with the run) and hubs (hub-reads phase).
+func (l *Loader) splitReads(ids []int) ([]string, []hubRead) {
+	var reads []string
+	var hubs []hubRead
+	for _, id := range ids {
+		if h, ok := l.hubIndex[id]; ok {
+			hubs = append(hubs, hubRead{hub: h, eid: l.eids.dataset[id]})
+			continue
+		}
+		reads = append(reads, l.eids.dataset[id])
+	}
+	return reads, hubs
 }
 
 func (l *Loader) datasetEIDs(ids []int) []string {

@@ -24,6 +24,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
@@ -32,7 +33,9 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
-var binary string
+// Each run of the suite gets its own principals: a token for `subject` (everything on everything) and a
+// principal bound to external Kafka topics, granted by a policy file of its own.
+var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "headwater-e2e")
@@ -43,6 +46,10 @@ func TestMain(m *testing.M) {
 	out, err := exec.Command("go", "build", "-o", binary, "../cmd/headwater").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build headwater: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	if err := setupPrincipals(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e principals: %v\n", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -86,6 +93,9 @@ func start(t *testing.T, kc kafkaio.Config, env []string, args ...string) *proc 
 		"HEADWATER_NEO4J_URI="+testenv.Neo4jURI(),
 		"HEADWATER_REDIS_ADDR="+testenv.RedisAddr(),
 		"HEADWATER_LOG_FORMAT=text",
+		"HEADWATER_AUTHZ_POLICY_FILE="+policyFile,
+		"HEADWATER_AUTHZ_POLICY_SOURCE="+runID,
+		"HEADWATER_AUTHZ_AUDIT_TOPIC="+kc.EventsTopic+".audit",
 	)
 	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
@@ -313,4 +323,56 @@ func waitQuarantined(t *testing.T, store *graph.Store, id string) string {
 	}
 	t.Fatalf("event %s not quarantined within %s", id, projectTimeout)
 	return ""
+}
+
+// setupPrincipals writes the suite's policy file and creates its API token.
+func setupPrincipals(dir string) error {
+	runID = "e2e-" + testenv.Token(4)
+	subject, topicPrincipal = runID+"-user", runID+"-kafka-producer"
+	policyFile = filepath.Join(dir, "policy.yaml")
+	policy := fmt.Sprintf(`version: 1
+hiddenNeighbours: OMIT
+roles:
+  - name: %[1]s-all
+    grants:
+      - privileges: [MANAGE_GRANTS]
+        on: {all: true}
+  - name: %[1]s-narrow
+    grants:
+      - privileges: [PRODUCE]
+        on: {namespace: "%[1]s-allowed"}
+      - privileges: [PRODUCE]
+        on: {namespace: "s3://%[1]s-allowed"}
+bindings:
+  - role: %[1]s-all
+    subjects: [%[2]s, %[3]s]
+  - role: %[1]s-narrow
+    subjects: [%[1]s-narrow-producer]
+`, runID, subject, topicPrincipal)
+	if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := graph.Open(ctx, graph.Config{URI: testenv.Neo4jURI(), Database: "neo4j", MaxPoolSize: 4,
+		ConnectWait: 20 * time.Second, QueryTimeout: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer store.Close(context.Background())
+	if _, _, err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	tokens := authn.NewTokenStore(store, time.Now)
+	if token, _, err = tokens.Create(ctx, authn.NewToken{Owner: subject, Kind: "service", CreatedBy: "e2e"}); err != nil {
+		return err
+	}
+	narrowToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-narrow-producer", Kind: "producer", CreatedBy: "e2e"})
+	return err
+}
+
+// authed adds the suite's bearer token to a request.
+func authed(req *http.Request) *http.Request {
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
 }

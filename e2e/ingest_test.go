@@ -38,7 +38,8 @@ func TestGatewayToGraphThenReplayFromArchiveGivesSameGraph(t *testing.T) {
 	shuffled = append(shuffled, events[0]) // a duplicate
 	shuffled = append(shuffled, json.RawMessage(strings.Replace(string(events[1]), `"eventType":"COMPLETE"`, `"eventType":"DONE"`, 1)))
 	body, _ := json.Marshal(shuffled)
-	resp, err := http.Post("http://"+api+"/api/v1/lineage/batch", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/api/v1/lineage/batch", bytes.NewReader(body))
+	resp, err := http.DefaultClient.Do(authed(req))
 	if err != nil {
 		t.Fatal(err)
 	}

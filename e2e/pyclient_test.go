@@ -26,12 +26,12 @@ func TestOpenLineagePythonClientOverHTTPAndKafka(t *testing.T) {
 	s := newScope(t)
 	ext := "t." + s.token + ".ol-direct"
 	api := freePort(t)
-	start(t, kc, []string{"HEADWATER_KAFKA_EXTERNAL_TOPICS=" + ext + "=producer-python"},
+	start(t, kc, []string{"HEADWATER_KAFKA_EXTERNAL_TOPICS=" + ext + "=" + topicPrincipal},
 		"serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
 	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
 
 	script, _ := filepath.Abs("testdata/ol_client.py")
-	httpRun := runPython(t, python, script, "http", "http://"+api, s.jobNS+"-http", s.dsNS)
+	httpRun := runPython(t, python, script, "http", "http://"+api, token, s.jobNS+"-http", s.dsNS)
 	kafkaRun := runPython(t, python, script, "kafka", strings.Join(kc.Brokers, ","), ext, s.jobNS+"-kafka", s.dsNS)
 
 	for run, wantJobNS := range map[string]string{httpRun: s.jobNS + "-http", kafkaRun: s.jobNS + "-kafka"} {

@@ -37,6 +37,17 @@ var migrations = []migration{
 		"CREATE TEXT INDEX dataset_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.name)",
 		"CREATE TEXT INDEX job_name_text IF NOT EXISTS FOR (n:Job) ON (n.name)",
 	}},
+	{2, []string{ // permissions (authz) and authentication (authn)
+		"CREATE CONSTRAINT role_name IF NOT EXISTS FOR (n:Role) REQUIRE n.name IS UNIQUE",
+		"CREATE CONSTRAINT grant_id IF NOT EXISTS FOR (n:Grant) REQUIRE n.id IS UNIQUE",
+		"CREATE CONSTRAINT role_binding_id IF NOT EXISTS FOR (n:RoleBinding) REQUIRE n.id IS UNIQUE",
+		"CREATE CONSTRAINT grant_epoch_id IF NOT EXISTS FOR (n:GrantEpoch) REQUIRE n.id IS UNIQUE",
+		"CREATE INDEX grant_role IF NOT EXISTS FOR (n:Grant) ON (n.role)",
+		"CREATE INDEX role_binding_subject IF NOT EXISTS FOR (n:RoleBinding) ON (n.subject)",
+		"CREATE INDEX role_binding_role IF NOT EXISTS FOR (n:RoleBinding) ON (n.role)",
+		"CREATE CONSTRAINT api_token_id IF NOT EXISTS FOR (n:ApiToken) REQUIRE n.id IS UNIQUE",
+		"CREATE INDEX api_token_owner IF NOT EXISTS FOR (n:ApiToken) ON (n.owner)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.
@@ -96,11 +107,18 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if v > SchemaVersion() {
-		return fmt.Errorf("%w: database at %d, binary knows %d; upgrade headwater", ErrSchemaTooNew, v, SchemaVersion())
-	}
-	if v < SchemaVersion() {
-		return fmt.Errorf("database schema at version %d, this binary needs %d: run `headwater migrate`", v, SchemaVersion())
+	return compareSchema(v, SchemaVersion())
+}
+
+// ErrSchemaTooOld means the database needs `headwater migrate` before this binary can serve it.
+var ErrSchemaTooOld = errors.New("database schema is older than this binary")
+
+func compareSchema(db, binary int) error {
+	switch {
+	case db > binary:
+		return fmt.Errorf("%w: database at %d, binary knows %d; upgrade headwater", ErrSchemaTooNew, db, binary)
+	case db < binary:
+		return fmt.Errorf("%w: database at %d, this binary needs %d; run `headwater migrate`", ErrSchemaTooOld, db, binary)
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ type HopRow struct {
 	In      *Rel      `json:"in,omitempty"`
 	Out     *Rel      `json:"out,omitempty"`
 	DstName NameRef   `json:"dn"`
+	// DstCurrent is the neighbour's current identity (for a field, its dataset's): permissions are checked under
+	// it and under DstName when they differ.
+	DstCurrent NameRef `json:"dc"`
 	// Field hops only: the neighbour field's dataset and path.
 	DstDataset string `json:"dd,omitempty"`
 	DstPath    string `json:"dp,omitempty"`
@@ -97,7 +100,7 @@ CALL (s) {
   WHERE c.validTo > $t AND ` + inForceOf("c") + `
   RETURN n, null AS job, null AS inRel, properties(c) AS outRel
 }
-RETURN k AS src, n.key AS dst, job, inRel, outRel, ` + nameAt("n") + ` AS dstName`
+RETURN k AS src, n.key AS dst, job, inRel, outRel, ` + nameAt("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent`
 }
 
 // DatasetHop reads the dataset neighbours of every frontier dataset, through jobs (both legs) and declared
@@ -112,7 +115,8 @@ func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 	for _, r := range recs {
 		p := Props(r)
 		out = append(out, HopRow{Src: p.Str("src"), Dst: p.Str("dst"), Job: jobOf(p.Sub("job")),
-			In: relOf(p.Sub("inRel")), Out: relOf(p.Sub("outRel")), DstName: nameOf(p.Sub("dstName"))})
+			In: relOf(p.Sub("inRel")), Out: relOf(p.Sub("outRel")), DstName: nameOf(p.Sub("dstName")),
+			DstCurrent: nameOf(p.Sub("dstCurrent"))})
 	}
 	return out, nil
 }
@@ -126,7 +130,8 @@ func jobHopCypher(down bool) string {
 MATCH (j:Job {key: k})
 MATCH ` + leg + `
 WHERE b.validTo > $t AND ` + inForceOf("b") + `
-RETURN k AS src, n.key AS dst, ` + jobBrief + ` AS job, properties(b) AS rel, ` + nameAt("n") + ` AS dstName`
+RETURN k AS src, n.key AS dst, ` + jobBrief + ` AS job, properties(b) AS rel, ` + nameAt("n") + ` AS dstName,
+  n{.namespace, .name, .env} AS dstCurrent`
 }
 
 // JobHop reads the outputs (Down) or inputs of jobs: the first hop when a job is the start node.
@@ -138,7 +143,8 @@ func (s *Store) JobHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 	out := make([]HopRow, 0, len(recs))
 	for _, r := range recs {
 		p := Props(r)
-		row := HopRow{Src: p.Str("src"), Dst: p.Str("dst"), Job: jobOf(p.Sub("job")), DstName: nameOf(p.Sub("dstName"))}
+		row := HopRow{Src: p.Str("src"), Dst: p.Str("dst"), Job: jobOf(p.Sub("job")), DstName: nameOf(p.Sub("dstName")),
+			DstCurrent: nameOf(p.Sub("dstCurrent"))}
 		if q.Down {
 			row.Out = relOf(p.Sub("rel"))
 		} else {

@@ -24,7 +24,7 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 	var out EventStatusRow
 	if e != nil {
 		out.Projected = true
-		out.Event = EventRow{Key: e.Str("key"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
+		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
 	}
 	if q != nil {
@@ -95,4 +95,27 @@ ORDER BY j.key LIMIT 1`, map[string]any{"ns": namespace, "name": name})
 		return JobRow{}, false, err
 	}
 	return jobRowOf(Props(recs[0]).Sub("j")), true, nil
+}
+
+// SearchAfter is Search by position: hits strictly after `after` in (name, label, key) order ("" name: from the
+// start), so a caller that filters hits can page without offsets that count what it filtered out.
+func (s *Store) SearchAfter(ctx context.Context, q string, after SearchHit, limit int) ([]SearchHit, error) {
+	recs, err := s.readRecords(ctx, `CALL () {
+  MATCH (d:Dataset) WHERE d.name CONTAINS $q RETURN 'Dataset' AS label, d.key AS key, d.name AS name
+  UNION ALL
+  MATCH (j:Job) WHERE j.name CONTAINS $q RETURN 'Job' AS label, j.key AS key, j.name AS name
+}
+WITH label, key, name
+WHERE $an = '' OR name > $an OR (name = $an AND (label > $al OR (label = $al AND key > $ak)))
+RETURN label, key, name ORDER BY name, label, key LIMIT $lim`,
+		map[string]any{"q": q, "an": after.Name, "al": after.Label, "ak": after.Key, "lim": limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchHit, len(recs))
+	for i, r := range recs {
+		p := Props(r)
+		out[i] = SearchHit{Label: p.Str("label"), Key: p.Str("key"), Name: p.Str("name")}
+	}
+	return out, nil
 }

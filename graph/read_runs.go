@@ -18,6 +18,7 @@ type RunIORow struct {
 // EventRow is one projected event of a run.
 type EventRow struct {
 	Key, Kind, EventType, Producer string
+	RunKey                         string
 	EventTime, ReceivedAt          int64
 }
 

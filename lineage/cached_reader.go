@@ -21,8 +21,9 @@ var _ NeighborReader = cachedReader{}
 
 // nbValue is a cached neighbour list of one node.
 type nbValue struct {
-	Rows            []graph.HopRow `json:"r"`
-	NoColumnLineage bool           `json:"n,omitempty"`
+	Rows            []graph.HopRow  `json:"r"`
+	NoColumnLineage bool            `json:"n,omitempty"`
+	Far             []graph.NameRef `json:"fa,omitempty"`
 }
 
 func (c cachedReader) key(req HopRequest, node string) cache.Key {
@@ -37,7 +38,7 @@ func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult,
 		keys[i] = c.key(req, k)
 	}
 	hits := c.store.GetMany(ctx, cache.TierNeighbors, keys)
-	out := HopResult{Gens: map[string]int64{}}
+	out := HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}}
 	var missing []string
 	for i, h := range hits {
 		var v nbValue
@@ -57,6 +58,7 @@ func (r *HopResult) add(src string, v nbValue, gens map[string]int64) {
 	r.Rows = append(r.Rows, v.Rows...)
 	if v.NoColumnLineage {
 		r.NoColumnLineage = append(r.NoColumnLineage, src)
+		r.Far[src] = v.Far
 	}
 	for k, g := range gens {
 		r.Gens[k] = g
@@ -82,6 +84,7 @@ func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing [
 	}
 	for _, k := range res.NoColumnLineage {
 		byNode[k].NoColumnLineage = true
+		byNode[k].Far = res.Far[k]
 	}
 	after, ok2 := c.store.Snapshot(ctx, cache.TierNeighbors, dependencies(res.Rows))
 	items := make([]cache.Item, 0, len(missing))

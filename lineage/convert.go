@@ -28,16 +28,18 @@ func (s *Service) materialise(ctx context.Context, refs []nodeRef, t int64) ([]N
 	}
 	asOf := graph.FromMillis(t)
 	out := make([]Node, 0, len(refs))
+	var shown []*Dataset
 	for _, r := range refs {
 		if d, ok := ds[r.key]; ok && r.kind == HopDataset {
-			out = append(out, datasetOf(d, asOf))
+			shown = append(shown, datasetOf(d, asOf))
+			out = append(out, shown[len(shown)-1])
 		} else if f, ok := fs[r.key]; ok && r.kind == HopField {
 			out = append(out, fieldOf(f, asOf))
 		} else if j, ok := js[r.key]; ok && r.kind == HopJob {
 			out = append(out, jobOf(j, asOf))
 		}
 	}
-	return out, nil
+	return out, s.present(ctx, shown)
 }
 
 func datasetOf(r graph.DatasetRow, asOf time.Time) *Dataset {
@@ -93,7 +95,7 @@ func jobOf(r graph.JobRow, asOf time.Time) *Job {
 }
 
 func jobVersionOf(r graph.JobVersionRow) *JobVersion {
-	return &JobVersion{ID: encodeID(idVersion, r.Key), Key: r.Key, DefinitionHash: r.DefinitionHash,
+	return &JobVersion{ID: encodeID(idVersion, r.Key), Key: r.Key, JobKey: r.JobKey, DefinitionHash: r.DefinitionHash,
 		SQL: strOrNil(r.SQL), SourceCodeLocation: strOrNil(r.SourceCodeLocation),
 		ValidFrom: timeOrNil(r.ValidFrom), ValidTo: timeOrNil(r.ValidTo)}
 }

@@ -26,6 +26,7 @@ type walkSpec struct {
 	deadline    time.Time
 	clock       func() time.Time
 	granularity Granularity
+	startNames  map[string]nodeNames // identities of the start nodes (checked for VIEW_LINEAGE by the first hop)
 }
 
 // nodeRef is a node to materialise at the end of a page.
@@ -38,10 +39,12 @@ type nodeRef struct {
 type walk struct {
 	spec    walkSpec
 	reader  NeighborReader
-	policy  authz.Policy
-	reached hashSet // direction|key already reached (never expanded twice per direction)
-	nodes   hashSet // node keys already returned (this page or earlier ones)
-	edges   hashSet // edge ids already returned
+	gate    gate
+	redact  bool                 // REDACT mode: placeholders for hidden neighbours
+	names   map[string]nodeNames // identities of the nodes reached so far (the next hop's frontier)
+	reached hashSet              // direction|key already reached (never expanded twice per direction)
+	nodes   hashSet              // node keys already returned (this page or earlier ones)
+	edges   hashSet              // edge ids already returned
 
 	newNodes []nodeRef
 	newEdges []*LineageEdge
@@ -53,11 +56,17 @@ type walk struct {
 	gens     map[string]int64
 	jobs     map[string]bool      // jobs on returned edges
 	flagged  map[string]edgeFlags // gap facts of the edges read this page
+	// restricted are this page's REDACT placeholders, one per visible node and direction with hidden neighbours.
+	restricted []*RestrictedNode
 }
 
-func newWalk(spec walkSpec, reader NeighborReader, policy authz.Policy, st *cursorState) *walk {
-	w := &walk{spec: spec, reader: reader, policy: policy, reached: hashSet{}, nodes: hashSet{}, edges: hashSet{},
-		gens: map[string]int64{}, jobs: map[string]bool{}, flagged: map[string]edgeFlags{}}
+func newWalk(spec walkSpec, reader NeighborReader, g gate, st *cursorState) *walk {
+	w := &walk{spec: spec, reader: reader, gate: g, redact: g.redact(), names: map[string]nodeNames{},
+		reached: hashSet{}, nodes: hashSet{}, edges: hashSet{}, gens: map[string]int64{}, jobs: map[string]bool{},
+		flagged: map[string]edgeFlags{}}
+	for k, n := range spec.startNames {
+		w.names[k] = n
+	}
 	if st != nil {
 		w.reached, w.nodes, w.edges = unpack(st.Reached), unpack(st.Nodes), unpack(st.Edges)
 	}
@@ -121,16 +130,19 @@ func (w *walk) expandable(frontier []frontierEntry) []frontierEntry {
 	return slices.CompactFunc(out, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
 }
 
-// hop reads the whole frontier (one read per kind and direction), filters the candidates through the policy
-// once, then takes each entry's neighbours in order within the fan-out and node budgets.
+// hop reads the whole frontier (one read per kind and direction), checks the hop with the policy once (what
+// it leaves, what it reaches), keeps what the caller may see, then takes each entry's neighbours in order within
+// the fan-out and node budgets. Hidden neighbours never count against a budget nor a fan-out marker.
 func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEntry, error) {
-	found, err := w.read(ctx, frontier)
+	raw, err := w.read(ctx, frontier)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.authorize(ctx, found); err != nil {
+	checked, err := w.authorize(ctx, frontier, raw)
+	if err != nil {
 		return nil, err
 	}
+	found := w.sift(raw, checked)
 	var next []frontierEntry
 	for i, e := range frontier {
 		nb := found.neighbours[e.sortKey()]
@@ -140,8 +152,26 @@ func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEnt
 			return nil, nil
 		}
 		next = append(next, w.take(e, nb)...)
+		if found.hidden[e.sortKey()] && e.Skip == 0 {
+			w.placeholder(e)
+		}
 	}
 	return next, nil
+}
+
+// placeholder adds the REDACT placeholder standing for every hidden neighbour of e in its direction.
+func (w *walk) placeholder(e frontierEntry) {
+	if !w.redact {
+		return
+	}
+	of := publicID(nodeRef{e.Kind, e.Key})
+	dir := dirOf(e.Down)
+	id := w.gate.redactor.PlaceholderID(w.spec.principal, of, string(dir))
+	if w.nodes.has(id) {
+		return
+	}
+	w.nodes.add(id)
+	w.restricted = append(w.restricted, &RestrictedNode{ID: id, NeighbourOf: of, Direction: dir})
 }
 
 // neighbour is one allowed neighbour of a frontier entry with the edges to it.

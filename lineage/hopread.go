@@ -10,10 +10,12 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-// hopFound is what one hop found: per frontier entry (by sort key) its neighbours in deterministic order.
+// hopFound is what one hop found and may show: per frontier entry (by sort key) its visible neighbours in
+// deterministic order, and the entries that had hidden neighbours (REDACT placeholders).
 type hopFound struct {
 	neighbours map[string][]neighbour
 	flags      map[string]edgeFlags
+	hidden     map[string]bool
 }
 
 type groupKey struct {
@@ -21,8 +23,16 @@ type groupKey struct {
 	down bool
 }
 
+// hopRows are the raw (unfiltered) rows of one batched read; they never leave the hop.
+type hopRows struct {
+	g     groupKey
+	rows  []graph.HopRow
+	noCol []string
+	far   map[string][]graph.NameRef
+}
+
 // read issues one batched read per (kind, direction) present in the frontier: one for a one-way walk.
-func (w *walk) read(ctx context.Context, frontier []frontierEntry) (hopFound, error) {
+func (w *walk) read(ctx context.Context, frontier []frontierEntry) ([]hopRows, error) {
 	groups := map[groupKey][]string{}
 	var order []groupKey
 	for _, e := range frontier {
@@ -32,24 +42,109 @@ func (w *walk) read(ctx context.Context, frontier []frontierEntry) (hopFound, er
 		}
 		groups[g] = append(groups[g], e.Key)
 	}
-	found := hopFound{neighbours: map[string][]neighbour{}, flags: map[string]edgeFlags{}}
+	out := make([]hopRows, 0, len(order))
 	for _, g := range order {
 		res, err := w.reader.Neighbors(ctx, HopRequest{Kind: g.kind, Keys: groups[g], Down: g.down,
 			AsOf: w.spec.asOf, AsOfKey: w.spec.asOfKey, Pubs: w.spec.pubs})
 		if err != nil {
-			return hopFound{}, unavailable(err)
+			return nil, unavailable(err)
 		}
 		for k, v := range res.Gens {
 			w.gens[k] = v
 		}
-		w.noColumnLineage(res.NoColumnLineage, g.down)
-		w.collect(found, g, res.Rows)
+		out = append(out, hopRows{g: g, rows: res.Rows, noCol: res.NoColumnLineage, far: res.Far})
 	}
-	return found, nil
+	return out, nil
+}
+
+// Ids of the checks of one hop.
+func leaveID(sk string) string     { return "leave|" + sk }
+func nodeID(key string) string     { return "node|" + key }
+func jobCheckID(key string) string { return "job|" + key }
+func farID(n graph.NameRef) string { return "far|" + n.Namespace + "\x00" + n.Name }
+
+// authorize asks the policy once for the whole hop: VIEW_LINEAGE on every frontier node (the nodes the hop
+// leaves), DESCRIBE on every neighbour reached and every job between (each under its current and its asOf
+// identity), and DESCRIBE on the far-side datasets behind NO_COLUMN_LINEAGE facts.
+func (w *walk) authorize(ctx context.Context, frontier []frontierEntry, raw []hopRows) (*batch, error) {
+	b := newBatch()
+	for _, e := range frontier {
+		b.add(leaveID(e.sortKey()), authz.PrivViewLineage, candidates(authzKind(e.Kind), e.Key, w.names[e.Key])...)
+	}
+	for _, hr := range raw {
+		kind := authz.KindDataset
+		if hr.g.kind == HopField {
+			kind = authz.KindField
+		}
+		for _, r := range hr.rows {
+			b.add(nodeID(r.Dst), authz.PrivDescribe, candidates(kind, r.Dst, nodeNames{cur: r.DstCurrent, at: r.DstName})...)
+			if r.Job != nil {
+				b.add(jobCheckID(r.Job.Key), authz.PrivDescribe,
+					authz.Candidate{Kind: authz.KindJob, Key: r.Job.Key, Namespace: r.Job.Namespace, Name: r.Job.Name})
+			}
+		}
+		for _, far := range hr.far {
+			for _, n := range far {
+				b.add(farID(n), authz.PrivDescribe, authz.Candidate{Kind: authz.KindDataset, Namespace: n.Namespace, Name: n.Name})
+			}
+		}
+	}
+	return b, b.run(ctx, w.gate, w.spec.principal)
 }
 
 // pairKey identifies the edge a row belongs to.
 type pairKey struct{ src, dst, job string }
+
+// hiddenJob stands for every job the caller may not describe between two nodes: their paths make one edge
+// with job null, so neither the jobs' ids nor their number show.
+const hiddenJob = "~"
+
+// sift keeps what the caller may see: rows of frontier nodes it may leave, to neighbours it may describe; a
+// hidden job becomes hiddenJob. Entries with hidden neighbours are remembered for REDACT placeholders.
+func (w *walk) sift(raw []hopRows, b *batch) hopFound {
+	found := hopFound{neighbours: map[string][]neighbour{}, flags: map[string]edgeFlags{}, hidden: map[string]bool{}}
+	for _, hr := range raw {
+		var kept []graph.HopRow
+		for _, r := range hr.rows {
+			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
+			switch {
+			case !b.ok(leaveID(sk)):
+				continue
+			case !b.ok(nodeID(r.Dst)):
+				found.hidden[sk] = true
+				continue
+			}
+			if r.Job != nil && !b.ok(jobCheckID(r.Job.Key)) {
+				r.Job = &graph.JobBrief{Key: hiddenJob}
+			}
+			w.names[r.Dst] = nodeNames{cur: r.DstCurrent, at: r.DstName}
+			kept = append(kept, r)
+		}
+		w.collect(found, hr.g, kept)
+		w.noColumnLineage(visibleNoCol(hr, b, w.gate, func(k string) bool {
+			return b.ok(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
+		}), hr.g.down)
+	}
+	for sk := range found.neighbours {
+		w.attachFlags(found, sk)
+	}
+	return found
+}
+
+// visibleNoCol keeps the fields without column lineage whose dataset has dataset-level lineage this way with at
+// least one dataset the caller may see (otherwise the gap would reveal hidden lineage).
+func visibleNoCol(hr hopRows, b *batch, _ gate, leave func(string) bool) []string {
+	var out []string
+	for _, k := range hr.noCol {
+		if !leave(k) {
+			continue
+		}
+		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.ok(farID(n)) }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // collect groups rows into edges and edges into neighbours of each frontier entry.
 func (w *walk) collect(found hopFound, g groupKey, rows []graph.HopRow) {
@@ -85,9 +180,16 @@ func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []
 	if !g.down {
 		from, to = to, from
 	}
-	edge, flags := buildEdge(from, to, r.Job, pairs, w.spec.ec)
+	job, hidden := r.Job, r.Job != nil && r.Job.Key == hiddenJob
+	if hidden {
+		job = nil
+	}
+	edge, flags := buildEdge(from, to, job, pairs, w.spec.ec)
 	if edge == nil {
 		return
+	}
+	if hidden {
+		scrubHiddenJob(edge, from, to)
 	}
 	found.flags[edge.ID] = flags
 	sk := frontierEntry{Key: r.Src, Kind: g.kind, Down: g.down}.sortKey()
@@ -99,45 +201,14 @@ func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []
 	found.neighbours[sk] = append(list, neighbour{node: dst, edges: []*LineageEdge{edge}, name: r.DstName})
 }
 
-// authorize asks the policy once for all candidates of the hop (neighbour nodes and jobs), drops neighbours the
-// principal may not see and hides jobs they may not describe (job: null, the hop is not blocked).
-func (w *walk) authorize(ctx context.Context, found hopFound) error {
-	var cands []authz.Candidate
-	seen := map[string]bool{}
-	add := func(c authz.Candidate) {
-		if !seen[string(c.Kind)+c.Key] {
-			seen[string(c.Kind)+c.Key] = true
-			cands = append(cands, c)
-		}
+// scrubHiddenJob gives an edge through jobs the caller may not describe an id without the jobs' keys and removes
+// what identifies the jobs' runs from its evidence.
+func scrubHiddenJob(e *LineageEdge, from, to string) {
+	e.ID, e.JobKey = edgeID(from, to, hiddenJob), ""
+	for i := range e.Evidence {
+		ev := &e.Evidence[i]
+		ev.RunID, ev.JobVersion, ev.Producer, ev.EventIDs = nil, nil, nil, []string{}
 	}
-	for _, sk := range sortedKeys(found.neighbours) {
-		for _, n := range found.neighbours[sk] {
-			add(candidateOf(n))
-			for _, e := range n.edges {
-				if e.JobKey != "" {
-					add(authz.Candidate{Kind: authz.KindJob, Key: e.JobKey})
-				}
-			}
-		}
-	}
-	if len(cands) == 0 {
-		return nil
-	}
-	allowed, err := w.policy.AllowHop(ctx, w.spec.principal, cands)
-	if err != nil {
-		return err
-	}
-	ok := map[string]bool{}
-	for i, c := range cands {
-		ok[string(c.Kind)+c.Key] = i < len(allowed) && allowed[i]
-	}
-	for sk, list := range found.neighbours {
-		found.neighbours[sk] = filterNeighbours(list, ok)
-	}
-	for sk := range found.neighbours {
-		w.attachFlags(found, sk)
-	}
-	return nil
 }
 
 func (w *walk) attachFlags(found hopFound, sk string) {
@@ -146,31 +217,6 @@ func (w *walk) attachFlags(found hopFound, sk string) {
 			w.flagged[e.ID] = found.flags[e.ID]
 		}
 	}
-}
-
-func filterNeighbours(list []neighbour, ok map[string]bool) []neighbour {
-	out := list[:0]
-	for _, n := range list {
-		c := candidateOf(n)
-		if !ok[string(c.Kind)+c.Key] {
-			continue
-		}
-		for _, e := range n.edges {
-			if e.JobKey != "" && !ok[string(authz.KindJob)+e.JobKey] {
-				e.JobKey = ""
-			}
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-func candidateOf(n neighbour) authz.Candidate {
-	kind := authz.KindDataset
-	if n.node.kind == HopField {
-		kind = authz.KindField
-	}
-	return authz.Candidate{Kind: kind, Key: n.node.key, Namespace: n.name.Namespace, Name: n.name.Name}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

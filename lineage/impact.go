@@ -24,14 +24,15 @@ func (s *Service) Impact(ctx context.Context, ref FieldRef, depth *int, asOf *ti
 		return nil, err
 	}
 	t, tKey := s.asOf(asOf)
-	start, err := s.findField(ctx, ref, t)
+	start, ds, err := s.findField(ctx, ref, t)
 	if err != nil {
 		return nil, err
 	}
 	a := LineageArgs{Direction: Downstream, Depth: min(d, s.cfg.MaxDepth), Granularity: GranField, MaxNodes: maxImpactFields}
 	rs := resolvedStart{}
 	rs.add(nodeRef{HopField, start.Key}, true, Downstream)
-	w := newWalk(s.spec(a, rs, t, tKey, authz.FromContext(ctx), true), s.reader, s.policy, nil)
+	rs.name(start.Key, datasetNames(ds))
+	w := newWalk(s.spec(a, rs, t, tKey, authz.FromContext(ctx), true), s.reader, s.gate, nil)
 	if d > s.cfg.MaxDepth {
 		w.reasons = append(w.reasons, "depth cap of "+itoa(s.cfg.MaxDepth)+" hops")
 	}

@@ -2,6 +2,8 @@ package lineage
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +22,7 @@ func (s *Service) Dataset(ctx context.Context, ns, name string, asOf *time.Time)
 	}
 	d := datasetOf(row, graph.FromMillis(t))
 	d.ResolvedFrom = resolvedFrom(binding, t)
-	return d, nil
+	return d, s.present(ctx, []*Dataset{d})
 }
 
 // Job finds a job by name; asOf selects the version.
@@ -41,26 +43,59 @@ func (s *Service) Run(ctx context.Context, id string) (*Run, error) {
 		return nil, err
 	}
 	r, ok := runs[key]
-	if !ok {
+	if !ok { // missing, or of a job the caller may not describe: the same answer
+		if a := authz.RequestAuditFrom(ctx); a != nil && s.runExists(ctx, key) {
+			a.Denied(authz.Candidate{Kind: authz.KindJob, Key: key}, "run of a job not visible to the caller")
+		}
 		return nil, notFound("run %s not found", id)
-	}
-	if vis, err := s.visible(ctx, authz.Candidate{Kind: authz.KindJob, Key: r.JobKey}); err != nil || !vis {
-		return nil, firstErr(err, notFound("run %s not found", id))
 	}
 	return r, nil
 }
 
-// RunsByKeys batch-loads runs (dataloader).
+func (s *Service) runExists(ctx context.Context, key string) bool {
+	rows, err := s.store.RunsByKeys(ctx, []string{key})
+	return err == nil && len(rows) > 0
+}
+
+// RunsByKeys batch-loads the runs of jobs the caller may describe (dataloader); the error message, free text
+// that may name anything, is shown only with VIEW_SQL on the job (like the code that failed).
 func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Run, error) {
 	rows, err := s.store.RunsByKeys(ctx, keys)
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	jobs, err := s.store.JobsByKeys(ctx, runJobs(rows))
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	b := newBatch()
+	for k, j := range jobs {
+		c := authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name}
+		b.add("d|"+k, authz.PrivDescribe, c)
+		b.add("s|"+k, authz.PrivViewSQL, c)
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return nil, err
+	}
 	out := make(map[string]*Run, len(rows))
 	for k, r := range rows {
+		if !b.ok("d|" + r.JobKey) {
+			continue
+		}
 		out[k] = runOf(r)
+		if !b.ok("s|" + r.JobKey) {
+			out[k].ErrorMessage = nil
+		}
 	}
 	return out, nil
+}
+
+func runJobs(rows map[string]graph.RunRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.JobKey)
+	}
+	return out
 }
 
 // DatasetsByKeys batch-loads datasets named as at asOf (dataloader).
@@ -69,18 +104,23 @@ func (s *Service) DatasetsByKeys(ctx context.Context, keys []string, asOf time.T
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	if err := s.visibleDatasetRows(ctx, rows); err != nil {
+		return nil, err
+	}
 	out := make(map[string]*Dataset, len(rows))
+	list := make([]*Dataset, 0, len(rows))
 	for k, r := range rows {
 		out[k] = datasetOf(r, asOf)
+		list = append(list, out[k])
 	}
-	return out, nil
+	return out, s.present(ctx, list)
 }
 
-// JobsByKeys batch-loads jobs (dataloader).
+// JobsByKeys batch-loads the jobs the caller may describe (dataloader).
 func (s *Service) JobsByKeys(ctx context.Context, keys []string) (map[string]*Job, error) {
-	rows, err := s.store.JobsByKeys(ctx, keys)
+	rows, err := s.visibleJobs(ctx, keys, authz.PrivDescribe)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
 	}
 	now := s.clock()
 	out := make(map[string]*Job, len(rows))
@@ -100,7 +140,7 @@ func (s *Service) JobVersionsByKeys(ctx context.Context, keys []string) (map[str
 	for k, r := range rows {
 		out[k] = jobVersionOf(r)
 	}
-	return out, nil
+	return out, s.guardSQL(ctx, out)
 }
 
 // JobVersionAt is the job's definition valid at asOf.
@@ -132,9 +172,19 @@ func (s *Service) DatasetAliases(ctx context.Context, datasetKey string) ([]*Ali
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	out := make([]*Alias, len(rows))
-	for i, r := range rows {
-		out[i] = aliasOf(r)
+	b := newBatch()
+	for _, r := range rows {
+		b.add(r.Namespace+"\x00"+r.Name, authz.PrivDescribe,
+			authz.Candidate{Kind: authz.KindDataset, Key: datasetKey, Namespace: r.Namespace, Name: r.Name})
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return nil, err
+	}
+	out := []*Alias{}
+	for _, r := range rows {
+		if b.ok(r.Namespace + "\x00" + r.Name) { // a name the caller may not see is not shown
+			out = append(out, aliasOf(r))
+		}
 	}
 	return out, nil
 }
@@ -217,9 +267,13 @@ func (s *Service) RunIO(ctx context.Context, runKey string, role IORole) ([]*Run
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	visible, err := s.visibleRunIO(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
 	out := []*RunIO{}
-	for _, r := range rows {
-		if IORole(r.Rel) == role {
+	for i, r := range rows {
+		if visible[i] && IORole(r.Rel) == role {
 			out = append(out, runIOOf(r))
 		}
 	}
@@ -239,28 +293,61 @@ func (s *Service) RunEvents(ctx context.Context, runKey string) ([]*RunEventSumm
 	return out, nil
 }
 
-// Search finds datasets and jobs by name.
+// Search finds datasets and jobs by name, keeping only those the caller may describe. Pages are positioned
+// after the last hit returned (never by an offset, which would count hidden hits); one page scans at most
+// searchRounds batches and then says hasNextPage (there may be more), whatever it found.
 func (s *Service) Search(ctx context.Context, q string, first *int, after *string) (*SearchConnection, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, badRequest("query: must not be empty")
 	}
-	off, lim, err := page(first, after)
+	lim, pos, err := searchPage(first, after)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.store.Search(ctx, q, off, lim+1)
+	scope, err := s.scope(ctx)
 	if err != nil {
-		return nil, storeErr(err)
-	}
-	c := &SearchConnection{Nodes: []SearchResult{}}
-	if err := s.searchNodes(ctx, c, hits[:min(len(hits), lim)]); err != nil {
 		return nil, err
 	}
-	c.EndCursor, c.HasNextPage = endCursor(off, lim, len(hits))
+	var found []searchFound
+	exhausted := false
+	for round := 0; round < searchRounds && len(found) <= lim; round++ {
+		hits, err := s.store.SearchAfter(ctx, q, pos, searchBatch)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		got, err := s.searchNodes(ctx, hits)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, got...)
+		if len(hits) < searchBatch {
+			exhausted = true
+			break
+		}
+		pos = hits[len(hits)-1]
+	}
+	c := &SearchConnection{Nodes: []SearchResult{}, PermissionsFiltered: !scope.Global,
+		HasNextPage: len(found) > lim || !exhausted}
+	for _, f := range found[:min(lim, len(found))] {
+		c.Nodes = append(c.Nodes, f.node)
+	}
+	switch {
+	case len(found) > 0:
+		cur := searchCursor(found[min(lim, len(found))-1].hit)
+		c.EndCursor = &cur
+	case after != nil && *after != "":
+		c.EndCursor = after
+	}
 	return c, nil
 }
 
-func (s *Service) searchNodes(ctx context.Context, c *SearchConnection, hits []graph.SearchHit) error {
+type searchFound struct {
+	node SearchResult
+	hit  graph.SearchHit
+}
+
+// searchNodes loads the hits the caller may describe, in hit order.
+func (s *Service) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
 	var dk, jk []string
 	for _, h := range hits {
 		if h.Label == graph.LabelDataset {
@@ -271,20 +358,56 @@ func (s *Service) searchNodes(ctx context.Context, c *SearchConnection, hits []g
 	}
 	ds, err := s.DatasetsByKeys(ctx, dk, s.clock())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	js, err := s.JobsByKeys(ctx, jk)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []searchFound
 	for _, h := range hits {
-		if d, ok := ds[h.Key]; ok {
-			c.Nodes = append(c.Nodes, d)
-		} else if j, ok := js[h.Key]; ok {
-			c.Nodes = append(c.Nodes, j)
+		if d, ok := ds[h.Key]; ok && h.Label == graph.LabelDataset {
+			out = append(out, searchFound{d, h})
+		} else if j, ok := js[h.Key]; ok && h.Label != graph.LabelDataset {
+			out = append(out, searchFound{j, h})
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// Search paging.
+const (
+	searchBatch  = 200 // hits read per round
+	searchRounds = 10  // rounds one page may scan
+)
+
+// searchCursor is the position after a visible hit: base64url("s:" + JSON).
+func searchCursor(h graph.SearchHit) string {
+	b, _ := json.Marshal([]string{h.Label, h.Key, h.Name})
+	return base64.RawURLEncoding.EncodeToString(append([]byte("s:"), b...))
+}
+
+func searchPage(first *int, after *string) (int, graph.SearchHit, error) {
+	limit := 20
+	if first != nil {
+		limit = *first
+	}
+	if limit < 1 || limit > MaxSearchPage {
+		return 0, graph.SearchHit{}, badRequest("first: must be 1..%d", MaxSearchPage)
+	}
+	if after == nil || *after == "" {
+		return limit, graph.SearchHit{}, nil
+	}
+	bad := badRequest("after: not a cursor of this list")
+	raw, err := base64.RawURLEncoding.DecodeString(*after)
+	if err != nil || !strings.HasPrefix(string(raw), "s:") {
+		return 0, graph.SearchHit{}, bad
+	}
+	var parts []string
+	if json.Unmarshal(raw[2:], &parts) != nil || len(parts) != 3 || parts[2] == "" {
+		return 0, graph.SearchHit{}, bad
+	}
+	return limit, graph.SearchHit{Label: parts[0], Key: parts[1], Name: parts[2]}, nil
 }
 
 // Event says what became of an event id: PROJECTED, QUARANTINED, or PENDING (also for unknown ids).
@@ -294,6 +417,9 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 		return nil, storeErr(err)
 	}
 	st := &EventStatus{ID: id, State: EventPending}
+	if row, err = s.eventVisible(ctx, row); err != nil {
+		return nil, err
+	}
 	switch {
 	case row.Projected:
 		st.State, st.Producer = EventProjected, strOrNil(row.Event.Producer)
@@ -303,6 +429,31 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 		st.Producer, st.ReceivedAt = strOrNil(row.Producer), timeOrNil(row.ReceivedAt)
 	}
 	return st, nil
+}
+
+// eventVisible hides what the caller may not see as PENDING, the answer for an unknown id: a projected event of
+// a run of a job it may not describe, and quarantine reasons (which may name anything) unless it may describe
+// the whole graph.
+func (s *Service) eventVisible(ctx context.Context, row graph.EventStatusRow) (graph.EventStatusRow, error) {
+	if row.Projected {
+		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey})
+		if err != nil {
+			return row, err
+		}
+		if _, ok := runs[row.Event.RunKey]; !ok || row.Event.RunKey == "" {
+			return graph.EventStatusRow{}, nil
+		}
+	}
+	if row.Quarantined && !row.Projected {
+		scope, err := s.scope(ctx)
+		if err != nil {
+			return row, err
+		}
+		if !scope.Global {
+			return graph.EventStatusRow{}, nil
+		}
+	}
+	return row, nil
 }
 
 // FieldsByKeys batch-loads fields (dataloader).
@@ -315,6 +466,32 @@ func (s *Service) FieldsByKeys(ctx context.Context, keys []string) (map[string]*
 	out := make(map[string]*Field, len(rows))
 	for k, r := range rows {
 		out[k] = fieldOf(r, now)
+	}
+	return out, nil
+}
+
+// visibleRunIO checks each dataset a run read or wrote under its current identity and its identity when the
+// run observed it (the instant RunIO.dataset names it at): one read and one policy call per distinct instant.
+func (s *Service) visibleRunIO(ctx context.Context, rows []graph.RunIORow) ([]bool, error) {
+	byT := map[int64][]string{}
+	for _, r := range rows {
+		t := graph.Millis(runIOOf(r).ObservedAt)
+		byT[t] = append(byT[t], r.DatasetKey)
+	}
+	seen := map[int64]map[string]graph.DatasetRow{}
+	for t, keys := range byT {
+		ds, err := s.store.DatasetsByKeys(ctx, keys, t)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		if err := s.visibleDatasetRows(ctx, ds); err != nil {
+			return nil, err
+		}
+		seen[t] = ds
+	}
+	out := make([]bool, len(rows))
+	for i, r := range rows {
+		_, out[i] = seen[graph.Millis(runIOOf(r).ObservedAt)][r.DatasetKey]
 	}
 	return out, nil
 }

@@ -110,7 +110,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if err != nil {
 		return nil, err
 	}
-	key := s.resultKey(a, start, tKey, scope)
+	key := s.resultKey(a, start, tKey, s.cacheScope(scope, p))
 	if g := s.cachedGraph(ctx, key); g != nil {
 		markResolvedFrom(g, start)
 		return g, nil
@@ -120,7 +120,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if st != nil {
 		frontier = st.Frontier
 	}
-	w := newWalk(spec, s.reader, s.policy, st)
+	w := newWalk(spec, s.reader, s.gate, st)
 	s.recordStartGens(ctx, w, start)
 	if err := w.run(ctx, frontier); err != nil {
 		return nil, storeErr(err)
@@ -150,10 +150,19 @@ func (s *Service) spec(a LineageArgs, start resolvedStart, t int64, tKey string,
 	return walkSpec{depth: a.Depth, maxNodes: a.MaxNodes, asOf: t, asOfKey: tKey, pubs: pubs, principal: p,
 		ec:         edgeCtx{asOf: t, pubs: pubSet, evidence: ev, staleMin: s.cfg.StaleMin, staleFactor: s.cfg.StaleFactor},
 		startNodes: start.nodes, firstPage: first, maxHops: s.cfg.MaxDepth, fanOut: min(s.cfg.FanOut, a.MaxNodes-1),
-		deadline: s.clock().Add(s.cfg.Deadline), clock: s.clock, granularity: a.Granularity}
+		deadline: s.clock().Add(s.cfg.Deadline), clock: s.clock, granularity: a.Granularity, startNames: start.names}
 }
 
-func (s *Service) resultKey(a LineageArgs, start resolvedStart, tKey string, scope authz.Scope) cache.Key {
+// cacheScope is the scope part of a result key: the scope fingerprint (effective grants, epoch, settings), plus
+// a digest of the principal in REDACT mode, where answers hold per-principal placeholder ids.
+func (s *Service) cacheScope(scope authz.Scope, p authz.Principal) string {
+	if s.gate.redact() {
+		return scope.Fingerprint + "|p:" + digest(p.Kind+"\x00"+p.Subject)
+	}
+	return scope.Fingerprint
+}
+
+func (s *Service) resultKey(a LineageArgs, start resolvedStart, tKey string, scope string) cache.Key {
 	ev := make([]string, len(a.Evidence))
 	for i, e := range a.Evidence {
 		ev[i] = string(e)
@@ -164,7 +173,7 @@ func (s *Service) resultKey(a LineageArgs, start resolvedStart, tKey string, sco
 	}
 	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: start.nodes[0].key, Direction: string(a.Direction),
 		Depth: a.Depth, Granularity: string(a.Granularity), AsOf: tKey, Evidence: ev,
-		IncludeAttempted: a.IncludeAttempted, MaxNodes: a.MaxNodes, Page: page, Scope: scope.Fingerprint}
+		IncludeAttempted: a.IncludeAttempted, MaxNodes: a.MaxNodes, Page: page, Scope: scope}
 }
 
 // finish materialises the page's nodes, adds identity gaps, and signs the cursor when the page was truncated.
@@ -172,6 +181,9 @@ func (s *Service) finish(ctx context.Context, w *walk, a LineageArgs, p authz.Pr
 	nodes, err := s.materialise(ctx, w.newNodes, w.spec.asOf)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range w.restricted {
+		nodes = append(nodes, r)
 	}
 	g := &LineageGraph{Nodes: nodes, Edges: w.newEdges, FanOutMarkers: w.markers,
 		PermissionsFiltered: !scope.Global, AsOf: graph.FromMillis(w.spec.asOf)}

@@ -31,6 +31,8 @@ type HopRequest struct {
 type HopResult struct {
 	Rows            []graph.HopRow
 	NoColumnLineage []string // field hops: frontier fields without column lineage where their dataset has lineage
+	// Far names, per NoColumnLineage field, the datasets its dataset has dataset-level lineage with this way.
+	Far map[string][]graph.NameRef
 	// Gens are the cache generations of the nodes this answer depends on (empty when no cache is involved).
 	Gens map[string]int64
 }
@@ -57,7 +59,7 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 		return HopResult{Rows: rows}, err
 	case HopField:
 		res, err := r.Store.FieldHop(ctx, q)
-		return HopResult{Rows: res.Rows, NoColumnLineage: res.NoColumnLineage}, err
+		return HopResult{Rows: res.Rows, NoColumnLineage: res.NoColumnLineage, Far: res.Far}, err
 	}
 	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, ErrBadRequest)
 }

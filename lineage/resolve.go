@@ -14,6 +14,15 @@ type resolvedStart struct {
 	entries []frontierEntry
 	// renamedFrom is set when a dataset start was found under a name that is not its own at asOf.
 	renamedFrom *Alias
+	// names are the start nodes' identities: the first hop checks VIEW_LINEAGE under them.
+	names map[string]nodeNames
+}
+
+func (r *resolvedStart) name(key string, n nodeNames) {
+	if r.names == nil {
+		r.names = map[string]nodeNames{}
+	}
+	r.names[key] = n
 }
 
 func directions(d Direction) []bool {
@@ -45,12 +54,14 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (res
 			return r, err
 		}
 		r.add(nodeRef{HopJob, j.Key}, true, a.Direction)
+		r.name(j.Key, nodeNames{cur: graph.NameRef{Namespace: j.Namespace, Name: j.Name}})
 	case a.Start.Field != nil:
-		f, err := s.findField(ctx, *a.Start.Field, t)
+		f, ds, err := s.findField(ctx, *a.Start.Field, t)
 		if err != nil {
 			return r, err
 		}
 		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
+		r.name(f.Key, datasetNames(ds))
 	default:
 		d, binding, err := s.findDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t)
 		if err != nil {
@@ -58,23 +69,36 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (res
 		}
 		r.renamedFrom = resolvedFrom(binding, t)
 		r.add(nodeRef{HopDataset, d.Key}, a.Granularity == GranDataset, a.Direction)
+		r.name(d.Key, datasetNames(d))
 		if a.Granularity == GranField {
-			return s.addFields(ctx, r, d.Key, t, a.Direction)
+			return s.addFields(ctx, r, d, t, a.Direction)
 		}
 	}
 	return r, nil
 }
 
 // addFields starts a field-level walk from every field of a dataset valid at t.
-func (s *Service) addFields(ctx context.Context, r resolvedStart, datasetKey string, t int64, d Direction) (resolvedStart, error) {
-	fields, err := s.store.FieldsOf(ctx, datasetKey, t)
+func (s *Service) addFields(ctx context.Context, r resolvedStart, ds graph.DatasetRow, t int64, d Direction) (resolvedStart, error) {
+	fields, err := s.store.FieldsOf(ctx, ds.Key, t)
 	if err != nil {
 		return r, storeErr(err)
 	}
 	for _, f := range fields {
 		r.add(nodeRef{HopField, f.Key}, true, d)
+		r.name(f.Key, datasetNames(ds))
 	}
 	return r, nil
+}
+
+// datasetNames are a dataset row's identities now and at the row's asOf.
+func datasetNames(d graph.DatasetRow) nodeNames {
+	return nodeNames{cur: graph.NameRef{Namespace: d.CurrentNS, Name: d.CurrentName},
+		at: graph.NameRef{Namespace: d.Namespace, Name: d.Name}}
+}
+
+// datasetCandidates names a dataset under its current and its asOf identity.
+func datasetCandidates(d graph.DatasetRow) []authz.Candidate {
+	return candidates(authz.KindDataset, d.Key, datasetNames(d))
 }
 
 // findDataset resolves a name (canonicalised like events) at t; an old name after a rename resolves to the
@@ -92,7 +116,7 @@ func (s *Service) findDataset(ctx context.Context, ns, name string, t int64) (gr
 	if !found {
 		return row, binding, missing
 	}
-	ok, err := s.visible(ctx, authz.Candidate{Kind: authz.KindDataset, Key: row.Key, Namespace: row.CurrentNS, Name: row.CurrentName})
+	ok, err := s.visible(ctx, datasetCandidates(row)...)
 	if err != nil || !ok {
 		return row, binding, firstErr(err, missing)
 	}
@@ -119,19 +143,19 @@ func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, e
 	return j, nil
 }
 
-func (s *Service) findField(ctx context.Context, ref FieldRef, t int64) (graph.FieldRow, error) {
+func (s *Service) findField(ctx context.Context, ref FieldRef, t int64) (graph.FieldRow, graph.DatasetRow, error) {
 	d, _, err := s.findDataset(ctx, ref.Namespace, ref.Name, t)
 	if err != nil {
-		return graph.FieldRow{}, err
+		return graph.FieldRow{}, d, err
 	}
 	f, found, err := s.store.FieldAt(ctx, d.Key, ref.Field, t)
 	if err != nil {
-		return f, storeErr(err)
+		return f, d, storeErr(err)
 	}
 	if !found {
-		return f, notFound("field %s of dataset %s %s not found at that time", ref.Field, ref.Namespace, ref.Name)
+		return f, d, notFound("field %s of dataset %s %s not found at that time", ref.Field, ref.Namespace, ref.Name)
 	}
-	return f, nil
+	return f, d, nil
 }
 
 func firstErr(err, fallback error) error {

@@ -12,6 +12,8 @@ type cachedNode struct {
 	Dataset *Dataset `json:"d,omitempty"`
 	Field   *Field   `json:"f,omitempty"`
 	Job     *Job     `json:"j,omitempty"`
+	// Restricted placeholders are cached only under keys that include the principal (REDACT mode).
+	Restricted *RestrictedNode `json:"r,omitempty"`
 }
 
 type cachedGraph struct {
@@ -38,6 +40,8 @@ func (s *Service) cachedGraph(ctx context.Context, k cache.Key) *LineageGraph {
 			g.Nodes = append(g.Nodes, n.Field)
 		case n.Job != nil:
 			g.Nodes = append(g.Nodes, n.Job)
+		case n.Restricted != nil:
+			g.Nodes = append(g.Nodes, n.Restricted)
 		}
 	}
 	return &g
@@ -61,6 +65,8 @@ func (s *Service) storeGraph(ctx context.Context, k cache.Key, g *LineageGraph, 
 			cg.Nodes = append(cg.Nodes, cachedNode{Field: v})
 		case *Job:
 			cg.Nodes = append(cg.Nodes, cachedNode{Job: v})
+		case *RestrictedNode:
+			cg.Nodes = append(cg.Nodes, cachedNode{Restricted: v})
 		}
 	}
 	s.cache.PutMany(ctx, cache.TierResults, s.cfg.ResultCacheTTL, []cache.Item{{Key: k, Value: cg, Gens: gens}})

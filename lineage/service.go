@@ -29,9 +29,11 @@ type Options struct {
 	Config Config
 	Cache  *cache.Store // nil: no cache
 	Policy authz.Policy // nil: authz.AllowAll
-	Canon  Canonicalizer
-	Clock  func() time.Time
-	Log    *slog.Logger
+	// Redactor makes REDACT placeholder ids; nil answers REDACT policies as OMIT (which discloses less).
+	Redactor *authz.Redactor
+	Canon    Canonicalizer
+	Clock    func() time.Time
+	Log      *slog.Logger
 }
 
 // Service answers the lineage queries. Resolvers call one method per field and nothing else.
@@ -40,6 +42,7 @@ type Service struct {
 	reader NeighborReader
 	cache  *cache.Store
 	policy authz.Policy
+	gate   gate
 	canon  Canonicalizer
 	clock  func() time.Time
 	cfg    Config
@@ -61,6 +64,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	if s.policy == nil {
 		s.policy = authz.AllowAll{}
 	}
+	s.gate = newGate(s.policy, o.Redactor)
 	if s.canon == nil {
 		s.canon = identity{}
 	}
@@ -103,13 +107,21 @@ func storeErr(err error) error {
 	return unavailable(err)
 }
 
-// visible asks the policy about single nodes looked up by name or id; a hidden node is NOT_FOUND.
-func (s *Service) visible(ctx context.Context, c authz.Candidate) (bool, error) {
-	ok, err := s.policy.AllowHop(ctx, authz.FromContext(ctx), []authz.Candidate{c})
-	if err != nil {
+// visible asks the policy, in one call, whether the caller may describe a node under every identity given
+// (current and asOf); a hidden root is then answered exactly like a missing one, and the denial is audited.
+func (s *Service) visible(ctx context.Context, cands ...authz.Candidate) (bool, error) {
+	b := newBatch()
+	b.add("n", authz.PrivDescribe, cands...)
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return false, err
 	}
-	return len(ok) == 1 && ok[0], nil
+	if !b.ok("n") {
+		if a := authz.RequestAuditFrom(ctx); a != nil && len(cands) > 0 {
+			a.Denied(cands[0], "not visible to the caller")
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // scope is the caller's permission scope (cache fingerprint, permissionsFiltered).

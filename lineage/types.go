@@ -163,6 +163,7 @@ func (f *Field) GetID() string { return f.ID }
 type JobVersion struct {
 	ID                 string
 	Key                string
+	JobKey             string
 	DefinitionHash     string
 	SQL                *string
 	SourceCodeLocation *string
@@ -235,8 +236,14 @@ type RunEventSummary struct {
 	Producer   *string
 }
 
-// RestrictedNode stands for hidden neighbours (REDACT mode, not produced under AllowAll).
-type RestrictedNode struct{ ID string }
+// RestrictedNode stands for every neighbour of one visible node in one direction that the caller may not see
+// (REDACT mode only). It says only that there is at least one: no name, no count, no job, no evidence. Its id is
+// an HMAC over (principal, visible node, direction); it is never a start node and never expanded.
+type RestrictedNode struct {
+	ID          string
+	NeighbourOf string    `json:"of"`
+	Direction   Direction `json:"dir"`
+}
 
 // IsNode implements Node.
 func (*RestrictedNode) IsNode() {}
@@ -246,9 +253,10 @@ func (r *RestrictedNode) GetID() string { return r.ID }
 
 // SearchConnection is one page of search results.
 type SearchConnection struct {
-	Nodes       []SearchResult
-	EndCursor   *string
-	HasNextPage bool
+	Nodes               []SearchResult
+	EndCursor           *string
+	HasNextPage         bool
+	PermissionsFiltered bool
 }
 
 // RunConnection is one page of runs.

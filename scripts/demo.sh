@@ -25,25 +25,33 @@ if curl -fsS "$API/healthz" >/dev/null 2>&1; then
   log "headwater already running at $API"
 else
   mkdir -p "$STATE/logs"
-  HEADWATER_ARCHIVE_DIR=$STATE/archive nohup bin/headwater serve --log-format=text >"$STATE/logs/headwater.log" 2>&1 &
+  HEADWATER_ARCHIVE_DIR=$STATE/archive nohup bin/headwater serve --log-format=text \
+    --authz-policy-file=demo/policy.yaml --authz-policy-source=demo >"$STATE/logs/headwater.log" 2>&1 &
   echo $! >"$PIDF"
   for _ in $(seq 1 60); do curl -fsS "$API/readyz" >/dev/null 2>&1 && break; sleep 1; done
   curl -fsS "$API/readyz" >/dev/null || { tail -n 30 "$STATE/logs/headwater.log" >&2; die "headwater did not become ready; see $STATE/logs/headwater.log"; }
   log "headwater serving at $API (log: $STATE/logs/headwater.log)"
 fi
 
+# Every request is authenticated: API tokens for the demo's producer and analyst (roles in demo/policy.yaml).
+PRODUCER_TOKEN=$(bin/headwater token create --owner demo-producer --kind producer --description "make demo" --expires-in 24h --log-level=warn)
+ANALYST_TOKEN=$(bin/headwater token create --owner demo-analyst --kind user --description "make demo" --expires-in 24h --log-level=warn)
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary '{"query":"{ __typename }"}' "$API/graphql")
+log "GraphQL without a token -> $code (every request but health and GraphiQL needs a principal)"
+
 # Fill the templates: fresh run ids and event times in the last hour, so every demo run adds new runs.
 uuid() { python3 -c 'import uuid; print(uuid.uuid4())'; }
 ts() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000Z; }
 RUN_A=$(uuid); RUN_B=$(uuid); RUN_C=$(uuid); RUN_D=$(uuid)
+T0=$(ts '-50 min'); T1=$(ts '-45 min'); T2=$(ts '-40 min'); T3=$(ts '-30 min'); T4=$(ts '-20 min'); T5=$(ts '-10 min')
 fill() {
   sed -e "s/__RUN_A__/$RUN_A/g; s/__RUN_B__/$RUN_B/g; s/__RUN_C__/$RUN_C/g; s/__RUN_D__/$RUN_D/g" \
-      -e "s/__T0__/$(ts '-50 min')/g; s/__T1__/$(ts '-45 min')/g; s/__T2__/$(ts '-40 min')/g" \
-      -e "s/__T3__/$(ts '-30 min')/g; s/__T4__/$(ts '-20 min')/g; s/__T5__/$(ts '-10 min')/g" "demo/events/$1"
+      -e "s/__T0__/$T0/g; s/__T1__/$T1/g; s/__T2__/$T2/g; s/__T3__/$T3/g; s/__T4__/$T4/g; s/__T5__/$T5/g" "demo/events/$1"
 }
 post() { # file [extra curl args]
   local f=$1; shift
-  local out; out=$(fill "$f" | curl -sS -o /tmp/hw-demo-body -w '%{http_code}' -H 'Content-Type: application/json' "$@" --data-binary @- "$API/api/v1/lineage") || true
+  local out; out=$(fill "$f" | curl -sS -o /tmp/hw-demo-body -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $PRODUCER_TOKEN" "$@" --data-binary @- "$API/api/v1/lineage") || true
   printf 'demo: POST %-26s -> %s %s\n' "$f" "$out" "$(head -c 160 /tmp/hw-demo-body)" >&2
   [[ "$out" == 2* ]] || die "gateway refused $f"
 }
@@ -55,7 +63,8 @@ post 04-clean-complete.json
 post 03-clean-start.json
 post 06-revenue-complete.json
 fill 05-revenue-start.json | gzip -c >/tmp/hw-demo-05.gz
-code=$(curl -sS -o /tmp/hw-demo-body -w '%{http_code}' -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary @/tmp/hw-demo-05.gz "$API/api/v1/lineage")
+code=$(curl -sS -o /tmp/hw-demo-body -w '%{http_code}' -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' \
+  -H "Authorization: Bearer $PRODUCER_TOKEN" --data-binary @/tmp/hw-demo-05.gz "$API/api/v1/lineage")
 printf 'demo: POST %-26s -> %s %s\n' "05-revenue-start.json (gzip)" "$code" "$(head -c 160 /tmp/hw-demo-body)" >&2
 post 07-experiment-fail.json
 
@@ -70,7 +79,7 @@ QUERY='query Demo($ns: String!, $name: String!) {
 body=$(python3 -c 'import json,sys; print(json.dumps({"query": sys.argv[1], "variables": {"ns": "postgres://warehouse:5432", "name": "analytics.public.revenue"}}))' "$QUERY")
 log "waiting for the consumer to project the events into Neo4j"
 for i in $(seq 1 60); do
-  ans=$(curl -sS -H 'Content-Type: application/json' --data-binary "$body" "$API/graphql" || true)
+  ans=$(curl -sS -H 'Content-Type: application/json' -H "Authorization: Bearer $ANALYST_TOKEN" --data-binary "$body" "$API/graphql" || true)
   n=$(python3 -c 'import json,sys
 try:
   d=json.loads(sys.argv[1]); print(sum(1 for x in d["data"]["lineage"]["nodes"] if x.get("__typename")=="Dataset"))
@@ -96,5 +105,29 @@ for e in d["edges"]:
     print(f"    {f[2]}  ->  {t[2]}   via {job}  [{ev}]")
 print("  truncated:", d["truncated"], " gaps:", [g["kind"] for g in d["gaps"]] or "none")
 PY
+
+FQUERY='query Field($ns: String!, $name: String!, $field: String!) {
+  lineage(start: {field: {namespace: $ns, name: $name, field: $field}}, direction: UPSTREAM, depth: 5, granularity: FIELD) {
+    nodes { id __typename ... on Field { path dataset { name } } }
+    edges { from to job { name } transformations { type subtype masking description } }
+    gaps { kind message }
+  }
+}'
+fbody=$(python3 -c 'import json,sys; print(json.dumps({"query": sys.argv[1], "variables": {"ns": "postgres://warehouse:5432", "name": "analytics.public.revenue", "field": "revenue"}}))' "$FQUERY")
+fans=$(curl -sS -H 'Content-Type: application/json' -H "Authorization: Bearer $ANALYST_TOKEN" --data-binary "$fbody" "$API/graphql")
 echo
-echo "Raw answer: curl -s -H 'Content-Type: application/json' --data-binary '$body' $API/graphql"
+echo "Column-level: where does analytics.public.revenue.revenue come from, through which transformations?"
+python3 - "$fans" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+if d.get("errors"):
+    print("  error:", d["errors"][0].get("message")); sys.exit(0)
+d = d["data"]["lineage"]
+names = {n["id"]: f'{n["dataset"]["name"]}.{n["path"]}' for n in d["nodes"] if n["__typename"] == "Field"}
+for e in d["edges"]:
+    tr = ", ".join(f'{t["type"]}/{t["subtype"]}' + (" masked" if t["masking"] else "") + (f' ({t["description"]})' if t.get("description") else "") for t in e["transformations"])
+    print(f'  {names.get(e["from"], e["from"])}  ->  {names.get(e["to"], e["to"])}   via {e["job"]["name"] if e.get("job") else "-"}  [{tr}]')
+PY
+echo
+echo "Ask it yourself (the analyst token is valid for 24 h):"
+echo "  curl -s -H 'Content-Type: application/json' -H 'Authorization: Bearer $ANALYST_TOKEN' --data-binary '$body' $API/graphql"

@@ -29,6 +29,7 @@ type cli struct {
 	Migrate migrateCmd `cmd:"" help:"Create or upgrade the Neo4j schema (constraints and indexes); idempotent."`
 	Replay  replayCmd  `cmd:"" help:"Rebuild the projection from the raw-event archive into an empty database."`
 	Redrive redriveCmd `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
+	Token   tokenCmd   `cmd:"" help:"Create or revoke API tokens."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
@@ -20,6 +23,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
 )
@@ -110,14 +114,31 @@ func (p *pipeline) close() { _ = p.store.Close(context.Background()) }
 
 // consumer builds the Kafka consumer over this pipeline.
 func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive.Dir, q *kafkaio.Producer,
-	log *slog.Logger, reg prometheus.Registerer) *consumer.Consumer {
+	guard *producecheck.Guard, log *slog.Logger, reg prometheus.Registerer) *consumer.Consumer {
 	d := consumer.Deps{Projector: p.projector, Archive: arch, Decoder: p.decoder, Quarantine: q, QStore: p.store,
-		Health: p.store, Log: log, Metrics: consumer.NewMetrics(reg), Now: time.Now}
+		Health: p.store, Log: log, Metrics: consumer.NewMetrics(reg), Now: time.Now, Guard: guard}
 	if p.gens != nil {
 		d.Epoch = p.gens
 	}
 	d.AfterProject = crashFailpoint(log)
 	return consumer.New(cc, kc, d)
+}
+
+// permissions wires the grant model: policy file, grant store, policy, audit stream.
+func (p *pipeline) permissions(ctx context.Context, c authz.Config, kc kafkaio.Config, log *slog.Logger,
+	reg prometheus.Registerer) (*authz.Components, error) {
+	return authz.Setup(ctx, c, authz.SetupDeps{Store: p.store, Kafka: kc, Canonicalizer: p.norm,
+		EnvironmentOf: p.norm.Environment, Registerer: reg, Log: log, Clock: time.Now})
+}
+
+// authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens).
+func authMiddleware(c authn.Config, p *pipeline, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
+	a, err := authn.NewAuthenticator(c, authn.NewTokenStore(p.store, time.Now), &http.Client{Timeout: c.HTTPTimeout}, time.Now, log)
+	if err != nil {
+		return nil, err
+	}
+	a = a.WithMetrics(authn.NewMetrics(reg))
+	return authn.Middleware(a, authn.OpenPaths(authn.DefaultOpenPaths()...), log), nil
 }
 
 // noBump is the generation bumper when the cache is off: there is nothing to invalidate.

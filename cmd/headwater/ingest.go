@@ -9,10 +9,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
 )
@@ -26,6 +28,7 @@ type ingestCmd struct {
 	Identity    identityConfig   `embed:"" prefix:"identity-"`
 	Consumer    consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive     archive.Config   `embed:"" prefix:"archive-"`
+	Authz       authz.Config     `embed:"" prefix:"authz-"`
 }
 
 func (c ingestCmd) Run(rc *runCtx) error {
@@ -46,6 +49,11 @@ func (c ingestCmd) Run(rc *runCtx) error {
 		return err
 	}
 	defer producer.Close()
+	perms, err := p.permissions(ctx, c.Authz, c.Kafka, log, reg)
+	if err != nil {
+		return err
+	}
+	defer perms.Close()
 	arch, err := archive.OpenDir(c.Archive, time.Now)
 	if err != nil {
 		return err
@@ -57,7 +65,7 @@ func (c ingestCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, c.Kafka), log))
 	g, gctx := errgroup.WithContext(ctx)
 	serveHTTP(g, gctx, &http.Server{Addr: c.MetricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}, 10*time.Second, log)
-	cons := p.consumer(c.Consumer, c.Kafka, arch, producer, log, reg)
+	cons := p.consumer(c.Consumer, c.Kafka, arch, producer, producecheck.New(perms.Policy, p.norm), log, reg)
 	g.Go(func() error { return cons.Run(gctx) })
 	log.Info("headwater consumer running", "group", c.Kafka.ConsumerGroup, "topics", c.Kafka.SourceTopics())
 	return g.Wait()

@@ -13,12 +13,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
 	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
 	"github.com/headwater-data/headwater/lineage"
@@ -60,23 +62,15 @@ type serveCmd struct {
 	Consumer consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive  archive.Config   `embed:"" prefix:"archive-"`
 	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
+	Auth     authn.Config     `embed:"" prefix:"auth-"`
+	Authz    authz.Config     `embed:"" prefix:"authz-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
-	Dev      devConfig        `embed:"" prefix:"dev-"`
-	_        struct{}         `kong:"-"`
-}
-
-// devConfig holds development-only switches.
-type devConfig struct {
-	NoAuth bool `help:"Development only: accept requests without a token as the anonymous principal." default:"true" env:"HEADWATER_DEV_NO_AUTH"`
 }
 
 func (s serveCmd) Run(rc *runCtx) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log, reg := rc.log, obs.NewRegistry()
-	if s.Dev.NoAuth {
-		log.Warn("authentication is OFF (--dev-no-auth): every request acts as the anonymous principal")
-	}
 	rdb := redisconn.Open(s.Redis)
 	p, err := openPipeline(ctx, s.Neo4j, rdb, s.Event, s.Identity, log, reg)
 	if err != nil {
@@ -91,12 +85,21 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	defer producer.Close()
+	perms, err := p.permissions(ctx, s.Authz, s.Kafka, log, reg)
+	if err != nil {
+		return err
+	}
+	defer perms.Close()
+	authenticate, err := authMiddleware(s.Auth, p, log, reg)
+	if err != nil {
+		return err
+	}
 
 	mux := http.NewServeMux()
-	principal := func(r *http.Request) string { return authz.FromContext(r.Context()).Subject }
-	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, principal, gateway.NewMetrics(reg), log, time.Now).Register(mux)
+	guard := producecheck.New(perms.Policy, p.norm)
+	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
-		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm})
+		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy})
 	if err != nil {
 		return err
 	}
@@ -110,7 +113,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
 
 	g, gctx := errgroup.WithContext(ctx)
-	api := &http.Server{Addr: s.HTTP.Addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	api := &http.Server{Addr: s.HTTP.Addr, Handler: authenticate(mux), ReadHeaderTimeout: 10 * time.Second}
 	met := &http.Server{Addr: s.HTTP.MetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second}
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
@@ -120,7 +123,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 			return err
 		}
 		defer arch.Close()
-		c := p.consumer(s.Consumer, s.Kafka, arch, producer, log, reg)
+		c := p.consumer(s.Consumer, s.Kafka, arch, producer, guard, log, reg)
 		g.Go(func() error { return c.Run(gctx) })
 	}
 	log.Info("headwater serving", "api", "http://"+s.HTTP.Addr, "graphql", "http://"+s.HTTP.Addr+"/graphql",

@@ -1,6 +1,6 @@
 """Emits a small real lineage with the OpenLineage Python client (openlineage-python), over HTTP or Kafka.
 
-usage: ol_client.py http <base-url> <job-namespace> <dataset-namespace>
+usage: ol_client.py http <base-url> <api-key> <job-namespace> <dataset-namespace>
        ol_client.py kafka <bootstrap> <topic> <job-namespace> <dataset-namespace>
 Prints the run ids it emitted, one per line.
 """
@@ -17,9 +17,11 @@ PRODUCER = "https://github.com/headwater-data/headwater/e2e/ol_client.py"
 
 def transport(args):
     if args[0] == "http":
-        from openlineage.client.transport.http import HttpConfig, HttpTransport
+        from openlineage.client.transport.http import ApiKeyTokenProvider, HttpConfig, HttpTransport
 
-        return HttpTransport(HttpConfig(url=args[1], endpoint="api/v1/lineage", compression="gzip")), args[2:]
+        auth = ApiKeyTokenProvider({"apiKey": args[2]})
+        cfg = HttpConfig(url=args[1], endpoint="api/v1/lineage", compression="gzip", auth=auth)
+        return HttpTransport(cfg), args[3:]
     from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
 
     cfg = KafkaConfig(config={"bootstrap.servers": args[1], "acks": "all"}, topic=args[2], flush=True)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -24,8 +25,9 @@ type decoded struct {
 	bad *kafkaio.Message
 }
 
-// decode validates a message the same way the gateway does; direct Kafka producers get the same rules.
-func (h *handler) decode(m *sarama.ConsumerMessage) decoded {
+// decode validates a message the same way the gateway does; direct Kafka producers get the same rules, and
+// events on an external topic must be within the produce grants of the principal the topic is bound to.
+func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded {
 	hdr := headers(m)
 	received := m.Timestamp.UTC()
 	if t, err := time.Parse(time.RFC3339Nano, hdr[kafkaio.HeaderReceivedAt]); err == nil {
@@ -33,23 +35,34 @@ func (h *handler) decode(m *sarama.ConsumerMessage) decoded {
 	}
 	principal := hdr[kafkaio.HeaderPrincipal]
 	source := hdr[kafkaio.HeaderSource]
-	if source == "" {
+	external := source == ""
+	if external {
 		source = "kafka:" + m.Topic
 		principal = h.kc.ExternalTopics[m.Topic]
 	}
-	ev, err := h.d.Decoder.Decode(m.Value)
-	if err != nil {
-		rec := kafkaio.QuarantineRecord{EventID: hdr[kafkaio.HeaderEventID], Reason: err.Error(), Principal: principal,
-			Stage: "consumer", ReceivedAt: received, Source: sourceRef(m)}
-		var ve *olevent.ValidationError
-		if errors.As(err, &ve) {
-			rec.Reason, rec.Field, rec.Rule = ve.Message, ve.Field, ve.Rule
-		}
+	quarantine := func(reason, field, rule string) decoded {
+		rec := kafkaio.QuarantineRecord{EventID: hdr[kafkaio.HeaderEventID], Reason: reason, Field: field, Rule: rule,
+			Principal: principal, Stage: "consumer", ReceivedAt: received, Source: sourceRef(m)}
 		if rec.EventID == "" {
 			rec.EventID = "sha256:" + digestHex(m.Value)
 		}
 		q := kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, m.Value)
 		return decoded{bad: &q}
+	}
+	ev, err := h.d.Decoder.Decode(m.Value)
+	if err != nil {
+		var ve *olevent.ValidationError
+		if errors.As(err, &ve) {
+			return quarantine(ve.Message, ve.Field, ve.Rule)
+		}
+		return quarantine(err.Error(), "", "invalid")
+	}
+	// Only topics bound to a producer principal are checked; the gateway's own topic is internal (only the
+	// gateway, which checked already, and `headwater redrive` may write it: restrict it with Kafka ACLs).
+	if _, bound := h.kc.ExternalTopics[m.Topic]; external && bound && h.d.Guard != nil {
+		if d := h.d.Guard.Check(ctx, authz.Principal{Subject: principal, Kind: "producer"}, &ev); d != nil {
+			return quarantine(d.Error(), d.Field, "produce-permission")
+		}
 	}
 	olevent.ResolveID(hdr[kafkaio.HeaderEventID], &ev)
 	return decoded{
@@ -66,7 +79,7 @@ func (h *handler) projectBatch(ctx context.Context, msgs []*sarama.ConsumerMessa
 	var recs []archive.Record
 	var bad []kafkaio.Message
 	for _, m := range msgs {
-		d := h.decode(m)
+		d := h.decode(ctx, m)
 		if d.bad != nil {
 			bad = append(bad, *d.bad)
 			continue

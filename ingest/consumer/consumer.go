@@ -9,9 +9,11 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
 )
 
@@ -50,6 +52,11 @@ type EpochBumper interface {
 	BumpEpoch(ctx context.Context) error
 }
 
+// Guard checks a producer's produce grants for an event (producecheck.Guard).
+type Guard interface {
+	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) *producecheck.Denial
+}
+
 // Deps are the consumer's collaborators.
 type Deps struct {
 	Projector  Projector
@@ -59,6 +66,7 @@ type Deps struct {
 	QStore     QuarantineStore
 	Health     HealthChecker
 	Epoch      EpochBumper // may be nil when the cache is off
+	Guard      Guard       // checks events arriving straight on external topics against the topic's principal
 	Log        *slog.Logger
 	Metrics    *Metrics
 	Now        func() time.Time

@@ -15,8 +15,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 )
 
 // Decoder validates and decodes one event (olevent.Decoder).
@@ -29,25 +31,27 @@ type Sender interface {
 	Send(ctx context.Context, msgs []kafkaio.Message) error
 }
 
-// PrincipalFunc names the authenticated producer of a request.
-type PrincipalFunc func(r *http.Request) string
+// Guard checks a producer's produce grants for an event (producecheck.Guard).
+type Guard interface {
+	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) *producecheck.Denial
+}
 
 // Gateway serves the ingestion endpoints.
 type Gateway struct {
-	cfg       Config
-	kafka     kafkaio.Config
-	dec       Decoder
-	send      Sender
-	principal PrincipalFunc
-	limits    *limiters
-	now       func() time.Time
-	log       *slog.Logger
-	m         *Metrics
+	cfg    Config
+	kafka  kafkaio.Config
+	dec    Decoder
+	send   Sender
+	guard  Guard
+	limits *limiters
+	now    func() time.Time
+	log    *slog.Logger
+	m      *Metrics
 }
 
-// New builds a gateway.
-func New(cfg Config, kc kafkaio.Config, dec Decoder, send Sender, principal PrincipalFunc, m *Metrics, log *slog.Logger, now func() time.Time) *Gateway {
-	return &Gateway{cfg: cfg, kafka: kc, dec: dec, send: send, principal: principal,
+// New builds a gateway. The caller's principal comes from the request context (authn middleware).
+func New(cfg Config, kc kafkaio.Config, dec Decoder, send Sender, guard Guard, m *Metrics, log *slog.Logger, now func() time.Time) *Gateway {
+	return &Gateway{cfg: cfg, kafka: kc, dec: dec, send: send, guard: guard,
 		limits: newLimiters(cfg.RatePerSecond, cfg.RateBurst, now), now: now, log: log, m: m}
 }
 
@@ -74,13 +78,15 @@ type ErrorBody struct {
 }
 
 type request struct {
+	who        authz.Principal
 	principal  string
 	receivedAt time.Time
 	headerID   string
 }
 
 func (g *Gateway) begin(w http.ResponseWriter, r *http.Request) (request, []byte, bool) {
-	req := request{principal: g.principal(r), receivedAt: g.now().UTC(), headerID: headerID(r)}
+	who := authz.FromContext(r.Context())
+	req := request{who: who, principal: who.Subject, receivedAt: g.now().UTC(), headerID: headerID(r)}
 	body, rej := g.readBody(w, r)
 	if rej != nil {
 		g.rejectWhole(r.Context(), w, req, rej, body)
@@ -97,13 +103,16 @@ func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
 	if !g.allow(w, req.principal, 1) {
 		return
 	}
-	res, msgs := g.prepare(req, 0, body)
+	res, msgs := g.prepare(r.Context(), req, 0, body)
 	if !g.deliver(r.Context(), w, req, msgs) {
 		return
 	}
 	status := http.StatusAccepted
 	if res.Status == "rejected" {
 		status = http.StatusBadRequest
+		if res.Error.Rule == ruleForbidden {
+			status = http.StatusForbidden
+		}
 	}
 	g.count(req.principal, []Result{res})
 	writeJSON(w, status, res)
@@ -131,7 +140,7 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 	var msgs []kafkaio.Message
 	for i, raw := range items {
 		var m []kafkaio.Message
-		results[i], m = g.prepare(req, i, raw)
+		results[i], m = g.prepare(r.Context(), req, i, raw)
 		msgs = append(msgs, m...)
 	}
 	if !g.deliver(r.Context(), w, req, msgs) {
@@ -147,17 +156,18 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted, "rejected": len(results) - accepted, "results": results})
 }
 
+// ruleForbidden is the rule of a produce-permission denial (403).
+const ruleForbidden = "produce-permission"
+
 // prepare validates one event and returns its result and the message to send: the event itself, or its
 // quarantine copy.
-func (g *Gateway) prepare(req request, idx int, raw []byte) (Result, []kafkaio.Message) {
+func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte) (Result, []kafkaio.Message) {
 	ev, err := g.dec.Decode(raw)
 	if err != nil {
-		body := errorBody(err)
-		id := "sha256:" + digest(raw)
-		q := kafkaio.QuarantineRecord{EventID: id, Reason: body.Message, Field: body.Field, Rule: body.Rule,
-			Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
-		return Result{Index: idx, Status: "rejected", EventID: id, Error: &body},
-			[]kafkaio.Message{kafkaio.QuarantineMessage(g.kafka.QuarantineTopic, q, raw)}
+		return g.reject(req, idx, raw, errorBody(err))
+	}
+	if d := g.guard.Check(ctx, req.who, &ev); d != nil {
+		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: ruleForbidden, Message: d.Error()})
 	}
 	olevent.ResolveID(req.headerID, &ev)
 	msg := kafkaio.Message{Topic: g.kafka.EventsTopic, Key: olevent.PartitionKey(&ev), Value: raw, Headers: map[string]string{
@@ -170,6 +180,15 @@ func (g *Gateway) prepare(req request, idx int, raw []byte) (Result, []kafkaio.M
 		g.m.facetIssues.WithLabelValues(req.principal).Add(float64(len(ev.FacetIssues)))
 	}
 	return Result{Index: idx, Status: "accepted", EventID: ev.ID, Warnings: ev.FacetIssues}, []kafkaio.Message{msg}
+}
+
+// reject answers one event as rejected and returns its quarantine copy.
+func (g *Gateway) reject(req request, idx int, raw []byte, body ErrorBody) (Result, []kafkaio.Message) {
+	id := "sha256:" + digest(raw)
+	q := kafkaio.QuarantineRecord{EventID: id, Reason: body.Message, Field: body.Field, Rule: body.Rule,
+		Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
+	return Result{Index: idx, Status: "rejected", EventID: id, Error: &body},
+		[]kafkaio.Message{kafkaio.QuarantineMessage(g.kafka.QuarantineTopic, q, raw)}
 }
 
 // deliver makes accepted events and quarantine copies durable; on failure it answers 503 and returns false.

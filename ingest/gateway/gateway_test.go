@@ -16,9 +16,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -39,13 +41,20 @@ func newFixture(t *testing.T, cfg gateway.Config) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	principal := func(r *http.Request) string { return "producer-" + r.Header.Get("X-Test-Principal") }
-	g := gateway.New(cfg, kc, dec, prod, principal, gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
+	g := gateway.New(cfg, kc, dec, prod, producecheck.New(nil, nil), gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
 	mux := http.NewServeMux()
 	g.Register(mux)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(testPrincipal(mux))
 	t.Cleanup(srv.Close)
 	return fixture{srv: srv, kc: kc}
+}
+
+// testPrincipal stands in for the authn middleware: X-Test-Principal names the producer.
+func testPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := authz.Principal{Subject: "producer-" + r.Header.Get("X-Test-Principal"), Kind: "producer"}
+		next.ServeHTTP(w, r.WithContext(authz.WithPrincipal(r.Context(), p)))
+	})
 }
 
 func defaults() gateway.Config {
@@ -208,7 +217,7 @@ func TestKafkaNotAcknowledgingIs503WithRetryAfter(t *testing.T) {
 	}
 	defer prod.Close()
 	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
-	g := gateway.New(defaults(), kc, dec, prod, func(*http.Request) string { return "p" },
+	g := gateway.New(defaults(), kc, dec, prod, producecheck.New(nil, nil),
 		gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
 	mux := http.NewServeMux()
 	g.Register(mux)

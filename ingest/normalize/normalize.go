@@ -73,3 +73,7 @@ func checkCanonical(entity, ns, nm string) error {
 	}
 	return checkText(entity, PartName, nm)
 }
+
+// Environment is the environment a canonical namespace maps to (longest configured prefix, else the default).
+// Permissions use it so an ENVIRONMENT grant covers datasets and jobs alike.
+func (n *Normalizer) Environment(canonicalNamespace string) string { return n.environment(canonicalNamespace) }

@@ -70,7 +70,7 @@ func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
 
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
 	oldCuts, _ := lifecycleTimes(st.Log)
-	oldFields := fieldsSignature(key, fieldHistories(st.Log))
+	oldFields := fieldsSignature(key, fieldHistories(st.Log, st.Schemas))
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
 	props, err := datasetProps(st, cuts, dropped)
@@ -83,7 +83,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
 			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
 	}
-	hists := fieldHistories(st.Log)
+	hists := fieldHistories(st.Log, st.Schemas)
 	fieldsChanged := fieldsSignature(key, hists) != oldFields
 	if fieldsChanged {
 		out.fieldDatasets = append(out.fieldDatasets, key)

@@ -1,6 +1,8 @@
 package project
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -21,9 +23,10 @@ func (s stamped) newer(o stamped) bool { return s.T > o.T || (s.T == o.T && s.E 
 // dsState is the per-dataset projection state kept (as JSON) on the Dataset node: the observation log from which
 // fields, drops and declared lineage are derived, and per-key latest metadata.
 type dsState struct {
-	Log    []dsObs            `json:"log,omitempty"`
-	Meta   map[string]stamped `json:"meta,omitempty"`   // description, owners, tags
-	Facets map[string]stamped `json:"facets,omitempty"` // dataset facets by key
+	Log     []dsObs                          `json:"log,omitempty"`
+	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"` // distinct schemas by hash
+	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
+	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
 }
 
 func decodeState(v any) (*dsState, error) {
@@ -190,9 +193,30 @@ func versionOf(d *dsRec, t int64) *versionRow {
 	return nil
 }
 
-// merge folds a batch's change into the state.
+// merge folds a batch's change into the state. A schema observation is stored as (time, hash) with the schema
+// kept once per distinct hash; the same schema at the same time is stored once.
 func (st *dsState) merge(c *dsChange) {
-	st.Log = append(st.Log, c.obs...)
+	seen := map[string]bool{}
+	for _, o := range st.Log {
+		if o.Kind == obsSchema {
+			seen[fmt.Sprint(o.T, "|", o.Hash)] = true
+		}
+	}
+	for _, o := range c.obs {
+		if o.Kind == obsSchema && o.Fields != nil {
+			o.Hash, o.Event = schemaHash(o.Fields), ""
+			if st.Schemas == nil {
+				st.Schemas = map[string][]olevent.SchemaField{}
+			}
+			st.Schemas[o.Hash], o.Fields = o.Fields, nil
+			if k := fmt.Sprint(o.T, "|", o.Hash); seen[k] {
+				continue
+			} else {
+				seen[k] = true
+			}
+		}
+		st.Log = append(st.Log, o)
+	}
 	for k, v := range c.meta {
 		setStamped(st.Meta, k, v)
 	}
@@ -271,4 +295,11 @@ func declFields(m map[string][]colInput) []declField {
 		return a.Out+"\x00"+a.In+"\x00"+a.InField < b.Out+"\x00"+b.In+"\x00"+b.InField
 	})
 	return out
+}
+
+// schemaHash identifies a schema by its content.
+func schemaHash(fields []olevent.SchemaField) string {
+	b, _ := json.Marshal(fields)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

@@ -14,7 +14,7 @@ import (
 // dumpExcluded are properties left out of Dump: receive-time dependent, internal projection state, or the stored
 // event payload (the input, not the projection).
 var dumpExcluded = map[string]bool{"receivedAt": true, "payload": true, "projState": true, "projLock": true,
-	"claim": true, "edgeCkpt": true}
+	"claim": true, "edgeCkpt": true, "metaStamps": true}
 
 // Dump renders every node and relationship of the projection under a namespace prefix as sorted, deterministic
 // text, so "the same graph" is a diff. Scope: datasets (by current or any bound name), jobs, their runs, events,
@@ -54,7 +54,6 @@ func Dump(ctx context.Context, store *graph.Store, namespacePrefix string) (stri
 const dumpQuery = `
 CALL () {
 	MATCH (d:Dataset) WHERE d.namespace STARTS WITH $p RETURN d AS n
-	UNION MATCH (:DatasetName)-[:NAMES]->(d:Dataset) WHERE d.namespace STARTS WITH $p RETURN d AS n
 	UNION MATCH (nm:DatasetName)-[:NAMES]->(d:Dataset) WHERE nm.namespace STARTS WITH $p RETURN d AS n
 	UNION MATCH (nm:DatasetName) WHERE nm.namespace STARTS WITH $p RETURN nm AS n
 	UNION MATCH (j:Job) WHERE j.namespace STARTS WITH $p RETURN j AS n

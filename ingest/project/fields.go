@@ -19,7 +19,8 @@ const (
 // drops, declared lineage) can be recomputed whatever order events arrive in.
 type dsObs struct {
 	T      int64                 `json:"t"`
-	Event  string                `json:"e"`
+	Event  string                `json:"e,omitempty"` // "" for schema observations (their hash orders ties)
+	Hash   string                `json:"h,omitempty"` // schema observations: key into dsState.Schemas
 	Kind   string                `json:"k"`
 	Fields []olevent.SchemaField `json:"f,omitempty"`
 	Paths  []string              `json:"p,omitempty"`
@@ -57,7 +58,10 @@ func obsLess(a, b dsObs) bool {
 	if ra, rb := obsRank(a.Kind), obsRank(b.Kind); ra != rb {
 		return ra < rb
 	}
-	return a.Event < b.Event
+	if a.Event != b.Event {
+		return a.Event < b.Event
+	}
+	return a.Hash < b.Hash
 }
 
 // fieldHist is one history of a field: from its (re)creation to the schema that omitted it or the drop.
@@ -69,8 +73,9 @@ type fieldHist struct {
 // Key is the stable key of this history.
 func (h *fieldHist) Key(datasetKey string) string { return graph.FieldKey(datasetKey, h.Path, h.From) }
 
-// fieldHistories derives the field histories of a dataset from its observation log (a pure function).
-func fieldHistories(log []dsObs) []*fieldHist {
+// fieldHistories derives the field histories of a dataset from its observation log (a pure function); schema
+// observations carry their fields or reference them by hash in schemas.
+func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
 	obs := append([]dsObs(nil), log...)
 	sort.SliceStable(obs, func(i, j int) bool { return obsLess(obs[i], obs[j]) })
 	var all []*fieldHist
@@ -84,6 +89,9 @@ func fieldHistories(log []dsObs) []*fieldHist {
 				}
 			}
 		case obsSchema:
+			if o.Fields == nil {
+				o.Fields = schemas[o.Hash]
+			}
 			all = applySchema(all, open, o)
 		case obsMention:
 			for _, p := range o.Paths {

@@ -55,7 +55,7 @@ func TestFieldHistories(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := renderHists(fieldHistories(tc.log)); got != tc.want {
+			if got := renderHists(fieldHistories(tc.log, nil)); got != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
 			}
 		})

@@ -1,65 +1,133 @@
 package project
 
 import (
-	"sort"
+	"encoding/json"
+	"fmt"
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// upsertJobs MERGEs the Job nodes of the batch: identity on create, first/last seen as min/max, and descriptive
-// metadata from the latest event (by eventTime, then eventId) that carries it. JobEvent definitions become
-// JobVersions.
+// jobMetaFields are the descriptive Job properties, each taken from the latest event (by eventTime, then
+// eventId) that carries a non-empty value, so arrival order does not matter.
+var jobMetaFields = []string{"processingType", "jobType", "integration", "description"}
+
+func jobMetaValue(j *jobRec, field string) string {
+	switch field {
+	case "processingType":
+		return j.ProcessingType
+	case "jobType":
+		return j.JobType
+	case "integration":
+		return j.Integration
+	default:
+		return j.Description
+	}
+}
+
+// jobBatch is what a batch says about one job.
+type jobBatch struct {
+	job         *jobRec
+	first, last int64
+	meta        map[string]stamped
+}
+
+// upsertJobs MERGEs and locks the Job nodes of the batch: identity on create, first/last seen as min/max, and
+// per-field latest descriptive metadata (stamps kept in metaStamps). JobEvent definitions become JobVersions.
 func (w *txWriter) upsertJobs(recs []*rec) error {
-	latest := map[string]*rec{}
-	first, last := map[string]int64{}, map[string]int64{}
+	batch := map[string]*jobBatch{}
 	for _, r := range recs {
 		if r.Job == nil {
 			continue
 		}
-		k := r.Job.Key
-		if l, ok := latest[k]; !ok || r.Time > l.Time || (r.Time == l.Time && r.ID > l.ID) {
-			latest[k] = r
+		b := batch[r.Job.Key]
+		if b == nil {
+			b = &jobBatch{job: r.Job, first: r.Time, last: r.Time, meta: map[string]stamped{}}
+			batch[r.Job.Key] = b
 		}
-		if t, ok := first[k]; !ok || r.Time < t {
-			first[k] = r.Time
-		}
-		last[k] = max(last[k], r.Time)
-	}
-	if len(latest) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(latest))
-	for k := range latest {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	rows := make([]any, 0, len(keys))
-	for _, k := range keys {
-		j := latest[k].Job
-		meta := map[string]any{"metaAt": latest[k].Time, "metaEvent": latest[k].ID}
-		for name, v := range map[string]string{"processingType": j.ProcessingType, "jobType": j.JobType,
-			"integration": j.Integration, "description": j.Description} {
-			if v != "" {
-				meta[name] = v
+		b.first, b.last = min(b.first, r.Time), max(b.last, r.Time)
+		for _, f := range jobMetaFields {
+			if v := jobMetaValue(r.Job, f); v != "" {
+				raw, _ := json.Marshal(v)
+				setStamped(b.meta, f, stamped{T: r.Time, E: r.ID, V: raw})
 			}
 		}
-		rows = append(rows, map[string]any{"key": k, "ns": j.NS, "name": j.Name, "first": first[k],
-			"last": last[k], "meta": meta, "t": latest[k].Time, "e": latest[k].ID})
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	keys := sortedKeys(boolKeys(batch))
+	stamps, err := w.lockJobMeta(keys, batch)
+	if err != nil {
+		return err
+	}
+	rows := make([]any, 0, len(keys))
+	for _, k := range keys {
+		props, err := mergeJobMeta(stamps[k], batch[k].meta)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, map[string]any{"key": k, "props": props})
 		w.touch(k)
 		w.queueJob(k)
 	}
-	if _, err := w.run(`UNWIND $rows AS row
+	if _, err := w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.key}) SET j += row.props`,
+		map[string]any{"rows": rows}); err != nil {
+		return err
+	}
+	return w.jobEventVersions(recs)
+}
+
+// lockJobMeta MERGEs the jobs (in key order, taking their write locks), updates identity and first/last seen,
+// and returns their metadata stamps.
+func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[string]map[string]stamped, error) {
+	rows := make([]any, 0, len(keys))
+	for _, k := range keys {
+		b := batch[k]
+		rows = append(rows, map[string]any{"key": k, "ns": b.job.NS, "name": b.job.Name, "first": b.first, "last": b.last})
+	}
+	out, err := w.run(`UNWIND $rows AS row
 		MERGE (j:Job {key: row.key})
 		SET j.namespace = row.ns, j.name = row.name, j.normVersion = $nv,
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
-		WITH j, row
-		WHERE j.metaAt IS NULL OR row.t > j.metaAt OR (row.t = j.metaAt AND row.e >= j.metaEvent)
-		SET j += row.meta`, map[string]any{"rows": rows, "nv": NormVersion}); err != nil {
-		return err
+		RETURN row.key AS k, j.metaStamps AS stamps`, map[string]any{"rows": rows, "nv": NormVersion})
+	if err != nil {
+		return nil, err
 	}
-	return w.jobEventVersions(recs)
+	m := map[string]map[string]stamped{}
+	for _, r := range out {
+		rm := r.AsMap()
+		st := map[string]stamped{}
+		if s, ok := rm["stamps"].(string); ok && s != "" {
+			if err := json.Unmarshal([]byte(s), &st); err != nil {
+				return nil, fmt.Errorf("decode job meta stamps: %w", err)
+			}
+		}
+		m[asStr(rm["k"])] = st
+	}
+	return m, nil
+}
+
+// mergeJobMeta folds the batch's stamps into the stored ones and returns the properties to set.
+func mergeJobMeta(stored, batch map[string]stamped) (map[string]any, error) {
+	for f, v := range batch {
+		setStamped(stored, f, v)
+	}
+	props := map[string]any{}
+	for f, v := range stored {
+		var s string
+		if err := json.Unmarshal(v.V, &s); err != nil {
+			return nil, fmt.Errorf("decode job %s: %w", f, err)
+		}
+		props[f] = s
+	}
+	enc, err := json.Marshal(stored)
+	if err != nil {
+		return nil, err
+	}
+	props["metaStamps"] = string(enc)
+	return props, nil
 }
 
 // jobEventVersions records the definitions carried by JobEvents as JobVersions.

@@ -37,20 +37,22 @@ func richHistory(s *scen) []olevent.Event {
 		Outputs: []olevent.Dataset{s.ds("mart")}}
 	return []olevent.Event{
 		jobEv,
-		s.runEv("r1s", olevent.TypeStart, 10, "build", "r1", ins, nil),
+		s.runEv("r1s", olevent.TypeStart, 10, "build", "r1", ins, nil, func(e *olevent.Event) { e.Job.Description = "old" }),
 		s.runEv("r1c", olevent.TypeComplete, 20, "build", "r1", ins, []olevent.Dataset{mart("id", "amount", "email")}),
 		s.runEv("r2s", olevent.TypeStart, 30, "build", "r2", []olevent.Dataset{src}, nil),
 		s.runEv("r2f", olevent.TypeFail, 35, "build", "r2", nil, []olevent.Dataset{mart("id")}),
 		s.dsEv("meta", 36, meta),
 		s.dsEv("drop", 38, drop),
-		s.runEv("r3s", olevent.TypeStart, 40, "build", "r3", []olevent.Dataset{src}, nil),
+		s.runEv("r3s", olevent.TypeStart, 40, "build", "r3", []olevent.Dataset{src}, nil,
+			func(e *olevent.Event) { e.Job.ProcessingType = "BATCH" }),
 		s.runEv("r3c", olevent.TypeComplete, 50, "build", "r3", nil, []olevent.Dataset{mart("id", "amount")}),
 		s.dsEv("create", 55, create),
 		s.runEv("r4s", olevent.TypeStart, 60, "export", "r4", []olevent.Dataset{s.ds("mart")}, []olevent.Dataset{s.ds("side")}),
 		s.runEv("r4r", olevent.TypeRunning, 65, "export", "r4", nil, nil),
 		s.runEv("r4c", olevent.TypeComplete, 70, "export", "r4", nil, nil),
 		s.runEv("r5s", olevent.TypeStart, 80, "build", "r5", []olevent.Dataset{src, s.ds("side")}, nil),
-		s.runEv("r5c", olevent.TypeComplete, 90, "build", "r5", nil, []olevent.Dataset{mart("id", "amount", "email")}),
+		s.runEv("r5c", olevent.TypeComplete, 90, "build", "r5", nil, []olevent.Dataset{mart("id", "amount", "email")},
+			func(e *olevent.Event) { e.Job.Description = "new" }),
 	}
 }
 
@@ -66,6 +68,10 @@ func TestScenarioShuffledHistoryGivesTheSameGraph(t *testing.T) {
 		ORDER BY f`, map[string]any{"k": s.dsKey("mart")})
 	if len(rows) != 2 || rows[0]["t"] != s.ms(50) || rows[1]["f"] != s.ms(90) {
 		t.Fatalf("mart.email histories %v", rows)
+	}
+	j := s.one(`MATCH (j:Job {key: $k}) RETURN j.description AS d, j.processingType AS pt`, map[string]any{"k": s.jobKey("build")})
+	if j["d"] != "new" || j["pt"] != "BATCH" {
+		t.Fatalf("job metadata %v", j)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for round := 0; round < 8; round++ {

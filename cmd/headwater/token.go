@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// tokenCmd manages API tokens from an operator's shell (the GraphQL mutations do the same for principals
+// holding MANAGE_GRANTS).
+type tokenCmd struct {
+	Create tokenCreateCmd `cmd:"" help:"Create an API token for a principal and print it once."`
+	Revoke tokenRevokeCmd `cmd:"" help:"Revoke an API token by id."`
+}
+
+type tokenCreateCmd struct {
+	Owner       string        `help:"Principal the token acts as (its role bindings apply)." required:""`
+	Kind        string        `help:"Principal kind: user, service or producer." default:"service" enum:"user,service,producer"`
+	Description string        `help:"What the token is for."`
+	ExpiresIn   time.Duration `help:"Lifetime; 0 means no expiry." default:"0s"`
+	Neo4j       graph.Config  `embed:"" prefix:"neo4j-"`
+}
+
+func (c tokenCreateCmd) Run(rc *runCtx) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := graph.Open(ctx, c.Neo4j)
+	if err != nil {
+		return err
+	}
+	defer store.Close(context.Background())
+	req := authn.NewToken{Owner: c.Owner, Kind: c.Kind, Description: c.Description, CreatedBy: "cli"}
+	if c.ExpiresIn > 0 {
+		req.ExpiresAt = time.Now().Add(c.ExpiresIn)
+	}
+	tok, info, err := authn.NewTokenStore(store, time.Now).Create(ctx, req)
+	if err != nil {
+		return err
+	}
+	rc.log.Info("api token created", "id", info.ID, "owner", c.Owner)
+	fmt.Fprintln(rc.stdout, tok)
+	return nil
+}
+
+type tokenRevokeCmd struct {
+	ID    string       `help:"Token id (the part after hw_ and before the next _)." required:""`
+	Neo4j graph.Config `embed:"" prefix:"neo4j-"`
+}
+
+func (c tokenRevokeCmd) Run(rc *runCtx) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := graph.Open(ctx, c.Neo4j)
+	if err != nil {
+		return err
+	}
+	defer store.Close(context.Background())
+	if err := authn.NewTokenStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
+		return err
+	}
+	fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)
+	return nil
+}

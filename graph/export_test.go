@@ -1,0 +1,4 @@
+package graph
+
+// CompareSchemaForTest exposes compareSchema to the external test package.
+var CompareSchemaForTest = compareSchema

@@ -1,0 +1,129 @@
+package lineage
+
+import (
+	"context"
+	"slices"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+)
+
+// Lookups obey the rule of the walk: whatever names a node is shown only when the caller may describe that
+// node (under its current and its asOf identity); SQL and source code need VIEW_SQL on the job, sensitive tags
+// VIEW_SENSITIVE on the dataset. Each guard below is one policy call for the whole list it filters.
+
+// visibleJobs returns the jobs (by key) the caller may describe; unknown keys are not visible.
+func (s *Service) visibleJobs(ctx context.Context, keys []string, priv authz.Privilege) (map[string]graph.JobRow, error) {
+	rows, err := s.store.JobsByKeys(ctx, keys)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	b := newBatch()
+	for k, j := range rows {
+		b.add(k, priv, authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name})
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return nil, err
+	}
+	for k := range rows {
+		if !b.ok(k) {
+			delete(rows, k)
+		}
+	}
+	return rows, nil
+}
+
+// visibleDatasetRows drops the rows the caller may not describe.
+func (s *Service) visibleDatasetRows(ctx context.Context, rows map[string]graph.DatasetRow) error {
+	b := newBatch()
+	for k, r := range rows {
+		b.add(k, authz.PrivDescribe, datasetCandidates(r)...)
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return err
+	}
+	for k := range rows {
+		if !b.ok(k) {
+			delete(rows, k)
+		}
+	}
+	return nil
+}
+
+// present prepares datasets for the caller: sensitive tags only with VIEW_SENSITIVE, and every sensitive
+// dataset returned is recorded in the request's audit.
+func (s *Service) present(ctx context.Context, ds []*Dataset) error {
+	set := s.gate.settings()
+	b := newBatch()
+	for _, d := range ds {
+		if slices.ContainsFunc(d.Tags, func(t Tag) bool { return set.Sensitive("", []string{t.Name}) }) {
+			b.add(d.Key, authz.PrivViewSensitive, datasetCandidates(rowNames(d))...)
+		}
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return err
+	}
+	for _, d := range ds {
+		s.touch(ctx, set, d)
+		if _, marked := b.index[d.Key]; marked && !b.ok(d.Key) {
+			d.Tags = slices.DeleteFunc(slices.Clone(d.Tags), func(t Tag) bool { return set.Sensitive("", []string{t.Name}) })
+		}
+	}
+	return nil
+}
+
+// touch records a sensitive dataset in the request's audit (nil audit: nothing).
+func (s *Service) touch(ctx context.Context, set authz.Settings, d *Dataset) {
+	a := authz.RequestAuditFrom(ctx)
+	if a == nil {
+		return
+	}
+	tags := make([]string, len(d.Tags))
+	for i, t := range d.Tags {
+		tags[i] = t.Name
+	}
+	if set.Sensitive(d.CurrentNamespace, tags) || set.Sensitive(d.Namespace, tags) {
+		a.Touched(authz.Candidate{Kind: authz.KindDataset, Key: d.Key, Namespace: d.CurrentNamespace, Name: d.CurrentName})
+	}
+}
+
+// touchNodes audits the sensitive datasets of an answer (also when it came from the result cache).
+func (s *Service) touchNodes(ctx context.Context, nodes []Node) {
+	if authz.RequestAuditFrom(ctx) == nil {
+		return
+	}
+	set := s.gate.settings()
+	for _, n := range nodes {
+		if d, ok := n.(*Dataset); ok {
+			s.touch(ctx, set, d)
+		}
+	}
+}
+
+func rowNames(d *Dataset) graph.DatasetRow {
+	return graph.DatasetRow{Key: d.Key, Namespace: d.Namespace, Name: d.Name, CurrentNS: d.CurrentNamespace,
+		CurrentName: d.CurrentName}
+}
+
+// guardSQL removes SQL and source code from versions of jobs the caller may not VIEW_SQL.
+func (s *Service) guardSQL(ctx context.Context, vs map[string]*JobVersion) error {
+	var jobs []string
+	for _, v := range vs {
+		if (v.SQL != nil || v.SourceCodeLocation != nil) && !slices.Contains(jobs, v.JobKey) {
+			jobs = append(jobs, v.JobKey)
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	ok, err := s.visibleJobs(ctx, jobs, authz.PrivViewSQL)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if _, allowed := ok[v.JobKey]; !allowed {
+			v.SQL, v.SourceCodeLocation = nil, nil
+		}
+	}
+	return nil
+}

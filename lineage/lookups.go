@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,11 +84,33 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 			continue
 		}
 		out[k] = runOf(r)
-		if !b.ok("s|" + r.JobKey) {
+		if out[k].ErrorMessage != nil && !b.ok("s|"+r.JobKey) {
 			out[k].ErrorMessage = nil
 		}
 	}
-	return out, nil
+	return out, s.guardErrorMessages(ctx, out)
+}
+
+// guardErrorMessages keeps a run's error message (free text, which names what the run touched) only when the
+// caller may describe every dataset the run read or wrote.
+func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) error {
+	for _, r := range runs {
+		if r.ErrorMessage == nil {
+			continue
+		}
+		rows, err := s.store.RunIO(ctx, r.Key)
+		if err != nil {
+			return storeErr(err)
+		}
+		visible, err := s.visibleRunIO(ctx, rows)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(visible, false) {
+			r.ErrorMessage = nil
+		}
+	}
+	return nil
 }
 
 func runJobs(rows map[string]graph.RunRow) []string {

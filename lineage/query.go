@@ -112,6 +112,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	}
 	key := s.resultKey(a, start, tKey, s.cacheScope(scope, p))
 	if g := s.cachedGraph(ctx, key); g != nil {
+		s.touchNodes(ctx, g.Nodes)
 		markResolvedFrom(g, start)
 		return g, nil
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vikstrous/dataloadgen"
 
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/lineage"
 )
 
@@ -42,6 +44,16 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if de.Class == lineage.ErrUnavailable {
 				log.Warn("store unavailable", "path", gqlErr.Path.String(), "err", err)
 			}
+		case isForbidden(err):
+			gqlErr.Message = forbiddenMessage
+			setCode(gqlErr, CodeForbidden)
+		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, authz.ErrUnknownRole):
+			gqlErr.Message = invalidMessage(err)
+			setCode(gqlErr, CodeBadRequest)
+		case errors.Is(err, authz.ErrUnavailable) || errors.Is(err, authn.ErrUnavailable):
+			log.Warn("grant store unavailable", "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = "the permission store is unavailable, retry later"
+			setCode(gqlErr, CodeUnavailable)
 		case isNotFound(err):
 			gqlErr.Message = "not found"
 			setCode(gqlErr, CodeNotFound)
@@ -61,6 +73,27 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gqlErr
 	}
+}
+
+// forbiddenMessage is the one message of refused operations: it never says what exists or which grant is missing.
+const forbiddenMessage = "forbidden: the caller may not do this"
+
+func isForbidden(err error) bool {
+	return errors.Is(err, authz.ErrForbidden) || errors.Is(err, authn.ErrForbidden) ||
+		errors.Is(err, authn.ErrTokenNotFound)
+}
+
+// invalidMessage is the public text of a malformed management input: the model's validation message (it names
+// only what the caller sent), or "unknown role" (only reached after the caller's MANAGE_GRANTS was checked).
+func invalidMessage(err error) string {
+	if errors.Is(err, authz.ErrUnknownRole) {
+		return "unknown role"
+	}
+	var de *lineage.Error
+	if errors.As(err, &de) {
+		return de.Message
+	}
+	return err.Error()
 }
 
 func codeOf(e *lineage.Error) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/resolvers/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -33,6 +34,7 @@ type ResolverRoot interface {
 	Field() FieldResolver
 	Job() JobResolver
 	LineageEdge() LineageEdgeResolver
+	Mutation() MutationResolver
 	Query() QueryResolver
 	Run() RunResolver
 	RunIO() RunIOResolver
@@ -49,6 +51,20 @@ type ComplexityRoot struct {
 		Namespace   func(childComplexity int) int
 		ValidFrom   func(childComplexity int) int
 		ValidTo     func(childComplexity int) int
+	}
+
+	ApiToken struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ExpiresAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Owner       func(childComplexity int) int
+	}
+
+	CreatedApiToken struct {
+		Info  func(childComplexity int) int
+		Token func(childComplexity int) int
 	}
 
 	Dataset struct {
@@ -199,6 +215,17 @@ type ComplexityRoot struct {
 		Truncated           func(childComplexity int) int
 	}
 
+	Mutation struct {
+		BindRole       func(childComplexity int, subject string, role string) int
+		CreateAPIToken func(childComplexity int, input model.APITokenInput) int
+		CreateRole     func(childComplexity int, name string, description *string) int
+		DeleteRole     func(childComplexity int, name string) int
+		Grant          func(childComplexity int, grant model.GrantInput) int
+		Revoke         func(childComplexity int, grant model.GrantInput) int
+		RevokeAPIToken func(childComplexity int, id string) int
+		UnbindRole     func(childComplexity int, subject string, role string) int
+	}
+
 	Owner struct {
 		Name func(childComplexity int) int
 		Type func(childComplexity int) int
@@ -215,7 +242,9 @@ type ComplexityRoot struct {
 	}
 
 	RestrictedNode struct {
-		ID func(childComplexity int) int
+		Direction   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		NeighbourOf func(childComplexity int) int
 	}
 
 	Run struct {
@@ -259,9 +288,10 @@ type ComplexityRoot struct {
 	}
 
 	SearchConnection struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
-		Nodes       func(childComplexity int) int
+		EndCursor           func(childComplexity int) int
+		HasNextPage         func(childComplexity int) int
+		Nodes               func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
 	}
 
 	Tag struct {
@@ -296,6 +326,16 @@ type JobResolver interface {
 }
 type LineageEdgeResolver interface {
 	Job(ctx context.Context, obj *lineage.LineageEdge) (*lineage.Job, error)
+}
+type MutationResolver interface {
+	CreateRole(ctx context.Context, name string, description *string) (bool, error)
+	DeleteRole(ctx context.Context, name string) (bool, error)
+	Grant(ctx context.Context, grant model.GrantInput) (bool, error)
+	Revoke(ctx context.Context, grant model.GrantInput) (bool, error)
+	BindRole(ctx context.Context, subject string, role string) (bool, error)
+	UnbindRole(ctx context.Context, subject string, role string) (bool, error)
+	CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.CreatedAPIToken, error)
+	RevokeAPIToken(ctx context.Context, id string) (bool, error)
 }
 type QueryResolver interface {
 	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Dataset, error)
@@ -374,6 +414,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Alias.ValidTo(childComplexity), true
+
+	case "ApiToken.createdAt":
+		if e.ComplexityRoot.ApiToken.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.CreatedAt(childComplexity), true
+	case "ApiToken.description":
+		if e.ComplexityRoot.ApiToken.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Description(childComplexity), true
+	case "ApiToken.expiresAt":
+		if e.ComplexityRoot.ApiToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.ExpiresAt(childComplexity), true
+	case "ApiToken.id":
+		if e.ComplexityRoot.ApiToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.ID(childComplexity), true
+	case "ApiToken.kind":
+		if e.ComplexityRoot.ApiToken.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Kind(childComplexity), true
+	case "ApiToken.owner":
+		if e.ComplexityRoot.ApiToken.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Owner(childComplexity), true
+
+	case "CreatedApiToken.info":
+		if e.ComplexityRoot.CreatedApiToken.Info == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiToken.Info(childComplexity), true
+	case "CreatedApiToken.token":
+		if e.ComplexityRoot.CreatedApiToken.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedApiToken.Token(childComplexity), true
 
 	case "Dataset.aliases":
 		if e.ComplexityRoot.Dataset.Aliases == nil {
@@ -1023,6 +1113,95 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LineageGraph.Truncated(childComplexity), true
 
+	case "Mutation.bindRole":
+		if e.ComplexityRoot.Mutation.BindRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_bindRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BindRole(childComplexity, args["subject"].(string), args["role"].(string)), true
+	case "Mutation.createApiToken":
+		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createApiToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIToken(childComplexity, args["input"].(model.APITokenInput)), true
+	case "Mutation.createRole":
+		if e.ComplexityRoot.Mutation.CreateRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRole(childComplexity, args["name"].(string), args["description"].(*string)), true
+	case "Mutation.deleteRole":
+		if e.ComplexityRoot.Mutation.DeleteRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteRole(childComplexity, args["name"].(string)), true
+	case "Mutation.grant":
+		if e.ComplexityRoot.Mutation.Grant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_grant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Grant(childComplexity, args["grant"].(model.GrantInput)), true
+	case "Mutation.revoke":
+		if e.ComplexityRoot.Mutation.Revoke == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revoke_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Revoke(childComplexity, args["grant"].(model.GrantInput)), true
+	case "Mutation.revokeApiToken":
+		if e.ComplexityRoot.Mutation.RevokeAPIToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeApiToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["id"].(string)), true
+	case "Mutation.unbindRole":
+		if e.ComplexityRoot.Mutation.UnbindRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unbindRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnbindRole(childComplexity, args["subject"].(string), args["role"].(string)), true
+
 	case "Owner.name":
 		if e.ComplexityRoot.Owner.Name == nil {
 			break
@@ -1115,12 +1294,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Search(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string)), true
 
+	case "RestrictedNode.direction":
+		if e.ComplexityRoot.RestrictedNode.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedNode.Direction(childComplexity), true
 	case "RestrictedNode.id":
 		if e.ComplexityRoot.RestrictedNode.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RestrictedNode.ID(childComplexity), true
+	case "RestrictedNode.neighbourOf":
+		if e.ComplexityRoot.RestrictedNode.NeighbourOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestrictedNode.NeighbourOf(childComplexity), true
 
 	case "Run.conflictingStates":
 		if e.ComplexityRoot.Run.ConflictingStates == nil {
@@ -1312,6 +1503,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchConnection.Nodes(childComplexity), true
+	case "SearchConnection.permissionsFiltered":
+		if e.ComplexityRoot.SearchConnection.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchConnection.PermissionsFiltered(childComplexity), true
 
 	case "Tag.name":
 		if e.ComplexityRoot.Tag.Name == nil {
@@ -1354,10 +1551,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("ApiTokenInput", ec.unmarshalInputApiTokenInput),
 			graphql.NewInputUnmarshaler("DatasetRef", ec.unmarshalInputDatasetRef),
 			graphql.NewInputUnmarshaler("FieldRef", ec.unmarshalInputFieldRef),
+			graphql.NewInputUnmarshaler("GrantInput", ec.unmarshalInputGrantInput),
 			graphql.NewInputUnmarshaler("JobRef", ec.unmarshalInputJobRef),
 			graphql.NewInputUnmarshaler("NodeRef", ec.unmarshalInputNodeRef),
+			graphql.NewInputUnmarshaler("SecurableInput", ec.unmarshalInputSecurableInput),
 		)
 	}
 	first := true
@@ -1392,6 +1592,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -1531,8 +1746,79 @@ type Query {
   """
   impact(field: FieldRef!, depth: Int = 5, asOf: Time): ImpactReport!
 
-  "What became of an event id (the producer's eventId or Headwater's deterministic id)."
+  """
+  What became of an event id (the producer's eventId or Headwater's deterministic id). An event of a run of a job
+  the caller may not describe, and a quarantined event for a caller without a global describe grant, answer
+  PENDING, exactly like an unknown id.
+  """
   event(id: ID!): EventStatus
+}
+
+"""
+Grant management (docs/permissions.md). Every operation needs MANAGE_GRANTS (on ROOT for roles; on the grant's
+securable for grant and revoke; on every securable the role holds grants on for bindings) and is audited. A
+refused operation answers FORBIDDEN. Tokens: anyone may create and revoke user tokens for themselves; anything
+else needs MANAGE_GRANTS on ROOT.
+"""
+type Mutation {
+  createRole(name: String!, description: String): Boolean!
+  "Deletes the role with its grants and bindings."
+  deleteRole(name: String!): Boolean!
+  grant(grant: GrantInput!): Boolean!
+  revoke(grant: GrantInput!): Boolean!
+  bindRole(subject: String!, role: String!): Boolean!
+  unbindRole(subject: String!, role: String!): Boolean!
+  "Creates an API token; the full token is returned here once and never again."
+  createApiToken(input: ApiTokenInput!): CreatedApiToken!
+  revokeApiToken(id: ID!): Boolean!
+}
+
+enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS }
+enum GrantEffect { ALLOW DENY }
+enum TokenKind { USER SERVICE PRODUCER }
+
+"""
+What a grant is on, as in the policy file: exactly one of all: true; environment; namespace; namespace + prefix;
+namespace + dataset; namespace + job.
+"""
+input SecurableInput {
+  all: Boolean
+  environment: String
+  namespace: String
+  prefix: String
+  dataset: String
+  job: String
+}
+
+input GrantInput {
+  role: String!
+  privilege: Privilege!
+  effect: GrantEffect = ALLOW
+  on: SecurableInput!
+}
+
+input ApiTokenInput {
+  "The subject the token acts as."
+  owner: String!
+  kind: TokenKind! = USER
+  description: String
+  "Null: never expires."
+  expiresAt: Time
+}
+
+type ApiToken {
+  id: ID!
+  owner: String!
+  kind: TokenKind!
+  description: String
+  createdAt: Time!
+  expiresAt: Time
+}
+
+type CreatedApiToken {
+  "The full token (hw_<id>_<secret>); shown only in this answer."
+  token: String!
+  info: ApiToken!
 }
 
 interface Node { id: ID! }
@@ -1646,11 +1932,32 @@ type RunIO {
   observedAt: Time!
 }
 
-"A node the caller may not see: opaque, per principal; no name, no count."
-type RestrictedNode implements Node { id: ID! }
+"""
+REDACT mode only: stands for every neighbour of one visible node in one direction that the caller may not see.
+It says only "at least one hidden neighbour this way": no name, no count, no job, no evidence, and no edge. Its
+id is an HMAC over (principal, visible node, direction), so it differs between principals; it is never a start
+node and never expanded.
+"""
+type RestrictedNode implements Node {
+  id: ID!
+  "The visible node whose hidden neighbours this stands for."
+  neighbourOf: ID!
+  "UPSTREAM or DOWNSTREAM of neighbourOf."
+  direction: Direction!
+}
 
 union SearchResult = Dataset | Job
-type SearchConnection { nodes: [SearchResult!]! endCursor: String hasNextPage: Boolean! }
+"""
+A page of search results: only datasets and jobs the caller may describe. endCursor is the position after the last
+result shown; hasNextPage is also true when a page stopped scanning before the end (there may be more).
+"""
+type SearchConnection {
+  nodes: [SearchResult!]!
+  endCursor: String
+  hasNextPage: Boolean!
+  "True for every principal without a global describe grant, whether or not this page hid anything."
+  permissionsFiltered: Boolean!
+}
 
 type LineageGraph {
   "New nodes of this page (the start node on the first page)."
@@ -1771,6 +2078,34 @@ func (ec *executionContext) childFields_Alias(ctx context.Context, field graphql
 		return ec.fieldContext_Alias_validTo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Alias", field.Name)
+}
+
+func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApiToken_id(ctx, field)
+	case "owner":
+		return ec.fieldContext_ApiToken_owner(ctx, field)
+	case "kind":
+		return ec.fieldContext_ApiToken_kind(ctx, field)
+	case "description":
+		return ec.fieldContext_ApiToken_description(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ApiToken_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
+}
+
+func (ec *executionContext) childFields_CreatedApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_CreatedApiToken_token(ctx, field)
+	case "info":
+		return ec.fieldContext_CreatedApiToken_info(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatedApiToken", field.Name)
 }
 
 func (ec *executionContext) childFields_Dataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2167,6 +2502,8 @@ func (ec *executionContext) childFields_SearchConnection(ctx context.Context, fi
 		return ec.fieldContext_SearchConnection_endCursor(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_SearchConnection_hasNextPage(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_SearchConnection_permissionsFiltered(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SearchConnection", field.Name)
 }
@@ -2372,6 +2709,142 @@ func (ec *executionContext) field_Job_runs_args(ctx context.Context, rawArgs map
 		return nil, err
 	}
 	args["state"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_bindRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subject",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subject"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.APITokenInput, error) {
+			return ec.unmarshalNApiTokenInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAPITokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "description",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["description"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_grant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "grant",
+		func(ctx context.Context, v any) (model.GrantInput, error) {
+			return ec.unmarshalNGrantInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["grant"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revoke_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "grant",
+		func(ctx context.Context, v any) (model.GrantInput, error) {
+			return ec.unmarshalNGrantInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["grant"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unbindRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subject",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subject"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg1
 	return args, nil
 }
 
@@ -2825,6 +3298,199 @@ func (ec *executionContext) _Alias_validTo(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Alias_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_id(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ApiToken_owner(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApiToken_kind(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TokenKind) graphql.Marshaler {
+			return ec.marshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTokenKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "TokenKind")
+}
+
+func (ec *executionContext) _ApiToken_description(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApiToken_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CreatedApiToken_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiToken_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiToken_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatedApiToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreatedApiToken_info(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedApiToken_info(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Info, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedApiToken_info(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatedApiToken",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
@@ -5466,6 +6132,358 @@ func (ec *executionContext) fieldContext_LineageGraph_asOf(_ context.Context, fi
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRole(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteRole(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_grant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_grant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Grant(ctx, fc.Args["grant"].(model.GrantInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_grant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_grant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revoke(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revoke(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Revoke(ctx, fc.Args["grant"].(model.GrantInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revoke(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revoke_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_bindRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_bindRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BindRole(ctx, fc.Args["subject"].(string), fc.Args["role"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_bindRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_bindRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unbindRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unbindRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnbindRole(ctx, fc.Args["subject"].(string), fc.Args["role"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unbindRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unbindRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createApiToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createApiToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAPIToken(ctx, fc.Args["input"].(model.APITokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatedAPIToken) graphql.Marshaler {
+			return ec.marshalNCreatedApiToken2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCreatedAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createApiToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatedApiToken(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createApiToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeApiToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeApiToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeAPIToken(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeApiToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Owner_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Owner) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5917,6 +6935,52 @@ func (ec *executionContext) _RestrictedNode_id(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_RestrictedNode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RestrictedNode_neighbourOf(ctx context.Context, field graphql.CollectedField, obj *lineage.RestrictedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedNode_neighbourOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NeighbourOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedNode_neighbourOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RestrictedNode_direction(ctx context.Context, field graphql.CollectedField, obj *lineage.RestrictedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestrictedNode_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v lineage.Direction) graphql.Marshaler {
+			return ec.marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestrictedNode_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "Direction")
 }
 
 func (ec *executionContext) _Run_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
@@ -6710,6 +7774,29 @@ func (ec *executionContext) _SearchConnection_hasNextPage(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_SearchConnection_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SearchConnection_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *lineage.SearchConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchConnection_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchConnection_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Boolean")
 }
 
@@ -7900,6 +8987,73 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApiTokenInput(ctx context.Context, obj any) (model.APITokenInput, error) {
+	var it model.APITokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["kind"]; !present {
+		asMap["kind"] = "USER"
+	}
+
+	fieldsInOrder := [...]string{"owner", "kind", "description", "expiresAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "owner":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("owner"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Owner = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTokenKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApiTokenInput unmarshals raw into the ApiTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApiTokenInput(ctx context.Context, raw any) (model.APITokenInput, error) {
+	var out model.APITokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApiTokenInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDatasetRef(ctx context.Context, obj any) (lineage.DatasetRef, error) {
 	var it lineage.DatasetRef
 	if obj == nil {
@@ -8005,6 +9159,73 @@ func UnmarshalFieldRef(ctx context.Context, raw any) (lineage.FieldRef, error) {
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputGrantInput(ctx context.Context, obj any) (model.GrantInput, error) {
+	var it model.GrantInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["effect"]; !present {
+		asMap["effect"] = "ALLOW"
+	}
+
+	fieldsInOrder := [...]string{"role", "privilege", "effect", "on"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "privilege":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("privilege"))
+			data, err := ec.unmarshalNPrivilege2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐPrivilege(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Privilege = data
+		case "effect":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("effect"))
+			data, err := ec.unmarshalOGrantEffect2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantEffect(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Effect = data
+		case "on":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("on"))
+			data, err := ec.unmarshalNSecurableInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐSecurableInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.On = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGrantInput unmarshals raw into the GrantInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGrantInput(ctx context.Context, raw any) (model.GrantInput, error) {
+	var out model.GrantInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GrantInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputJobRef(ctx context.Context, obj any) (lineage.JobRef, error) {
 	var it lineage.JobRef
 	if obj == nil {
@@ -8107,6 +9328,83 @@ func (ec *executionContext) unmarshalInputNodeRef(ctx context.Context, obj any) 
 func UnmarshalNodeRef(ctx context.Context, raw any) (lineage.NodeRef, error) {
 	var out lineage.NodeRef
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "NodeRef", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSecurableInput(ctx context.Context, obj any) (model.SecurableInput, error) {
+	var it model.SecurableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"all", "environment", "namespace", "prefix", "dataset", "job"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "all":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("all"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.All = data
+		case "environment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Environment = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "prefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prefix = data
+		case "dataset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dataset"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dataset = data
+		case "job":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Job = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSecurableInput unmarshals raw into the SecurableInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSecurableInput(ctx context.Context, raw any) (model.SecurableInput, error) {
+	var out model.SecurableInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SecurableInput", raw, &out)
 	return out, err
 }
 
@@ -8218,6 +9516,102 @@ func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, ob
 		case "validTo":
 			out.Values[i] = ec._Alias_validTo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var apiTokenImplementors = []string{"ApiToken"}
+
+func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *model.APIToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiToken")
+		case "id":
+			out.Values[i] = ec._ApiToken_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._ApiToken_owner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ApiToken_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._ApiToken_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ApiToken_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ApiToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createdApiTokenImplementors = []string{"CreatedApiToken"}
+
+func (ec *executionContext) _CreatedApiToken(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedAPIToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createdApiTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatedApiToken")
+		case "token":
+			out.Values[i] = ec._CreatedApiToken_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "info":
+			out.Values[i] = ec._CreatedApiToken_info(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -9180,6 +10574,98 @@ func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "grant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_grant(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revoke":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revoke(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bindRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_bindRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unbindRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unbindRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createApiToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createApiToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeApiToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeApiToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var ownerImplementors = []string{"Owner"}
 
 func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, obj *lineage.Owner) graphql.Marshaler {
@@ -9323,6 +10809,16 @@ func (ec *executionContext) _RestrictedNode(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("RestrictedNode")
 		case "id":
 			out.Values[i] = ec._RestrictedNode_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "neighbourOf":
+			out.Values[i] = ec._RestrictedNode_neighbourOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._RestrictedNode_direction(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9626,6 +11122,11 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 			}
 		case "hasNextPage":
 			out.Values[i] = ec._SearchConnection_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._SearchConnection_permissionsFiltered(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10113,6 +11614,19 @@ func (ec *executionContext) marshalNAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ec._Alias(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApiToken2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.APIToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApiToken!")
+		return graphql.Null
+	}
+	return ec._ApiToken(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNApiTokenInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAPITokenInput(ctx context.Context, v any) (model.APITokenInput, error) {
+	res, err := ec.unmarshalInputApiTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10125,6 +11639,14 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNCreatedApiToken2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCreatedAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.CreatedAPIToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CreatedApiToken!")
+		return graphql.Null
+	}
+	return ec._CreatedApiToken(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx context.Context, sel ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
@@ -10314,6 +11836,11 @@ func (ec *executionContext) marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋhe
 		graphql.AddInvalidNullFromMarshaler(ctx, "GapKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNGrantInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantInput(ctx context.Context, v any) (model.GrantInput, error) {
+	res, err := ec.unmarshalInputGrantInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -10560,6 +12087,16 @@ func (ec *executionContext) marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ret
 }
 
+func (ec *executionContext) unmarshalNPrivilege2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐPrivilege(ctx context.Context, v any) (model.Privilege, error) {
+	var res model.Privilege
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPrivilege2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐPrivilege(ctx context.Context, sel ast.SelectionSet, v model.Privilege) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx context.Context, v any) (lineage.Publication, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := lineage.Publication(tmp)
@@ -10732,6 +12269,11 @@ func (ec *executionContext) marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑd
 	return ret
 }
 
+func (ec *executionContext) unmarshalNSecurableInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐSecurableInput(ctx context.Context, v any) (*model.SecurableInput, error) {
+	res, err := ec.unmarshalInputSecurableInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10807,6 +12349,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTokenKind(ctx context.Context, v any) (model.TokenKind, error) {
+	var res model.TokenKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTokenKind(ctx context.Context, sel ast.SelectionSet, v model.TokenKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNTransformation2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformation(ctx context.Context, sel ast.SelectionSet, v lineage.Transformation) graphql.Marshaler {
@@ -11087,6 +12639,22 @@ func (ec *executionContext) unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdat
 	}
 	res, err := ec.unmarshalInputFieldRef(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOGrantEffect2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantEffect(ctx context.Context, v any) (*model.GrantEffect, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.GrantEffect)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGrantEffect2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantEffect(ctx context.Context, sel ast.SelectionSet, v *model.GrantEffect) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGranularity(ctx context.Context, v any) (*lineage.Granularity, error) {

@@ -1,6 +1,9 @@
 package resolvers
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -13,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
@@ -29,8 +33,17 @@ type Deps struct {
 	Clock      func() time.Time
 	// Canonicalizer canonicalises identifiers like ingestion does (nil: identity).
 	Canonicalizer lineage.Canonicalizer
-	// Policy decides visibility (nil: authz.AllowAll).
+	// Policy decides visibility (nil: authz.AllowAll). components.Policy (*authz.GrantPolicy) also answers the
+	// batched mixed-privilege checks (VIEW_LINEAGE, VIEW_SQL, VIEW_SENSITIVE) and the hidden-neighbour settings.
 	Policy authz.Policy
+	// Redactor makes REDACT placeholder ids (components.Redactor); nil answers a REDACT policy as OMIT.
+	Redactor *authz.Redactor
+	// Auditor receives one record per GraphQL request that touched sensitive nodes or was denied (nil: no audit).
+	Auditor authz.Auditor
+	// Manager serves the grant-management mutations (nil: they answer FORBIDDEN).
+	Manager *authz.Manager
+	// Tokens serves createApiToken and revokeApiToken (nil: they answer FORBIDDEN).
+	Tokens *authn.TokenManager
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -42,16 +55,44 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Clock == nil {
+		d.Clock = time.Now
+	}
 	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
-		Policy: d.Policy, Canon: d.Canonicalizer, Clock: d.Clock, Log: d.Log})
+		Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer, Clock: d.Clock, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}
-	srv := newServer(&Resolver{svc: svc}, d.Log)
+	srv := newServer(&Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens}, d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeHTTP(w, r.WithContext(withLoaders(r.Context(), newLoaders(svc))))
+		ctx := withLoaders(r.Context(), newLoaders(svc))
+		if d.Auditor == nil {
+			srv.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		a := authz.NewRequestAudit(authz.FromContext(ctx), "graphql", requestID(r), d.Clock)
+		srv.ServeHTTP(w, r.WithContext(authz.WithRequestAudit(ctx, a)))
+		if err := a.Flush(context.WithoutCancel(r.Context()), d.Auditor); err != nil {
+			d.Log.Error("audit record not written", "err", err)
+		}
 	}), nil
 }
+
+// requestIDHeader is the header a proxy may set to correlate audit records with its logs.
+const requestIDHeader = "X-Request-Id"
+
+// requestID is the request's id for the audit record: the proxy's, else a random one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= maxRequestIDLen {
+		return id
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// maxRequestIDLen bounds a client-supplied request id.
+const maxRequestIDLen = 128
 
 // newServer is gqlgen's server in production shape: POST and GET only, parsed-query LRU, APQ over an LRU,
 // introspection, complexity and depth limits, one error presenter.

@@ -6,9 +6,16 @@
 // never edit them by hand.
 package resolvers
 
-import "github.com/headwater-data/headwater/lineage"
+import (
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/lineage"
+)
 
-// Resolver is the root resolver: it holds the service; request-scoped state (loaders, principal) is in context.
+// Resolver is the root resolver: it holds the services; request-scoped state (loaders, principal, audit) is in
+// context.
 type Resolver struct {
-	svc *lineage.Service
+	svc     *lineage.Service
+	manager *authz.Manager      // nil: management mutations answer FORBIDDEN
+	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
 }

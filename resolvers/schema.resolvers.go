@@ -9,7 +9,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/resolvers/model"
 )
 
 // Fields is the resolver for the fields field.
@@ -61,6 +63,52 @@ func (r *lineageEdgeResolver) Job(ctx context.Context, obj *lineage.LineageEdge)
 		return nil, nil
 	}
 	return optional(r.loadersFrom(ctx).jobs.Load(ctx, obj.JobKey))
+}
+
+func (r *mutationResolver) CreateRole(ctx context.Context, name string, description *string) (bool, error) {
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
+		return m.CreateRole(ctx, p, authz.Role{Name: name, Description: deref(description), Source: authz.SourceAPI})
+	})
+}
+
+func (r *mutationResolver) DeleteRole(ctx context.Context, name string) (bool, error) {
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.DeleteRole(ctx, p, name) })
+}
+
+func (r *mutationResolver) Grant(ctx context.Context, grant model.GrantInput) (bool, error) {
+	g, err := grantOf(grant)
+	if err != nil {
+		return false, err
+	}
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.Grant(ctx, p, g) })
+}
+
+func (r *mutationResolver) Revoke(ctx context.Context, grant model.GrantInput) (bool, error) {
+	g, err := grantOf(grant)
+	if err != nil {
+		return false, err
+	}
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.Revoke(ctx, p, g) })
+}
+
+func (r *mutationResolver) BindRole(ctx context.Context, subject string, role string) (bool, error) {
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
+		return m.BindRole(ctx, p, authz.RoleBinding{Subject: subject, Role: role, Source: authz.SourceAPI})
+	})
+}
+
+func (r *mutationResolver) UnbindRole(ctx context.Context, subject string, role string) (bool, error) {
+	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
+		return m.UnbindRole(ctx, p, authz.RoleBinding{Subject: subject, Role: role})
+	})
+}
+
+func (r *mutationResolver) CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.CreatedAPIToken, error) {
+	return r.createToken(ctx, input)
+}
+
+func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool, error) {
+	return r.revokeToken(ctx, id)
 }
 
 // Dataset is the resolver for the dataset field.
@@ -157,6 +205,8 @@ func (r *Resolver) Job() JobResolver { return &jobResolver{r} }
 
 func (r *Resolver) LineageEdge() LineageEdgeResolver { return &lineageEdgeResolver{r} }
 
+func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
+
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Run() RunResolver { return &runResolver{r} }
@@ -168,6 +218,7 @@ type (
 	fieldResolver       struct{ *Resolver }
 	jobResolver         struct{ *Resolver }
 	lineageEdgeResolver struct{ *Resolver }
+	mutationResolver    struct{ *Resolver }
 	queryResolver       struct{ *Resolver }
 	runResolver         struct{ *Resolver }
 	runIOResolver       struct{ *Resolver }

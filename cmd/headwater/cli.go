@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"unicode"
 
@@ -86,7 +87,19 @@ func yamlResolver(r io.Reader) (kong.Resolver, error) {
 	flat := map[string]any{}
 	flatten("", doc, flat)
 	b, _ := json.Marshal(flat)
-	return kong.JSON(bytes.NewReader(b))
+	file, err := kong.JSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	// kong applies resolvers after environment variables; a set HEADWATER_* variable must beat the file.
+	return kong.ResolverFunc(func(ctx *kong.Context, parent *kong.Path, flag *kong.Flag) (any, error) {
+		for _, env := range flag.Envs {
+			if _, set := os.LookupEnv(env); set {
+				return nil, nil
+			}
+		}
+		return file.Resolve(ctx, parent, flag)
+	}), nil
 }
 
 func flatten(prefix string, v any, out map[string]any) {

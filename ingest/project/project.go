@@ -7,7 +7,8 @@
 // any prefix, permutation or repetition of a set of events gives the graph of applying each once in eventTime
 // order. The only order-sensitive step is identity binding (renames, symlinks), which never merges two nodes: a
 // conflict becomes an UnresolvedIdentity. The pure parts (run state machine, facet merge, intervals, field
-// histories) live in runstate.go, intervals.go and fields.go.
+// histories, the resumable edge fold) live in runstate.go, intervals.go, fields.go and checkpoint.go; Dump renders
+// a namespace's projection as deterministic text for tests and reconciliation.
 package project
 
 import (

@@ -2,5 +2,239 @@
 
 package model
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+type APIToken struct {
+	ID          string     `json:"id"`
+	Owner       string     `json:"owner"`
+	Kind        TokenKind  `json:"kind"`
+	Description *string    `json:"description,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+}
+
+type APITokenInput struct {
+	// The subject the token acts as.
+	Owner       string    `json:"owner"`
+	Kind        TokenKind `json:"kind"`
+	Description *string   `json:"description,omitempty"`
+	// Null: never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+type CreatedAPIToken struct {
+	// The full token (hw_<id>_<secret>); shown only in this answer.
+	Token string    `json:"token"`
+	Info  *APIToken `json:"info"`
+}
+
+type GrantInput struct {
+	Role      string          `json:"role"`
+	Privilege Privilege       `json:"privilege"`
+	Effect    *GrantEffect    `json:"effect,omitempty"`
+	On        *SecurableInput `json:"on"`
+}
+
+// Grant management (docs/permissions.md). Every operation needs MANAGE_GRANTS (on ROOT for roles; on the grant's
+// securable for grant and revoke; on every securable the role holds grants on for bindings) and is audited. A
+// refused operation answers FORBIDDEN. Tokens: anyone may create and revoke user tokens for themselves; anything
+// else needs MANAGE_GRANTS on ROOT.
+type Mutation struct {
+}
+
 type Query struct {
+}
+
+// What a grant is on, as in the policy file: exactly one of all: true; environment; namespace; namespace + prefix;
+// namespace + dataset; namespace + job.
+type SecurableInput struct {
+	All         *bool   `json:"all,omitempty"`
+	Environment *string `json:"environment,omitempty"`
+	Namespace   *string `json:"namespace,omitempty"`
+	Prefix      *string `json:"prefix,omitempty"`
+	Dataset     *string `json:"dataset,omitempty"`
+	Job         *string `json:"job,omitempty"`
+}
+
+type GrantEffect string
+
+const (
+	GrantEffectAllow GrantEffect = "ALLOW"
+	GrantEffectDeny  GrantEffect = "DENY"
+)
+
+var AllGrantEffect = []GrantEffect{
+	GrantEffectAllow,
+	GrantEffectDeny,
+}
+
+func (e GrantEffect) IsValid() bool {
+	switch e {
+	case GrantEffectAllow, GrantEffectDeny:
+		return true
+	}
+	return false
+}
+
+func (e GrantEffect) String() string {
+	return string(e)
+}
+
+func (e *GrantEffect) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = GrantEffect(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid GrantEffect", str)
+	}
+	return nil
+}
+
+func (e GrantEffect) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *GrantEffect) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e GrantEffect) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type Privilege string
+
+const (
+	PrivilegeList          Privilege = "LIST"
+	PrivilegeDescribe      Privilege = "DESCRIBE"
+	PrivilegeViewLineage   Privilege = "VIEW_LINEAGE"
+	PrivilegeViewSQL       Privilege = "VIEW_SQL"
+	PrivilegeViewSensitive Privilege = "VIEW_SENSITIVE"
+	PrivilegeProduce       Privilege = "PRODUCE"
+	PrivilegeManageGrants  Privilege = "MANAGE_GRANTS"
+)
+
+var AllPrivilege = []Privilege{
+	PrivilegeList,
+	PrivilegeDescribe,
+	PrivilegeViewLineage,
+	PrivilegeViewSQL,
+	PrivilegeViewSensitive,
+	PrivilegeProduce,
+	PrivilegeManageGrants,
+}
+
+func (e Privilege) IsValid() bool {
+	switch e {
+	case PrivilegeList, PrivilegeDescribe, PrivilegeViewLineage, PrivilegeViewSQL, PrivilegeViewSensitive, PrivilegeProduce, PrivilegeManageGrants:
+		return true
+	}
+	return false
+}
+
+func (e Privilege) String() string {
+	return string(e)
+}
+
+func (e *Privilege) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Privilege(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Privilege", str)
+	}
+	return nil
+}
+
+func (e Privilege) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Privilege) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Privilege) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type TokenKind string
+
+const (
+	TokenKindUser     TokenKind = "USER"
+	TokenKindService  TokenKind = "SERVICE"
+	TokenKindProducer TokenKind = "PRODUCER"
+)
+
+var AllTokenKind = []TokenKind{
+	TokenKindUser,
+	TokenKindService,
+	TokenKindProducer,
+}
+
+func (e TokenKind) IsValid() bool {
+	switch e {
+	case TokenKindUser, TokenKindService, TokenKindProducer:
+		return true
+	}
+	return false
+}
+
+func (e TokenKind) String() string {
+	return string(e)
+}
+
+func (e *TokenKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TokenKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TokenKind", str)
+	}
+	return nil
+}
+
+func (e TokenKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TokenKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TokenKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -48,6 +48,9 @@ var migrations = []migration{
 		"CREATE CONSTRAINT api_token_id IF NOT EXISTS FOR (n:ApiToken) REQUIRE n.id IS UNIQUE",
 		"CREATE INDEX api_token_owner IF NOT EXISTS FOR (n:ApiToken) ON (n.owner)",
 	}},
+	{3, []string{ // the projector finds a job's runs after its checkpoint without scanning all of them
+		"CREATE INDEX run_job_first_event IF NOT EXISTS FOR (n:Run) ON (n.jobKey, n.firstEventAt)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

@@ -61,6 +61,7 @@ func (c ingestCmd) Run(rc *runCtx) error {
 	defer arch.Close()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", obs.MetricsHandler(reg))
+	obs.RegisterPprof(mux)
 	mux.Handle("GET /healthz", obs.Healthz())
 	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, c.Kafka), log))
 	g, gctx := errgroup.WithContext(ctx)

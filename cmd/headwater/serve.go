@@ -111,6 +111,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
+	obs.RegisterPprof(metricsMux) // profiles only on the operator's listener, never on the public API
 
 	g, gctx := errgroup.WithContext(ctx)
 	api := &http.Server{Addr: s.HTTP.Addr, Handler: authenticate(mux), ReadHeaderTimeout: 10 * time.Second}

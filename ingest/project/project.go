@@ -97,6 +97,9 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 	return p, nil
 }
 
+// UnresolvedGeneration is the generation key bumped whenever an UnresolvedIdentity is written (cache.UnresolvedKey).
+const UnresolvedGeneration = "unresolved"
+
 // Apply projects a batch in one write transaction (retried on transient errors), then bumps the generations of
 // the touched nodes. A bump failure is returned wrapped in ErrGenerationBump after the commit.
 func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error) {
@@ -118,6 +121,10 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	res.Duplicates += len(batch) - len(recs)
 	p.events.WithLabelValues("projected").Add(float64(res.Projected))
 	p.events.WithLabelValues("duplicate").Add(float64(res.Duplicates))
+	if res.Unresolved > 0 {
+		// Answers carrying UNRESOLVED_IDENTITY gaps depend on this generation (docs/caching.md).
+		res.Touched = append(res.Touched, UnresolvedGeneration)
+	}
 	if len(res.Touched) > 0 {
 		if err := p.gens.Bump(ctx, res.Touched); err != nil {
 			return res, fmt.Errorf("%w: %w", ErrGenerationBump, err)

@@ -11,7 +11,10 @@
 #   HEADWATER_STACK_PROFILE  test (default: small heaps) | bench (design-scale data)
 #   HEADWATER_STATE_DIR      where jars, data and logs live (default: <repo>/.state)
 #   HEADWATER_STACK_TIMEOUT  seconds to wait for readiness (default 180)
-# Ports (all bound to 127.0.0.1): Neo4j Bolt 7687, Kafka 9092 (controller 9093), Redis 6379.
+#   HEADWATER_STACK_ONLY     start only these servers (e.g. "neo4j"), default all three
+#   HEADWATER_NEO4J_BOLT_PORT, HEADWATER_KAFKA_PORT, HEADWATER_REDIS_PORT  ports (defaults below), so a second
+#                            stack (e.g. a benchmark Neo4j with its own state dir) can run beside the first
+# Ports (all bound to 127.0.0.1): Neo4j Bolt 7687, Kafka 9092 (controller = Kafka port + 1), Redis 6379.
 # Keep the versions and settings in step with docker/compose.yaml.
 set -euo pipefail
 
@@ -25,10 +28,12 @@ repo=$(cd "$here/../.." && pwd)
 STATE=${HEADWATER_STATE_DIR:-$repo/.state}
 PROFILE=${HEADWATER_STACK_PROFILE:-test}
 TIMEOUT=${HEADWATER_STACK_TIMEOUT:-180}
-NEO4J_BOLT_PORT=7687
-KAFKA_PORT=9092
-KAFKA_CONTROLLER_PORT=9093
-REDIS_PORT=6379
+NEO4J_BOLT_PORT=${HEADWATER_NEO4J_BOLT_PORT:-7687}
+KAFKA_PORT=${HEADWATER_KAFKA_PORT:-9092}
+KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
+REDIS_PORT=${HEADWATER_REDIS_PORT:-6379}
+ONLY=${HEADWATER_STACK_ONLY:-redis kafka neo4j}
+wants() { [[ " $ONLY " == *" $1 "* ]]; }
 
 case "$PROFILE" in
   test)  NEO4J_HEAP=512m;  NEO4J_PAGECACHE=256m; KAFKA_HEAP=512m; REDIS_MAXMEM=256mb ;;
@@ -189,17 +194,20 @@ up() {
   command -v java >/dev/null || die "java 17+ is required (Debian: openjdk-17-jre-headless)"
   command -v mvn >/dev/null || die "maven is required to fetch Kafka and Neo4j (Debian: maven)"
   log "profile=$PROFILE state=$STATE neo4j=$NEO4J_VERSION kafka=$KAFKA_VERSION"
-  start_redis
+  if wants redis; then start_redis; fi
   # The two JVMs fetch and start in parallel.
-  start_neo4j & local n=$!
-  start_kafka & local k=$!
-  wait $n || die "neo4j start failed"
-  wait $k || die "kafka start failed"
-  wait_ready redis $REDIS_PORT "$STATE/logs/redis.log" ""
-  wait_ready kafka $KAFKA_PORT "$STATE/logs/kafka.log" "$STATE/kafka/kafka.pid"
-  wait_ready neo4j $NEO4J_BOLT_PORT "$STATE/logs/neo4j.out" "$STATE/neo4j/neo4j.pid"
-  wait_neo4j_db
-  log "up: bolt://127.0.0.1:$NEO4J_BOLT_PORT kafka 127.0.0.1:$KAFKA_PORT redis 127.0.0.1:$REDIS_PORT"
+  local n="" k=""
+  if wants neo4j; then start_neo4j & n=$!; fi
+  if wants kafka; then start_kafka & k=$!; fi
+  if [ -n "$n" ]; then wait $n || die "neo4j start failed"; fi
+  if [ -n "$k" ]; then wait $k || die "kafka start failed"; fi
+  if wants redis; then wait_ready redis $REDIS_PORT "$STATE/logs/redis.log" ""; fi
+  if wants kafka; then wait_ready kafka $KAFKA_PORT "$STATE/logs/kafka.log" "$STATE/kafka/kafka.pid"; fi
+  if wants neo4j; then
+    wait_ready neo4j $NEO4J_BOLT_PORT "$STATE/logs/neo4j.out" "$STATE/neo4j/neo4j.pid"
+    wait_neo4j_db
+  fi
+  log "up ($ONLY): bolt://127.0.0.1:$NEO4J_BOLT_PORT kafka 127.0.0.1:$KAFKA_PORT redis 127.0.0.1:$REDIS_PORT"
 }
 
 stop_pid() { # name pidfile

@@ -1,0 +1,256 @@
+package resolvers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/lineage"
+)
+
+const leakLineageQ = `query($ns: String!, $name: String!, $dir: Direction!, $depth: Int!, $gran: Granularity, $max: Int, $after: String) {
+  lineage(start: {dataset: {namespace: $ns, name: $name}}, direction: $dir, depth: $depth, granularity: $gran,
+          maxNodes: $max, after: $after) {
+    nodes { __typename id ... on Dataset { namespace name currentName tags { name } aliases { name kind }
+              fields { path } lastWrittenBy { runId errorMessage } }
+            ... on Field { path dataset { name } }
+            ... on RestrictedNode { neighbourOf direction } }
+    edges { id from to job { id name } evidence { kind producer runId eventIds jobVersion } intervals { validFrom } }
+    truncated cursor fanOutMarkers { node direction shown } gaps { kind message nodes edges } permissionsFiltered
+  } }`
+
+// operations are every public read operation, with arguments naming this world's nodes.
+func (w *world) operations() map[string]struct {
+	q    string
+	vars map[string]any
+} {
+	ns := w.fx.NS
+	type op = struct {
+		q    string
+		vars map[string]any
+	}
+	lin := func(name, dir string, depth int, gran string) map[string]any {
+		return map[string]any{"ns": ns, "name": name, "dir": dir, "depth": depth, "gran": gran}
+	}
+	return map[string]op{
+		"lineage both":      {leakLineageQ, lin("pub.mid", "BOTH", 3, "DATASET")},
+		"lineage src down":  {leakLineageQ, lin("pub.src", "DOWNSTREAM", 4, "DATASET")},
+		"lineage behind up": {leakLineageQ, lin("pub.behind", "UPSTREAM", 3, "DATASET")},
+		"lineage fields":    {leakLineageQ, lin("pub.mid", "DOWNSTREAM", 3, "FIELD")},
+		"impact": {`query($ns: String!) { impact(field: {namespace: $ns, name: "pub.mid", field: "c"}) {
+  direct { field { path dataset { name } } path { from to job { name } } } indirect { field { path } }
+  jobs { name } truncated gaps { kind message nodes } permissionsFiltered } }`, map[string]any{"ns": ns}},
+		"dataset": {`query($ns: String!) { dataset(namespace: $ns, name: "pub.mid") { id name tags { name }
+  aliases { namespace name kind } fields { path } lastWrittenBy { runId job { name } inputs { dataset { name } }
+  outputs { dataset { name } } errorMessage jobVersion { sql } } } }`, map[string]any{"ns": ns}},
+		"job runs": {`query($ns: String!) { job(namespace: $ns, name: "pub.j2") { name version { sql }
+  runs { nodes { runId errorMessage inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
+			map[string]any{"ns": ns}},
+		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
+  ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "."}},
+	}
+}
+
+// TestLeakSuite calls every public operation as every principal in OMIT and REDACT mode, with the result cache
+// on, and asserts that nothing a narrow principal receives (responses, errors, cursors, ids decoded) or can reach
+// in Redis names a hidden node.
+func TestLeakSuite(t *testing.T) {
+	for _, mode := range []authz.HiddenMode{authz.HiddenOmit, authz.HiddenRedact} {
+		t.Run(string(mode), func(t *testing.T) {
+			w := newWorld(t, worldOpt{mode: mode, cache: true})
+			for round := range 2 { // the second round is served from the result cache
+				for name, op := range w.operations() {
+					adminBody := w.post(w.admin, op.q, op.vars)
+					if round == 0 && len(w.leaks(string(adminBody))) == 0 && name == "lineage both" {
+						t.Errorf("admin answer should name hidden nodes (the suite would be vacuous): %s", adminBody)
+					}
+					for _, p := range []string{w.narrow, w.narrow2} {
+						w.noLeak(name+" as "+p, w.post(p, op.q, op.vars))
+					}
+				}
+			}
+			w.cursorPages(w.narrow)
+			for _, v := range w.redisValues(t.Context(), "hw:c:res:*") {
+				if strings.Contains(v, w.fx.NS+"-narrow") { // never: principals are not in values
+					t.Errorf("cached value names a principal: %s", v)
+				}
+			}
+			w.checkShape(mode)
+		})
+	}
+}
+
+// cursorPages walks a lineage answer one node per page and checks every page and cursor.
+func (w *world) cursorPages(p string) {
+	w.t.Helper()
+	vars := map[string]any{"ns": w.fx.NS, "name": "pub.mid", "dir": "BOTH", "depth": 3, "gran": "DATASET", "max": 2}
+	for page := 0; page < 10; page++ {
+		body := w.post(p, leakLineageQ, vars)
+		w.noLeak("cursor page", body)
+		var r struct {
+			Data struct {
+				Lineage struct{ Cursor *string } `json:"lineage"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(body, &r)
+		if r.Data.Lineage.Cursor == nil {
+			if page == 0 {
+				w.t.Errorf("maxNodes 2 should truncate: %s", body)
+			}
+			return
+		}
+		vars["after"] = *r.Data.Lineage.Cursor
+	}
+	w.t.Error("cursor pages did not end")
+}
+
+type shapeAnswer struct {
+	Data struct {
+		Lineage struct {
+			Nodes []struct {
+				Typename    string `json:"__typename"`
+				ID          string `json:"id"`
+				Name        string `json:"name"`
+				NeighbourOf string `json:"neighbourOf"`
+				Direction   string `json:"direction"`
+				Tags        []struct{ Name string }
+			} `json:"nodes"`
+			Edges []struct {
+				From, To string
+				Job      *struct{ Name string }
+			} `json:"edges"`
+			PermissionsFiltered bool `json:"permissionsFiltered"`
+		} `json:"lineage"`
+	} `json:"data"`
+}
+
+// checkShape asserts what the narrow principal does see: visible nodes, the edge through the hidden job with
+// job null, not the node behind the hidden one, placeholders only in REDACT mode, and per-principal ids.
+func (w *world) checkShape(mode authz.HiddenMode) {
+	w.t.Helper()
+	op := w.operations()["lineage both"]
+	var a, b shapeAnswer
+	_ = json.Unmarshal(w.post(w.narrow, op.q, op.vars), &a)
+	_ = json.Unmarshal(w.post(w.narrow2, op.q, op.vars), &b)
+	names := map[string]bool{}
+	var restricted []string
+	for _, n := range a.Data.Lineage.Nodes {
+		names[n.Name] = true
+		if n.Typename == "RestrictedNode" {
+			restricted = append(restricted, n.NeighbourOf+"/"+n.Direction)
+		}
+		if n.Name == "pub.mid" && len(n.Tags) != 0 {
+			w.t.Errorf("sensitive tag shown without VIEW_SENSITIVE: %+v", n.Tags)
+		}
+	}
+	for _, want := range []string{"pub.src", "pub.mid", "pub.out"} {
+		if !names[want] {
+			w.t.Errorf("narrow lineage lacks visible %s: %+v", want, a.Data.Lineage.Nodes)
+		}
+	}
+	if names["pub.behind"] {
+		w.t.Error("a node reachable only through a hidden one was returned")
+	}
+	if !a.Data.Lineage.PermissionsFiltered {
+		w.t.Error("permissionsFiltered false for a narrow principal")
+	}
+	jobNull := false
+	for _, e := range a.Data.Lineage.Edges {
+		if e.To == lineage.DatasetID(w.out) && e.Job == nil {
+			jobNull = true
+		}
+	}
+	if !jobNull {
+		w.t.Errorf("the edge mid->out through a hidden job should show job null: %+v", a.Data.Lineage.Edges)
+	}
+	want := 0
+	if mode == authz.HiddenRedact {
+		want = 2 // mid downstream (H1), src upstream (H2)
+	}
+	if len(restricted) != want {
+		w.t.Errorf("%s: placeholders %v, want %d", mode, restricted, want)
+	}
+	if mode == authz.HiddenRedact && len(b.Data.Lineage.Nodes) > 0 {
+		ids := map[string]bool{}
+		for _, n := range a.Data.Lineage.Nodes {
+			if n.Typename == "RestrictedNode" {
+				ids[n.ID] = true
+			}
+		}
+		for _, n := range b.Data.Lineage.Nodes {
+			if n.Typename == "RestrictedNode" && ids[n.ID] {
+				w.t.Errorf("placeholder id %s shared between principals", n.ID)
+			}
+		}
+	}
+}
+
+// TestOmitIdenticalAnswers: two graphs differing only in parts hidden from the narrow principal (more hidden
+// neighbours, another hidden job between two visible datasets, hidden upstream of the hidden) give byte-identical
+// answers to every operation.
+func TestOmitIdenticalAnswers(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	before := map[string][]byte{}
+	for name, op := range w.operations() {
+		before[name] = w.post(w.narrow, op.q, op.vars)
+	}
+	fx := w.fx
+	extra, extraJob := fx.Dataset(w.hidden("extra")), fx.Job(w.hidden("job2"))
+	fx.Flow(fx.Job("pub.j9"), []string{w.mid}, []string{extra})
+	fx.Flow(extraJob, []string{w.mid}, []string{w.out})
+	fx.Flow(extraJob, []string{fx.Dataset(w.hidden("far"))}, []string{w.h1})
+	extraCol := fx.Field(extra, "c", fx.T0, fx.T0.AddDate(1, 0, 0))
+	fx.ColumnFeeds(w.midCol, extraCol, extraJob)
+	for name, op := range w.operations() {
+		after := w.post(w.narrow, op.q, op.vars)
+		if !bytes.Equal(before[name], after) {
+			t.Errorf("%s: answer changed with hidden parts only:\nbefore %s\nafter  %s", name, before[name], after)
+		}
+	}
+}
+
+// TestHiddenRootIsNotFound: a root the caller may not see answers byte-identically to a missing one (up to the
+// name asked), for dataset, job, lineage, impact and run; and the denial is audited.
+func TestHiddenRootIsNotFound(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	hiddenName := w.secrets[0] // H1's name
+	missing := "sec.missing" + strings.Repeat("x", len(hiddenName)-len("sec.missing"))
+	qs := map[string]string{
+		"dataset": `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name } }`,
+		"job":     `query($ns: String!, $n: String!) { job(namespace: $ns, name: $n) { id name } }`,
+		"lineage": `query($ns: String!, $n: String!) { lineage(start: {dataset: {namespace: $ns, name: $n}}) { nodes { id } } }`,
+		"impact":  `query($ns: String!, $n: String!) { impact(field: {namespace: $ns, name: $n, field: "c"}) { truncated } }`,
+	}
+	for name, q := range qs {
+		hid := hiddenName
+		if name == "job" {
+			hid = w.secrets[2] // the hidden job
+		}
+		got := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": hid})
+		miss := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": missing})
+		if !bytes.Equal(got, bytes.ReplaceAll(miss, []byte(missing), []byte(hid))) || !bytes.Contains(got, []byte("NOT_FOUND")) {
+			t.Errorf("%s: hidden root %s\n differs from missing %s", name, got, miss)
+		}
+	}
+	runQ := `query($id: ID!) { run(id: $id) { runId } }`
+	var hiddenRun string
+	for _, s := range w.secrets {
+		if strings.HasPrefix(s, "00000000-") {
+			hiddenRun = s
+		}
+	}
+	missRun := "00000000-0000-4000-8000-ffffffffffff"
+	got, miss := w.post(w.narrow, runQ, map[string]any{"id": hiddenRun}), w.post(w.narrow, runQ, map[string]any{"id": missRun})
+	if !bytes.Equal(got, bytes.ReplaceAll(miss, []byte(missRun), []byte(hiddenRun))) {
+		t.Errorf("run: hidden %s differs from missing %s", got, miss)
+	}
+	denied := false
+	for _, r := range w.audit.all() {
+		denied = denied || (r.Principal == w.narrow && r.Decision == authz.DecisionDeny)
+	}
+	if !denied {
+		t.Errorf("no denial audited: %+v", w.audit.all())
+	}
+}

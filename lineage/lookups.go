@@ -277,8 +277,18 @@ func (s *Service) JobRuns(ctx context.Context, jobKey string, first *int, after 
 		return nil, storeErr(err)
 	}
 	c := &RunConnection{Nodes: []*Run{}}
+	keys := make([]string, 0, len(rows))
 	for _, r := range rows[:min(len(rows), lim)] {
-		c.Nodes = append(c.Nodes, runOf(r))
+		keys = append(keys, r.Key)
+	}
+	runs, err := s.RunsByKeys(ctx, keys) // the same guards as every run lookup
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if r, ok := runs[k]; ok {
+			c.Nodes = append(c.Nodes, r)
+		}
 	}
 	c.EndCursor, c.HasNextPage = endCursor(off, lim, len(rows))
 	return c, nil

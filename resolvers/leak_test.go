@@ -49,7 +49,9 @@ func (w *world) operations() map[string]struct {
   runs { nodes { runId errorMessage inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
 			map[string]any{"ns": ns}},
 		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
-  ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "."}},
+  ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "pub.m"}},
+		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
+  endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}
 }
 

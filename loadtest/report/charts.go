@@ -55,6 +55,10 @@ func Charts(r Result, dir, stem string) ([]string, error) {
 			errs = append(errs, add("ingest-lag.png", p, err))
 		}
 	}
+	if c := r.Compare; c != nil {
+		p, err := compareByDepth(c)
+		errs = append(errs, add("compare-latency-by-depth.png", p, err))
+	}
 	if h := r.History; h != nil {
 		p, err := historyRates(r)
 		errs = append(errs, add("history-load-rate.png", p, err))

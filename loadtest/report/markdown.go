@@ -26,6 +26,9 @@ func Markdown(r Result) string {
 	if r.Query != nil {
 		writeQuery(&b, r.Query)
 	}
+	if r.Compare != nil {
+		writeCompare(&b, r.Compare)
+	}
 	if g := r.Generated; g != nil {
 		fmt.Fprintf(&b, "\n## Generated traffic\n\n| events | runs | events/run | mean bytes | max bytes | column-lineage share | late | duplicates | renames |\n|---|---|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.0f | %d | %.3f | %d | %d | %d |\n", g.Events, g.Runs, g.EventsPerRun(),

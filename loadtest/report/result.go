@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/headwater-data/headwater/loadtest/compare"
 	"github.com/headwater-data/headwater/loadtest/drive"
 	"github.com/headwater-data/headwater/loadtest/gen"
 	"github.com/headwater-data/headwater/loadtest/history"
@@ -21,6 +22,7 @@ const (
 	KindHistory = "history"
 	KindIngest  = "ingest"
 	KindQuery   = "query"
+	KindCompare = "compare"
 )
 
 // Shape is the data a result ran on.
@@ -65,6 +67,7 @@ type Result struct {
 	Estimate  *history.Estimate   `json:"fullSizeEstimate,omitempty"` // the history load scaled to design size
 	Ingest    *drive.IngestResult `json:"ingest,omitempty"`
 	Query     *drive.QueryResult  `json:"query,omitempty"`
+	Compare   *compare.Result     `json:"compare,omitempty"`
 }
 
 // Write stores the result as indented JSON.

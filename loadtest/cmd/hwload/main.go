@@ -1,5 +1,6 @@
 // Command hwload is Headwater's load-test instrument: it generates OpenLineage traffic (gen), bulk-loads a
-// design-size history into Neo4j (history), drives ingestion (ingest) and queries (query), and renders results
+// design-size history into Neo4j (history), drives ingestion (ingest) and queries (query), compares the
+// query path with the naive Cypher alternative (compare), and renders results
 // as markdown and charts (report). docs/loadtest.md documents every flag.
 package main
 
@@ -19,6 +20,7 @@ type CLI struct {
 	History HistoryCmd `cmd:"" help:"Bulk-load a year of compacted lineage and a window of run detail into Neo4j."`
 	Ingest  IngestCmd  `cmd:"" help:"Drive the gateway and measure accepted, projected and send-to-visible latency."`
 	Query   QueryCmd   `cmd:"" help:"Drive lineage GraphQL queries and measure latency, throughput and truncation."`
+	Compare CompareCmd `cmd:"" help:"Compare lineage answers and latency with the naive variable-length Cypher query on the same roots."`
 	Report  ReportCmd  `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
 	Envs    EnvsCmd    `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Benchmarks at the design's scale (docs/loadtest.md). Runs on its own Neo4j in the bench profile (heap 4g, page
+# cache 8g) at bolt://127.0.0.1:7688 with state in .state-bench/, beside the test stack's Kafka and Redis.
+#
+#   scripts/bench.sh            load the history once (BENCH_PREFIX, default bench1; ~20 min), then run the
+#                               query, comparison and ingest drivers and write loadtest/out/bench/
+#   BENCH_SECONDS=300           duration of each query run (default 90s); ingest runs last INGEST_SECONDS (300s)
+#
+# Every result JSON/markdown/PNG states the machine (cores, memory, CPU) and the data shape it ran on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+P=${BENCH_PREFIX:-bench1}
+OUT=${BENCH_OUT:-loadtest/out/bench}
+QS=${BENCH_SECONDS:-90}s
+IS=${INGEST_SECONDS:-300}s
+BOLT=bolt://127.0.0.1:7688
+API=127.0.0.1:8180; METRICS=127.0.0.1:9190          # cache on, consumer on
+API_NC=127.0.0.1:8181; METRICS_NC=127.0.0.1:9191    # cache off (uncached runs)
+STATE=$PWD/.state-bench
+mkdir -p "$OUT" "$STATE/logs"
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+scripts/stack/stack.sh up                                            # Kafka + Redis (+ test Neo4j)
+HEADWATER_STATE_DIR=$STATE HEADWATER_STACK_PROFILE=bench HEADWATER_STACK_ONLY=neo4j HEADWATER_NEO4J_BOLT_PORT=7688 \
+  scripts/stack/stack.sh up
+go build -o bin/headwater ./cmd/headwater
+go build -o bin/hwload ./loadtest/cmd/hwload
+export HEADWATER_NEO4J_URI=$BOLT
+bin/headwater migrate --log-level=warn
+
+if [ ! -f "$OUT/history-$P.json" ]; then
+  log "loading the design-size history under prefix $P (once)"
+  bin/hwload history --prefix "$P" --out "$OUT/history-$P.json"
+fi
+
+cat >"$STATE/policy.yaml" <<POLICY
+version: 1
+hiddenNeighbours: OMIT
+roles:
+  - name: bench-admins
+    grants: [{privileges: [MANAGE_GRANTS], on: {all: true}}]
+  - name: bench-prod-analysts
+    grants: [{privileges: [VIEW_LINEAGE], on: {environment: prod}}]
+bindings:
+  - {role: bench-admins, subjects: [bench-admin, bench-producer]}
+  - {role: bench-prod-analysts, subjects: [bench-analyst]}
+POLICY
+ENVS=$(bin/hwload envs --prefix "$P" --prefix "$P-ing" --prefix "$P-ingc")
+serve() { # api metrics redis-addr consumer-flag log
+  bin/headwater serve --http-addr="$1" --http-metrics-addr="$2" --redis-addr="$3" "$4" \
+    --authz-policy-file="$STATE/policy.yaml" --authz-policy-source=bench --archive-dir="$STATE/archive" \
+    --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="bench.events" \
+    --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="bench-projector" \
+    --log-format=text --log-level=warn >"$STATE/logs/$5.log" 2>&1 &
+  echo $!
+}
+PIDS=()
+trap 'kill ${PIDS[@]} 2>/dev/null || true' EXIT
+PIDS+=("$(serve $API $METRICS 127.0.0.1:6379 --consumer serve-cached)")
+PIDS+=("$(serve $API_NC $METRICS_NC "" --no-consumer serve-uncached)")
+for a in $API $API_NC; do
+  for _ in $(seq 1 90); do curl -fsS "http://$a/readyz" >/dev/null 2>&1 && break; sleep 1; done
+done
+ADMIN=$(bin/headwater token create --owner bench-admin --log-level=warn)
+ANALYST=$(bin/headwater token create --owner bench-analyst --kind user --log-level=warn)
+PRODUCER=$(bin/headwater token create --owner bench-producer --kind producer --log-level=warn)
+
+q() { # name url metrics extra-flags...
+  local name=$1 url=$2 met=$3; shift 3
+  log "query run $name ($QS)"
+  bin/hwload query --prefix "$P" --url "http://$url/graphql" --metrics-url "$met" --duration "$QS" \
+    --depth=0.2,0.2,0.2,0.2,0.2 --max-nodes 500 --out "$OUT/query-$name.json" "$@"
+}
+q uncached-dataset $API_NC "" --token "$ADMIN" --field-share 0 --cached-share 0 --as-of-share 0.15 --hub-share 0.2
+q uncached-field   $API_NC "" --token "$ADMIN" --field-share 1 --cached-share 0 --as-of-share 0 --hub-share 0.2
+q narrow-vs-admin-admin   $API_NC "" --token "$ADMIN"   --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
+q narrow-vs-admin-narrow  $API_NC "" --token "$ANALYST" --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
+
+log "cached query run while ingestion runs at 200 events/s"
+bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$QS" \
+  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-during-cached.json" &
+ING=$!
+q cached $API "http://$METRICS/metrics" --token "$ADMIN" --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
+wait $ING || true
+
+if bin/hwload compare --help >/dev/null 2>&1; then
+  log "naive variable-length Cypher versus the expander"
+  bin/hwload compare --prefix "$P" --url "http://$API_NC/graphql" --token "$ADMIN" --neo-4-j-uri "$BOLT" \
+    --out "$OUT/compare.json" || log "compare failed (see output)"
+fi
+
+log "ingest: open loop at 500 events/s for $IS"
+bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --rate 500 --batch 10 --duration "$IS" \
+  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-open-500.json"
+log "ingest: closed loop (max) for $IS"
+bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
+  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-closed.json"
+log "results in $OUT (*.json, *.md, *.png)"

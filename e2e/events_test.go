@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
@@ -51,3 +52,22 @@ func pipelineEvents(t *testing.T, s scope, runs int) ([][]byte, []string) {
 	}
 	return out, ids
 }
+
+func newUUID() string { return uuid.NewString() }
+
+// resolveID is the id the gateway and consumer give an event sent without an id header.
+func resolveID(t *testing.T, raw []byte) string {
+	t.Helper()
+	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := dec.Decode(raw)
+	if err != nil {
+		t.Fatalf("fixture invalid: %v", err)
+	}
+	olevent.ResolveID("", &ev)
+	return ev.ID
+}
+
+func sortStrings(xs []string) { sort.Strings(xs) }

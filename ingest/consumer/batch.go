@@ -150,17 +150,32 @@ func (h *handler) applyOnce(ctx context.Context, envs []project.Envelope) error 
 	return err
 }
 
+// bumpEpoch tries the global epoch bump once; if Redis is still unreachable it marks the epoch dirty and the
+// epoch keeper retries until Redis is back, without holding up projection.
 func (h *handler) bumpEpoch(ctx context.Context) {
 	if h.d.Epoch == nil {
 		return
 	}
-	for i := 0; i < 30 && ctx.Err() == nil; i++ {
-		if h.d.Epoch.BumpEpoch(ctx) == nil {
-			return
-		}
-		time.Sleep(time.Second)
+	if h.d.Epoch.BumpEpoch(ctx) != nil {
+		h.epochDirty.Store(true)
 	}
-	h.d.Log.Error("cache epoch bump failed; cached answers may be stale until entries expire")
+}
+
+// keepEpoch bumps the cache epoch as soon as Redis answers again after a missed generation bump.
+func (h *handler) keepEpoch(ctx context.Context) {
+	t := time.NewTicker(epochRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if h.d.Epoch != nil && h.epochDirty.Load() && h.d.Epoch.BumpEpoch(ctx) == nil {
+				h.epochDirty.Store(false)
+				h.d.Log.Info("cache epoch bumped after redis came back")
+			}
+		}
+	}
 }
 
 func (h *handler) isolatePoison(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {

@@ -16,6 +16,7 @@ const (
 	DefaultBatchSize = 500
 	DefaultBatchWait = 200 * time.Millisecond
 	retryBackoff     = 2 * time.Second // when Neo4j is unreachable, wait before retrying the same batch
+	epochRetry       = time.Second     // how often a missed cache-epoch bump is retried
 )
 
 // Config is the consumer configuration.

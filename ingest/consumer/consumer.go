@@ -111,6 +111,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			c.deps.Log.Warn("consumer group error", "err", err)
 		}
 	}()
+	go c.h.keepEpoch(ctx)
 	topics := append(c.kc.SourceTopics(), c.kc.QuarantineTopic)
 	for ctx.Err() == nil {
 		if err := group.Consume(ctx, topics, c.h); err != nil {

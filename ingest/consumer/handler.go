@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -12,9 +13,10 @@ import (
 
 // handler implements sarama.ConsumerGroupHandler: one ConsumeClaim goroutine per assigned partition.
 type handler struct {
-	cfg Config
-	kc  kafkaio.Config
-	d   Deps
+	cfg        Config
+	kc         kafkaio.Config
+	d          Deps
+	epochDirty atomic.Bool // a generation bump was missed; the epoch must be bumped when Redis is back
 }
 
 var _ sarama.ConsumerGroupHandler = (*handler)(nil)

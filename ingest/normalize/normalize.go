@@ -76,4 +76,6 @@ func checkCanonical(entity, ns, nm string) error {
 
 // Environment is the environment a canonical namespace maps to (longest configured prefix, else the default).
 // Permissions use it so an ENVIRONMENT grant covers datasets and jobs alike.
-func (n *Normalizer) Environment(canonicalNamespace string) string { return n.environment(canonicalNamespace) }
+func (n *Normalizer) Environment(canonicalNamespace string) string {
+	return n.environment(canonicalNamespace)
+}

@@ -220,14 +220,15 @@ func (r *Runner) warmup(ctx context.Context, roots []Root) {
 			firsts = append(firsts, root)
 		}
 	}
+	slow := map[timeoutKey]bool{}
 	for depth := 1; depth <= r.cfg.MaxDepth; depth++ {
 		for _, down := range []bool{false, true} {
 			for _, root := range firsts {
-				c := Case{Root: root, Down: down, Depth: depth}
-				if o := r.askNaive(ctx, c); o.TimedOut {
-					continue
-				}
+				c, tk := Case{Root: root, Down: down, Depth: depth}, timeoutKey{root, down, 0}
 				r.askHeadwater(ctx, c)
+				if !slow[tk] && r.askNaive(ctx, c).TimedOut {
+					slow[tk] = true
+				}
 			}
 		}
 	}

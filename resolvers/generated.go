@@ -62,6 +62,73 @@ type ComplexityRoot struct {
 		Owner       func(childComplexity int) int
 	}
 
+	AuditBinding struct {
+		Role    func(childComplexity int) int
+		Source  func(childComplexity int) int
+		Subject func(childComplexity int) int
+	}
+
+	AuditConnection struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		Scanned     func(childComplexity int) int
+		Truncated   func(childComplexity int) int
+		Undecodable func(childComplexity int) int
+	}
+
+	AuditGrant struct {
+		Effect    func(childComplexity int) int
+		On        func(childComplexity int) int
+		Privilege func(childComplexity int) int
+		Role      func(childComplexity int) int
+		Source    func(childComplexity int) int
+	}
+
+	AuditGrantChange struct {
+		Binding func(childComplexity int) int
+		Grant   func(childComplexity int) int
+		Op      func(childComplexity int) int
+		Role    func(childComplexity int) int
+	}
+
+	AuditNode struct {
+		Denied    func(childComplexity int) int
+		Key       func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Sensitive func(childComplexity int) int
+	}
+
+	AuditRecord struct {
+		Changes       func(childComplexity int) int
+		Decision      func(childComplexity int) int
+		Epoch         func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Nodes         func(childComplexity int) int
+		NodesOmitted  func(childComplexity int) int
+		Operation     func(childComplexity int) int
+		Principal     func(childComplexity int) int
+		PrincipalKind func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		RequestID     func(childComplexity int) int
+		Time          func(childComplexity int) int
+	}
+
+	AuditRole struct {
+		Description func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Source      func(childComplexity int) int
+	}
+
+	AuditSecurable struct {
+		Environment func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Namespace   func(childComplexity int) int
+	}
+
 	CreatedApiToken struct {
 		Info  func(childComplexity int) int
 		Token func(childComplexity int) int
@@ -232,13 +299,14 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Dataset func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Event   func(childComplexity int, id string) int
-		Impact  func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
-		Job     func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Lineage func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
-		Run     func(childComplexity int, id string) int
-		Search  func(childComplexity int, query string, first *int, after *string) int
+		AuditRecords func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
+		Dataset      func(childComplexity int, namespace string, name string, asOf *time.Time) int
+		Event        func(childComplexity int, id string) int
+		Impact       func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
+		Job          func(childComplexity int, namespace string, name string, asOf *time.Time) int
+		Lineage      func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
+		Run          func(childComplexity int, id string) int
+		Search       func(childComplexity int, query string, first *int, after *string) int
 	}
 
 	RestrictedNode struct {
@@ -345,6 +413,7 @@ type QueryResolver interface {
 	Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error)
 	Impact(ctx context.Context, field lineage.FieldRef, depth *int, asOf *time.Time) (*lineage.ImpactReport, error)
 	Event(ctx context.Context, id string) (*lineage.EventStatus, error)
+	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
 }
 type RunResolver interface {
 	Job(ctx context.Context, obj *lineage.Run) (*lineage.Job, error)
@@ -451,6 +520,272 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApiToken.Owner(childComplexity), true
+
+	case "AuditBinding.role":
+		if e.ComplexityRoot.AuditBinding.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditBinding.Role(childComplexity), true
+	case "AuditBinding.source":
+		if e.ComplexityRoot.AuditBinding.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditBinding.Source(childComplexity), true
+	case "AuditBinding.subject":
+		if e.ComplexityRoot.AuditBinding.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditBinding.Subject(childComplexity), true
+
+	case "AuditConnection.endCursor":
+		if e.ComplexityRoot.AuditConnection.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.EndCursor(childComplexity), true
+	case "AuditConnection.hasNextPage":
+		if e.ComplexityRoot.AuditConnection.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.HasNextPage(childComplexity), true
+	case "AuditConnection.nodes":
+		if e.ComplexityRoot.AuditConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Nodes(childComplexity), true
+	case "AuditConnection.scanned":
+		if e.ComplexityRoot.AuditConnection.Scanned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Scanned(childComplexity), true
+	case "AuditConnection.truncated":
+		if e.ComplexityRoot.AuditConnection.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Truncated(childComplexity), true
+	case "AuditConnection.undecodable":
+		if e.ComplexityRoot.AuditConnection.Undecodable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Undecodable(childComplexity), true
+
+	case "AuditGrant.effect":
+		if e.ComplexityRoot.AuditGrant.Effect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrant.Effect(childComplexity), true
+	case "AuditGrant.on":
+		if e.ComplexityRoot.AuditGrant.On == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrant.On(childComplexity), true
+	case "AuditGrant.privilege":
+		if e.ComplexityRoot.AuditGrant.Privilege == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrant.Privilege(childComplexity), true
+	case "AuditGrant.role":
+		if e.ComplexityRoot.AuditGrant.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrant.Role(childComplexity), true
+	case "AuditGrant.source":
+		if e.ComplexityRoot.AuditGrant.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrant.Source(childComplexity), true
+
+	case "AuditGrantChange.binding":
+		if e.ComplexityRoot.AuditGrantChange.Binding == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrantChange.Binding(childComplexity), true
+	case "AuditGrantChange.grant":
+		if e.ComplexityRoot.AuditGrantChange.Grant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrantChange.Grant(childComplexity), true
+	case "AuditGrantChange.op":
+		if e.ComplexityRoot.AuditGrantChange.Op == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrantChange.Op(childComplexity), true
+	case "AuditGrantChange.role":
+		if e.ComplexityRoot.AuditGrantChange.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditGrantChange.Role(childComplexity), true
+
+	case "AuditNode.denied":
+		if e.ComplexityRoot.AuditNode.Denied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Denied(childComplexity), true
+	case "AuditNode.key":
+		if e.ComplexityRoot.AuditNode.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Key(childComplexity), true
+	case "AuditNode.kind":
+		if e.ComplexityRoot.AuditNode.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Kind(childComplexity), true
+	case "AuditNode.name":
+		if e.ComplexityRoot.AuditNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Name(childComplexity), true
+	case "AuditNode.namespace":
+		if e.ComplexityRoot.AuditNode.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Namespace(childComplexity), true
+	case "AuditNode.sensitive":
+		if e.ComplexityRoot.AuditNode.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditNode.Sensitive(childComplexity), true
+
+	case "AuditRecord.changes":
+		if e.ComplexityRoot.AuditRecord.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Changes(childComplexity), true
+	case "AuditRecord.decision":
+		if e.ComplexityRoot.AuditRecord.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Decision(childComplexity), true
+	case "AuditRecord.epoch":
+		if e.ComplexityRoot.AuditRecord.Epoch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Epoch(childComplexity), true
+	case "AuditRecord.id":
+		if e.ComplexityRoot.AuditRecord.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.ID(childComplexity), true
+	case "AuditRecord.nodes":
+		if e.ComplexityRoot.AuditRecord.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Nodes(childComplexity), true
+	case "AuditRecord.nodesOmitted":
+		if e.ComplexityRoot.AuditRecord.NodesOmitted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.NodesOmitted(childComplexity), true
+	case "AuditRecord.operation":
+		if e.ComplexityRoot.AuditRecord.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Operation(childComplexity), true
+	case "AuditRecord.principal":
+		if e.ComplexityRoot.AuditRecord.Principal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Principal(childComplexity), true
+	case "AuditRecord.principalKind":
+		if e.ComplexityRoot.AuditRecord.PrincipalKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.PrincipalKind(childComplexity), true
+	case "AuditRecord.reason":
+		if e.ComplexityRoot.AuditRecord.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Reason(childComplexity), true
+	case "AuditRecord.requestId":
+		if e.ComplexityRoot.AuditRecord.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.RequestID(childComplexity), true
+	case "AuditRecord.time":
+		if e.ComplexityRoot.AuditRecord.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRecord.Time(childComplexity), true
+
+	case "AuditRole.description":
+		if e.ComplexityRoot.AuditRole.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRole.Description(childComplexity), true
+	case "AuditRole.name":
+		if e.ComplexityRoot.AuditRole.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRole.Name(childComplexity), true
+	case "AuditRole.source":
+		if e.ComplexityRoot.AuditRole.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditRole.Source(childComplexity), true
+
+	case "AuditSecurable.environment":
+		if e.ComplexityRoot.AuditSecurable.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditSecurable.Environment(childComplexity), true
+	case "AuditSecurable.kind":
+		if e.ComplexityRoot.AuditSecurable.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditSecurable.Kind(childComplexity), true
+	case "AuditSecurable.name":
+		if e.ComplexityRoot.AuditSecurable.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditSecurable.Name(childComplexity), true
+	case "AuditSecurable.namespace":
+		if e.ComplexityRoot.AuditSecurable.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditSecurable.Namespace(childComplexity), true
 
 	case "CreatedApiToken.info":
 		if e.ComplexityRoot.CreatedApiToken.Info == nil {
@@ -1215,6 +1550,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Owner.Type(childComplexity), true
 
+	case "Query.auditRecords":
+		if e.ComplexityRoot.Query.AuditRecords == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditRecords_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditRecords(childComplexity, args["first"].(*int), args["after"].(*string), args["since"].(*time.Time), args["principal"].(*string), args["decision"].(*model.AuditDecision)), true
 	case "Query.dataset":
 		if e.ComplexityRoot.Query.Dataset == nil {
 			break
@@ -2054,6 +2400,91 @@ type EventStatus {
   eventType: String
   eventTime: Time
 }
+
+# The audit stream (docs/permissions.md, Audit): one record per request that touched sensitive nodes or was refused,
+# per grant change, per API-token change and per read of the stream itself.
+extend type Query {
+  """
+  Audit records, newest first: one principal's records (they share a Kafka partition) in the order written,
+  records of different principals by record time. Filters: ` + "`" + `since` + "`" + ` keeps records at or after that time,
+  ` + "`" + `principal` + "`" + ` one subject, ` + "`" + `decision` + "`" + ` one decision. ` + "`" + `first` + "`" + ` is 1..500 (default 100). A page that scanned its budget
+  (20,000 records or 10 seconds) before it was full is ` + "`" + `truncated` + "`" + `; continue with ` + "`" + `endCursor` + "`" + ` as ` + "`" + `after` + "`" + `, with the
+  same filters (a cursor is bound to the caller and the filters; anything else is BAD_REQUEST). Records written
+  after the first page are not in later pages: start again without ` + "`" + `after` + "`" + ` to see them.
+
+  Only principals holding MANAGE_GRANTS on ROOT and no DENY grant anywhere may read it: they may see every node,
+  so records naming sensitive or hidden nodes disclose nothing new to them, while to anyone else the stream would
+  be a side channel. Anyone else gets FORBIDDEN. Every read is itself audited (operation ` + "`" + `auditRecords` + "`" + `), allowed
+  or refused.
+  """
+  auditRecords(first: Int = 100, after: String, since: Time, principal: String,
+               decision: AuditDecision): AuditConnection!
+}
+
+"The outcome an audit record reports."
+enum AuditDecision { ALLOW DENY }
+
+type AuditConnection {
+  nodes: [AuditRecord!]!
+  "Pass as ` + "`" + `after` + "`" + ` for the next (older) page; null when nothing older is left to read."
+  endCursor: String
+  "True when older records are left to read (the next page may still turn out empty after filtering)."
+  hasNextPage: Boolean!
+  "The scan budget ended this page before it was full; the next page continues the scan."
+  truncated: Boolean!
+  "Records this page read, matching the filters or not."
+  scanned: Int!
+  "Records in the scanned range that are not audit records (skipped)."
+  undecodable: Int!
+}
+
+"One audit record, as stored. Values of kind, op, privilege and effect are the stored strings."
+type AuditRecord {
+  "Position of the record in the stream (opaque, unique)."
+  id: ID!
+  time: Time!
+  "The request's id (the proxy's X-Request-Id, else a random one); null for records not tied to a request."
+  requestId: String
+  principal: String!
+  principalKind: String
+  "What was done: graphql, lineage, grant, revoke, createRole, bindRole, auditRecords, token operations, ..."
+  operation: String!
+  decision: AuditDecision!
+  reason: String
+  "Nodes the request touched (sensitive) or was refused on (denied), at most 1,000."
+  nodes: [AuditNode!]!
+  "Nodes beyond the 1,000 listed."
+  nodesOmitted: Int!
+  "Grant changes the operation made (or was refused)."
+  changes: [AuditGrantChange!]!
+  "The grant epoch after a grant change."
+  epoch: Int
+}
+
+type AuditNode {
+  "DATASET, FIELD or JOB."
+  kind: String!
+  key: String
+  namespace: String
+  name: String
+  sensitive: Boolean!
+  denied: Boolean!
+}
+
+"One grant-state change: exactly one of role, grant, binding is set, as ` + "`" + `op` + "`" + ` says."
+type AuditGrantChange {
+  "CREATE_ROLE, DELETE_ROLE, GRANT, REVOKE, BIND_ROLE or UNBIND_ROLE."
+  op: String!
+  role: AuditRole
+  grant: AuditGrant
+  binding: AuditBinding
+}
+
+type AuditRole { name: String!, description: String, source: String }
+type AuditGrant { role: String!, privilege: String!, effect: String!, on: AuditSecurable!, source: String }
+type AuditBinding { subject: String!, role: String!, source: String }
+"What a grant is on: kind ROOT, ENVIRONMENT, NAMESPACE, PREFIX, DATASET or JOB with the fields of the kind."
+type AuditSecurable { kind: String!, environment: String, namespace: String, name: String }
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2096,6 +2527,140 @@ func (ec *executionContext) childFields_ApiToken(ctx context.Context, field grap
 		return ec.fieldContext_ApiToken_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditBinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subject":
+		return ec.fieldContext_AuditBinding_subject(ctx, field)
+	case "role":
+		return ec.fieldContext_AuditBinding_role(ctx, field)
+	case "source":
+		return ec.fieldContext_AuditBinding_source(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditBinding", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_AuditConnection_nodes(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_AuditConnection_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_AuditConnection_hasNextPage(ctx, field)
+	case "truncated":
+		return ec.fieldContext_AuditConnection_truncated(ctx, field)
+	case "scanned":
+		return ec.fieldContext_AuditConnection_scanned(ctx, field)
+	case "undecodable":
+		return ec.fieldContext_AuditConnection_undecodable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditGrant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "role":
+		return ec.fieldContext_AuditGrant_role(ctx, field)
+	case "privilege":
+		return ec.fieldContext_AuditGrant_privilege(ctx, field)
+	case "effect":
+		return ec.fieldContext_AuditGrant_effect(ctx, field)
+	case "on":
+		return ec.fieldContext_AuditGrant_on(ctx, field)
+	case "source":
+		return ec.fieldContext_AuditGrant_source(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditGrant", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditGrantChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "op":
+		return ec.fieldContext_AuditGrantChange_op(ctx, field)
+	case "role":
+		return ec.fieldContext_AuditGrantChange_role(ctx, field)
+	case "grant":
+		return ec.fieldContext_AuditGrantChange_grant(ctx, field)
+	case "binding":
+		return ec.fieldContext_AuditGrantChange_binding(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditGrantChange", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AuditNode_kind(ctx, field)
+	case "key":
+		return ec.fieldContext_AuditNode_key(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AuditNode_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_AuditNode_name(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_AuditNode_sensitive(ctx, field)
+	case "denied":
+		return ec.fieldContext_AuditNode_denied(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditNode", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditRecord(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditRecord_id(ctx, field)
+	case "time":
+		return ec.fieldContext_AuditRecord_time(ctx, field)
+	case "requestId":
+		return ec.fieldContext_AuditRecord_requestId(ctx, field)
+	case "principal":
+		return ec.fieldContext_AuditRecord_principal(ctx, field)
+	case "principalKind":
+		return ec.fieldContext_AuditRecord_principalKind(ctx, field)
+	case "operation":
+		return ec.fieldContext_AuditRecord_operation(ctx, field)
+	case "decision":
+		return ec.fieldContext_AuditRecord_decision(ctx, field)
+	case "reason":
+		return ec.fieldContext_AuditRecord_reason(ctx, field)
+	case "nodes":
+		return ec.fieldContext_AuditRecord_nodes(ctx, field)
+	case "nodesOmitted":
+		return ec.fieldContext_AuditRecord_nodesOmitted(ctx, field)
+	case "changes":
+		return ec.fieldContext_AuditRecord_changes(ctx, field)
+	case "epoch":
+		return ec.fieldContext_AuditRecord_epoch(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditRecord", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditRole(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_AuditRole_name(ctx, field)
+	case "description":
+		return ec.fieldContext_AuditRole_description(ctx, field)
+	case "source":
+		return ec.fieldContext_AuditRole_source(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditRole", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditSecurable(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AuditSecurable_kind(ctx, field)
+	case "environment":
+		return ec.fieldContext_AuditSecurable_environment(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AuditSecurable_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_AuditSecurable_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditSecurable", field.Name)
 }
 
 func (ec *executionContext) childFields_CreatedApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2862,6 +3427,52 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_auditRecords_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "principal",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["principal"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "decision",
+		func(ctx context.Context, v any) (*model.AuditDecision, error) {
+			return ec.unmarshalOAuditDecision2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["decision"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_dataset_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3436,6 +4047,1058 @@ func (ec *executionContext) _ApiToken_expiresAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ApiToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditBinding_subject(ctx context.Context, field graphql.CollectedField, obj *model.AuditBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditBinding_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditBinding_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditBinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditBinding_role(ctx context.Context, field graphql.CollectedField, obj *model.AuditBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditBinding_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditBinding_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditBinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditBinding_source(ctx context.Context, field graphql.CollectedField, obj *model.AuditBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditBinding_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditBinding_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditBinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditRecord) graphql.Marshaler {
+			return ec.marshalNAuditRecord2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditConnection", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AuditConnection_truncated(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AuditConnection_scanned(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_scanned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scanned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_scanned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditConnection_undecodable(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_undecodable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Undecodable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_undecodable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditGrant_role(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrant_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrant_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditGrant", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditGrant_privilege(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrant_privilege(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Privilege, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrant_privilege(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditGrant", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditGrant_effect(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrant_effect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Effect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrant_effect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditGrant", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditGrant_on(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrant_on(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.On, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditSecurable) graphql.Marshaler {
+			return ec.marshalNAuditSecurable2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditSecurable(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrant_on(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditGrant",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditSecurable(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditGrant_source(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrant_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrant_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditGrant", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditGrantChange_op(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrantChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrantChange_op(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Op, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrantChange_op(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditGrantChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditGrantChange_role(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrantChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrantChange_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditRole) graphql.Marshaler {
+			return ec.marshalOAuditRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRole(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrantChange_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditGrantChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditRole(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditGrantChange_grant(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrantChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrantChange_grant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Grant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditGrant) graphql.Marshaler {
+			return ec.marshalOAuditGrant2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrant(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrantChange_grant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditGrantChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditGrant(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditGrantChange_binding(ctx context.Context, field graphql.CollectedField, obj *model.AuditGrantChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditGrantChange_binding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Binding, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditBinding) graphql.Marshaler {
+			return ec.marshalOAuditBinding2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditBinding(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditGrantChange_binding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditGrantChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditBinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditNode_kind(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditNode_key(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditNode_namespace(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditNode_name(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditNode_sensitive(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AuditNode_denied(ctx context.Context, field graphql.CollectedField, obj *model.AuditNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditNode_denied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditNode_denied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditNode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AuditRecord_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditRecord_time(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditRecord_requestId(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRecord_principal(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_principal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Principal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_principal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRecord_principalKind(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_principalKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrincipalKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_principalKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRecord_operation(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRecord_decision(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.AuditDecision) graphql.Marshaler {
+			return ec.marshalNAuditDecision2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "AuditDecision")
+}
+
+func (ec *executionContext) _AuditRecord_reason(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRecord_nodes(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditNode) graphql.Marshaler {
+			return ec.marshalNAuditNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditRecord",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditRecord_nodesOmitted(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_nodesOmitted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodesOmitted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_nodesOmitted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditRecord_changes(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditGrantChange) graphql.Marshaler {
+			return ec.marshalNAuditGrantChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrantChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditRecord",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditGrantChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditRecord_epoch(ctx context.Context, field graphql.CollectedField, obj *model.AuditRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRecord_epoch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Epoch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRecord_epoch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRecord", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditRole_name(ctx context.Context, field graphql.CollectedField, obj *model.AuditRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRole_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRole_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRole_description(ctx context.Context, field graphql.CollectedField, obj *model.AuditRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRole_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRole_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditRole_source(ctx context.Context, field graphql.CollectedField, obj *model.AuditRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditRole_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditRole_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditSecurable_kind(ctx context.Context, field graphql.CollectedField, obj *model.AuditSecurable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditSecurable_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditSecurable_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditSecurable_environment(ctx context.Context, field graphql.CollectedField, obj *model.AuditSecurable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditSecurable_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditSecurable_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditSecurable_namespace(ctx context.Context, field graphql.CollectedField, obj *model.AuditSecurable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditSecurable_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditSecurable_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditSecurable_name(ctx context.Context, field graphql.CollectedField, obj *model.AuditSecurable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditSecurable_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditSecurable_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
 }
 
 func (ec *executionContext) _CreatedApiToken_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIToken) (ret graphql.Marshaler) {
@@ -6838,6 +8501,50 @@ func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_auditRecords(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditRecords(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["since"].(*time.Time), fc.Args["principal"].(*string), fc.Args["decision"].(*model.AuditDecision))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditConnection) graphql.Marshaler {
+			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditRecords(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditRecords_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9593,6 +11300,445 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var auditBindingImplementors = []string{"AuditBinding"}
+
+func (ec *executionContext) _AuditBinding(ctx context.Context, sel ast.SelectionSet, obj *model.AuditBinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditBindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditBinding")
+		case "subject":
+			out.Values[i] = ec._AuditBinding_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._AuditBinding_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._AuditBinding_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditConnectionImplementors = []string{"AuditConnection"}
+
+func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuditConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditConnection")
+		case "nodes":
+			out.Values[i] = ec._AuditConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._AuditConnection_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._AuditConnection_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._AuditConnection_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scanned":
+			out.Values[i] = ec._AuditConnection_scanned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "undecodable":
+			out.Values[i] = ec._AuditConnection_undecodable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditGrantImplementors = []string{"AuditGrant"}
+
+func (ec *executionContext) _AuditGrant(ctx context.Context, sel ast.SelectionSet, obj *model.AuditGrant) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditGrantImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditGrant")
+		case "role":
+			out.Values[i] = ec._AuditGrant_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "privilege":
+			out.Values[i] = ec._AuditGrant_privilege(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effect":
+			out.Values[i] = ec._AuditGrant_effect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "on":
+			out.Values[i] = ec._AuditGrant_on(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._AuditGrant_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditGrantChangeImplementors = []string{"AuditGrantChange"}
+
+func (ec *executionContext) _AuditGrantChange(ctx context.Context, sel ast.SelectionSet, obj *model.AuditGrantChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditGrantChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditGrantChange")
+		case "op":
+			out.Values[i] = ec._AuditGrantChange_op(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._AuditGrantChange_role(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grant":
+			out.Values[i] = ec._AuditGrantChange_grant(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "binding":
+			out.Values[i] = ec._AuditGrantChange_binding(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditNodeImplementors = []string{"AuditNode"}
+
+func (ec *executionContext) _AuditNode(ctx context.Context, sel ast.SelectionSet, obj *model.AuditNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditNode")
+		case "kind":
+			out.Values[i] = ec._AuditNode_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._AuditNode_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AuditNode_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AuditNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._AuditNode_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "denied":
+			out.Values[i] = ec._AuditNode_denied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditRecordImplementors = []string{"AuditRecord"}
+
+func (ec *executionContext) _AuditRecord(ctx context.Context, sel ast.SelectionSet, obj *model.AuditRecord) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditRecordImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditRecord")
+		case "id":
+			out.Values[i] = ec._AuditRecord_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._AuditRecord_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestId":
+			out.Values[i] = ec._AuditRecord_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "principal":
+			out.Values[i] = ec._AuditRecord_principal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "principalKind":
+			out.Values[i] = ec._AuditRecord_principalKind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "operation":
+			out.Values[i] = ec._AuditRecord_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._AuditRecord_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._AuditRecord_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._AuditRecord_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodesOmitted":
+			out.Values[i] = ec._AuditRecord_nodesOmitted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._AuditRecord_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "epoch":
+			out.Values[i] = ec._AuditRecord_epoch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditRoleImplementors = []string{"AuditRole"}
+
+func (ec *executionContext) _AuditRole(ctx context.Context, sel ast.SelectionSet, obj *model.AuditRole) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditRoleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditRole")
+		case "name":
+			out.Values[i] = ec._AuditRole_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._AuditRole_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._AuditRole_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditSecurableImplementors = []string{"AuditSecurable"}
+
+func (ec *executionContext) _AuditSecurable(ctx context.Context, sel ast.SelectionSet, obj *model.AuditSecurable) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditSecurableImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditSecurable")
+		case "kind":
+			out.Values[i] = ec._AuditSecurable_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "environment":
+			out.Values[i] = ec._AuditSecurable_environment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AuditSecurable_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AuditSecurable_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createdApiTokenImplementors = []string{"CreatedApiToken"}
 
 func (ec *executionContext) _CreatedApiToken(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedAPIToken) graphql.Marshaler {
@@ -10765,6 +12911,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_event(ctx, field)
 				})
+		case "auditRecords":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_auditRecords(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -11625,6 +13777,104 @@ func (ec *executionContext) marshalNApiToken2ᚖgithubᚗcomᚋheadwaterᚑdata�
 func (ec *executionContext) unmarshalNApiTokenInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAPITokenInput(ctx context.Context, v any) (model.APITokenInput, error) {
 	res, err := ec.unmarshalInputApiTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditConnection!")
+		return graphql.Null
+	}
+	return ec._AuditConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAuditDecision2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx context.Context, v any) (model.AuditDecision, error) {
+	var res model.AuditDecision
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditDecision2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx context.Context, sel ast.SelectionSet, v model.AuditDecision) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNAuditGrantChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrantChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditGrantChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditGrantChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrantChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditGrantChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrantChange(ctx context.Context, sel ast.SelectionSet, v *model.AuditGrantChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditGrantChange!")
+		return graphql.Null
+	}
+	return ec._AuditGrantChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditNode(ctx context.Context, sel ast.SelectionSet, v *model.AuditNode) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditNode!")
+		return graphql.Null
+	}
+	return ec._AuditNode(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditRecord2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRecordᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditRecord) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditRecord2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRecord(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditRecord2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRecord(ctx context.Context, sel ast.SelectionSet, v *model.AuditRecord) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditRecord!")
+		return graphql.Null
+	}
+	return ec._AuditRecord(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditSecurable2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditSecurable(ctx context.Context, sel ast.SelectionSet, v *model.AuditSecurable) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditSecurable!")
+		return graphql.Null
+	}
+	return ec._AuditSecurable(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -12543,6 +14793,43 @@ func (ec *executionContext) marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 		return graphql.Null
 	}
 	return ec._Alias(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAuditBinding2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditBinding(ctx context.Context, sel ast.SelectionSet, v *model.AuditBinding) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditBinding(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAuditDecision2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx context.Context, v any) (*model.AuditDecision, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.AuditDecision)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAuditDecision2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditDecision(ctx context.Context, sel ast.SelectionSet, v *model.AuditDecision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOAuditGrant2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditGrant(ctx context.Context, sel ast.SelectionSet, v *model.AuditGrant) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditGrant(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAuditRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditRole(ctx context.Context, sel ast.SelectionSet, v *model.AuditRole) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditRole(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -44,6 +44,9 @@ type Deps struct {
 	Manager *authz.Manager
 	// Tokens serves createApiToken and revokeApiToken (nil: they answer FORBIDDEN).
 	Tokens *authn.TokenManager
+	// AuditReader serves auditRecords (authz.NewKafkaAuditReader on the audit topic); it needs Manager too,
+	// which decides who may read and audits every read. Either nil: auditRecords answers FORBIDDEN.
+	AuditReader AuditReader
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -63,7 +66,11 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := newServer(&Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens}, d.Log)
+	res := &Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
+	if d.Manager != nil {
+		res.auditGate = d.Manager
+	}
+	srv := newServer(res, d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := withLoaders(r.Context(), newLoaders(svc))
 		if d.Auditor == nil {

@@ -18,4 +18,7 @@ type Resolver struct {
 	svc     *lineage.Service
 	manager *authz.Manager      // nil: management mutations answer FORBIDDEN
 	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
+	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.
+	auditGate   auditGate
+	auditReader AuditReader
 }

@@ -148,6 +148,10 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*lineage.EventSta
 	return r.svc.Event(ctx, id)
 }
 
+func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error) {
+	return r.auditRecords(ctx, auditArgs{first: first, after: after, since: since, principal: principal, decision: decision})
+}
+
 // Job is the resolver for the job field.
 func (r *runResolver) Job(ctx context.Context, obj *lineage.Run) (*lineage.Job, error) {
 	return r.loadersFrom(ctx).jobs.Load(ctx, obj.JobKey)

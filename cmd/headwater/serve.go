@@ -95,12 +95,18 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 
+	auditReader, err := authz.NewKafkaAuditReader(s.Kafka, s.Authz.AuditTopic)
+	if err != nil {
+		return err
+	}
+	defer auditReader.Close()
+
 	mux := http.NewServeMux()
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
 		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy, Redactor: perms.Redactor,
-		Auditor: perms.Auditor, Manager: perms.Manager,
+		Auditor: perms.Auditor, Manager: perms.Manager, AuditReader: auditReader,
 		Tokens: authn.NewTokenManager(authn.NewTokenStore(p.store, time.Now), perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err

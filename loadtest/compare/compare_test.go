@@ -95,7 +95,7 @@ func TestNaiveAndHeadwaterEqualTheReference(t *testing.T) {
 	}
 }
 
-// TestHeadwaterPagedAnswersEqualTheReference follows cursors with small page budgets (maxNodes 8 and 20: the
+// TestHeadwaterPagedAnswersEqualTheReference follows cursors with small page budgets (maxNodes 3 to 20: the
 // fan-out budget min(FanOut, maxNodes-1) splits the hub's consumers over pages and the node budget stops
 // pages mid-level). The union of the pages must equal the single-page answer (the reference).
 //
@@ -108,12 +108,13 @@ func TestHeadwaterPagedAnswersEqualTheReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var st stats
-	for _, maxNodes := range []int{8, 20} {
+	roots := append(fx.roots(), fx.widest(10)...)
+	for _, maxNodes := range []int{3, 4, 5, 6, 8, 10, 12, 16, 20} {
 		hw := fx.headwater(t, nil, maxNodes)
-		for _, r := range fx.roots() {
+		for _, r := range roots {
 			key := fx.keyOf(ctx, t, r)
 			for _, down := range []bool{true, false} {
-				for depth := 1; depth <= 4; depth++ {
+				for depth := 2; depth <= 4; depth++ {
 					fx.checkCase(ctx, t, hw, nil, r, key, fx.end, down, depth, &st)
 				}
 			}

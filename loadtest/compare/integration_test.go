@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -141,6 +142,26 @@ func (fx *fixture) roots() []compare.Root {
 			out = append(out, root(d))
 			mid++
 		}
+	}
+	return out
+}
+
+// widest returns the n datasets with the most consumer jobs (wide first hops, so fan-out budgets split them).
+func (fx *fixture) widest(n int) []compare.Root {
+	cons := fx.world.Consumers()
+	ids := make([]int, 0, len(cons))
+	for id := range cons {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		if cons[a] != cons[b] {
+			return cons[b] - cons[a]
+		}
+		return a - b
+	})
+	var out []compare.Root
+	for _, id := range ids[:min(n, len(ids))] {
+		out = append(out, root(fx.world.Datasets[id]))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/headwater-data/headwater/loadtest/compare"
 	"github.com/headwater-data/headwater/loadtest/drive"
@@ -80,40 +82,62 @@ func ratioStr(ratio, naive float64, r compare.Row, cfg compare.Config) string {
 	return fmt.Sprintf("%.1f", ratio)
 }
 
-// compareByDepth plots p50 and p95 by depth of both methods per root class (both directions pooled), log scale.
+// compareByDepth plots p50 and p95 by depth of both methods per root class (both directions pooled), log scale:
+// one colour per (class, percentile), solid for Headwater, dashed for the naive query.
 func compareByDepth(c *compare.Result) (*plot.Plot, error) {
-	p := newPlot("Headwater vs naive Cypher: latency by depth (both directions)", "depth (dataset hops)", "ms (log)")
+	p := newPlot("Headwater (solid) vs naive Cypher (dashed): latency by depth, both directions", "depth (dataset hops)", "ms (log)")
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
-	type pickFn func(compare.Row) drive.Percentiles
+	p.Legend.Top, p.Legend.Left = true, true
 	methods := []struct {
 		name string
-		f    pickFn
-	}{{"headwater", func(r compare.Row) drive.Percentiles { return r.Headwater }},
-		{"naive", func(r compare.Row) drive.Percentiles { return r.Naive }}}
-	var ss []series
+		f    func(compare.Row) drive.Percentiles
+		dash []vg.Length
+	}{{"headwater", func(r compare.Row) drive.Percentiles { return r.Headwater }, nil},
+		{"naive", func(r compare.Row) drive.Percentiles { return r.Naive }, []vg.Length{vg.Points(5), vg.Points(3)}}}
+	colour := 0
 	for _, class := range []string{"ordinary", "hub"} {
-		for _, m := range methods {
-			for _, pc := range []string{"p50", "p95"} {
-				var xys plotter.XYs
-				for _, r := range c.Rows {
-					if r.Class != class || r.Direction != "BOTH" {
-						continue
-					}
-					pr := m.f(r)
-					v := pr.P50
-					if pc == "p95" {
-						v = pr.P95
-					}
-					if pr.Count > 0 {
-						xys = append(xys, plotter.XY{X: float64(r.Depth), Y: max(v, minLogMs)})
-					}
+		for _, pc := range []string{"p50", "p95"} {
+			for _, m := range methods {
+				xys := depthSeries(c, class, pc, m.f)
+				if len(xys) == 0 {
+					continue
 				}
-				ss = append(ss, series{fmt.Sprintf("%s %s %s", m.name, class, pc), xys})
+				l, pts, err := plotter.NewLinePoints(xys)
+				if err != nil {
+					return nil, fmt.Errorf("line %s: %w", m.name, err)
+				}
+				l.Color, pts.Color, l.Dashes = plotutil.Color(colour), plotutil.Color(colour), m.dash
+				pts.Shape = plotutil.Shape(colour)
+				p.Add(l, pts)
+				p.Legend.Add(fmt.Sprintf("%s %s %s", m.name, class, pc), l, pts)
 			}
+			colour++
 		}
 	}
-	return p, addLines(p, ss)
+	p.Y.Max *= legendHeadroom
+	return p, nil
 }
+
+func depthSeries(c *compare.Result, class, pc string, f func(compare.Row) drive.Percentiles) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range c.Rows {
+		if r.Class != class || r.Direction != "BOTH" {
+			continue
+		}
+		pr := f(r)
+		v := pr.P50
+		if pc == "p95" {
+			v = pr.P95
+		}
+		if pr.Count > 0 {
+			xys = append(xys, plotter.XY{X: float64(r.Depth), Y: max(v, minLogMs)})
+		}
+	}
+	return xys
+}
+
+// legendHeadroom stretches the log axis upwards so the legend does not cover the lines.
+const legendHeadroom = 30
 
 // minLogMs keeps a zero latency plottable on the log axis.
 const minLogMs = 0.1

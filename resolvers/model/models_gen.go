@@ -28,6 +28,90 @@ type APITokenInput struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
+type AuditBinding struct {
+	Subject string  `json:"subject"`
+	Role    string  `json:"role"`
+	Source  *string `json:"source,omitempty"`
+}
+
+type AuditConnection struct {
+	Nodes []*AuditRecord `json:"nodes"`
+	// Pass as `after` for the next (older) page; null when nothing older is left to read.
+	EndCursor *string `json:"endCursor,omitempty"`
+	// True when older records are left to read (the next page may still turn out empty after filtering).
+	HasNextPage bool `json:"hasNextPage"`
+	// The scan budget ended this page before it was full; the next page continues the scan.
+	Truncated bool `json:"truncated"`
+	// Records this page read, matching the filters or not.
+	Scanned int `json:"scanned"`
+	// Records in the scanned range that are not audit records (skipped).
+	Undecodable int `json:"undecodable"`
+}
+
+type AuditGrant struct {
+	Role      string          `json:"role"`
+	Privilege string          `json:"privilege"`
+	Effect    string          `json:"effect"`
+	On        *AuditSecurable `json:"on"`
+	Source    *string         `json:"source,omitempty"`
+}
+
+// One grant-state change: exactly one of role, grant, binding is set, as `op` says.
+type AuditGrantChange struct {
+	// CREATE_ROLE, DELETE_ROLE, GRANT, REVOKE, BIND_ROLE or UNBIND_ROLE.
+	Op      string        `json:"op"`
+	Role    *AuditRole    `json:"role,omitempty"`
+	Grant   *AuditGrant   `json:"grant,omitempty"`
+	Binding *AuditBinding `json:"binding,omitempty"`
+}
+
+type AuditNode struct {
+	// DATASET, FIELD or JOB.
+	Kind      string  `json:"kind"`
+	Key       *string `json:"key,omitempty"`
+	Namespace *string `json:"namespace,omitempty"`
+	Name      *string `json:"name,omitempty"`
+	Sensitive bool    `json:"sensitive"`
+	Denied    bool    `json:"denied"`
+}
+
+// One audit record, as stored. Values of kind, op, privilege and effect are the stored strings.
+type AuditRecord struct {
+	// Position of the record in the stream (opaque, unique).
+	ID   string    `json:"id"`
+	Time time.Time `json:"time"`
+	// The request's id (the proxy's X-Request-Id, else a random one); null for records not tied to a request.
+	RequestID     *string `json:"requestId,omitempty"`
+	Principal     string  `json:"principal"`
+	PrincipalKind *string `json:"principalKind,omitempty"`
+	// What was done: graphql, lineage, grant, revoke, createRole, bindRole, auditRecords, token operations, ...
+	Operation string        `json:"operation"`
+	Decision  AuditDecision `json:"decision"`
+	Reason    *string       `json:"reason,omitempty"`
+	// Nodes the request touched (sensitive) or was refused on (denied), at most 1,000.
+	Nodes []*AuditNode `json:"nodes"`
+	// Nodes beyond the 1,000 listed.
+	NodesOmitted int `json:"nodesOmitted"`
+	// Grant changes the operation made (or was refused).
+	Changes []*AuditGrantChange `json:"changes"`
+	// The grant epoch after a grant change.
+	Epoch *int `json:"epoch,omitempty"`
+}
+
+type AuditRole struct {
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
+	Source      *string `json:"source,omitempty"`
+}
+
+// What a grant is on: kind ROOT, ENVIRONMENT, NAMESPACE, PREFIX, DATASET or JOB with the fields of the kind.
+type AuditSecurable struct {
+	Kind        string  `json:"kind"`
+	Environment *string `json:"environment,omitempty"`
+	Namespace   *string `json:"namespace,omitempty"`
+	Name        *string `json:"name,omitempty"`
+}
+
 type CreatedAPIToken struct {
 	// The full token (hw_<id>_<secret>); shown only in this answer.
 	Token string    `json:"token"`
@@ -60,6 +144,62 @@ type SecurableInput struct {
 	Prefix      *string `json:"prefix,omitempty"`
 	Dataset     *string `json:"dataset,omitempty"`
 	Job         *string `json:"job,omitempty"`
+}
+
+// The outcome an audit record reports.
+type AuditDecision string
+
+const (
+	AuditDecisionAllow AuditDecision = "ALLOW"
+	AuditDecisionDeny  AuditDecision = "DENY"
+)
+
+var AllAuditDecision = []AuditDecision{
+	AuditDecisionAllow,
+	AuditDecisionDeny,
+}
+
+func (e AuditDecision) IsValid() bool {
+	switch e {
+	case AuditDecisionAllow, AuditDecisionDeny:
+		return true
+	}
+	return false
+}
+
+func (e AuditDecision) String() string {
+	return string(e)
+}
+
+func (e *AuditDecision) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AuditDecision(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AuditDecision", str)
+	}
+	return nil
+}
+
+func (e AuditDecision) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AuditDecision) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AuditDecision) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type GrantEffect string

@@ -15,23 +15,23 @@ import (
 // CompareCmd measures Headwater's lineage answer against the naive variable-length Cypher query on the same
 // roots, depths and asOf, and checks that both return the same datasets and edges.
 type CompareCmd struct {
-	World        WorldFlags    `embed:""`
-	Neo4j        Neo4jFlags    `embed:""`
-	Output       OutputFlags   `embed:""`
-	URL          string        `help:"GraphQL endpoint (run the service with --redis-addr= so answers are uncached)." default:"http://127.0.0.1:8080/graphql"`
-	MetricsURL   string        `help:"Prometheus endpoint for headwater_cache_* counters, to show the cache was off (empty: skip)." default:"http://127.0.0.1:9090/metrics"`
-	Token        string        `help:"Bearer token of a principal that may see everything (empty: no header)." default:"" env:"HWLOAD_TOKEN"`
-	Roots        int           `help:"Ordinary (leaf) roots." default:"20"`
-	HubRoots     int           `help:"Hub roots." default:"5"`
-	MaxDepth     int           `help:"Depths 1..N." default:"5"`
-	Reps         int           `help:"Repetitions of every (root, direction, depth)." default:"3"`
-	NaiveTimeout time.Duration `help:"Per-query timeout of the naive Cypher query (server-side transaction timeout too)." default:"30s"`
-	Timeout      time.Duration `help:"Per-page timeout of the GraphQL query." default:"60s"`
-	MaxNodes     int           `help:"GraphQL maxNodes per page (cursors are followed until the answer is complete)." default:"5000"`
-	MaxPages     int           `help:"Give up following cursors after this many pages." default:"1000"`
-	SkipAfter    bool          `help:"After a naive timeout at depth d, count deeper depths of that root and direction as skipped instead of sending them." default:"true" negatable:""`
-	Warmup       bool          `help:"Ask every (direction, depth) once per root class first, unmeasured (query compilation, connections)." default:"true" negatable:""`
-	AsOf         string        `help:"asOf of both methods (RFC 3339); empty: now at the start of the run." default:""`
+	World            WorldFlags    `embed:""`
+	Neo4j            Neo4jFlags    `embed:""`
+	Output           OutputFlags   `embed:""`
+	URL              string        `help:"GraphQL endpoint (run the service with --redis-addr= so answers are uncached)." default:"http://127.0.0.1:8080/graphql"`
+	MetricsURL       string        `help:"Prometheus endpoint for headwater_cache_* counters, to show the cache was off (empty: skip)." default:"http://127.0.0.1:9090/metrics"`
+	Token            string        `help:"Bearer token of a principal that may see everything (empty: no header)." default:"" env:"HWLOAD_TOKEN"`
+	Roots            int           `help:"Ordinary (leaf) roots." default:"20"`
+	HubRoots         int           `help:"Hub roots." default:"5"`
+	MaxDepth         int           `help:"Depths 1..N." default:"5"`
+	Reps             int           `help:"Repetitions of every (root, direction, depth)." default:"3"`
+	NaiveTimeout     time.Duration `help:"Per-query timeout of the naive Cypher query (server-side transaction timeout too)." default:"30s"`
+	Timeout          time.Duration `help:"Per-page timeout of the GraphQL query." default:"60s"`
+	MaxNodes         int           `help:"GraphQL maxNodes per page (cursors are followed until the answer is complete)." default:"5000"`
+	MaxPages         int           `help:"Give up following cursors after this many pages." default:"1000"`
+	SkipAfterTimeout bool          `help:"After a naive timeout at depth d, count deeper depths of that root and direction as skipped instead of sending them." default:"true" negatable:""`
+	Warmup           bool          `help:"Ask every (direction, depth) once per root class first, unmeasured (query compilation, connections)." default:"true" negatable:""`
+	AsOf             string        `help:"asOf of both methods (RFC 3339); empty: now at the start of the run." default:""`
 }
 
 // Run compares and writes the result.
@@ -60,7 +60,7 @@ func (c *CompareCmd) Run(e *env) error {
 	defer func() { _ = store.Close(e.ctx) }()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	cfg := compare.Config{MaxDepth: c.MaxDepth, Reps: c.Reps, NaiveTimeout: c.NaiveTimeout, HeadwaterTimeout: c.Timeout,
-		MaxNodes: c.MaxNodes, SkipAfterTimeout: c.SkipAfter, Warmup: c.Warmup, AsOf: asOf.UTC().Truncate(time.Millisecond)}
+		MaxNodes: c.MaxNodes, SkipAfterTimeout: c.SkipAfterTimeout, Warmup: c.Warmup, AsOf: asOf.UTC().Truncate(time.Millisecond)}
 	hw := &compare.Headwater{URL: c.URL, Token: c.Token, Client: client, MaxNodes: c.MaxNodes, Timeout: c.Timeout, MaxPages: c.MaxPages}
 	naive := &compare.Naive{Driver: store.Driver, Database: store.Database, Timeout: c.NaiveTimeout}
 	r, err := compare.NewRunner(cfg, hw, naive, e.now)

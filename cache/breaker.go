@@ -1,7 +1,11 @@
 package cache
 
 import (
+	"errors"
+	"io"
+	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -19,3 +23,16 @@ type breaker struct {
 func (b *breaker) trip() { b.openUntil.Store(b.now().Add(b.cooldown).UnixNano()) }
 
 func (b *breaker) open() bool { return b.now().UnixNano() < b.openUntil.Load() }
+
+// unreachable says whether err means Redis cannot be reached at all (as opposed to one slow operation).
+func unreachable(err error) bool {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return true
+	case errors.As(err, &op) && op.Op == "dial":
+		return true
+	}
+	return false
+}

@@ -185,8 +185,12 @@ func (s *Store) usable(tier string) bool {
 	return true
 }
 
+// fail counts a Redis error. Only an unreachable Redis (refused or broken connection) opens the breaker; a
+// single slow operation on a busy machine just misses this once, so the cache keeps working under load.
 func (s *Store) fail(tier, op string, err error) {
-	s.breaker.trip()
+	if unreachable(err) {
+		s.breaker.trip()
+	}
 	s.metrics.errors.WithLabelValues(tier, op).Inc()
 	s.log.Debug("cache error", "tier", tier, "op", op, "err", err)
 }

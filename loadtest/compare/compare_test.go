@@ -95,7 +95,7 @@ func TestNaiveAndHeadwaterEqualTheReference(t *testing.T) {
 	}
 }
 
-// TestHeadwaterPagedAnswersEqualTheReference follows cursors with small page budgets (maxNodes 3 to 20: the
+// TestHeadwaterPagedAnswersEqualTheReference follows cursors with small page budgets (maxNodes 4, 8 and 20: the
 // fan-out budget min(FanOut, maxNodes-1) splits the hub's consumers over pages and the node budget stops
 // pages mid-level). The union of the pages must equal the single-page answer (the reference).
 //
@@ -108,8 +108,8 @@ func TestHeadwaterPagedAnswersEqualTheReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var st stats
-	roots := append(fx.roots(), fx.widest(10)...)
-	for _, maxNodes := range []int{3, 4, 5, 6, 8, 10, 12, 16, 20} {
+	roots := append(fx.roots(), fx.widest(6)...)
+	for _, maxNodes := range []int{4, 8, 20} {
 		hw := fx.headwater(t, nil, maxNodes)
 		for _, r := range roots {
 			key := fx.keyOf(ctx, t, r)

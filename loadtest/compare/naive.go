@@ -47,6 +47,9 @@ type Naive struct {
 // ErrTimeout marks a naive query stopped by its timeout.
 var ErrTimeout = errors.New("naive query timed out")
 
+// ErrMemoryLimit marks a naive query stopped by Neo4j's transaction or pool memory limit: it cannot answer.
+var ErrMemoryLimit = errors.New("naive query hit the Neo4j memory limit")
+
 // ErrNoRoot reports a root dataset that is not in the graph.
 var ErrNoRoot = errors.New("root dataset not found")
 
@@ -64,6 +67,9 @@ func (n *Naive) Answer(ctx context.Context, root Root, down bool, depth int, asO
 	if err != nil {
 		if timedOut(ctx, err) {
 			return Answer{}, fmt.Errorf("%w after %s: %w", ErrTimeout, n.Timeout, err)
+		}
+		if outOfMemory(err) {
+			return Answer{}, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 		}
 		return Answer{}, fmt.Errorf("naive query: %w", err)
 	}
@@ -104,4 +110,9 @@ func timedOut(ctx context.Context, err error) bool {
 	}
 	var ne *neo4j.Neo4jError
 	return errors.As(err, &ne) && (strings.Contains(ne.Code, "TransactionTimedOut") || strings.Contains(ne.Code, "Terminated"))
+}
+
+func outOfMemory(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && strings.Contains(ne.Code, "Memory")
 }

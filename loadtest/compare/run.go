@@ -20,8 +20,9 @@ type Config struct {
 	NaiveTimeout     time.Duration `json:"naiveTimeoutNs"`
 	HeadwaterTimeout time.Duration `json:"headwaterTimeoutNs"` // per page
 	MaxNodes         int           `json:"maxNodes"`           // GraphQL maxNodes per page
-	// SkipAfterTimeout: once the naive query of (root, direction) timed out at depth d, deeper depths of that
-	// pair are not sent (their path set is a superset) and are counted as skipped, at the timeout.
+	// SkipAfterTimeout: once the naive query of (root, direction) timed out (or hit Neo4j's memory limit) at
+	// depth d, deeper depths of that pair are not sent (their path set is a superset) and are counted as
+	// skipped, at the timeout.
 	SkipAfterTimeout bool `json:"skipAfterTimeout"`
 	// Warmup asks every (direction, depth) of the first root of each class once, unmeasured, so neither method
 	// pays query compilation (each depth is its own Cypher text) or a cold connection inside the sample.
@@ -83,14 +84,15 @@ func (c Case) String() string {
 
 // Outcome is what one method answered for a case.
 type Outcome struct {
-	Latency  time.Duration `json:"latencyNs"`
-	Nodes    int           `json:"nodes"`
-	Edges    int           `json:"edges"`
-	Pages    int           `json:"pages,omitempty"`
-	TimedOut bool          `json:"timedOut,omitempty"`
-	Skipped  bool          `json:"skipped,omitempty"` // naive: a shallower depth already timed out
-	Err      string        `json:"err,omitempty"`
-	answer   Answer
+	Latency     time.Duration `json:"latencyNs"`
+	Nodes       int           `json:"nodes"`
+	Edges       int           `json:"edges"`
+	Pages       int           `json:"pages,omitempty"`
+	TimedOut    bool          `json:"timedOut,omitempty"` // naive: the timeout, or Neo4j's memory limit (OutOfMemory)
+	OutOfMemory bool          `json:"outOfMemory,omitempty"`
+	Skipped     bool          `json:"skipped,omitempty"` // naive: a shallower depth already timed out
+	Err         string        `json:"err,omitempty"`
+	answer      Answer
 }
 
 func (o Outcome) ok() bool { return o.Err == "" && !o.TimedOut && !o.Skipped }
@@ -194,6 +196,8 @@ func (r *Runner) askNaive(ctx context.Context, c Case) Outcome {
 	switch {
 	case errors.Is(err, ErrTimeout):
 		o.TimedOut, o.Latency = true, r.cfg.NaiveTimeout
+	case errors.Is(err, ErrMemoryLimit):
+		o.TimedOut, o.OutOfMemory, o.Latency = true, true, r.cfg.NaiveTimeout
 	case err != nil:
 		o.Err = err.Error()
 	}

@@ -15,8 +15,8 @@ type Ratios struct {
 }
 
 // Row is the latency of one (root class, direction, depth); Direction "BOTH" pools both directions.
-// Naive percentiles count timed-out and skipped queries at the timeout (a lower bound): Censored says how
-// many, and any percentile at or above the timeout is then only a lower bound.
+// Naive percentiles count timed-out (or memory-limited) and skipped queries at the timeout: NaiveTimeouts and
+// NaiveSkipped say how many, and any percentile at or above the timeout is then only a lower bound.
 type Row struct {
 	Class         string            `json:"class"`
 	Direction     string            `json:"direction"`
@@ -40,23 +40,24 @@ type MismatchCase struct {
 
 // Result is the comparison's record.
 type Result struct {
-	Config          Config         `json:"config"`
-	Elapsed         time.Duration  `json:"elapsedNs"`
-	OrdinaryRoots   int            `json:"ordinaryRoots"`
-	HubRoots        int            `json:"hubRoots"`
-	Cases           int            `json:"cases"`
-	Checked         int            `json:"checked"`
-	Mismatched      int            `json:"mismatched"`
-	Unchecked       int            `json:"unchecked"` // an error, timeout or skip on either side
-	NaiveTimeouts   int            `json:"naiveTimeouts"`
-	NaiveSkipped    int            `json:"naiveSkipped"`
-	NaiveErrors     int            `json:"naiveErrors"`
-	HeadwaterErrors int            `json:"headwaterErrors"`
-	Rows            []Row          `json:"rows"`
-	Mismatches      []MismatchCase `json:"mismatches,omitempty"` // first maxMismatchCases
-	ErrorExamples   []string       `json:"errorExamples,omitempty"`
-	CacheHitRatio   *float64       `json:"cacheHitRatio,omitempty"` // Headwater's, over the run; should be 0 or n/a
-	CacheMode       string         `json:"cacheMode"`
+	Config           Config         `json:"config"`
+	Elapsed          time.Duration  `json:"elapsedNs"`
+	OrdinaryRoots    int            `json:"ordinaryRoots"`
+	HubRoots         int            `json:"hubRoots"`
+	Cases            int            `json:"cases"`
+	Checked          int            `json:"checked"`
+	Mismatched       int            `json:"mismatched"`
+	Unchecked        int            `json:"unchecked"`     // an error, timeout or skip on either side
+	NaiveTimeouts    int            `json:"naiveTimeouts"` // memory-limit failures included
+	NaiveOutOfMemory int            `json:"naiveOutOfMemory"`
+	NaiveSkipped     int            `json:"naiveSkipped"`
+	NaiveErrors      int            `json:"naiveErrors"`
+	HeadwaterErrors  int            `json:"headwaterErrors"`
+	Rows             []Row          `json:"rows"`
+	Mismatches       []MismatchCase `json:"mismatches,omitempty"` // first maxMismatchCases
+	ErrorExamples    []string       `json:"errorExamples,omitempty"`
+	CacheHitRatio    *float64       `json:"cacheHitRatio,omitempty"` // Headwater's, over the run; should be 0 or n/a
+	CacheMode        string         `json:"cacheMode"`
 }
 
 // Bounds of what a result lists.
@@ -125,6 +126,9 @@ func (res *Result) count(s Sample) {
 		if len(res.Mismatches) < maxMismatchCases {
 			res.Mismatches = append(res.Mismatches, MismatchCase{Case: s.Case, Mismatch: *s.Mismatch})
 		}
+	}
+	if s.Naive.OutOfMemory {
+		res.NaiveOutOfMemory++
 	}
 	switch {
 	case s.Naive.TimedOut:

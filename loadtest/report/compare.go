@@ -26,9 +26,10 @@ func writeCompare(b *strings.Builder, c *compare.Result) {
 	if c.Mismatched > 0 {
 		verdict = "**ANSWERS DIFFER**"
 	}
-	fmt.Fprintf(b, "Answers: %s — %d cases, %d checked, **%d mismatched**, %d unchecked (naive timeouts %d, skipped after a "+
-		"shallower timeout %d, naive errors %d, Headwater errors %d).\n\n", verdict, c.Cases, c.Checked, c.Mismatched,
-		c.Unchecked, c.NaiveTimeouts, c.NaiveSkipped, c.NaiveErrors, c.HeadwaterErrors)
+	fmt.Fprintf(b, "Answers: %s — %d cases, %d checked, **%d mismatched**, %d unchecked (naive timeouts %d of which %d hit "+
+		"Neo4j's memory limit, skipped after a shallower timeout %d, naive errors %d, Headwater errors %d).\n\n", verdict,
+		c.Cases, c.Checked, c.Mismatched, c.Unchecked, c.NaiveTimeouts, c.NaiveOutOfMemory, c.NaiveSkipped, c.NaiveErrors,
+		c.HeadwaterErrors)
 	b.WriteString("Latency in ms. Naive percentiles count timed-out and skipped queries at the timeout, so a value marked ≥ " +
 		"is a lower bound. Ratio = naive / Headwater.\n\n")
 	b.WriteString("| class | direction | depth | nodes (mean/max) | pages | headwater p50 | p95 | p99 | naive p50 | p95 | p99 | timeouts | ratio p50 | p95 | p99 |\n")

@@ -5,6 +5,7 @@
 #   scripts/bench.sh            load the history once (BENCH_PREFIX, default bench1; ~20 min), then run the
 #                               query, comparison and ingest drivers and write loadtest/out/bench/
 #   BENCH_SECONDS=300           duration of each query run (default 90s); ingest runs last INGEST_SECONDS (300s)
+#   BENCH_PARTS="query compare ingest"   which parts to run
 #
 # Every result JSON/markdown/PNG states the machine (cores, memory, CPU) and the data shape it ran on.
 set -euo pipefail
@@ -65,34 +66,46 @@ ADMIN=$(bin/headwater token create --owner bench-admin --log-level=warn)
 ANALYST=$(bin/headwater token create --owner bench-analyst --kind user --log-level=warn)
 PRODUCER=$(bin/headwater token create --owner bench-producer --kind producer --log-level=warn)
 
+PARTS=${BENCH_PARTS:-"query compare ingest"}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 q() { # name url metrics extra-flags...
   local name=$1 url=$2 met=$3; shift 3
   log "query run $name ($QS)"
   bin/hwload query --prefix "$P" --url "http://$url/graphql" --metrics-url "$met" --duration "$QS" \
     --depth=0.2,0.2,0.2,0.2,0.2 --max-nodes 500 --out "$OUT/query-$name.json" "$@"
 }
-q uncached-dataset $API_NC "" --token "$ADMIN" --field-share 0 --cached-share 0 --as-of-share 0.15 --hub-share 0.2
-q uncached-field   $API_NC "" --token "$ADMIN" --field-share 1 --cached-share 0 --as-of-share 0 --hub-share 0.2
-q narrow-vs-admin-admin   $API_NC "" --token "$ADMIN"   --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
-q narrow-vs-admin-narrow  $API_NC "" --token "$ANALYST" --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
+if part query; then
+# Latency runs at concurrency 2 (= the cores) so queueing does not dominate; ordinary and hub roots separately.
+C=${BENCH_CONCURRENCY:-2}
+q uncached-dataset-ordinary $API_NC "" --token "$ADMIN" --concurrency $C --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0.15
+q uncached-dataset-hub      $API_NC "" --token "$ADMIN" --concurrency $C --field-share 0 --cached-share 0 --hub-share 1 --as-of-share 0
+q uncached-field-ordinary   $API_NC "" --token "$ADMIN" --concurrency $C --field-share 1 --cached-share 0 --hub-share 0 --as-of-share 0
+q uncached-field-hub        $API_NC "" --token "$ADMIN" --concurrency $C --field-share 1 --cached-share 0 --hub-share 1 --as-of-share 0
+q scope-admin               $API_NC "" --token "$ADMIN"   --concurrency $C --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
+q scope-narrow              $API_NC "" --token "$ANALYST" --concurrency $C --field-share 0 --cached-share 0 --hub-share 0 --as-of-share 0
+# Throughput run: a mixed load at concurrency 8.
+q mixed-c8 $API_NC "" --token "$ADMIN" --concurrency 8 --field-share 0.2 --cached-share 0 --hub-share 0.1 --as-of-share 0.15
 
 log "cached query run while ingestion runs at 200 events/s"
 bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$QS" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-during-cached.json" &
 ING=$!
-q cached $API "http://$METRICS/metrics" --token "$ADMIN" --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
+q cached $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
 wait $ING || true
+fi
 
-if bin/hwload compare --help >/dev/null 2>&1; then
+if part compare && bin/hwload compare --help >/dev/null 2>&1; then
   log "naive variable-length Cypher versus the expander"
   bin/hwload compare --prefix "$P" --url "http://$API_NC/graphql" --token "$ADMIN" --neo-4-j-uri "$BOLT" \
     --out "$OUT/compare.json" || log "compare failed (see output)"
 fi
 
+if part ingest; then
 log "ingest: open loop at 500 events/s for $IS"
 bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --rate 500 --batch 10 --duration "$IS" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-open-500.json"
 log "ingest: closed loop (max) for $IS"
 bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-closed.json"
+fi
 log "results in $OUT (*.json, *.md, *.png)"

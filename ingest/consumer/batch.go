@@ -108,9 +108,10 @@ func (h *handler) projectBatch(ctx context.Context, msgs []*sarama.ConsumerMessa
 	return nil
 }
 
-// apply projects the envelopes. When the batch fails while Neo4j is healthy, it applies the events one by one
-// and returns quarantine messages for those that fail on their own (poison); while Neo4j is unreachable it
-// waits and retries, so an outage never quarantines good events.
+// apply projects the envelopes. When the batch fails while Neo4j is healthy, it bisects: each half is applied
+// on its own, recursively, so one poison event costs O(log n) extra transactions and a batch that was merely too
+// big for one transaction still goes through in halves; an event that fails alone is returned as a quarantine
+// message. While Neo4j is unreachable it waits and retries, so an outage never quarantines good events.
 func (h *handler) apply(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {
 	if len(envs) == 0 {
 		return nil, nil
@@ -124,7 +125,8 @@ func (h *handler) apply(ctx context.Context, envs []project.Envelope) ([]kafkaio
 			return nil, errAbandoned
 		}
 		if h.d.Health.Ping(ctx) == nil {
-			return h.isolatePoison(ctx, envs)
+			h.d.Log.Warn("batch failed; bisecting", "events", len(envs), "err", err)
+			return h.bisect(ctx, envs, err)
 		}
 		h.d.Log.Warn("graph unavailable; retrying batch", "events", len(envs), "err", err)
 		select {
@@ -133,6 +135,37 @@ func (h *handler) apply(ctx context.Context, envs []project.Envelope) ([]kafkaio
 		case <-time.After(retryBackoff):
 		}
 	}
+}
+
+// bisect applies the halves of a failed batch; a single event that fails while Neo4j is healthy is poison.
+func (h *handler) bisect(ctx context.Context, envs []project.Envelope, cause error) ([]kafkaio.Message, error) {
+	if len(envs) == 1 {
+		if h.d.Health.Ping(ctx) != nil {
+			return nil, cause // an outage after all: retry the batch later
+		}
+		e := envs[0]
+		h.d.Log.Error("poison event quarantined", "eventId", e.Event.ID, "err", cause)
+		raw, _ := json.Marshal(json.RawMessage(e.Event.Raw))
+		rec := kafkaio.QuarantineRecord{EventID: e.Event.ID, Reason: "projection failed: " + cause.Error(),
+			Producer: e.Event.Producer, Principal: e.Principal, Stage: "consumer", ReceivedAt: e.ReceivedAt, Source: e.Source}
+		return []kafkaio.Message{kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, raw)}, nil
+	}
+	var poison []kafkaio.Message
+	for _, half := range [][]project.Envelope{envs[:len(envs)/2], envs[len(envs)/2:]} {
+		err := h.applyOnce(ctx, half)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, errAbandoned
+		}
+		p, err := h.bisect(ctx, half, err)
+		if err != nil {
+			return nil, err
+		}
+		poison = append(poison, p...)
+	}
+	return poison, nil
 }
 
 func (h *handler) applyOnce(ctx context.Context, envs []project.Envelope) error {
@@ -176,28 +209,6 @@ func (h *handler) keepEpoch(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func (h *handler) isolatePoison(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {
-	var poison []kafkaio.Message
-	for _, e := range envs {
-		err := h.applyOnce(ctx, []project.Envelope{e})
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil, errAbandoned
-		}
-		if h.d.Health.Ping(ctx) != nil {
-			return nil, err // an outage after all: retry the batch later
-		}
-		h.d.Log.Error("poison event quarantined", "eventId", e.Event.ID, "err", err)
-		raw, _ := json.Marshal(json.RawMessage(e.Event.Raw))
-		rec := kafkaio.QuarantineRecord{EventID: e.Event.ID, Reason: "projection failed: " + err.Error(),
-			Producer: e.Event.Producer, Principal: e.Principal, Stage: "consumer", ReceivedAt: e.ReceivedAt, Source: e.Source}
-		poison = append(poison, kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, raw))
-	}
-	return poison, nil
 }
 
 // recordQuarantined stores quarantine records so `event(id)` can answer QUARANTINED with the reason.

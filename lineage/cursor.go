@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// cursorVersion changes whenever the cursor layout does; older cursors are refused.
-const cursorVersion = 1
+// cursorVersion changes whenever the cursor layout or its meaning does; older cursors are refused. 2: the walk
+// goes level by level across pages (a version-1 reached set may hold nodes marked at a depth that was not their
+// shortest, whose edges the continuation would never return).
+const cursorVersion = 2
 
 // frontierEntry is one node waiting to be expanded in one direction.
 type frontierEntry struct {

@@ -27,6 +27,9 @@ type walkSpec struct {
 	clock       func() time.Time
 	granularity Granularity
 	startNames  map[string]nodeNames // identities of the start nodes (checked for VIEW_LINEAGE by the first hop)
+	// oneShot is an answer without a cursor (impact): fan-out continuations never run, so a level with some
+	// does not hold the deeper ones back.
+	oneShot bool
 }
 
 // nodeRef is a node to materialise at the end of a page.
@@ -52,6 +55,7 @@ type walk struct {
 	gaps     gapSet
 	deferred []frontierEntry // fan-out continuations for the next page
 	pending  []frontierEntry // unexpanded frontier when a budget stopped the page
+	held     []frontierEntry // entries of a direction whose level waits for fan-out continuations
 	reasons  []string        // which budgets stopped the page
 	gens     map[string]int64
 	jobs     map[string]bool      // jobs on returned edges
@@ -80,7 +84,11 @@ func reachKey(down bool, key string) string {
 	return "u|" + key
 }
 
-// run expands frontier hop by hop until it is exhausted or a budget stops the page.
+// run expands frontier hop by hop until it is exhausted or a budget stops the page. The walk is strictly level
+// by level per direction, across pages too: a hop expands only the entries of the lowest depth of each direction
+// (a cursor may carry the rest of level d next to level d+1 entries), and a direction whose level left fan-out
+// continuations goes no deeper on this page. So a node is always reached first at its shortest depth, and
+// marking it reached then (never expanding it again) loses nothing.
 func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
 	if w.spec.firstPage {
 		for _, n := range w.spec.startNodes {
@@ -101,15 +109,58 @@ func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
 		if hops > 0 && !w.spec.clock().Before(w.spec.deadline) {
 			return w.stop(frontier, "deadline")
 		}
-		next, err := w.hop(ctx, frontier)
+		level, later := lowestLevel(frontier)
+		next, err := w.hop(ctx, level)
 		if err != nil {
 			return err
 		}
 		if w.pending != nil {
+			w.pending = append(w.pending, later...)
 			return nil
 		}
-		frontier = next
+		frontier = w.hold(append(next, later...))
 	}
+}
+
+// lowestLevel splits a frontier (sorted) into the entries at the lowest depth of their direction, which the next
+// hop expands, and the deeper ones, which wait for that level to be finished.
+func lowestLevel(frontier []frontierEntry) (level, later []frontierEntry) {
+	low := map[bool]int{}
+	for _, e := range frontier {
+		if d, ok := low[e.Down]; !ok || e.Depth < d {
+			low[e.Down] = e.Depth
+		}
+	}
+	for _, e := range frontier {
+		if e.Depth == low[e.Down] {
+			level = append(level, e)
+		} else {
+			later = append(later, e)
+		}
+	}
+	return level, later
+}
+
+// hold sets aside (w.held, carried in the cursor) the entries of every direction with fan-out continuations waiting:
+// that direction's level is not finished, so nothing deeper may be expanded before the next page finishes it.
+// It returns the entries that may still be expanded on this page.
+func (w *walk) hold(frontier []frontierEntry) []frontierEntry {
+	if len(w.deferred) == 0 || w.spec.oneShot {
+		return frontier
+	}
+	blocked := map[bool]bool{}
+	for _, e := range w.deferred {
+		blocked[e.Down] = true
+	}
+	out := frontier[:0:0]
+	for _, e := range frontier {
+		if blocked[e.Down] {
+			w.held = append(w.held, e)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (w *walk) stop(frontier []frontierEntry, reason string) error {

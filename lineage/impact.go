@@ -32,7 +32,9 @@ func (s *Service) Impact(ctx context.Context, ref FieldRef, depth *int, asOf *ti
 	rs := resolvedStart{}
 	rs.add(nodeRef{HopField, start.Key}, true, Downstream)
 	rs.name(start.Key, datasetNames(ds))
-	w := newWalk(s.spec(a, rs, t, tKey, authz.FromContext(ctx), true), s.reader, s.gate, nil)
+	spec := s.spec(a, rs, t, tKey, authz.FromContext(ctx), true)
+	spec.oneShot = true
+	w := newWalk(spec, s.reader, s.gate, nil)
 	if d > s.cfg.MaxDepth {
 		w.reasons = append(w.reasons, "depth cap of "+itoa(s.cfg.MaxDepth)+" hops")
 	}
@@ -72,7 +74,7 @@ func (s *Service) impactReport(ctx context.Context, w *walk, root string, clampe
 		return nil, err
 	}
 	r.Jobs = jobs
-	waiting := w.expandable(append(slices.Clone(w.pending), w.deferred...))
+	waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
 	if len(waiting) > 0 || clamped {
 		w.truncatedGap(waiting)
 		r.Truncated = true

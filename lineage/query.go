@@ -197,7 +197,7 @@ func (s *Service) finish(ctx context.Context, w *walk, a LineageArgs, p authz.Pr
 	if err := s.unresolvedGaps(ctx, w, nodes); err != nil {
 		return nil, err
 	}
-	waiting := w.expandable(append(slices.Clone(w.pending), w.deferred...))
+	waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
 	if len(waiting) > 0 {
 		w.truncatedGap(waiting)
 		cur, err := s.cursor.encode(cursorState{Subject: digest(p.Subject), Args: digestArgs(a), AsOf: w.spec.asOf,

@@ -1,6 +1,7 @@
 package lineage
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -118,5 +119,40 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if d := good.WithDefaults(); d.MaxDepth != DefaultMaxDepth || d.FanOut != DefaultFanOut || d.MaxNodes != DefaultMaxNodes {
 		t.Fatalf("defaults: %+v", d)
+	}
+}
+
+func TestLowestLevelPerDirection(t *testing.T) {
+	frontier := []frontierEntry{
+		{Key: "a", Down: true, Depth: 2}, {Key: "b", Down: true, Depth: 1, Skip: 4}, {Key: "c", Down: true, Depth: 1},
+		{Key: "d", Down: false, Depth: 3}, {Key: "e", Down: false, Depth: 4},
+	}
+	level, later := lowestLevel(frontier)
+	keys := func(es []frontierEntry) (out []string) {
+		for _, e := range es {
+			out = append(out, e.Key)
+		}
+		return out
+	}
+	if got := keys(level); !slices.Equal(got, []string{"b", "c", "d"}) {
+		t.Fatalf("level = %v, want the depth-1 downstream and depth-3 upstream entries", got)
+	}
+	if got := keys(later); !slices.Equal(got, []string{"a", "e"}) {
+		t.Fatalf("later = %v", got)
+	}
+}
+
+func TestHoldKeepsDeeperEntriesOfDirectionsWithContinuations(t *testing.T) {
+	w := &walk{deferred: []frontierEntry{{Key: "hub", Down: true, Depth: 0, Skip: 2}}}
+	next := []frontierEntry{{Key: "x", Down: true, Depth: 1}, {Key: "y", Down: false, Depth: 1}}
+	if got := w.hold(next); len(got) != 1 || got[0].Key != "y" {
+		t.Fatalf("expandable now = %+v, want only the upstream entry", got)
+	}
+	if len(w.held) != 1 || w.held[0].Key != "x" {
+		t.Fatalf("held = %+v, want the downstream entry behind the hub's continuation", w.held)
+	}
+	w = &walk{spec: walkSpec{oneShot: true}, deferred: w.deferred}
+	if got := w.hold(next); len(got) != 2 || len(w.held) != 0 {
+		t.Fatalf("one-shot walk held %+v", w.held)
 	}
 }

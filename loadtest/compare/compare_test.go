@@ -98,11 +98,6 @@ func TestNaiveAndHeadwaterEqualTheReference(t *testing.T) {
 // TestHeadwaterPagedAnswersEqualTheReference follows cursors with small page budgets (maxNodes 4, 8 and 20: the
 // fan-out budget min(FanOut, maxNodes-1) splits the hub's consumers over pages and the node budget stops
 // pages mid-level). The union of the pages must equal the single-page answer (the reference).
-//
-// KNOWN FAILING (expander bug, reported to the lead, lineage/ is not ours): a later page expands entries of
-// different depths in one hop (a fan-out continuation or the rest of level d next to level d+1 entries), so
-// a node at shortest distance d can be reached first at d+1 through a node expanded in the same hop, is
-// marked reached at d+1 and never expanded at d: its edges (and nodes only it leads to) are missing.
 func TestHeadwaterPagedAnswersEqualTheReference(t *testing.T) {
 	fx := load(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -106,18 +106,36 @@ type Sample struct {
 	Mismatch  *Mismatch `json:"mismatch,omitempty"`
 }
 
+// HeadwaterMethod answers a case through the lineage API: the complete answer and the pages it took.
+type HeadwaterMethod interface {
+	Answer(ctx context.Context, root Root, down bool, depth int, asOf time.Time) (Answer, int, error)
+}
+
+// NaiveMethod answers a case with one Cypher query (asOf in epoch ms).
+type NaiveMethod interface {
+	Answer(ctx context.Context, root Root, down bool, depth int, asOf int64) (Answer, error)
+}
+
+var (
+	_ HeadwaterMethod = (*Headwater)(nil)
+	_ NaiveMethod     = (*Naive)(nil)
+)
+
 // Runner asks both methods every case, one at a time (no concurrency: latency of one query on a quiet stack).
 type Runner struct {
 	cfg   Config
-	hw    *Headwater
-	naive *Naive
+	hw    HeadwaterMethod
+	naive NaiveMethod
 	now   func() time.Time
 }
 
 // NewRunner validates the config.
-func NewRunner(cfg Config, hw *Headwater, naive *Naive, now func() time.Time) (*Runner, error) {
+func NewRunner(cfg Config, hw HeadwaterMethod, naive NaiveMethod, now func() time.Time) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if hw == nil || naive == nil || now == nil {
+		return nil, fmt.Errorf("%w: both methods and the clock are required", ErrConfig)
 	}
 	cfg.AsOf = cfg.AsOf.UTC().Truncate(time.Millisecond)
 	return &Runner{cfg: cfg, hw: hw, naive: naive, now: now}, nil

@@ -147,3 +147,19 @@ func TestSummariseCensorsTimeoutsAndCounts(t *testing.T) {
 		t.Errorf("hub BOTH depth 2: %+v", r)
 	}
 }
+
+func TestSummariseCountsMemoryLimitAsTimeout(t *testing.T) {
+	cfg := Config{MaxDepth: 1, Reps: 1, NaiveTimeout: 2 * time.Second, HeadwaterTimeout: time.Second, MaxNodes: 10, AsOf: time.Unix(1, 0)}
+	hub := Root{Name: "h", Hub: true}
+	s := Sample{Case: Case{Root: hub, Down: true, Depth: 1}, Headwater: Outcome{Latency: time.Millisecond},
+		Naive: Outcome{TimedOut: true, OutOfMemory: true, Latency: cfg.NaiveTimeout}}
+	res := Summarise(cfg, []Root{hub}, []Sample{s}, time.Second)
+	if res.NaiveTimeouts != 1 || res.NaiveOutOfMemory != 1 || res.NaiveErrors != 0 || res.Unchecked != 1 {
+		t.Fatalf("counts: %+v", res)
+	}
+	for _, r := range res.Rows {
+		if r.NaiveTimeouts != 1 || r.Naive.P50 != 2000 {
+			t.Errorf("row %+v: the memory-limited query counts at the timeout", r)
+		}
+	}
+}

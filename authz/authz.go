@@ -1,6 +1,6 @@
 // Package authz is the permission seam of the query path: who is asking (Principal, carried in the request
 // context) and which nodes they may reach (Policy, asked once per traversal hop with the hop's whole candidate
-// set). Only AllowAll exists today; the grant-based policy plugs in behind the same interface.
+// set). AllowAll (development, tests) and GrantPolicy (policy.go, the grant model) implement it.
 //
 // Invariant: the expander never returns, caches into a principal's view, or expands a node the Policy did not
 // allow for that principal.

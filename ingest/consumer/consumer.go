@@ -85,7 +85,7 @@ type Consumer struct {
 
 // New builds a consumer.
 func New(cfg Config, kc kafkaio.Config, d Deps) *Consumer {
-	return &Consumer{cfg: cfg, kc: kc, deps: d, h: &handler{cfg: cfg, kc: kc, d: d}}
+	return &Consumer{cfg: cfg, kc: kc, deps: d, h: &handler{cfg: cfg, kc: kc, d: d, slots: make(chan struct{}, max(cfg.Parallel, 1))}}
 }
 
 // Run consumes until ctx is cancelled. On cancellation the current batch finishes (or is abandoned before its

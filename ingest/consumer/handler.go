@@ -16,7 +16,8 @@ type handler struct {
 	cfg        Config
 	kc         kafkaio.Config
 	d          Deps
-	epochDirty atomic.Bool // a generation bump was missed; the epoch must be bumped when Redis is back
+	epochDirty atomic.Bool   // a generation bump was missed; the epoch must be bumped when Redis is back
+	slots      chan struct{} // bounds concurrent projections across partitions (Config.Parallel)
 }
 
 var _ sarama.ConsumerGroupHandler = (*handler)(nil)
@@ -90,7 +91,13 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	if h.isQuarantineTopic(topic) {
 		err = h.recordQuarantined(ctx, msgs)
 	} else {
+		select {
+		case h.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		err = h.projectBatch(ctx, msgs)
+		<-h.slots
 	}
 	if errors.Is(err, errAbandoned) || ctx.Err() != nil {
 		return ctx.Err()

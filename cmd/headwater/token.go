@@ -24,14 +24,23 @@ type tokenCreateCmd struct {
 	Neo4j       graph.Config  `embed:"" prefix:"neo4j-"`
 }
 
-func (c tokenCreateCmd) Run(rc *runCtx) error {
+// withStore opens Neo4j for a short operator command and closes it afterwards.
+func withStore(cfg graph.Config, fn func(ctx context.Context, s *graph.Store) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	store, err := graph.Open(ctx, c.Neo4j)
+	store, err := graph.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close(context.Background())
+	return fn(ctx, store)
+}
+
+func (c tokenCreateCmd) Run(rc *runCtx) error {
+	return withStore(c.Neo4j, func(ctx context.Context, store *graph.Store) error { return c.create(ctx, rc, store) })
+}
+
+func (c tokenCreateCmd) create(ctx context.Context, rc *runCtx, store *graph.Store) error {
 	req := authn.NewToken{Owner: c.Owner, Kind: c.Kind, Description: c.Description, CreatedBy: "cli"}
 	if c.ExpiresIn > 0 {
 		req.ExpiresAt = time.Now().Add(c.ExpiresIn)
@@ -51,16 +60,11 @@ type tokenRevokeCmd struct {
 }
 
 func (c tokenRevokeCmd) Run(rc *runCtx) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	store, err := graph.Open(ctx, c.Neo4j)
-	if err != nil {
-		return err
-	}
-	defer store.Close(context.Background())
-	if err := authn.NewTokenStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
-		return err
-	}
-	fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)
-	return nil
+	return withStore(c.Neo4j, func(ctx context.Context, store *graph.Store) error {
+		if err := authn.NewTokenStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
+			return err
+		}
+		fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)
+		return nil
+	})
 }

@@ -57,7 +57,8 @@ serve() { # api metrics redis-addr consumer-flag log
 }
 PIDS=()
 trap 'kill ${PIDS[@]} 2>/dev/null || true' EXIT
-PIDS+=("$(serve $API $METRICS 127.0.0.1:6379 --consumer serve-cached)")
+# The cached server reads the grant epoch at most once a second (grant changes reach it within 1 s).
+PIDS+=("$(HEADWATER_AUTHZ_EPOCH_CHECK_INTERVAL=1s serve $API $METRICS 127.0.0.1:6379 --consumer serve-cached)")
 PIDS+=("$(serve $API_NC $METRICS_NC "" --no-consumer serve-uncached)")
 for a in $API $API_NC; do
   for _ in $(seq 1 90); do curl -fsS "http://$a/readyz" >/dev/null 2>&1 && break; sleep 1; done
@@ -86,11 +87,12 @@ q scope-narrow              $API_NC "" --token "$ANALYST" --concurrency $C --fie
 # Throughput run: a mixed load at concurrency 8.
 q mixed-c8 $API_NC "" --token "$ADMIN" --concurrency 8 --field-share 0.2 --cached-share 0 --hub-share 0.1 --as-of-share 0.15
 
+q cached-ordinary $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0
 log "cached query run while ingestion runs at 200 events/s"
 bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$QS" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-during-cached.json" &
 ING=$!
-q cached $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
+q cached-during-ingest $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
 wait $ING || true
 fi
 

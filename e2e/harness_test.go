@@ -5,8 +5,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -300,11 +298,6 @@ func countProjected(t *testing.T, ids []string) int {
 	}
 	v, _ := res.Records[0].Get("n")
 	return int(v.(int64))
-}
-
-func sha256hex(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // waitQuarantined waits for a Quarantined node and returns its reason.

@@ -203,7 +203,7 @@ func TestQuarantinedEventRedrivenAfterFixIsProjectedOnce(t *testing.T) {
 	events, _ := pipelineEvents(t, s, 1)
 	raw := events[1]
 	produce(t, kc, [][]byte{raw})
-	id := "sha256:" + sha256hex(raw)
+	id := kafkaio.RejectedEventID(raw)
 	tight := start(t, kc, []string{"HEADWATER_EVENT_MAX_DATASETS=1"}, "ingest", "--metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
 	reason := waitQuarantined(t, store, id)
 	if !strings.Contains(reason, "1") {

@@ -44,7 +44,7 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		rec := kafkaio.QuarantineRecord{EventID: hdr[kafkaio.HeaderEventID], Reason: reason, Field: field, Rule: rule,
 			Principal: principal, Stage: "consumer", ReceivedAt: received, Source: sourceRef(m)}
 		if rec.EventID == "" {
-			rec.EventID = "sha256:" + digestHex(m.Value)
+			rec.EventID = kafkaio.RejectedEventID(m.Value)
 		}
 		q := kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, m.Value)
 		return decoded{bad: &q}

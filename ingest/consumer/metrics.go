@@ -1,11 +1,6 @@
 package consumer
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the consumer's Prometheus instruments.
 type Metrics struct {
@@ -39,9 +34,4 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.events, m.quarantined, m.lag, m.batchSize, m.batchSeconds, m.eventToVisible, m.receiveToVisible)
 	return m
-}
-
-func digestHex(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -184,11 +182,16 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 
 // reject answers one event as rejected and returns its quarantine copy.
 func (g *Gateway) reject(req request, idx int, raw []byte, body ErrorBody) (Result, []kafkaio.Message) {
-	id := "sha256:" + digest(raw)
-	q := kafkaio.QuarantineRecord{EventID: id, Reason: body.Message, Field: body.Field, Rule: body.Rule,
-		Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
-	return Result{Index: idx, Status: "rejected", EventID: id, Error: &body},
+	q := quarantineRecord(req, raw, body)
+	return Result{Index: idx, Status: "rejected", EventID: q.EventID, Error: &body},
 		[]kafkaio.Message{kafkaio.QuarantineMessage(g.kafka.QuarantineTopic, q, raw)}
+}
+
+// quarantineRecord describes rejected input; its event id is derived from the bytes received.
+func quarantineRecord(req request, raw []byte, body ErrorBody) kafkaio.QuarantineRecord {
+	return kafkaio.QuarantineRecord{EventID: kafkaio.RejectedEventID(raw), Reason: body.Message, Field: body.Field,
+		Rule: body.Rule, Producer: producerOf(raw), Principal: req.principal, Stage: "gateway",
+		ReceivedAt: req.receivedAt, Source: "gateway"}
 }
 
 // deliver makes accepted events and quarantine copies durable; on failure it answers 503 and returns false.
@@ -209,8 +212,7 @@ func (g *Gateway) deliver(ctx context.Context, w http.ResponseWriter, req reques
 
 // rejectWhole answers a request that could not be split into events, after quarantining what it can.
 func (g *Gateway) rejectWhole(ctx context.Context, w http.ResponseWriter, req request, body *ErrorBody, raw []byte) {
-	rec := kafkaio.QuarantineRecord{EventID: "sha256:" + digest(raw), Reason: body.Message, Field: body.Field, Rule: body.Rule,
-		Producer: producerOf(raw), Principal: req.principal, Stage: "gateway", ReceivedAt: req.receivedAt, Source: "gateway"}
+	rec := quarantineRecord(req, raw, *body)
 	payload := raw
 	if len(payload) > quarantinePrefixBytes {
 		rec.Reason += " (payload truncated to its first " + strconv.Itoa(quarantinePrefixBytes) + " bytes; size " + strconv.Itoa(len(raw)) + ", digest " + rec.EventID + ")"
@@ -297,11 +299,6 @@ func producerOf(raw []byte) string {
 		return env.Producer
 	}
 	return ""
-}
-
-func digest(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -2,6 +2,8 @@ package kafkaio
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,6 +86,14 @@ type QuarantineRecord struct {
 	Source     string          `json:"source,omitempty"` // gateway, kafka:<topic>@<partition>/<offset>
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	PayloadB64 []byte          `json:"payloadBase64,omitempty"` // when the payload is not JSON
+}
+
+// RejectedEventID is the id of input rejected before it had a valid event id: "sha256:" and the hex digest of the
+// bytes received. The gateway answers it in the 4xx and the consumer uses it for invalid direct-Kafka messages,
+// so a producer can ask event(id) about either.
+func RejectedEventID(raw []byte) string {
+	h := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(h[:])
 }
 
 // QuarantineMessage builds the message for a record; raw is stored as JSON when it is JSON, base64 otherwise.

@@ -31,6 +31,7 @@ type Key struct {
 	Pubs             []string `json:"pubs,omitempty"` // sorted
 	IncludeAttempted bool     `json:"att,omitempty"`
 	MaxNodes         int      `json:"max,omitempty"`
+	Limit            int      `json:"lim,omitempty"`   // neighbours tier: only the first Limit neighbours in key order
 	Page             string   `json:"page,omitempty"`  // digest of the cursor, "" for a first page
 	Scope            string   `json:"scope,omitempty"` // permission-scope fingerprint (results tier)
 }

@@ -11,6 +11,9 @@ type HopQuery struct {
 	Down bool     // true: downstream (what the nodes feed); false: upstream
 	AsOf int64    // epoch ms: an interval i counts when froms[i] <= AsOf < tos[i]
 	Pubs []string // publication states that count (PUBLISHED; plus ATTEMPTED, PENDING with includeAttempted)
+	// Limit, when positive, keeps per frontier node only the first Limit neighbours in key order (with every
+	// relationship to them): the rest of a hub's neighbours are never projected. Dataset hops only.
+	Limit int
 }
 
 // Rel is a temporal lineage relationship as stored (see docs/graph-model.md).
@@ -84,32 +87,61 @@ func nameAt(v string) string {
 // relationship degree store (constant time) instead of visiting every run of the job (thousands for hourly jobs).
 const jobBrief = `j{.key, .namespace, .name, .firstSeenAt, .lastSeenAt, runs: COUNT { (j)<-[:OF_JOB]-() }}`
 
-func datasetHopCypher(down bool) string {
-	through := `(s)-[a:INPUT_TO]->(j:Job)-[b:OUTPUT_TO]->(n:Dataset)`
+func datasetHopCypher(down bool, limited bool) string {
+	// INPUT_TO always ends at a Job and OUTPUT_TO at a Dataset: leaving the labels out of the pattern saves a label
+	// check per relationship on hubs.
+	through := `(s)-[a:INPUT_TO]->(j)-[b:OUTPUT_TO]->(n)`
 	declared := `(s)-[c:DECLARED_FEEDS]->(n:Dataset)`
 	if !down {
-		through = `(s)<-[b:OUTPUT_TO]-(j:Job)<-[a:INPUT_TO]-(n:Dataset)`
+		through = `(s)<-[b:OUTPUT_TO]-(j)<-[a:INPUT_TO]-(n)`
 		declared = `(s)<-[c:DECLARED_FEEDS]-(n:Dataset)`
 	}
-	return `UNWIND $keys AS k
+	throughWhere := `a.validTo > $t AND b.validTo > $t AND ` + inForceOf("a") + ` AND ` + inForceOf("b")
+	declaredWhere := `c.validTo > $t AND ` + inForceOf("c")
+	tail := `
+RETURN k AS src, n.key AS dst, job, inRel, outRel, ` + nameAt("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent`
+	if !limited {
+		return `UNWIND $keys AS k
 MATCH (s:Dataset {key: k})
 CALL (s) {
   MATCH ` + through + `
-  WHERE a.validTo > $t AND b.validTo > $t AND ` + inForceOf("a") + ` AND ` + inForceOf("b") + `
+  WHERE ` + throughWhere + `
   RETURN n, ` + jobBrief + ` AS job, properties(a) AS inRel, properties(b) AS outRel
   UNION ALL
   MATCH ` + declared + `
-  WHERE c.validTo > $t AND ` + inForceOf("c") + `
+  WHERE ` + declaredWhere + `
   RETURN n, null AS job, null AS inRel, properties(c) AS outRel
-}
-RETURN k AS src, n.key AS dst, job, inRel, outRel, ` + nameAt("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent`
+}` + tail
+	}
+	// Limited: find the relationships in force, group them by neighbour, keep the first $limit neighbours in key
+	// order, and only then project the relationships, jobs and names (the costly part for a hub).
+	return `UNWIND $keys AS k
+MATCH (s:Dataset {key: k})
+CALL (s) {
+  CALL (s) {
+    MATCH ` + through + `
+    WHERE ` + throughWhere + `
+    RETURN n, j, a, b
+    UNION ALL
+    MATCH ` + declared + `
+    WHERE ` + declaredWhere + `
+    RETURN n, null AS j, null AS a, c AS b
+  }
+  WITH n, collect([j, a, b]) AS legs
+  ORDER BY n.key
+  LIMIT $limit
+  UNWIND legs AS leg
+  WITH n, leg[0] AS j, leg[1] AS a, leg[2] AS b
+  RETURN n, CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END AS job,
+    CASE WHEN a IS NULL THEN null ELSE properties(a) END AS inRel, properties(b) AS outRel
+}` + tail
 }
 
 // DatasetHop reads the dataset neighbours of every frontier dataset, through jobs (both legs) and declared
 // dataset-to-dataset lineage, keeping only relationships with an interval in force at AsOf whose publication
 // counts. One query for the whole frontier.
 func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
-	recs, err := s.readRecords(ctx, datasetHopCypher(q.Down), hopParams(q))
+	recs, err := s.readRecords(ctx, datasetHopCypher(q.Down, q.Limit > 0), hopParams(q))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +198,7 @@ func hopParams(q HopQuery) map[string]any {
 	for i, p := range q.Pubs {
 		pubs[i] = p
 	}
-	return map[string]any{"keys": keys, "t": q.AsOf, "pubs": pubs}
+	return map[string]any{"keys": keys, "t": q.AsOf, "pubs": pubs, "limit": q.Limit}
 }
 
 func relOf(p Props) *Rel {

@@ -28,7 +28,7 @@ type nbValue struct {
 
 func (c cachedReader) key(req HopRequest, node string) cache.Key {
 	return cache.Key{Tier: cache.TierNeighbors, Op: string(req.Kind), Node: node,
-		Direction: string(dirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs}
+		Direction: string(dirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs, Limit: req.Limit}
 }
 
 // Neighbors serves valid entries from Redis and reads the rest in one inner read.

@@ -26,14 +26,19 @@ type groupKey struct {
 // hopRows are the raw (unfiltered) rows of one batched read; they never leave the hop.
 type hopRows struct {
 	g     groupKey
+	limit int // the neighbour limit of the read (0: every neighbour)
 	rows  []graph.HopRow
 	noCol []string
 	far   map[string][]graph.NameRef
 }
 
-// read issues one batched read per (kind, direction) present in the frontier: one for a one-way walk.
-func (w *walk) read(ctx context.Context, frontier []frontierEntry) ([]hopRows, error) {
+// read issues one batched read per (kind, direction) present in the frontier: one for a one-way walk. With
+// limited, a dataset read asks for only as many neighbours per node as this page can take (the furthest fan-out
+// window plus one, to know whether there are more), so a hub's thousand neighbours are not all projected to
+// show two hundred; hop re-reads in full the nodes where hidden or filtered neighbours left the window short.
+func (w *walk) read(ctx context.Context, frontier []frontierEntry, limited bool) ([]hopRows, error) {
 	groups := map[groupKey][]string{}
+	skip := map[groupKey]int{}
 	var order []groupKey
 	for _, e := range frontier {
 		g := groupKey{e.Kind, e.Down}
@@ -41,20 +46,77 @@ func (w *walk) read(ctx context.Context, frontier []frontierEntry) ([]hopRows, e
 			order = append(order, g)
 		}
 		groups[g] = append(groups[g], e.Key)
+		skip[g] = max(skip[g], e.Skip)
 	}
 	out := make([]hopRows, 0, len(order))
 	for _, g := range order {
+		limit := 0
+		if limited && g.kind == HopDataset {
+			limit = skip[g] + w.spec.fanOut + 1
+		}
 		res, err := w.reader.Neighbors(ctx, HopRequest{Kind: g.kind, Keys: groups[g], Down: g.down,
-			AsOf: w.spec.asOf, AsOfKey: w.spec.asOfKey, Pubs: w.spec.pubs})
+			AsOf: w.spec.asOf, AsOfKey: w.spec.asOfKey, Pubs: w.spec.pubs, Limit: limit})
 		if err != nil {
 			return nil, unavailable(err)
 		}
 		for k, v := range res.Gens {
 			w.gens[k] = v
 		}
-		out = append(out, hopRows{g: g, rows: res.Rows, noCol: res.NoColumnLineage, far: res.Far})
+		out = append(out, hopRows{g: g, limit: limit, rows: res.Rows, noCol: res.NoColumnLineage, far: res.Far})
 	}
 	return out, nil
+}
+
+// cutShort returns the entries whose limited read may have left out neighbours this page needs: the read reached
+// its limit for the entry, yet fewer neighbours than the fan-out window (plus one) survived the policy and filters.
+func (w *walk) cutShort(frontier []frontierEntry, raw []hopRows, found hopFound) []frontierEntry {
+	full := map[string]bool{}
+	for _, hr := range raw {
+		if hr.limit == 0 {
+			continue
+		}
+		dsts := map[string]map[string]bool{}
+		for _, r := range hr.rows {
+			if dsts[r.Src] == nil {
+				dsts[r.Src] = map[string]bool{}
+			}
+			dsts[r.Src][r.Dst] = true
+		}
+		for src, d := range dsts {
+			if len(d) >= hr.limit {
+				full[frontierEntry{Key: src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()] = true
+			}
+		}
+	}
+	var out []frontierEntry
+	for _, e := range frontier {
+		sk := e.sortKey()
+		if full[sk] && len(found.neighbours[sk]) < e.Skip+w.spec.fanOut+1 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reread reads the short entries again without a limit and replaces what the hop found for them.
+func (w *walk) reread(ctx context.Context, short []frontierEntry, found hopFound) error {
+	raw, err := w.read(ctx, short, false)
+	if err != nil {
+		return err
+	}
+	checked, err := w.authorize(ctx, short, raw)
+	if err != nil {
+		return err
+	}
+	again := w.sift(raw, checked)
+	for _, e := range short {
+		sk := e.sortKey()
+		found.neighbours[sk], found.hidden[sk] = again.neighbours[sk], again.hidden[sk]
+	}
+	for id, f := range again.flags {
+		found.flags[id] = f
+	}
+	return nil
 }
 
 // Ids of the checks of one hop.

@@ -25,6 +25,8 @@ type HopRequest struct {
 	AsOf    int64    // epoch ms the intervals must contain
 	AsOfKey string   // how AsOf appears in cache keys: exact ms for an explicit asOf, a bucket for "now"
 	Pubs    []string // publication states that count
+	// Limit, when positive, asks for only the first Limit neighbours of each node in key order (dataset hops).
+	Limit int
 }
 
 // HopResult is what a hop read found.
@@ -50,6 +52,9 @@ var _ NeighborReader = StoreReader{}
 // Neighbors implements NeighborReader with one query.
 func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, error) {
 	q := graph.HopQuery{Keys: req.Keys, Down: req.Down, AsOf: req.AsOf, Pubs: req.Pubs}
+	if req.Kind == HopDataset {
+		q.Limit = req.Limit
+	}
 	switch req.Kind {
 	case HopDataset:
 		rows, err := r.Store.DatasetHop(ctx, q)

@@ -63,8 +63,9 @@ type world struct {
 }
 
 type worldOpt struct {
-	mode  authz.HiddenMode
-	cache bool
+	mode   authz.HiddenMode
+	cache  bool
+	fanOut int // 0: the default
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
@@ -85,7 +86,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
+	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
 	if o.cache {
 		w.rdb = redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})

@@ -55,13 +55,26 @@ type NewToken struct {
 type TokenStore struct {
 	store *graph.Store
 	clock func() time.Time
+	cache *tokenCache // nil: every Verify reads Neo4j
 }
 
 var _ TokenVerifier = (*TokenStore)(nil)
 
-// NewTokenStore returns a token store over s.
+// NewTokenStore returns a token store over s that reads the token on every Verify (see WithCache).
 func NewTokenStore(s *graph.Store, clock func() time.Time) *TokenStore {
 	return &TokenStore{store: s, clock: clock}
+}
+
+// WithCache makes Verify reuse a token's record read from Neo4j for ttl (Config.TokenCacheTTL; 0 or less: no
+// cache). The secret, revocation and expiry are still checked on every call; Revoke and Create through this
+// store drop the record at once, so only revocations made elsewhere (another replica, the CLI) take up to ttl.
+// Call it before the store is shared; it returns s for chaining.
+func (s *TokenStore) WithCache(ttl time.Duration) *TokenStore {
+	s.cache = nil
+	if ttl > 0 {
+		s.cache = newTokenCache(min(ttl, maxTokenCacheTTL), s.clock)
+	}
+	return s
 }
 
 const (
@@ -83,6 +96,7 @@ func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInf
 	if err != nil {
 		return "", TokenInfo{}, err
 	}
+	s.forget(id)
 	now := s.clock().UTC().Truncate(time.Millisecond)
 	var exp any
 	if !req.ExpiresAt.IsZero() {
@@ -117,6 +131,7 @@ func (r NewToken) validate(now time.Time) error {
 
 // Revoke revokes a token now; revoking twice keeps the first revocation.
 func (s *TokenStore) Revoke(ctx context.Context, id, by string) error {
+	defer s.forget(id) // also on failure: the write may have landed
 	res, err := neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenRevoke,
 		map[string]any{"id": id, "now": graph.Millis(s.clock()), "by": by},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
@@ -135,13 +150,14 @@ func (s *TokenStore) Get(ctx context.Context, id string) (TokenInfo, error) {
 	return info, err
 }
 
-// Verify checks a presented token: known id, matching secret (constant time), not revoked, not expired.
+// Verify checks a presented token: known id, matching secret (constant time), not revoked, not expired. With a
+// cache (WithCache) the record may be up to its TTL old; the checks still run on every call.
 func (s *TokenStore) Verify(ctx context.Context, raw string) (TokenInfo, error) {
 	id, secret, err := parseToken(raw)
 	if err != nil {
 		return TokenInfo{}, err
 	}
-	info, hash, err := s.get(ctx, id)
+	info, hash, err := s.record(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
 			secretMatches(id, secret, hashSecret("", "")) // same work as a known id
@@ -159,6 +175,30 @@ func (s *TokenStore) Verify(ctx context.Context, raw string) (TokenInfo, error) 
 		return TokenInfo{}, fmt.Errorf("%w: token %s expired", ErrInvalid, id)
 	}
 	return info, nil
+}
+
+// record is the token's record from the cache when live there, else from Neo4j (then cached). Unknown ids are
+// not cached, so a token created on another replica verifies at once.
+func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, error) {
+	if s.cache == nil {
+		return s.get(ctx, id)
+	}
+	r, ok, gen := s.cache.get(id)
+	if ok {
+		return r.info, r.hash, nil
+	}
+	info, hash, err := s.get(ctx, id)
+	if err == nil {
+		s.cache.put(id, info, hash, gen)
+	}
+	return info, hash, err
+}
+
+// forget drops id's cached record.
+func (s *TokenStore) forget(id string) {
+	if s.cache != nil {
+		s.cache.drop(id)
+	}
 }
 
 func isNotFound(err error) bool { return err != nil && errors.Is(err, ErrTokenNotFound) }

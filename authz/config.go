@@ -18,7 +18,7 @@ type Config struct {
 	PolicyFile         string        `help:"YAML policy file applied at start (roles, grants, bindings, sensitive namespaces and tags, hidden-neighbour mode); empty: grants only through the API." default:"" env:"HEADWATER_AUTHZ_POLICY_FILE" yaml:"policyFile"`
 	PolicySource       string        `help:"Tag of what the policy file creates; a sync removes only items carrying it. Change only to run several independent policy files." default:"file" env:"HEADWATER_AUTHZ_POLICY_SOURCE" yaml:"policySource"`
 	AuditTopic         string        `help:"Kafka topic of the append-only audit stream." default:"headwater.audit" env:"HEADWATER_AUTHZ_AUDIT_TOPIC" yaml:"auditTopic"`
-	EpochCheckInterval time.Duration `help:"How often a replica reads the grant epoch; 0 reads it on every query, so grant changes apply on the next query." default:"0s" env:"HEADWATER_AUTHZ_EPOCH_CHECK_INTERVAL" yaml:"epochCheckInterval"`
+	EpochCheckInterval time.Duration `help:"How often a replica reads the grant epoch. A grant change made through this server applies to its next query; one made on another replica applies here within this interval. 0 reads the epoch on every query." default:"1s" env:"HEADWATER_AUTHZ_EPOCH_CHECK_INTERVAL" yaml:"epochCheckInterval"`
 	RedactKey          string        `help:"Secret (at least 32 bytes, the same on every replica) keying REDACT placeholder ids; required when the policy file sets hiddenNeighbours: REDACT." default:"" env:"HEADWATER_AUTHZ_REDACT_KEY" yaml:"redactKey" secret:"true"`
 }
 

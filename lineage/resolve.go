@@ -63,7 +63,8 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (res
 		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
 		r.name(f.Key, datasetNames(ds))
 	default:
-		d, binding, err := s.findDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t)
+		reuse := a.AsOf == nil && a.After == "" // about now: a resolution up to StartCacheTTL old will do
+		d, binding, err := s.lookupDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t, reuse)
 		if err != nil {
 			return r, err
 		}
@@ -104,12 +105,18 @@ func datasetCandidates(d graph.DatasetRow) []authz.Candidate {
 // findDataset resolves a name (canonicalised like events) at t; an old name after a rename resolves to the
 // renamed dataset and the binding says so. Unknown and invisible datasets are the same NOT_FOUND.
 func (s *Service) findDataset(ctx context.Context, ns, name string, t int64) (graph.DatasetRow, graph.NameBinding, error) {
+	return s.lookupDataset(ctx, ns, name, t, false)
+}
+
+// lookupDataset is findDataset; with reuse (a lineage start about now) the name's resolution may come from the
+// start cache. The visibility check runs on every call either way (in memory: the row carries its names).
+func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, reuse bool) (graph.DatasetRow, graph.NameBinding, error) {
 	missing := notFound("dataset %s %s not found", ns, name)
 	env, cns, cname, err := s.canon.Dataset(ns, name)
 	if err != nil {
 		return graph.DatasetRow{}, graph.NameBinding{}, badRequest("dataset %s %s: %v", ns, name, err)
 	}
-	row, binding, found, err := s.store.ResolveDatasetName(ctx, graph.DatasetIdent(env, cns, cname), t)
+	row, binding, found, err := s.resolveDatasetName(ctx, graph.DatasetIdent(env, cns, cname), t, reuse)
 	if err != nil {
 		return row, binding, storeErr(err)
 	}
@@ -121,6 +128,23 @@ func (s *Service) findDataset(ctx context.Context, ns, name string, t int64) (gr
 		return row, binding, firstErr(err, missing)
 	}
 	return row, binding, nil
+}
+
+// resolveDatasetName reads which dataset ident denotes at t. With reuse and a start cache (the service has a
+// cache store), a found resolution at most StartCacheTTL old is reused and a fresh one is kept; misses are
+// never kept, so a dataset created meanwhile is found on the next request.
+func (s *Service) resolveDatasetName(ctx context.Context, ident string, t int64, reuse bool) (graph.DatasetRow, graph.NameBinding, bool, error) {
+	if !reuse || s.starts == nil {
+		return s.store.ResolveDatasetName(ctx, ident, t)
+	}
+	if row, b, ok := s.starts.get(ident); ok {
+		return row, b, true, nil
+	}
+	row, b, found, err := s.store.ResolveDatasetName(ctx, ident, t)
+	if err == nil && found {
+		s.starts.put(ident, row, b)
+	}
+	return row, b, found, err
 }
 
 func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, error) {

@@ -48,6 +48,7 @@ type Service struct {
 	cfg    Config
 	cursor cursorCodec
 	log    *slog.Logger
+	starts *startCache // nil without a cache store: start names are resolved in Neo4j on every request
 }
 
 // NewService validates the configuration and composes the neighbour reader: Neo4j, decorated by the cache.
@@ -78,6 +79,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	s.reader = StoreReader{Store: store}
 	if o.Cache != nil {
 		s.reader = cachedReader{inner: s.reader, store: o.Cache, ttl: cfg.RawCacheTTL}
+		s.starts = newStartCache(StartCacheTTL, s.clock)
 	}
 	return s, nil
 }

@@ -131,9 +131,10 @@ func (p *pipeline) permissions(ctx context.Context, c authz.Config, kc kafkaio.C
 		EnvironmentOf: p.norm.Environment, Registerer: reg, Log: log, Clock: time.Now})
 }
 
-// authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens).
-func authMiddleware(c authn.Config, p *pipeline, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
-	a, err := authn.NewAuthenticator(c, authn.NewTokenStore(p.store, time.Now), &http.Client{Timeout: c.HTTPTimeout}, time.Now, log)
+// authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens). tokens
+// must be the store the token management API revokes through, so a revocation on this server applies at once.
+func authMiddleware(c authn.Config, tokens *authn.TokenStore, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
+	a, err := authn.NewAuthenticator(c, tokens, &http.Client{Timeout: c.HTTPTimeout}, time.Now, log)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	defer perms.Close()
-	authenticate, err := authMiddleware(s.Auth, p, log, reg)
+	tokens := authn.NewTokenStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
+	authenticate, err := authMiddleware(s.Auth, tokens, log, reg)
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
 		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy, Redactor: perms.Redactor,
 		Auditor: perms.Auditor, Manager: perms.Manager, AuditReader: auditReader,
-		Tokens: authn.NewTokenManager(authn.NewTokenStore(p.store, time.Now), perms.Policy, perms.Auditor, time.Now)})
+		Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err
 	}

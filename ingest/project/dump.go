@@ -58,7 +58,7 @@ CALL () {
 	UNION MATCH (nm:DatasetName) WHERE nm.namespace STARTS WITH $p RETURN nm AS n
 	UNION MATCH (j:Job) WHERE j.namespace STARTS WITH $p RETURN j AS n
 	UNION MATCH (u:UnresolvedIdentity) WHERE u.namespace STARTS WITH $p RETURN u AS n
-	UNION MATCH (e:Event {kind: 'DATASET'}) WHERE e.payload CONTAINS ('"NS":"' + $p) RETURN e AS n
+	UNION MATCH (e:Event {kind: 'DATASET'}) WHERE e.subjectNamespace STARTS WITH $p RETURN e AS n
 }
 WITH collect(DISTINCT n) AS base
 CALL (base) {

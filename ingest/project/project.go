@@ -67,6 +67,7 @@ type Projector struct {
 	gens    GenerationBumper
 	log     *slog.Logger
 	seconds prometheus.Histogram
+	steps   *prometheus.HistogramVec
 	events  *prometheus.CounterVec
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
@@ -84,11 +85,14 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 	p := &Projector{store: store, canon: canon, gens: gens, log: log,
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "headwater_projector_batch_seconds",
 			Help: "Time to project one batch, commit and bump generations.", Buckets: prometheus.DefBuckets}),
+		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headwater_projector_step_seconds",
+			Help: "Time of each step of the batch transaction (claim, identities, events, jobs, datasets, runs, job " +
+				"edges, commit): where projection time goes.", Buckets: prometheus.DefBuckets}, []string{"step"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_events_total",
 			Help: "Events given to the projector, by outcome."}, []string{"outcome"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.seconds, p.events} {
+		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.events} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -154,15 +158,20 @@ func (p *Projector) prepare(batch []Envelope) ([]*rec, error) {
 }
 
 func (p *Projector) write(ctx context.Context, recs []*rec) (Result, error) {
+	var bodyDone time.Time
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes}
-		return w.apply(cloneRecs(recs))
+		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
+			steps: p.steps}
+		res, err := w.apply(cloneRecs(recs))
+		bodyDone = time.Now()
+		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	if err != nil {
 		return Result{}, fmt.Errorf("project batch: %w", err)
 	}
+	p.steps.WithLabelValues("commit").Observe(time.Since(bodyDone).Seconds())
 	return out.(Result), nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
 )
@@ -20,6 +21,7 @@ type txWriter struct {
 	touched    map[string]bool
 	unresolved int
 	stepTimes  map[string]time.Duration // optional, for measurements
+	steps      *prometheus.HistogramVec // step durations by step name
 	extraJobs  map[string]bool
 	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
@@ -49,9 +51,13 @@ func (w *txWriter) touch(keys ...string) {
 // apply runs the projection steps in a fixed order: claim events, bind identities, store payloads, datasets,
 // jobs, runs, job edges.
 func (w *txWriter) apply(recs []*rec) (Result, error) {
+	start := time.Now()
 	fresh, err := w.claimEvents(recs)
 	if err != nil {
 		return Result{}, fmt.Errorf("claim events: %w", err)
+	}
+	if w.steps != nil {
+		w.steps.WithLabelValues("claim events").Observe(time.Since(start).Seconds())
 	}
 	res := Result{Duplicates: len(recs) - len(fresh), Projected: len(fresh)}
 	if len(fresh) == 0 {
@@ -75,6 +81,9 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 		}
 		if w.stepTimes != nil {
 			w.stepTimes[s.name] += time.Since(start)
+		}
+		if w.steps != nil {
+			w.steps.WithLabelValues(s.name).Observe(time.Since(start).Seconds())
 		}
 	}
 	res.Unresolved = w.unresolved
@@ -118,9 +127,9 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 func (w *txWriter) storeEvents(recs []*rec) error {
 	rows := make([]any, 0, len(recs))
 	for _, r := range recs {
-		payload, err := json.Marshal(r)
+		payload, err := encodePayload(r)
 		if err != nil {
-			return fmt.Errorf("encode event %s: %w", r.ID, err)
+			return err
 		}
 		runKey, jobKey := r.RunID, ""
 		if r.PubRunID != "" {
@@ -129,10 +138,12 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 		if r.Kind == "JOB" {
 			jobKey = r.Job.Key
 		}
-		rows = append(rows, map[string]any{"key": r.ID, "props": map[string]any{
-			"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
-			"producer": r.Producer, "normVersion": NormVersion, "payload": string(payload)},
-			"runKey": runKey, "jobKey": jobKey})
+		props := map[string]any{"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
+			"producer": r.Producer, "normVersion": NormVersion, "payload": payload}
+		if r.Subject != nil && r.Subject.ID != nil {
+			props["subjectNamespace"] = r.Subject.ID.NS // the dataset a DatasetEvent is about (Dump selects by it)
+		}
+		rows = append(rows, map[string]any{"key": r.ID, "props": props, "runKey": runKey, "jobKey": jobKey})
 	}
 	_, err := w.run(`UNWIND $rows AS row
 		MATCH (e:Event {key: row.key})
@@ -158,16 +169,6 @@ func cloneRecs(in []*rec) []*rec {
 		return in
 	}
 	return out
-}
-
-// decodeRec reads an Event payload.
-func decodeRec(payload any) (*rec, error) {
-	s, _ := payload.(string)
-	var r rec
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return nil, fmt.Errorf("decode event payload: %w", err)
-	}
-	return &r, nil
 }
 
 func openEnd() int64 { return graph.OpenEnd }

@@ -1,0 +1,229 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+const testTokenCacheTTL = time.Second
+
+// countingDriver counts Neo4j sessions (every ExecuteQuery opens one): the seam proving a cache hit reads nothing.
+type countingDriver struct {
+	neo4j.DriverWithContext
+	sessions atomic.Int64
+}
+
+func (d *countingDriver) NewSession(ctx context.Context, c neo4j.SessionConfig) neo4j.SessionWithContext {
+	d.sessions.Add(1)
+	return d.DriverWithContext.NewSession(ctx, c)
+}
+
+// reads returns the sessions opened since the last call.
+func (d *countingDriver) reads() int64 { return d.sessions.Swap(0) }
+
+// newCachedTokenStore is a token store with a TTL cache whose Neo4j sessions are counted.
+func newCachedTokenStore(t *testing.T) (*TokenStore, *testClock, string, *countingDriver) {
+	t.Helper()
+	plain, clk, owner := newTokenStore(t)
+	cd := &countingDriver{DriverWithContext: plain.store.Driver}
+	counted := *plain.store
+	counted.Driver = cd
+	return NewTokenStore(&counted, clk.Now).WithCache(testTokenCacheTTL), clk, owner, cd
+}
+
+// setBehindTheStore changes a token node directly in Neo4j, as another replica or the CLI would.
+func setBehindTheStore(t *testing.T, s *graph.Store, id, prop string, v any) {
+	t.Helper()
+	_, err := neo4j.ExecuteQuery(t.Context(), s.Driver, "MATCH (t:ApiToken {id: $id}) SET t["+strconv.Quote(prop)+"] = $v",
+		map[string]any{"id": id, "v": v}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
+	ts, clk, owner, cd := newCachedTokenStore(t)
+	ctx := t.Context()
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd.reads()
+	if _, err := ts.Verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if n := cd.reads(); n != 1 {
+		t.Fatalf("first verify: %d neo4j reads, want 1", n)
+	}
+	for range 3 {
+		got, err := ts.Verify(ctx, tok)
+		if err != nil || got.Owner != owner || got.ID != info.ID {
+			t.Fatalf("cached verify: %+v %v", got, err)
+		}
+	}
+	wrong := tok[:len(tok)-1] + flip(tok[len(tok)-1])
+	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, ErrInvalid) {
+		t.Errorf("wrong secret against the cached record: %v, want ErrInvalid", err)
+	}
+	if n := cd.reads(); n != 0 {
+		t.Fatalf("cached verifies: %d neo4j reads, want 0", n)
+	}
+
+	// Revoked behind the store's back (another replica): the cached record answers until the TTL ends.
+	setBehindTheStore(t, ts.store, info.ID, "revokedAt", graph.Millis(clk.Now()))
+	cd.reads()
+	clk.Add(testTokenCacheTTL - time.Millisecond)
+	if _, err := ts.Verify(ctx, tok); err != nil {
+		t.Fatalf("within the TTL the cached record stands: %v", err)
+	}
+	if n := cd.reads(); n != 0 {
+		t.Fatalf("within the TTL: %d neo4j reads, want 0", n)
+	}
+	clk.Add(time.Millisecond)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("after the TTL the revocation applies: %v, want ErrInvalid", err)
+	}
+	if n := cd.reads(); n != 1 {
+		t.Fatalf("after the TTL: %d neo4j reads, want 1", n)
+	}
+}
+
+func TestTokenCacheRevokeThroughStoreIsImmediate(t *testing.T) {
+	ts, clk, owner, cd := newCachedTokenStore(t)
+	ctx := t.Context()
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if ts.cache.len() != 1 {
+		t.Fatalf("cached records: %d, want 1", ts.cache.len())
+	}
+	if err := ts.Revoke(ctx, info.ID, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("verify right after revoke through the store: %v, want ErrInvalid", err)
+	}
+	// The revoked record is cached now, and stays refused from the cache.
+	cd.reads()
+	clk.Add(testTokenCacheTTL / 2)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("revoked token from the cache: %v", err)
+	}
+	if n := cd.reads(); n != 0 {
+		t.Fatalf("revoked record from the cache: %d reads, want 0", n)
+	}
+}
+
+func TestTokenCacheEnforcesExpiryFromCachedRecord(t *testing.T) {
+	ts, clk, owner, cd := newCachedTokenStore(t)
+	ctx := t.Context()
+	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService, ExpiresAt: clk.Now().Add(testTokenCacheTTL / 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Verify(ctx, tok); err != nil {
+		t.Fatalf("before expiry: %v", err)
+	}
+	cd.reads()
+	clk.Add(testTokenCacheTTL / 2) // expired, the cached record still live
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("at expiry, from the cache: %v, want ErrInvalid", err)
+	}
+	if n := cd.reads(); n != 0 {
+		t.Fatalf("expiry must be decided from the cached record: %d reads, want 0", n)
+	}
+}
+
+func TestTokenCacheKeepsNoUnknownIDs(t *testing.T) {
+	ts, _, owner, cd := newCachedTokenStore(t)
+	ctx := t.Context()
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same id verified before its node exists (created on another replica meanwhile) must not stick.
+	setBehindTheStore(t, ts.store, info.ID, "id", info.ID+"-hidden")
+	cd.reads()
+	for range 2 {
+		if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("unknown id: %v, want ErrInvalid", err)
+		}
+	}
+	if n := cd.reads(); n != 2 {
+		t.Fatalf("unknown ids are read every time: %d reads, want 2", n)
+	}
+	setBehindTheStore(t, ts.store, info.ID+"-hidden", "id", info.ID)
+	if _, err := ts.Verify(ctx, tok); err != nil {
+		t.Fatalf("a token appearing after a miss verifies at once: %v", err)
+	}
+}
+
+func TestTokenCacheDisabledReadsEveryTime(t *testing.T) {
+	ts, _, owner, cd := newCachedTokenStore(t)
+	ts.WithCache(0)
+	ctx := t.Context()
+	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd.reads()
+	for range 3 {
+		if _, err := ts.Verify(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cd.reads(); n != 3 {
+		t.Fatalf("without a cache: %d reads, want 3", n)
+	}
+}
+
+func TestTokenCacheBoundsAndRaces(t *testing.T) {
+	clk := &testClock{now: time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)}
+	c := newTokenCache(time.Second, clk.Now)
+	for i := range maxTokenCacheEntries + 50 {
+		_, _, gen := c.get("x")
+		c.put(strconv.Itoa(i), TokenInfo{ID: strconv.Itoa(i)}, "h", gen)
+	}
+	if n := c.len(); n > maxTokenCacheEntries {
+		t.Fatalf("cache holds %d records, bound %d", n, maxTokenCacheEntries)
+	}
+	if _, ok, _ := c.get(strconv.Itoa(maxTokenCacheEntries + 49)); !ok {
+		t.Error("the newest record must be kept")
+	}
+	clk.Add(time.Second)
+	if _, ok, _ := c.get(strconv.Itoa(maxTokenCacheEntries + 49)); ok {
+		t.Error("a record at its TTL must be read again")
+	}
+	// A read that started before a revocation must not be cached after it.
+	_, _, gen := c.get("raced")
+	c.drop("raced")
+	c.put("raced", TokenInfo{ID: "raced"}, "h", gen)
+	if _, ok, _ := c.get("raced"); ok {
+		t.Error("a record read before a drop was cached after it")
+	}
+}
+
+func TestConfigTokenCacheTTL(t *testing.T) {
+	for _, ttl := range []time.Duration{0, time.Second, maxTokenCacheTTL} {
+		if err := (Config{TokenCacheTTL: ttl}).Validate(); err != nil {
+			t.Errorf("ttl %s: %v", ttl, err)
+		}
+	}
+	for _, ttl := range []time.Duration{-time.Second, maxTokenCacheTTL + time.Second} {
+		if err := (Config{TokenCacheTTL: ttl}).Validate(); err == nil {
+			t.Errorf("ttl %s must be refused", ttl)
+		}
+	}
+}

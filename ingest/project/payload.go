@@ -1,0 +1,67 @@
+package project
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Event payloads (the canonical rec of every applied event) are stored on Event nodes zstd-compressed: they are
+// written once and read back whenever a run or a job is recomputed, and at ~5 KB of JSON per event they were most
+// of what a batch transaction wrote to Neo4j (see docs/adr/0014-compact-event-payloads.md). Payloads written as JSON
+// strings by earlier versions are still read.
+
+// payloadCodec is safe for concurrent use: EncodeAll and DecodeAll keep no per-call state.
+type payloadCodec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+// maxPayloadBytes bounds a decompressed payload (the gateway's body limit is far below it).
+const maxPayloadBytes = 64 << 20
+
+var codec = mustCodec()
+
+func mustCodec() payloadCodec {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxPayloadBytes))
+	if err != nil {
+		panic(err)
+	}
+	return payloadCodec{enc: enc, dec: dec}
+}
+
+// encodePayload is the stored form of a rec.
+func encodePayload(r *rec) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", r.ID, err)
+	}
+	return codec.enc.EncodeAll(b, make([]byte, 0, len(b)/4)), nil
+}
+
+// decodeRec reads an Event payload: zstd-compressed JSON, or plain JSON from earlier versions.
+func decodeRec(payload any) (*rec, error) {
+	var raw []byte
+	switch p := payload.(type) {
+	case []byte:
+		b, err := codec.dec.DecodeAll(p, nil)
+		if err != nil {
+			return nil, fmt.Errorf("decompress event payload: %w", err)
+		}
+		raw = b
+	case string:
+		raw = []byte(p)
+	default:
+		return nil, fmt.Errorf("decode event payload: unexpected %T", payload)
+	}
+	var r rec
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("decode event payload: %w", err)
+	}
+	return &r, nil
+}

@@ -112,6 +112,9 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	}
 	key := s.resultKey(a, start, tKey, s.cacheScope(scope, p))
 	if g := s.cachedGraph(ctx, key); g != nil {
+		if err := s.bindCursor(g, p, a); err != nil {
+			return nil, err
+		}
 		s.touchNodes(ctx, g.Nodes)
 		markResolvedFrom(g, start)
 		return g, nil
@@ -130,7 +133,9 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	s.storeGraph(ctx, key, g, w.gens) // stored without resolvedFrom: the key does not hold the name asked
+	if st == nil { // first pages only: a continuation's key holds its cursor, which is bound to one principal
+		s.storeGraph(ctx, key, g, w.gens) // stored without resolvedFrom: the key does not hold the name asked
+	}
 	markResolvedFrom(g, start)
 	return g, nil
 }
@@ -197,18 +202,33 @@ func (s *Service) finish(ctx context.Context, w *walk, a LineageArgs, p authz.Pr
 	if err := s.unresolvedGaps(ctx, w, nodes); err != nil {
 		return nil, err
 	}
+	g.cacheable = !slices.Contains(w.reasons, "deadline")
 	waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
 	if len(waiting) > 0 {
 		w.truncatedGap(waiting)
-		cur, err := s.cursor.encode(cursorState{Subject: digest(p.Subject), Args: digestArgs(a), AsOf: w.spec.asOf,
-			Frontier: waiting, Reached: w.reached.pack(), Nodes: w.nodes.pack(), Edges: w.edges.pack()})
-		if err != nil {
+		g.next = &cursorState{AsOf: w.spec.asOf, Frontier: waiting, Reached: w.reached.pack(),
+			Nodes: w.nodes.pack(), Edges: w.edges.pack()}
+		if err := s.bindCursor(g, p, a); err != nil {
 			return nil, err
 		}
-		g.Truncated, g.Cursor = true, &cur
 	}
 	g.Gaps = w.gaps.all()
 	return g, nil
+}
+
+// bindCursor gives a truncated page its cursor: the continuation bound to the caller and signed.
+func (s *Service) bindCursor(g *LineageGraph, p authz.Principal, a LineageArgs) error {
+	if g.next == nil {
+		return nil
+	}
+	st := *g.next
+	st.Subject, st.Args = digest(p.Subject), digestArgs(a)
+	cur, err := s.cursor.encode(st)
+	if err != nil {
+		return err
+	}
+	g.Truncated, g.Cursor = true, &cur
+	return nil
 }
 
 // unresolvedGaps adds an UNRESOLVED_IDENTITY gap for each unresolved identifier naming a dataset on the page.

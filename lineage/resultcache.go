@@ -19,6 +19,8 @@ type cachedNode struct {
 type cachedGraph struct {
 	Graph LineageGraph `json:"g"`
 	Nodes []cachedNode `json:"n"`
+	// Next is a truncated page's continuation without its principal (bindCursor binds it to each caller).
+	Next *cursorState `json:"c,omitempty"`
 }
 
 func (s *Service) cachedGraph(ctx context.Context, k cache.Key) *LineageGraph {
@@ -31,6 +33,10 @@ func (s *Service) cachedGraph(ctx context.Context, k cache.Key) *LineageGraph {
 		return nil
 	}
 	g := cg.Graph
+	g.Cursor, g.next = nil, cg.Next
+	if g.Truncated && g.next == nil {
+		return nil
+	}
 	g.Nodes = make([]Node, 0, len(cg.Nodes))
 	for _, n := range cg.Nodes {
 		switch {
@@ -47,16 +53,17 @@ func (s *Service) cachedGraph(ctx context.Context, k cache.Key) *LineageGraph {
 	return &g
 }
 
-// storeGraph caches complete answers only: never a truncated page, and never without recorded generations.
+// storeGraph caches first pages, complete or truncated by the node, fan-out or depth budget (with their
+// continuation, never a signed cursor), but not a page the deadline cut, and never without recorded generations.
 func (s *Service) storeGraph(ctx context.Context, k cache.Key, g *LineageGraph, gens map[string]int64) {
-	if g.Truncated || len(gens) == 0 {
+	if !g.cacheable || (g.Truncated && g.next == nil) || len(gens) == 0 {
 		return
 	}
 	if _, ok := gens[cache.EpochKey]; !ok {
 		return
 	}
-	cg := cachedGraph{Graph: *g}
-	cg.Graph.Nodes = nil
+	cg := cachedGraph{Graph: *g, Next: g.next}
+	cg.Graph.Nodes, cg.Graph.Cursor = nil, nil
 	for _, n := range g.Nodes {
 		switch v := n.(type) {
 		case *Dataset:

@@ -349,6 +349,11 @@ type LineageGraph struct {
 	Gaps                []Gap
 	PermissionsFiltered bool
 	AsOf                time.Time
+	// next is the continuation of a truncated page, before it is bound to a principal and signed (the results
+	// tier keeps it so a cached first page gets a cursor of its own caller); cacheable is false for a page a
+	// deadline cut, which a later request might answer more fully.
+	next      *cursorState
+	cacheable bool
 }
 
 // ImpactedField is a field affected by a change, with the column path to it.

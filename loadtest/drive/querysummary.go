@@ -147,7 +147,10 @@ func ScrapeCache(ctx context.Context, client Doer, url string) (CacheCounters, e
 	if err != nil {
 		return CacheCounters{}, fmt.Errorf("scrape %s: %w", url, err)
 	}
-	return parseCacheCounters(b), nil
+	c := parseCacheCounters(b)
+	// A server that has not served a cached request yet has no cache counters: that is zero, not unknown.
+	c.OK = resp.StatusCode == http.StatusOK
+	return c, nil
 }
 
 func parseCacheCounters(b []byte) CacheCounters {

@@ -1,11 +1,12 @@
 package project
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"

@@ -1,8 +1,9 @@
 package project
 
 import (
-	"encoding/json"
 	"sort"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"

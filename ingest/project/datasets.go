@@ -1,10 +1,11 @@
 package project
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
 )

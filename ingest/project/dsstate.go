@@ -3,10 +3,11 @@ package project
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
 )

@@ -1,9 +1,9 @@
 package project
 
 import (
-	"encoding/json"
 	"fmt"
 
+	json "github.com/goccy/go-json"
 	"github.com/klauspost/compress/zstd"
 )
 

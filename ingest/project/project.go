@@ -68,6 +68,7 @@ type Projector struct {
 	log     *slog.Logger
 	seconds prometheus.Histogram
 	steps   *prometheus.HistogramVec
+	stmts   *prometheus.HistogramVec
 	events  *prometheus.CounterVec
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
@@ -88,11 +89,14 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headwater_projector_step_seconds",
 			Help: "Time of each step of the batch transaction (claim, identities, events, jobs, datasets, runs, job " +
 				"edges, commit): where projection time goes.", Buckets: prometheus.DefBuckets}, []string{"step"}),
+		stmts: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headwater_projector_statement_seconds",
+			Help:    "Time of each Cypher statement of the batch transaction, by the projector function that ran it.",
+			Buckets: prometheus.DefBuckets}, []string{"fn"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_events_total",
 			Help: "Events given to the projector, by outcome."}, []string{"outcome"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.events} {
+		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -163,7 +167,7 @@ func (p *Projector) write(ctx context.Context, recs []*rec) (Result, error) {
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
-			steps: p.steps}
+			steps: p.steps, statements: p.stmts}
 		res, err := w.apply(cloneRecs(recs))
 		bodyDone = time.Now()
 		return res, err

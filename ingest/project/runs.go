@@ -1,8 +1,9 @@
 package project
 
 import (
-	"encoding/json"
 	"sort"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
 )
@@ -23,7 +24,7 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 		return nil
 	}
 	runs := sortedKeys(set)
-	events, err := w.loadRunEvents(runs)
+	events, err := w.loadRunEvents(runs, recs)
 	if err != nil {
 		return err
 	}
@@ -66,18 +67,26 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// loadRunEvents locks the runs (in key order) and reads the payloads of all their applied events.
-func (w *txWriter) loadRunEvents(runs []string) (map[string][]*rec, error) {
+// loadRunEvents locks the runs (in key order) and returns all their applied events: this batch's from memory
+// (fresh, as storeEvents stored them), earlier ones decoded from their Event payloads.
+func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec, error) {
+	m := map[string][]*rec{}
+	ids := make([]string, 0, len(fresh))
+	for _, r := range fresh {
+		ids = append(ids, r.ID)
+		if k := runKeyOf(r); k != "" {
+			m[k] = append(m[k], r)
+		}
+	}
 	out, err := w.run(`UNWIND $runs AS k
 		MERGE (r:Run {key: k})
 		SET r.projLock = true REMOVE r.projLock
 		WITH k
-		MATCH (e:Event {runKey: k})
-		RETURN k, collect(e.payload) AS payloads`, map[string]any{"runs": toAny(runs)})
+		MATCH (e:Event {runKey: k}) WHERE NOT e.key IN $fresh
+		RETURN k, collect(e.payload) AS payloads`, map[string]any{"runs": toAny(runs), "fresh": toAny(ids)})
 	if err != nil {
 		return nil, err
 	}
-	m := map[string][]*rec{}
 	for _, row := range out {
 		k, _ := row.Get("k")
 		ps, _ := row.Get("payloads")
@@ -90,6 +99,14 @@ func (w *txWriter) loadRunEvents(runs []string) (map[string][]*rec, error) {
 		}
 	}
 	return m, nil
+}
+
+// runKeyOf is the run an event is stored under (storeEvents): a DatasetEvent's publication run, else its run.
+func runKeyOf(r *rec) string {
+	if r.PubRunID != "" {
+		return r.PubRunID
+	}
+	return r.RunID
 }
 
 func (w *txWriter) writeRuns(states []*runState) error {

@@ -2,11 +2,13 @@ package project
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
+	"strings"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -22,6 +24,7 @@ type txWriter struct {
 	unresolved int
 	stepTimes  map[string]time.Duration // optional, for measurements
 	steps      *prometheus.HistogramVec // step durations by step name
+	statements *prometheus.HistogramVec // statement durations by the function that ran them
 	extraJobs  map[string]bool
 	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
@@ -29,6 +32,9 @@ type txWriter struct {
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
+	if w.statements != nil {
+		defer w.observeStatement(time.Now())
+	}
 	res, err := w.tx.Run(w.ctx, query, params)
 	if err != nil {
 		return nil, err
@@ -38,6 +44,17 @@ func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, er
 		return nil, err
 	}
 	return recs, nil
+}
+
+// observeStatement records a statement's time under the name of the function that ran it.
+func (w *txWriter) observeStatement(start time.Time) {
+	name := "unknown"
+	if pc, _, _, ok := runtime.Caller(2); ok {
+		if f := runtime.FuncForPC(pc); f != nil {
+			name = f.Name()[strings.LastIndex(f.Name(), ".")+1:]
+		}
+	}
+	w.statements.WithLabelValues(name).Observe(time.Since(start).Seconds())
 }
 
 func (w *txWriter) touch(keys ...string) {
@@ -131,10 +148,7 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 		if err != nil {
 			return err
 		}
-		runKey, jobKey := r.RunID, ""
-		if r.PubRunID != "" {
-			runKey = r.PubRunID
-		}
+		runKey, jobKey := runKeyOf(r), ""
 		if r.Kind == "JOB" {
 			jobKey = r.Job.Key
 		}

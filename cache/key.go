@@ -21,9 +21,10 @@ const keyVersion = 2
 // Key is every input that determines a cached value. Build keys only through String.
 type Key struct {
 	Tier             string   `json:"tier"`
-	Op               string   `json:"op"`            // hop kind (nb) or operation (res)
-	Node             string   `json:"node"`          // internal key of the node read from / started at
-	Direction        string   `json:"dir,omitempty"` // UPSTREAM / DOWNSTREAM / BOTH
+	Op               string   `json:"op"`             // hop kind (nb) or operation (res)
+	Node             string   `json:"node"`           // internal key of the node read from / started at
+	Name             string   `json:"name,omitempty"` // results tier: the canonical name the start was found by, when that resolution was reused
+	Direction        string   `json:"dir,omitempty"`  // UPSTREAM / DOWNSTREAM / BOTH
 	Depth            int      `json:"depth,omitempty"`
 	Granularity      string   `json:"gran,omitempty"`
 	AsOf             string   `json:"asOf"`           // exact epoch ms, or "now@<bucket>"

@@ -97,6 +97,11 @@ func FieldKey(datasetKey, path string, historyStart int64) string {
 // DatasetVersionKey is the key of one version (e.g. an Iceberg snapshot) of a dataset.
 func DatasetVersionKey(datasetKey, version string) string { return hashKey("dv_", datasetKey, version) }
 
+// NameGenKey is the cache-generation key of a dataset identifier (canonical ident): the projector bumps it whenever
+// what the identifier names may have changed (a binding made, a rename, a symlink), so cached answers found by
+// that name are revalidated (docs/caching.md).
+func NameGenKey(ident string) string { return hashKey("nm_", ident) }
+
 // UnresolvedKey is the key of an unresolved-identity record.
 func UnresolvedKey(namespace, name, reason string) string {
 	return hashKey("unres_", namespace, name, reason)

@@ -106,7 +106,11 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 		}
 		st, t, tKey = &dec, dec.AsOf, itoa64(dec.AsOf)
 	}
-	start, err := s.resolveStart(ctx, a, t)
+	mode := startFresh
+	if s.starts != nil && a.AsOf == nil && st == nil {
+		mode = startReuse
+	}
+	start, err := s.resolveStart(ctx, a, t, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +123,15 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 		markResolvedFrom(g, start)
 		return g, nil
 	}
+	nameGens := s.nameGens(ctx, start) // before the fresh resolution: a rebinding after it invalidates the entry
+	if start.reused {
+		ident := start.ident
+		if start, err = s.resolveStart(ctx, a, t, startRefresh); err != nil {
+			return nil, err
+		}
+		start.ident = nameGensIdent(nameGens, ident)
+		key = s.resultKey(a, start, tKey, s.cacheScope(scope, p))
+	}
 	spec := s.spec(a, start, t, tKey, p, st == nil)
 	frontier := start.entries
 	if st != nil {
@@ -126,6 +139,9 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	}
 	w := newWalk(spec, s.reader, s.gate, st)
 	s.recordStartGens(ctx, w, start)
+	for k, v := range nameGens {
+		w.gens[k] = v
+	}
 	if err := w.run(ctx, frontier); err != nil {
 		return nil, storeErr(err)
 	}
@@ -177,7 +193,7 @@ func (s *Service) resultKey(a LineageArgs, start resolvedStart, tKey string, sco
 	if a.After != "" {
 		page = digest(a.After)
 	}
-	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: start.nodes[0].key, Direction: string(a.Direction),
+	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: start.nodes[0].key, Name: start.ident, Direction: string(a.Direction),
 		Depth: a.Depth, Granularity: string(a.Granularity), AsOf: tKey, Evidence: ev,
 		IncludeAttempted: a.IncludeAttempted, MaxNodes: a.MaxNodes, Page: page, Scope: scope}
 }
@@ -265,6 +281,29 @@ func (s *Service) unresolvedGaps(ctx context.Context, w *walk, nodes []Node) err
 			Message: fmt.Sprintf("identifier %s %s could not be resolved to one dataset: %s", u.Namespace, u.Name, u.Reason)})
 	}
 	return nil
+}
+
+// nameGens snapshots the generation of the name a reused start was asked by (nil otherwise): entries keyed by
+// that name record it, so a rebinding of the name (the projector bumps graph.NameGenKey) invalidates them.
+func (s *Service) nameGens(ctx context.Context, start resolvedStart) map[string]int64 {
+	if !start.reused || start.ident == "" {
+		return nil
+	}
+	k := graph.NameGenKey(start.ident)
+	g, ok := s.cache.Snapshot(ctx, cache.TierResults, []string{k})
+	if !ok {
+		return nil
+	}
+	return map[string]int64{k: g[k]}
+}
+
+// nameGensIdent keeps the name in the result key only when its generation was recorded: an entry keyed by a
+// name must be invalidated by that name's rebinding.
+func nameGensIdent(gens map[string]int64, ident string) string {
+	if len(gens) == 0 {
+		return ""
+	}
+	return ident
 }
 
 // recordStartGens snapshots the start nodes' generations before the walk reads them.

@@ -16,6 +16,11 @@ type resolvedStart struct {
 	renamedFrom *Alias
 	// names are the start nodes' identities: the first hop checks VIEW_LINEAGE under them.
 	names map[string]nodeNames
+	// ident is the canonical name a dataset start was asked by; reused is set when its resolution may come from
+	// the start cache and the field list was not read: enough to build the result key and check visibility, and
+	// a result-tier miss resolves again (fresh) before walking.
+	ident  string
+	reused bool
 }
 
 func (r *resolvedStart) name(key string, n nodeNames) {
@@ -45,7 +50,22 @@ func (r *resolvedStart) add(n nodeRef, expand bool, d Direction) {
 	}
 }
 
-func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (resolvedStart, error) {
+// startMode says how a dataset start's name is resolved.
+type startMode int
+
+const (
+	// startFresh reads the resolution from Neo4j (asOf requests, cursor pages, lookups).
+	startFresh startMode = iota
+	// startReuse may take it from the start cache and leaves a field-level start's fields unlisted: enough for
+	// the result key and the visibility check (a first page about now, cache configured).
+	startReuse
+	// startRefresh reads it from Neo4j and keeps it in the start cache (a reused start whose answer missed).
+	startRefresh
+)
+
+// resolveStart finds the start node(s); see startMode for dataset starts.
+func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64, mode startMode) (resolvedStart, error) {
+	reuse := mode == startReuse
 	var r resolvedStart
 	switch {
 	case a.Start.Job != nil:
@@ -63,15 +83,17 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64) (res
 		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
 		r.name(f.Key, datasetNames(ds))
 	default:
-		reuse := a.AsOf == nil && a.After == "" // about now: a resolution up to StartCacheTTL old will do
-		d, binding, err := s.lookupDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t, reuse)
+		d, binding, ident, err := s.lookupDataset(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t, mode)
 		if err != nil {
 			return r, err
+		}
+		if reuse {
+			r.ident, r.reused = ident, true
 		}
 		r.renamedFrom = resolvedFrom(binding, t)
 		r.add(nodeRef{HopDataset, d.Key}, a.Granularity == GranDataset, a.Direction)
 		r.name(d.Key, datasetNames(d))
-		if a.Granularity == GranField {
+		if a.Granularity == GranField && !reuse {
 			return s.addFields(ctx, r, d, t, a.Direction)
 		}
 	}
@@ -105,40 +127,49 @@ func datasetCandidates(d graph.DatasetRow) []authz.Candidate {
 // findDataset resolves a name (canonicalised like events) at t; an old name after a rename resolves to the
 // renamed dataset and the binding says so. Unknown and invisible datasets are the same NOT_FOUND.
 func (s *Service) findDataset(ctx context.Context, ns, name string, t int64) (graph.DatasetRow, graph.NameBinding, error) {
-	return s.lookupDataset(ctx, ns, name, t, false)
+	row, b, _, err := s.lookupDataset(ctx, ns, name, t, startFresh)
+	return row, b, err
 }
 
-// lookupDataset is findDataset; with reuse (a lineage start about now) the name's resolution may come from the
+// lookupDataset is findDataset; with startReuse (a lineage start about now) the name's resolution may come from the
 // start cache. The visibility check runs on every call either way (in memory: the row carries its names).
-func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, reuse bool) (graph.DatasetRow, graph.NameBinding, error) {
+func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, mode startMode) (graph.DatasetRow, graph.NameBinding, string, error) {
 	missing := notFound("dataset %s %s not found", ns, name)
 	env, cns, cname, err := s.canon.Dataset(ns, name)
 	if err != nil {
-		return graph.DatasetRow{}, graph.NameBinding{}, badRequest("dataset %s %s: %v", ns, name, err)
+		return graph.DatasetRow{}, graph.NameBinding{}, "", badRequest("dataset %s %s: %v", ns, name, err)
 	}
-	row, binding, found, err := s.resolveDatasetName(ctx, graph.DatasetIdent(env, cns, cname), t, reuse)
+	ident := graph.DatasetIdent(env, cns, cname)
+	row, binding, found, err := s.resolveDatasetName(ctx, ident, t, mode)
 	if err != nil {
-		return row, binding, storeErr(err)
+		return row, binding, ident, storeErr(err)
 	}
 	if !found {
-		return row, binding, missing
+		return row, binding, ident, missing
 	}
 	ok, err := s.visible(ctx, datasetCandidates(row)...)
-	if err != nil || !ok {
-		return row, binding, firstErr(err, missing)
+	if err == nil && !ok && mode == startReuse {
+		// A reused resolution may carry names from before a rename: never deny on them.
+		return s.lookupDataset(ctx, ns, name, t, startRefresh)
 	}
-	return row, binding, nil
+	if err != nil || !ok {
+		return row, binding, ident, firstErr(err, missing)
+	}
+	return row, binding, ident, nil
 }
 
 // resolveDatasetName reads which dataset ident denotes at t. With reuse and a start cache (the service has a
 // cache store), a found resolution at most StartCacheTTL old is reused and a fresh one is kept; misses are
-// never kept, so a dataset created meanwhile is found on the next request.
-func (s *Service) resolveDatasetName(ctx context.Context, ident string, t int64, reuse bool) (graph.DatasetRow, graph.NameBinding, bool, error) {
-	if !reuse || s.starts == nil {
+// never kept, so a dataset created meanwhile is found on the next request. A reused resolution only ever leads
+// to a cached answer recorded under the name's generation (Lineage), so a stale one is never answered from.
+func (s *Service) resolveDatasetName(ctx context.Context, ident string, t int64, mode startMode) (graph.DatasetRow, graph.NameBinding, bool, error) {
+	if mode == startFresh || s.starts == nil {
 		return s.store.ResolveDatasetName(ctx, ident, t)
 	}
-	if row, b, ok := s.starts.get(ident); ok {
-		return row, b, true, nil
+	if mode == startReuse {
+		if row, b, ok := s.starts.get(ident); ok {
+			return row, b, true, nil
+		}
 	}
 	row, b, found, err := s.store.ResolveDatasetName(ctx, ident, t)
 	if err == nil && found {

@@ -12,7 +12,7 @@ import (
 const (
 	// StartCacheTTL is how long a dataset name resolved for a lineage request about "now" is reused without
 	// reading Neo4j: a rename or a name bound to another dataset shows in lineage start resolution within it.
-	StartCacheTTL = time.Second
+	StartCacheTTL = 10 * time.Minute
 	// maxStartCacheEntries bounds the resolved start names held in memory.
 	maxStartCacheEntries = 4096
 )

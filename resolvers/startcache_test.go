@@ -10,7 +10,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/cache"
-	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/graph"
 )
 
 // countingDriver counts the Neo4j sessions the service opens (every read opens one).
@@ -102,7 +102,7 @@ func (h *harness) mustStart(name, gran string) []string {
 	return a.names()
 }
 
-func TestCachedLineageReadsNoNeo4jAndSeesRenamesAfterTTL(t *testing.T) {
+func TestCachedLineageReadsNoNeo4jAndSeesRenamesAtOnce(t *testing.T) {
 	rdb := realRedis(t)
 	cd, clk := &countingDriver{}, &movingClock{}
 	h := newHarness(t, withRedis(rdb), withCountedReads(cd), withMovingClock(clk))
@@ -128,25 +128,28 @@ func TestCachedLineageReadsNoNeo4jAndSeesRenamesAfterTTL(t *testing.T) {
 		t.Fatalf("a cached lineage answer read Neo4j %d times, want 0", n)
 	}
 
-	// Rename a -> a2 (the projector bumps the dataset's generation). A name never resolved is read at once.
+	// Rename a -> a2; the projector bumps the dataset's generation and both names' (graph.NameGenKey). The
+	// cached resolution of "a" is then never answered from: the entry keyed by that name was recorded under the
+	// name's generation, so the next request resolves again and reports the rename at once.
 	fx.Rename(a, "a", "a2", fx.Now.Add(-time.Second))
-	if err := cache.NewGenerations(rdb).Bump(context.Background(), []string{a}); err != nil {
+	bumped := []string{a, graph.NameGenKey(graph.DatasetIdent("", fx.NS, "a")), graph.NameGenKey(graph.DatasetIdent("", fx.NS, "a2"))}
+	if err := cache.NewGenerations(rdb).Bump(context.Background(), bumped); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.mustStart("a2", "DATASET"); !eq(got, []string{"a2", "b"}) {
 		t.Fatalf("new name right after the rename: %v", got)
 	}
-	// The old name's resolution is reused within StartCacheTTL: still the same dataset (now named a2), but the
-	// rename is not reported yet since no resolution was read.
-	cd.reads()
-	clk.Add(lineage.StartCacheTTL / 2)
-	if got := h.mustStart("a", "DATASET"); !eq(got, []string{"a2", "b"}) {
-		t.Fatalf("old name within the TTL: %v, want the cached resolution", got)
-	}
-	// After the TTL the old name is resolved again and reported as the rename it is.
-	clk.Add(lineage.StartCacheTTL / 2)
 	if got := h.mustStart("a", "DATASET"); !eq(got, []string{"a2<-a", "b"}) {
-		t.Fatalf("old name after the TTL: %v, want a2 resolved from a", got)
+		t.Fatalf("old name right after the rename: %v, want a2 resolved from a", got)
+	}
+	// Cached again, with no Neo4j read, and the rename still reported (the refreshed resolution was kept).
+	cd.reads()
+	clk.Add(30 * time.Second)
+	if got := h.mustStart("a", "DATASET"); !eq(got, []string{"a2<-a", "b"}) {
+		t.Fatalf("old name, cached: %v", got)
+	}
+	if n := cd.reads(); n != 0 {
+		t.Fatalf("the cached answer by the old name read Neo4j %d times, want 0", n)
 	}
 }
 

@@ -153,7 +153,7 @@ func (w *txWriter) bindPlain(recs []*rec) ([]unresolvedRow, error) {
 		switch len(ks) {
 		case 1:
 			a.id.Key = ks[0]
-			w.touch(ks[0])
+			w.touch(ks[0], graph.NameGenKey(a.id.canonical()))
 		default:
 			a.id.Unresolved = reasonTwoNodes
 			unres = append(unres, unresolvedRow{a.id.NS, a.id.Name, reasonTwoNodes, a.r.ID, a.r.Time})
@@ -216,6 +216,7 @@ func (w *txWriter) bindSymlinksOf(d *dsRec, r *rec) ([]unresolvedRow, error) {
 			b, _ := out[0].Get("bound")
 			bound = b.([]any)
 		}
+		w.touch(graph.NameGenKey(s.canonical()))
 		if len(bound) == 0 || (len(bound) == 1 && bound[0] == d.ID.Key) {
 			s.Key = d.ID.Key
 			continue

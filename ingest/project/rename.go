@@ -46,6 +46,6 @@ func (w *txWriter) rename(prev, next *ident, r *rec) ([]unresolvedRow, error) {
 		return nil, err
 	}
 	prev.Key, next.Key = key, key
-	w.touch(key)
+	w.touch(key, graph.NameGenKey(prev.canonical()), graph.NameGenKey(next.canonical()))
 	return nil, nil
 }

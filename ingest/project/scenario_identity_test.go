@@ -3,6 +3,7 @@ package project
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,14 @@ func TestScenarioRenameKeepsTheNodeAndItsHistory(t *testing.T) {
 	renamed := s.ds("b")
 	renamed.Lifecycle = &olevent.Lifecycle{State: "RENAME",
 		PreviousIdentifier: &olevent.Identifier{Namespace: s.dsNS(), Name: "a"}}
-	s.apply(s.dsEv("rename", 30, renamed))
+	res := s.apply(s.dsEv("rename", 30, renamed))
+	// Cached answers found by either name are revalidated: both names' generations are bumped with the node's.
+	for _, k := range []string{s.dsKey("a"), graph.NameGenKey(graph.DatasetIdent("prod", s.dsNS(), "a")),
+		graph.NameGenKey(graph.DatasetIdent("prod", s.dsNS(), "b"))} {
+		if !slices.Contains(res.Touched, k) {
+			t.Fatalf("rename did not touch %s: %v", k, res.Touched)
+		}
+	}
 	s.apply(s.runEv("s2", olevent.TypeStart, 40, "load", "r2", nil, []olevent.Dataset{s.ds("b")}),
 		s.runEv("c2", olevent.TypeComplete, 50, "load", "r2", nil, nil),
 		s.runEv("s3", olevent.TypeStart, 60, "read-old-name", "r3", []olevent.Dataset{s.ds("a")}, nil))

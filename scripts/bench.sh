@@ -17,6 +17,7 @@ IS=${INGEST_SECONDS:-300}s
 BOLT=bolt://127.0.0.1:7688
 API=127.0.0.1:8180; METRICS=127.0.0.1:9190          # cache on, consumer on
 API_NC=127.0.0.1:8181; METRICS_NC=127.0.0.1:9191    # cache off (uncached runs)
+API_Q=127.0.0.1:8182; METRICS_Q=127.0.0.1:9192      # cache on, no consumer (cached runs while ingesting)
 STATE=$PWD/.state-bench
 mkdir -p "$OUT" "$STATE/logs"
 log() { printf 'bench: %s\n' "$*" >&2; }
@@ -57,10 +58,12 @@ serve() { # api metrics redis-addr consumer-flag log
 }
 PIDS=()
 trap 'kill ${PIDS[@]} 2>/dev/null || true' EXIT
-# The cached server reads the grant epoch at most once a second (grant changes reach it within 1 s).
-PIDS+=("$(HEADWATER_AUTHZ_EPOCH_CHECK_INTERVAL=1s serve $API $METRICS 127.0.0.1:6379 --consumer serve-cached)")
+# Servers read the grant epoch at most once a second (the default; ADR 0013).
+PIDS+=("$(serve $API $METRICS 127.0.0.1:6379 --consumer serve-cached)")
 PIDS+=("$(serve $API_NC $METRICS_NC "" --no-consumer serve-uncached)")
-for a in $API $API_NC; do
+# A query-only replica with the cache (API replicas run apart from the projector, as in production).
+PIDS+=("$(serve $API_Q $METRICS_Q 127.0.0.1:6379 --no-consumer serve-query)")
+for a in $API $API_NC $API_Q; do
   for _ in $(seq 1 90); do curl -fsS "http://$a/readyz" >/dev/null 2>&1 && break; sleep 1; done
 done
 ADMIN=$(bin/headwater token create --owner bench-admin --log-level=warn)
@@ -87,25 +90,28 @@ q scope-narrow              $API_NC "" --token "$ANALYST" --concurrency $C --fie
 # Throughput run: a mixed load at concurrency 8.
 q mixed-c8 $API_NC "" --token "$ADMIN" --concurrency 8 --field-share 0.2 --cached-share 0 --hub-share 0.1 --as-of-share 0.15
 
-q cached-ordinary $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0
-log "cached query run while ingestion runs at 200 events/s"
-bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$QS" \
+q cached-ordinary $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0
+log "cached query runs while ingestion runs at 200 events/s (closed loop, then open loop at 100 queries/s)"
+bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$(( ${QS%s} * 2 + 10 ))s" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-during-cached.json" &
 ING=$!
-q cached-during-ingest $API "http://$METRICS/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
+sleep 5
+q cached-during-ingest $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
+q cached-during-ingest-open100 $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency 8 --rate 100 --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
 wait $ING || true
 fi
 
 if part compare && bin/hwload compare --help >/dev/null 2>&1; then
   log "naive variable-length Cypher versus the expander"
   bin/hwload compare --prefix "$P" --url "http://$API_NC/graphql" --token "$ADMIN" --neo-4-j-uri "$BOLT" \
+    --roots ${COMPARE_ROOTS:-10} --hub-roots ${COMPARE_HUB_ROOTS:-3} --reps 1 --naive-timeout 20s \
     --out "$OUT/compare.json" || log "compare failed (see output)"
 fi
 
 if part ingest; then
-log "ingest: open loop at 500 events/s for $IS"
-bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --rate 500 --batch 10 --duration "$IS" \
-  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-open-500.json"
+log "ingest: open loop at 400 events/s for $IS"
+bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --rate 400 --batch 10 --duration "$IS" \
+  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-open-400.json"
 log "ingest: closed loop (max) for $IS"
 bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
   --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-closed.json"

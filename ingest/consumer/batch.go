@@ -49,7 +49,11 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		q := kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, m.Value)
 		return decoded{bad: &q}
 	}
-	ev, err := h.d.Decoder.Decode(m.Value)
+	decode := h.d.Decoder.Decode
+	if source == kafkaio.SourceGateway && hdr[kafkaio.HeaderEventID] != "" {
+		decode = h.d.Decoder.DecodeValidated // validated by the gateway before it produced the message
+	}
+	ev, err := decode(m.Value)
 	if err != nil {
 		var ve *olevent.ValidationError
 		if errors.As(err, &ve) {
@@ -72,24 +76,36 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 	}
 }
 
-// projectBatch archives, projects and (for bad messages) quarantines one batch. It returns nil only when every
-// message is either in Neo4j or on the quarantine topic.
-func (h *handler) projectBatch(ctx context.Context, msgs []*sarama.ConsumerMessage) error {
-	var envs []project.Envelope
+// prepared is a batch decoded and archived, waiting for its turn in Neo4j.
+type prepared struct {
+	envs []project.Envelope
+	bad  []kafkaio.Message
+}
+
+// prepareBatch decodes and archives one batch. It runs before the batch waits for a projection slot, so one
+// partition's batch is decoded while another's is in Neo4j.
+func (h *handler) prepareBatch(ctx context.Context, msgs []*sarama.ConsumerMessage) (prepared, error) {
+	var p prepared
 	var recs []archive.Record
-	var bad []kafkaio.Message
 	for _, m := range msgs {
 		d := h.decode(ctx, m)
 		if d.bad != nil {
-			bad = append(bad, *d.bad)
+			p.bad = append(p.bad, *d.bad)
 			continue
 		}
-		envs = append(envs, d.env)
+		p.envs = append(p.envs, d.env)
 		recs = append(recs, d.rec)
 	}
 	if err := h.d.Archive.Append(ctx, recs); err != nil {
-		return err // not marked: the batch is retried after the session restarts
+		return p, err // not marked: the batch is retried after the session restarts
 	}
+	return p, nil
+}
+
+// projectBatch projects and (for bad messages) quarantines a prepared batch. It returns nil only when every
+// message is either in Neo4j or on the quarantine topic.
+func (h *handler) projectBatch(ctx context.Context, p prepared) error {
+	envs, bad := p.envs, p.bad
 	poison, err := h.apply(ctx, envs)
 	if err != nil {
 		return err

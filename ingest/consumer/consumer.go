@@ -30,6 +30,8 @@ type Archiver interface {
 // Decoder validates and decodes one event (olevent.Decoder).
 type Decoder interface {
 	Decode(raw []byte) (olevent.Event, error)
+	// DecodeValidated decodes an event the gateway validated before producing it.
+	DecodeValidated(raw []byte) (olevent.Event, error)
 }
 
 // Sender produces quarantine records (kafkaio.Producer).

@@ -91,13 +91,16 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	if h.isQuarantineTopic(topic) {
 		err = h.recordQuarantined(ctx, msgs)
 	} else {
-		select {
-		case h.slots <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
+		var p prepared
+		if p, err = h.prepareBatch(ctx, msgs); err == nil {
+			select {
+			case h.slots <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			err = h.projectBatch(ctx, p)
+			<-h.slots
 		}
-		err = h.projectBatch(ctx, msgs)
-		<-h.slots
 	}
 	if errors.Is(err, errAbandoned) || ctx.Err() != nil {
 		return ctx.Err()

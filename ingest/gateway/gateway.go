@@ -172,7 +172,7 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 		kafkaio.HeaderEventID:    ev.ID,
 		kafkaio.HeaderReceivedAt: req.receivedAt.Format(time.RFC3339Nano),
 		kafkaio.HeaderPrincipal:  req.principal,
-		kafkaio.HeaderSource:     "gateway",
+		kafkaio.HeaderSource:     kafkaio.SourceGateway,
 	}}
 	if len(ev.FacetIssues) > 0 {
 		g.m.facetIssues.WithLabelValues(req.principal).Add(float64(len(ev.FacetIssues)))

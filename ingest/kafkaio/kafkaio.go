@@ -24,6 +24,15 @@ const (
 	HeaderSource     = "hw-source"
 )
 
+// Values of HeaderSource.
+const (
+	// SourceGateway marks events the gateway validated before producing them: the consumer decodes them without
+	// validating again (the events topic is internal; restrict writes to it with Kafka ACLs).
+	SourceGateway = "gateway"
+	// SourceRedrive marks quarantined events re-driven by `headwater redrive`: validated again like any input.
+	SourceRedrive = "redrive"
+)
+
 // Config is the Kafka configuration shared by gateway and consumer.
 type Config struct {
 	Brokers          []string          `help:"Kafka bootstrap brokers." default:"127.0.0.1:9092" env:"HEADWATER_KAFKA_BROKERS" yaml:"brokers"`

@@ -62,7 +62,7 @@ func Run(ctx context.Context, kc kafkaio.Config, send Sender, sel Selector) (Res
 			continue
 		}
 		hdr := map[string]string{kafkaio.HeaderReceivedAt: r.ReceivedAt.Format(time.RFC3339Nano),
-			kafkaio.HeaderPrincipal: r.Principal, kafkaio.HeaderSource: "redrive"}
+			kafkaio.HeaderPrincipal: r.Principal, kafkaio.HeaderSource: kafkaio.SourceRedrive}
 		if r.Stage == "consumer" {
 			hdr[kafkaio.HeaderEventID] = id // a valid event that failed projection keeps its id
 		}

@@ -1,9 +1,10 @@
 package project
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -71,9 +72,15 @@ func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
 
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
 	oldCuts, _ := lifecycleTimes(st.Log)
-	oldFields := fieldsSignature(key, fieldHistories(st.Log, st.Schemas))
+	oldFields := st.FieldsSig
+	if oldFields == "" {
+		oldFields = fieldsDigest(key, fieldHistories(st.Log, st.Schemas))
+	}
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
+	hists := fieldHistories(st.Log, st.Schemas)
+	st.FieldsSig = fieldsDigest(key, hists)
+	fieldsChanged := st.FieldsSig != oldFields
 	props, err := datasetProps(st, cuts, dropped)
 	if err != nil {
 		return err
@@ -84,8 +91,6 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
 			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
 	}
-	hists := fieldHistories(st.Log, st.Schemas)
-	fieldsChanged := fieldsSignature(key, hists) != oldFields
 	if fieldsChanged {
 		out.fieldDatasets = append(out.fieldDatasets, key)
 		for _, h := range hists {
@@ -112,13 +117,13 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	return nil
 }
 
-// fieldsSignature renders the derived field histories, to tell whether a batch changed them.
-func fieldsSignature(key string, hists []*fieldHist) string {
-	var b strings.Builder
+// fieldsDigest identifies a dataset's field histories: equal digests, equal Field nodes.
+func fieldsDigest(key string, hists []*fieldHist) string {
+	sum := sha256.New()
 	for _, h := range hists {
-		fmt.Fprintf(&b, "%s|%d|%d|%s|%s|%s\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID)
+		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID)
 	}
-	return b.String()
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 func hasKind(obs []dsObs, kind string) bool {

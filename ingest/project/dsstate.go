@@ -28,6 +28,9 @@ type dsState struct {
 	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"` // distinct schemas by hash
 	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
 	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
+	// FieldsSig is the digest of the field histories the log gives (fieldsDigest), kept so the next batch
+	// need not fold the whole log a second time to tell whether fields changed. "" (older states): recomputed.
+	FieldsSig string `json:"fs,omitempty"`
 }
 
 func decodeState(v any) (*dsState, error) {

@@ -2,16 +2,17 @@ package lineage
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ttlcache"
 )
 
 // Bounds of the start-node cache.
 const (
-	// StartCacheTTL is how long a dataset name resolved for a lineage request about "now" is reused without
-	// reading Neo4j: a rename or a name bound to another dataset shows in lineage start resolution within it.
+	// StartCacheTTL bounds how long a dataset name resolved for a lineage request about "now" is kept. Staleness
+	// is excluded by name generations, not by this time (docs/adr/0013-cached-path-without-neo4j.md): a cached
+	// resolution only ever leads to an answer recorded under the name's generation.
 	StartCacheTTL = 10 * time.Minute
 	// maxStartCacheEntries bounds the resolved start names held in memory.
 	maxStartCacheEntries = 4096
@@ -21,32 +22,20 @@ const (
 type startEntry struct {
 	row     graph.DatasetRow
 	binding graph.NameBinding
-	expires time.Time
 }
 
 // startCache holds found dataset start nodes of lineage requests about "now", keyed by canonical identifier.
 // It holds resolutions only, never answers: the caller checks the row's visibility on every request, and
 // misses (NOT_FOUND) and field lists are never cached.
-type startCache struct {
-	ttl   time.Duration
-	clock func() time.Time
-	mu    sync.Mutex
-	m     map[string]startEntry
-}
+type startCache struct{ c *ttlcache.Cache[startEntry] }
 
 func newStartCache(ttl time.Duration, clock func() time.Time) *startCache {
-	return &startCache{ttl: ttl, clock: clock, m: map[string]startEntry{}}
+	return &startCache{c: ttlcache.New[startEntry](ttl, maxStartCacheEntries, clock)}
 }
 
 func (c *startCache) get(ident string) (graph.DatasetRow, graph.NameBinding, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[ident]
+	e, ok, _ := c.c.Get(ident)
 	if !ok {
-		return graph.DatasetRow{}, graph.NameBinding{}, false
-	}
-	if !c.clock().Before(e.expires) {
-		delete(c.m, ident)
 		return graph.DatasetRow{}, graph.NameBinding{}, false
 	}
 	row := e.row
@@ -55,33 +44,9 @@ func (c *startCache) get(ident string) (graph.DatasetRow, graph.NameBinding, boo
 }
 
 func (c *startCache) put(ident string, row graph.DatasetRow, b graph.NameBinding) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clock()
-	if _, ok := c.m[ident]; !ok && len(c.m) >= maxStartCacheEntries {
-		c.evict(now)
-	}
+	_, _, gen := c.c.Get(ident)
 	row.Tags = slices.Clone(row.Tags) // the entry owns its slice
-	c.m[ident] = startEntry{row: row, binding: b, expires: now.Add(c.ttl)}
+	c.c.Put(ident, startEntry{row: row, binding: b}, gen)
 }
 
-// evict makes room: expired entries first, else arbitrary ones.
-func (c *startCache) evict(now time.Time) {
-	for k, e := range c.m {
-		if !now.Before(e.expires) {
-			delete(c.m, k)
-		}
-	}
-	for k := range c.m {
-		if len(c.m) < maxStartCacheEntries {
-			return
-		}
-		delete(c.m, k)
-	}
-}
-
-func (c *startCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
+func (c *startCache) len() int { return c.c.Len() }

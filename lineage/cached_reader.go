@@ -2,8 +2,9 @@ package lineage
 
 import (
 	"context"
-	"encoding/json"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"

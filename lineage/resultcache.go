@@ -2,7 +2,8 @@ package lineage
 
 import (
 	"context"
-	"encoding/json"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/cache"
 )

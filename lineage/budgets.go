@@ -23,7 +23,7 @@ const (
 	// DefaultStaleFactor multiplies a job's usual interval between runs to get its edges' staleness threshold.
 	DefaultStaleFactor = 3.0
 	// DefaultNowBucket is how "now" is bucketed in cache keys (explicit asOf values are keyed exactly).
-	DefaultNowBucket = time.Minute
+	DefaultNowBucket = 5 * time.Minute
 	// DefaultRawCacheTTL bounds the life of a cached neighbour list (generations invalidate it earlier).
 	DefaultRawCacheTTL = 10 * time.Minute
 	// DefaultResultCacheTTL bounds the life of a cached answer (generations invalidate it earlier).

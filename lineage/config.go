@@ -16,7 +16,7 @@ type Config struct {
 	StaleMin       time.Duration `help:"Smallest staleness threshold of an observed edge." default:"24h" env:"HEADWATER_LINEAGE_STALE_MIN" yaml:"staleMin"`
 	StaleFactor    float64       `help:"Staleness threshold as a multiple of the job's usual run interval." default:"3" env:"HEADWATER_LINEAGE_STALE_FACTOR" yaml:"staleFactor"`
 	CursorKey      string        `help:"HMAC key signing lineage cursors (at least 32 bytes; empty: random per process, cursors do not survive restarts or cross replicas)." env:"HEADWATER_LINEAGE_CURSOR_KEY" yaml:"cursorKey" secret:"true"`
-	NowBucket      time.Duration `help:"Bucket of 'now' in cache keys." default:"1m" env:"HEADWATER_LINEAGE_NOW_BUCKET" yaml:"nowBucket"`
+	NowBucket      time.Duration `help:"Bucket of 'now' in cache keys (generations still invalidate an entry on any write)." default:"5m" env:"HEADWATER_LINEAGE_NOW_BUCKET" yaml:"nowBucket"`
 	RawCacheTTL    time.Duration `help:"TTL of cached neighbour lists." default:"10m" env:"HEADWATER_LINEAGE_RAW_CACHE_TTL" yaml:"rawCacheTTL"`
 	ResultCacheTTL time.Duration `help:"TTL of cached answers." default:"5m" env:"HEADWATER_LINEAGE_RESULT_CACHE_TTL" yaml:"resultCacheTTL"`
 }

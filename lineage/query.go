@@ -3,6 +3,7 @@ package lineage
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if err != nil {
 		return nil, err
 	}
-	key := s.resultKey(a, start, tKey, s.cacheScope(scope, p))
+	key := s.resultKey(a, start, s.startBucket(tKey, t, start, st), s.cacheScope(scope, p))
 	if g := s.cachedGraph(ctx, key); g != nil {
 		if err := s.bindCursor(g, p, a); err != nil {
 			return nil, err
@@ -130,7 +131,7 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 			return nil, err
 		}
 		start.ident = nameGensIdent(nameGens, ident)
-		key = s.resultKey(a, start, tKey, s.cacheScope(scope, p))
+		key = s.resultKey(a, start, s.startBucket(tKey, t, start, st), s.cacheScope(scope, p))
 	}
 	spec := s.spec(a, start, t, tKey, p, st == nil)
 	frontier := start.entries
@@ -281,6 +282,23 @@ func (s *Service) unresolvedGaps(ctx context.Context, w *walk, nodes []Node) err
 			Message: fmt.Sprintf("identifier %s %s could not be resolved to one dataset: %s", u.Namespace, u.Name, u.Reason)})
 	}
 	return nil
+}
+
+// startBucket is how a first page about "now" is keyed in the results tier: the "now" bucket shifted by an
+// offset derived from the start node, so the hot answers of different roots do not all expire at the same
+// instant and send a burst of misses to Neo4j at every bucket boundary. Other pages keep tKey.
+func (s *Service) startBucket(tKey string, t int64, start resolvedStart, st *cursorState) string {
+	if st != nil || !strings.HasPrefix(tKey, "now@") || len(start.nodes) == 0 {
+		return tKey
+	}
+	bucket := s.cfg.NowBucket.Milliseconds()
+	if bucket <= 0 {
+		return tKey
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(start.nodes[0].key))
+	offset := int64(h.Sum64() % uint64(bucket))
+	return "now@" + itoa64((t-offset)/bucket*bucket+offset)
 }
 
 // nameGens snapshots the generation of the name a reused start was asked by (nil otherwise): entries keyed by

@@ -1,6 +1,7 @@
 package olevent
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,7 +9,8 @@ import (
 	"time"
 )
 
-// FuzzDecode checks that Decode never panics and always returns either an event or a *ValidationError.
+// FuzzDecode checks that Decode never panics, always returns either an event or a *ValidationError, and accepts
+// only input the standard library deems valid JSON.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, name := range files {
@@ -34,6 +36,9 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("error %v is not a complete *ValidationError", err)
 			}
 			return
+		}
+		if !json.Valid(raw) { // the fast parsers must not accept what the standard library calls invalid JSON
+			t.Fatalf("accepted invalid JSON: %q", raw)
 		}
 		ResolveID("", &ev)
 		if ev.ID == "" || PartitionKey(&ev) == "" {

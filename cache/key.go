@@ -16,7 +16,7 @@ const (
 )
 
 // keyVersion changes whenever the meaning of a cached value changes.
-const keyVersion = 2
+const keyVersion = 3
 
 // Key is every input that determines a cached value. Build keys only through String.
 type Key struct {

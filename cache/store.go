@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -32,10 +33,33 @@ func New(rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *Store 
 		breaker: &breaker{now: time.Now, cooldown: BreakerCooldown}}
 }
 
-// entry is what Redis holds: the value and the generations it was computed from.
+// entry is what Redis holds: the generations the value was computed from and the value. It is stored as the
+// generations' JSON, a newline, then the value's JSON, so a lookup parses only the (small) generations and hands
+// the value over unscanned (JSON never holds a raw newline).
 type entry struct {
-	Gens  map[string]int64 `json:"g"`
-	Value json.RawMessage  `json:"v"`
+	Gens  map[string]int64
+	Value json.RawMessage
+}
+
+func encodeEntry(gens map[string]int64, value []byte) ([]byte, error) {
+	g, err := json.Marshal(gens)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(g, '\n'), value...), nil
+}
+
+func decodeEntry(s string) *entry {
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return nil
+	}
+	var e entry
+	if json.Unmarshal([]byte(s[:i]), &e.Gens) != nil || e.Gens == nil {
+		return nil
+	}
+	e.Value = json.RawMessage(s[i+1:])
+	return &e
 }
 
 // Hit is a validated entry.
@@ -94,10 +118,7 @@ func (s *Store) fetch(ctx context.Context, keys []Key) ([]*entry, error) {
 		if !ok {
 			continue
 		}
-		var e entry
-		if json.Unmarshal([]byte(str), &e) == nil && e.Gens != nil {
-			out[i] = &e
-		}
+		out[i] = decodeEntry(str)
 	}
 	return out, nil
 }
@@ -168,7 +189,11 @@ func (s *Store) PutMany(ctx context.Context, tier string, ttl time.Duration, ite
 			s.fail(tier, "encode", err)
 			continue
 		}
-		b, _ := json.Marshal(entry{Gens: it.Gens, Value: v})
+		b, err := encodeEntry(it.Gens, v)
+		if err != nil {
+			s.fail(tier, "encode", err)
+			continue
+		}
 		pipe.Set(ctx, it.Key.String(), b, ttl)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {

@@ -1,39 +1,24 @@
 package authn
 
 import (
-	"context"
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/testenv"
 )
 
 const testTokenCacheTTL = time.Second
 
-// countingDriver counts Neo4j sessions (every ExecuteQuery opens one): the seam proving a cache hit reads nothing.
-type countingDriver struct {
-	neo4j.DriverWithContext
-	sessions atomic.Int64
-}
-
-func (d *countingDriver) NewSession(ctx context.Context, c neo4j.SessionConfig) neo4j.SessionWithContext {
-	d.sessions.Add(1)
-	return d.DriverWithContext.NewSession(ctx, c)
-}
-
-// reads returns the sessions opened since the last call.
-func (d *countingDriver) reads() int64 { return d.sessions.Swap(0) }
-
 // newCachedTokenStore is a token store with a TTL cache whose Neo4j sessions are counted.
-func newCachedTokenStore(t *testing.T) (*TokenStore, *testClock, string, *countingDriver) {
+func newCachedTokenStore(t *testing.T) (*TokenStore, *testClock, string, *testenv.CountingDriver) {
 	t.Helper()
 	plain, clk, owner := newTokenStore(t)
-	cd := &countingDriver{DriverWithContext: plain.store.Driver}
+	cd := &testenv.CountingDriver{DriverWithContext: plain.store.Driver}
 	counted := *plain.store
 	counted.Driver = cd
 	return NewTokenStore(&counted, clk.Now).WithCache(testTokenCacheTTL), clk, owner, cd
@@ -56,11 +41,11 @@ func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cd.reads()
+	cd.Reads()
 	if _, err := ts.Verify(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
-	if n := cd.reads(); n != 1 {
+	if n := cd.Reads(); n != 1 {
 		t.Fatalf("first verify: %d neo4j reads, want 1", n)
 	}
 	for range 3 {
@@ -73,25 +58,25 @@ func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, ErrInvalid) {
 		t.Errorf("wrong secret against the cached record: %v, want ErrInvalid", err)
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("cached verifies: %d neo4j reads, want 0", n)
 	}
 
 	// Revoked behind the store's back (another replica): the cached record answers until the TTL ends.
 	setBehindTheStore(t, ts.store, info.ID, "revokedAt", graph.Millis(clk.Now()))
-	cd.reads()
+	cd.Reads()
 	clk.Add(testTokenCacheTTL - time.Millisecond)
 	if _, err := ts.Verify(ctx, tok); err != nil {
 		t.Fatalf("within the TTL the cached record stands: %v", err)
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("within the TTL: %d neo4j reads, want 0", n)
 	}
 	clk.Add(time.Millisecond)
 	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("after the TTL the revocation applies: %v, want ErrInvalid", err)
 	}
-	if n := cd.reads(); n != 1 {
+	if n := cd.Reads(); n != 1 {
 		t.Fatalf("after the TTL: %d neo4j reads, want 1", n)
 	}
 }
@@ -116,12 +101,12 @@ func TestTokenCacheRevokeThroughStoreIsImmediate(t *testing.T) {
 		t.Fatalf("verify right after revoke through the store: %v, want ErrInvalid", err)
 	}
 	// The revoked record is cached now, and stays refused from the cache.
-	cd.reads()
+	cd.Reads()
 	clk.Add(testTokenCacheTTL / 2)
 	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("revoked token from the cache: %v", err)
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("revoked record from the cache: %d reads, want 0", n)
 	}
 }
@@ -136,12 +121,12 @@ func TestTokenCacheEnforcesExpiryFromCachedRecord(t *testing.T) {
 	if _, err := ts.Verify(ctx, tok); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	cd.reads()
+	cd.Reads()
 	clk.Add(testTokenCacheTTL / 2) // expired, the cached record still live
 	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("at expiry, from the cache: %v, want ErrInvalid", err)
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("expiry must be decided from the cached record: %d reads, want 0", n)
 	}
 }
@@ -155,13 +140,13 @@ func TestTokenCacheKeepsNoUnknownIDs(t *testing.T) {
 	}
 	// The same id verified before its node exists (created on another replica meanwhile) must not stick.
 	setBehindTheStore(t, ts.store, info.ID, "id", info.ID+"-hidden")
-	cd.reads()
+	cd.Reads()
 	for range 2 {
 		if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("unknown id: %v, want ErrInvalid", err)
 		}
 	}
-	if n := cd.reads(); n != 2 {
+	if n := cd.Reads(); n != 2 {
 		t.Fatalf("unknown ids are read every time: %d reads, want 2", n)
 	}
 	setBehindTheStore(t, ts.store, info.ID+"-hidden", "id", info.ID)
@@ -178,13 +163,13 @@ func TestTokenCacheDisabledReadsEveryTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cd.reads()
+	cd.Reads()
 	for range 3 {
 		if _, err := ts.Verify(ctx, tok); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := cd.reads(); n != 3 {
+	if n := cd.Reads(); n != 3 {
 		t.Fatalf("without a cache: %d reads, want 3", n)
 	}
 }

@@ -7,28 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/testenv"
 )
 
-// countingDriver counts the Neo4j sessions the service opens (every read opens one).
-type countingDriver struct {
-	neo4j.DriverWithContext
-	sessions atomic.Int64
-}
-
-func (d *countingDriver) NewSession(ctx context.Context, c neo4j.SessionConfig) neo4j.SessionWithContext {
-	d.sessions.Add(1)
-	return d.DriverWithContext.NewSession(ctx, c)
-}
-
-// reads returns the sessions opened since the last call.
-func (d *countingDriver) reads() int64 { return d.sessions.Swap(0) }
-
 // withCountedReads makes the service read Neo4j through cd; the fixture keeps writing through the plain store.
-func withCountedReads(cd *countingDriver) option {
+func withCountedReads(cd *testenv.CountingDriver) option {
 	return func(d *Deps) {
 		counted := *d.Store
 		cd.DriverWithContext = counted.Driver
@@ -104,7 +89,7 @@ func (h *harness) mustStart(name, gran string) []string {
 
 func TestCachedLineageReadsNoNeo4jAndSeesRenamesAtOnce(t *testing.T) {
 	rdb := realRedis(t)
-	cd, clk := &countingDriver{}, &movingClock{}
+	cd, clk := &testenv.CountingDriver{}, &movingClock{}
 	h := newHarness(t, withRedis(rdb), withCountedReads(cd), withMovingClock(clk))
 	fx := h.fx
 	a, b := fx.Dataset("a"), fx.Dataset("b")
@@ -114,7 +99,7 @@ func TestCachedLineageReadsNoNeo4jAndSeesRenamesAtOnce(t *testing.T) {
 	if got := h.mustStart("a", "DATASET"); !eq(got, []string{"a", "b"}) {
 		t.Fatalf("first answer %v", got)
 	}
-	if cd.reads() == 0 {
+	if cd.Reads() == 0 {
 		t.Fatal("the first answer must have read Neo4j (the counting seam is not in the path)")
 	}
 	hits := h.counter("headwater_cache_hits_total", cache.TierResults)
@@ -124,7 +109,7 @@ func TestCachedLineageReadsNoNeo4jAndSeesRenamesAtOnce(t *testing.T) {
 	if h.counter("headwater_cache_hits_total", cache.TierResults) <= hits {
 		t.Fatal("the second identical query must be a results-tier hit")
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("a cached lineage answer read Neo4j %d times, want 0", n)
 	}
 
@@ -144,18 +129,18 @@ func TestCachedLineageReadsNoNeo4jAndSeesRenamesAtOnce(t *testing.T) {
 	}
 	// Cached again, with no Neo4j read, and the rename still reported (the refreshed resolution was kept). The
 	// clock stays put: moving it could cross a "now" bucket, which is a new key.
-	cd.reads()
+	cd.Reads()
 	if got := h.mustStart("a", "DATASET"); !eq(got, []string{"a2<-a", "b"}) {
 		t.Fatalf("old name, cached: %v", got)
 	}
-	if n := cd.reads(); n != 0 {
+	if n := cd.Reads(); n != 0 {
 		t.Fatalf("the cached answer by the old name read Neo4j %d times, want 0", n)
 	}
 }
 
 func TestStartCacheKeepsNoMissesAndNoFieldLists(t *testing.T) {
 	rdb := realRedis(t)
-	cd := &countingDriver{}
+	cd := &testenv.CountingDriver{}
 	h := newHarness(t, withRedis(rdb), withCountedReads(cd))
 	fx := h.fx
 	a := fx.Dataset("a")
@@ -178,11 +163,11 @@ func TestStartCacheKeepsNoMissesAndNoFieldLists(t *testing.T) {
 	if err := cache.NewGenerations(rdb).Bump(context.Background(), []string{a}); err != nil {
 		t.Fatal(err)
 	}
-	cd.reads()
+	cd.Reads()
 	if got := h.mustStart("a", "FIELD"); !eq(got, []string{"a", "a.x", "a.y"}) {
 		t.Fatalf("a new column within the start TTL: %v, want it at once", got)
 	}
-	if cd.reads() == 0 {
+	if cd.Reads() == 0 {
 		t.Fatal("the field list must have been read from Neo4j")
 	}
 }

@@ -158,9 +158,9 @@ func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, m
 	return row, binding, ident, nil
 }
 
-// resolveDatasetName reads which dataset ident denotes at t. With reuse and a start cache (the service has a
-// cache store), a found resolution at most StartCacheTTL old is reused and a fresh one is kept; misses are
-// never kept, so a dataset created meanwhile is found on the next request. A reused resolution only ever leads
+// resolveDatasetName reads which dataset ident denotes at t. With a start cache (the service has a cache
+// store), startReuse takes a kept resolution and startRefresh reads and keeps a fresh one; misses are never
+// kept, so a dataset created meanwhile is found on the next request. A reused resolution only ever leads
 // to a cached answer recorded under the name's generation (Lineage), so a stale one is never answered from.
 func (s *Service) resolveDatasetName(ctx context.Context, ident string, t int64, mode startMode) (graph.DatasetRow, graph.NameBinding, bool, error) {
 	if mode == startFresh || s.starts == nil {

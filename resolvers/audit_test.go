@@ -50,16 +50,8 @@ func newAuditWorld(t *testing.T) *auditWorld {
 		t.Fatal(err)
 	}
 	w.mgr = authz.NewManager(grants, pol, aud, nil, time.Now)
-	h, err := NewHandler(Deps{Store: store, Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
-		Auditor: aud, Manager: w.mgr, AuditReader: reader})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		p := authz.Principal{Subject: r.Header.Get(principalHeader), Kind: "user"}
-		h.ServeHTTP(rw, r.WithContext(authz.WithPrincipal(r.Context(), p)))
-	}))
-	t.Cleanup(w.srv.Close)
+	w.srv = serveAs(t, Deps{Store: store, Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
+		Auditor: aud, Manager: w.mgr, AuditReader: reader}, "")
 	return w
 }
 

@@ -48,6 +48,13 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	for _, o := range opts {
 		o(&d)
 	}
+	return &harness{t: t, fx: fx, srv: serveAs(t, d, "alice"), reg: reg}
+}
+
+// serveAs serves the GraphQL handler of d with the principal named by the test header (fallback when absent):
+// production attaches principals in the auth middleware.
+func serveAs(t *testing.T, d Deps, fallback string) *httptest.Server {
+	t.Helper()
 	h, err := NewHandler(d)
 	if err != nil {
 		t.Fatalf("new handler: %v", err)
@@ -55,12 +62,12 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := authz.Principal{Subject: r.Header.Get(principalHeader), Kind: "user"}
 		if p.Subject == "" {
-			p.Subject = "alice"
+			p.Subject = fallback
 		}
 		h.ServeHTTP(w, r.WithContext(authz.WithPrincipal(r.Context(), p)))
 	}))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, fx: fx, srv: srv, reg: reg}
+	return srv
 }
 
 type gqlError struct {

@@ -93,15 +93,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 		t.Cleanup(func() { _ = w.rdb.Close() })
 		d.Redis = w.rdb
 	}
-	h, err := NewHandler(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		p := authz.Principal{Subject: r.Header.Get(principalHeader), Kind: "user"}
-		h.ServeHTTP(rw, r.WithContext(authz.WithPrincipal(r.Context(), p)))
-	}))
-	t.Cleanup(w.srv.Close)
+	w.srv = serveAs(t, d, "")
 	return w
 }
 

@@ -51,6 +51,10 @@ var migrations = []migration{
 	{3, []string{ // the projector finds a job's runs after its checkpoint without scanning all of them
 		"CREATE INDEX run_job_first_event IF NOT EXISTS FOR (n:Run) ON (n.jobKey, n.firstEventAt)",
 	}},
+	{4, []string{ // sealed chunks of a dataset's observation log (ingest/project/dslog.go)
+		"CREATE CONSTRAINT dataset_log_chunk_key IF NOT EXISTS FOR (n:DatasetLogChunk) REQUIRE n.key IS UNIQUE",
+		"CREATE INDEX dataset_log_chunk_dataset IF NOT EXISTS FOR (n:DatasetLogChunk) ON (n.datasetKey, n.to)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

@@ -36,11 +36,36 @@ type edgeAgg struct {
 // jobCheckpoint is the fold state of a job's OBSERVED edges at time At: every run with a point before At is
 // terminal and folded in, no run straddles At, so a batch whose changed runs all start at or after At can fold
 // only the runs starting at or after At into it. Stored as JSON on the Job (edgeCkpt).
+//
+// Column lineage folds the same way (Cols, Inds), with one more condition: its listings were resolved to the field
+// histories of the datasets they name, so the checkpoint records each such dataset's fieldsSig and is used only
+// while every one is unchanged.
 type jobCheckpoint struct {
 	At            int64               `json:"at"`
 	Subjects      map[string]*edgeAgg `json:"s"`
 	HasCols       bool                `json:"cols,omitempty"`
 	LatestVersion latestVersionRef    `json:"lv"`
+	ColsVersion   int                 `json:"cv,omitempty"` // checkpointColsVersion when Cols and Inds are kept
+	Cols          map[string]*colAgg  `json:"c,omitempty"`
+	Inds          map[string]*indAgg  `json:"i,omitempty"`
+	FieldSigs     map[string]string   `json:"fs,omitempty"` // dataset key -> fieldsSig the column fold used
+}
+
+// checkpointColsVersion marks checkpoints that carry the column-lineage fold; a job with column lineage whose
+// checkpoint predates it is folded in full once.
+const checkpointColsVersion = 1
+
+// usable reports whether a job's next batch may fold into the checkpoint as far as column lineage goes.
+func (ck *jobCheckpoint) usable() bool { return !ck.HasCols || ck.ColsVersion == checkpointColsVersion }
+
+// fieldsChanged reports whether a dataset the column fold resolved fields in has other field histories now.
+func (ck *jobCheckpoint) fieldsChanged(sigs map[string]string) bool {
+	for ds, sig := range ck.FieldSigs {
+		if sigs[ds] != sig {
+			return true
+		}
+	}
+	return false
 }
 
 // latestVersionRef is the job version of the latest run (by start, then run id) that ran a known version.
@@ -176,13 +201,21 @@ func nextCheckpoint(runs []jobRun, from, pinWindow int64) int64 {
 	return max(c, from)
 }
 
-// advanceCheckpoint folds the runs that end before the next checkpoint time into ck.
-func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64, pinWindow int64) *jobCheckpoint {
+// advanceCheckpoint folds the runs that end before the next checkpoint time into ck. hists and sigs are the field
+// histories and fieldsSig of the datasets the runs' column lineage names.
+func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64, hists map[string][]*fieldHist,
+	sigs map[string]string, pinWindow int64) *jobCheckpoint {
 	from := int64(math.MinInt64)
 	var prev map[string]*edgeAgg
-	next := &jobCheckpoint{}
+	var prevCols map[string]*colAgg
+	var prevInds map[string]*indAgg
+	next := &jobCheckpoint{ColsVersion: checkpointColsVersion, FieldSigs: map[string]string{}}
 	if ck != nil {
 		from, prev, next.LatestVersion, next.HasCols = ck.At, ck.Subjects, ck.LatestVersion, ck.HasCols
+		prevCols, prevInds = ck.Cols, ck.Inds
+		for k, v := range ck.FieldSigs {
+			next.FieldSigs[k] = v
+		}
 	}
 	next.At = nextCheckpoint(runs, from, pinWindow)
 	var sealed []jobRun
@@ -196,7 +229,33 @@ func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64
 	for _, r := range runs {
 		next.HasCols = next.HasCols || r.hasCols()
 	}
+	if next.HasCols {
+		next.Cols, next.Inds = foldColumns(prevCols, sealed, hists), foldIndirect(prevInds, sealed)
+		for _, ds := range columnDatasets(sealed) {
+			next.FieldSigs[ds] = sigs[ds]
+		}
+	}
+	if len(next.FieldSigs) == 0 {
+		next.FieldSigs = nil
+	}
 	return next
+}
+
+// columnDatasets are the datasets named by the runs' column lineage (outputs and input fields), sorted.
+func columnDatasets(runs []jobRun) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		for _, io := range r.IO {
+			if io.Cols == nil {
+				continue
+			}
+			set[io.DS] = true
+			for _, f := range io.Cols.Fields {
+				set[f.In] = true
+			}
+		}
+	}
+	return sortedKeys(set)
 }
 
 func (r *jobRun) hasCols() bool {

@@ -32,10 +32,45 @@ func randomRun(rng *rand.Rand, i int, start int64) jobRun {
 		first := start + int64(rng.IntN(int(r.Last-start)+1))
 		pub := runPub(r.State, false, "")
 		r.IO = append(r.IO, jobIO{Dir: dir, DS: fmt.Sprintf("d%d", d), FirstAt: first, LastAt: r.Last, Pub: pub,
-			Producer: "p", EventIDs: []string{r.ID + "-e"}})
+			Producer: "p", EventIDs: []string{r.ID + "-e"}, Cols: randomCols(rng, dir, first)})
 	}
 	return r
 }
+
+// randomCols is column lineage for some outputs: mappings from d0/d2's fields a, b into the output's a, b, and
+// dataset-level dependencies, each with a random subtype.
+func randomCols(rng *rand.Rand, dir string, at int64) *colsDoc {
+	if dir != graph.RelWrote || rng.IntN(3) == 0 {
+		return nil
+	}
+	tt := func() []olevent.Transformation {
+		return []olevent.Transformation{{Type: "DIRECT", Subtype: []string{"IDENTITY", "AGGREGATION"}[rng.IntN(2)]}}
+	}
+	d := &colsDoc{}
+	for _, in := range []string{"d0", "d2"} {
+		for _, f := range []string{"a", "b"} {
+			if rng.IntN(3) == 0 {
+				d.Fields = append(d.Fields, colField{In: in, InField: f, Out: []string{"a", "b"}[rng.IntN(2)],
+					FirstAt: at, TT: tt()})
+			}
+		}
+		if rng.IntN(2) == 0 {
+			d.Dataset = append(d.Dataset, colDep{In: in, FirstAt: at, TT: tt()})
+		}
+	}
+	return d
+}
+
+// testHists gives every dataset a field a that was dropped and re-created, and a field b.
+var testHists = func() map[string][]*fieldHist {
+	m := map[string][]*fieldHist{}
+	for d := 0; d < 4; d++ {
+		k := fmt.Sprintf("d%d", d)
+		m[k] = []*fieldHist{{Path: "a", From: 0, To: 300}, {Path: "a", From: 350, To: graph.OpenEnd},
+			{Path: "b", From: 0, To: graph.OpenEnd}}
+	}
+	return m
+}()
 
 // TestCheckpointFoldEqualsFullFold drives random arrival histories (new runs mostly in order, some late, some
 // first seen running and completed later) and checks after every batch that folding from the checkpoint gives
@@ -46,7 +81,7 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 		cuts := map[string][]int64{"d1": {int64(200 + rng.IntN(400))}}
 		var all []jobRun
 		var ck *jobCheckpoint
-		incremental := 0
+		incremental, colsChecked := 0, 0
 		pin := int64(rng.IntN(300))
 		for step := 0; step < 25; step++ {
 			changed := int64(math.MaxInt64)
@@ -73,8 +108,13 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 				}
 			}
 			want := observedEdges(all, cuts)
+			wantCols := columnEdges("j", foldColumns(nil, all, testHists))
+			wantInds := indirectEdges("j", foldIndirect(nil, all))
 			var got []edge
-			if ck != nil && changed >= ck.At {
+			var gotCols []colEdge
+			var gotInds []indirectEdge
+			fromCheckpoint := ck != nil && changed >= ck.At
+			if fromCheckpoint {
 				incremental++
 				var loaded []jobRun
 				for _, r := range all {
@@ -83,17 +123,29 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 					}
 				}
 				got = edgesFromAggs(foldObserved(ck.Subjects, loaded, cuts, ck.At, graph.OpenEnd))
-				ck = roundTrip(t, advanceCheckpoint(ck, loaded, cuts, pin))
+				gotCols = columnEdges("j", foldColumns(ck.Cols, loaded, testHists))
+				gotInds = indirectEdges("j", foldIndirect(ck.Inds, loaded))
+				ck = roundTrip(t, advanceCheckpoint(ck, loaded, cuts, testHists, nil, pin))
 			} else {
 				got = observedEdges(all, cuts)
-				ck = roundTrip(t, advanceCheckpoint(nil, all, cuts, pin))
+				gotCols, gotInds = wantCols, wantInds
+				ck = roundTrip(t, advanceCheckpoint(nil, all, cuts, testHists, nil, pin))
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d step %d (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, got, want)
 			}
+			if fromCheckpoint && len(wantCols) > 0 && len(wantInds) > 0 {
+				colsChecked++
+			}
+			if !reflect.DeepEqual(gotCols, wantCols) {
+				t.Fatalf("seed %d step %d column edges (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, gotCols, wantCols)
+			}
+			if !reflect.DeepEqual(gotInds, wantInds) {
+				t.Fatalf("seed %d step %d indirect edges (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, gotInds, wantInds)
+			}
 		}
-		if incremental == 0 {
-			t.Fatalf("seed %d never used the checkpoint", seed)
+		if incremental == 0 || colsChecked == 0 {
+			t.Fatalf("seed %d never used the checkpoint (%d) or never checked column edges (%d)", seed, incremental, colsChecked)
 		}
 	}
 }

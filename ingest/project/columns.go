@@ -77,22 +77,46 @@ type indirectEdge struct {
 }
 
 // mapping is one column mapping of one output dataset.
-type mapping struct{ Out, In, InField, OutField string }
-
-// colListing is a run's listing of a mapping, resolved to field histories at the listing time.
-type colListing struct {
-	run      *jobRun
-	at       int64
-	pub      string
-	tt       []olevent.Transformation
-	from, to string
+type mapping struct {
+	Out      string `json:"o"`
+	In       string `json:"i"`
+	InField  string `json:"if"`
+	OutField string `json:"of"`
 }
 
-// columnEdges derives COLUMN_FEEDS of a job: per (input field, output field) an interval set over the job's runs,
-// where a COMPLETE run that reports column lineage for the output but omits the mapping closes it. Fields are
-// resolved to the history valid at the listing time, so a re-created column gets its own edge.
-func columnEdges(jobKey string, runs []jobRun, hists map[string][]*fieldHist) []colEdge {
-	lists := map[mapping][]colListing{}
+// colAgg is the fold state of one COLUMN_FEEDS relationship: a mapping resolved to the field histories valid at
+// its listings (a re-created column gets its own relationship), foldable run by run in time order like edgeAgg.
+type colAgg struct {
+	M      mapping                  `json:"m"`
+	From   string                   `json:"a"` // Field keys
+	To     string                   `json:"b"`
+	Fold   foldState                `json:"f"`
+	LastAt int64                    `json:"t"` // the latest listing (by time, then run id)
+	RunID  string                   `json:"r"`
+	TT     []olevent.Transformation `json:"tt,omitempty"`
+}
+
+func (a *colAgg) key() string {
+	return a.M.Out + "\x00" + a.M.OutField + "\x00" + a.M.In + "\x00" + a.M.InField + "\x00" + a.From + "\x00" + a.To
+}
+
+// foldColumns folds the runs' column lineage (all of whose points lie after prev's) into a copy of prev: per
+// mapping and field pair, listings open intervals and a COMPLETE run that reports column lineage for the output
+// but omits the mapping closes them. Fields are resolved to the history valid at the listing time.
+func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fieldHist) map[string]*colAgg {
+	type listing struct {
+		ev     Evidence
+		runID  string
+		at     int64
+		tt     []olevent.Transformation
+		mapped mapping
+	}
+	lists := map[string][]listing{}
+	out := make(map[string]*colAgg, len(prev))
+	for k, a := range prev {
+		c := *a
+		out[k] = &c
+	}
 	for i := range runs {
 		r := &runs[i]
 		for _, io := range r.IO {
@@ -100,54 +124,69 @@ func columnEdges(jobKey string, runs []jobRun, hists map[string][]*fieldHist) []
 				continue
 			}
 			for _, f := range io.Cols.Fields {
-				in, out := fieldAt(hists[f.In], f.InField, f.FirstAt), fieldAt(hists[io.DS], f.Out, f.FirstAt)
-				if in == nil || out == nil {
+				in, o := fieldAt(hists[f.In], f.InField, f.FirstAt), fieldAt(hists[io.DS], f.Out, f.FirstAt)
+				if in == nil || o == nil {
 					continue
 				}
-				m := mapping{Out: io.DS, In: f.In, InField: f.InField, OutField: f.Out}
-				lists[m] = append(lists[m], colListing{run: r, at: f.FirstAt, pub: io.Pub, tt: f.TT,
-					from: in.Key(f.In), to: out.Key(io.DS)})
+				a := &colAgg{M: mapping{Out: io.DS, In: f.In, InField: f.InField, OutField: f.Out}, From: in.Key(f.In),
+					To: o.Key(io.DS)}
+				k := a.key()
+				if out[k] == nil {
+					out[k] = a
+				}
+				lists[k] = append(lists[k], listing{ev: Evidence{Start: r.Start, Lists: true, ListedAt: f.FirstAt,
+					Pub: io.Pub}, runID: r.ID, at: f.FirstAt, tt: f.TT})
 			}
 		}
 	}
-	var out []colEdge
-	for _, m := range sortedMappings(lists) {
-		out = append(out, mappingEdges(jobKey, m, lists[m], runs)...)
+	closers := map[mapping][]Evidence{}
+	for k, a := range out {
+		cl, ok := closers[a.M]
+		if !ok {
+			cl = closingRuns(runs, a.M)
+			closers[a.M] = cl
+		}
+		ev := append(append([]Evidence(nil), cl...), evidenceOf(lists[k], func(l listing) Evidence { return l.ev })...)
+		if len(ev) == 0 {
+			continue
+		}
+		a.Fold = foldIntervals(a.Fold, ev, nil)
+		for _, l := range lists[k] {
+			if a.RunID == "" || l.at > a.LastAt || (l.at == a.LastAt && l.runID > a.RunID) {
+				a.LastAt, a.RunID, a.TT = l.at, l.runID, l.tt
+			}
+		}
 	}
 	return out
 }
 
-func mappingEdges(jobKey string, m mapping, ls []colListing, runs []jobRun) []colEdge {
-	groups := map[[2]string][]colListing{}
+func evidenceOf[T any](ls []T, f func(T) Evidence) []Evidence {
+	out := make([]Evidence, 0, len(ls))
 	for _, l := range ls {
-		k := [2]string{l.from, l.to}
-		groups[k] = append(groups[k], l)
+		out = append(out, f(l))
 	}
-	closers := closingRuns(runs, m)
-	keys := make([][2]string, 0, len(groups))
-	for k := range groups {
+	return out
+}
+
+// columnEdges renders the folded COLUMN_FEEDS of a job.
+func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
+	keys := make([]string, 0, len(aggs))
+	for k := range aggs {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	sort.Strings(keys)
 	var out []colEdge
 	for _, k := range keys {
-		ev := append([]Evidence(nil), closers...)
-		var latest colListing
-		for _, l := range groups[k] {
-			ev = append(ev, Evidence{Start: l.run.Start, Lists: true, ListedAt: l.at, Pub: l.pub})
-			if latest.run == nil || l.at > latest.at || (l.at == latest.at && l.run.ID > latest.run.ID) {
-				latest = l
-			}
-		}
-		ivs := Intervals(ev, nil)
-		if len(ivs) == 0 {
+		a := aggs[k]
+		ivs := a.Fold.intervals()
+		if len(ivs) == 0 || a.RunID == "" {
 			continue
 		}
 		props := intervalProps(ivs)
 		props["jobKey"], props["kind"] = jobKey, graph.KindObserved
-		props["lastRunId"], props["lastObservedAt"] = latest.run.ID, latest.at
-		addTransformations(props, latest.tt)
-		out = append(out, colEdge{From: k[0], To: k[1], Props: props})
+		props["lastRunId"], props["lastObservedAt"] = a.RunID, a.LastAt
+		addTransformations(props, a.TT)
+		out = append(out, colEdge{From: a.From, To: a.To, Props: props})
 	}
 	return out
 }
@@ -179,27 +218,6 @@ func (d *colsDoc) has(m mapping) bool {
 	return false
 }
 
-func sortedMappings(m map[mapping][]colListing) []mapping {
-	out := make([]mapping, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Out != b.Out {
-			return a.Out < b.Out
-		}
-		if a.OutField != b.OutField {
-			return a.OutField < b.OutField
-		}
-		if a.In != b.In {
-			return a.In < b.In
-		}
-		return a.InField < b.InField
-	})
-	return out
-}
-
 func intervalProps(ivs []Interval) map[string]any {
 	froms, tos, pubs := make([]any, len(ivs)), make([]any, len(ivs)), make([]any, len(ivs))
 	var validTo int64
@@ -218,14 +236,24 @@ func addTransformations(props map[string]any, tt []olevent.Transformation) {
 	props["tTypes"], props["tSubtypes"], props["tMasking"], props["tDescriptions"] = types, subs, mask, desc
 }
 
-// indirectEdges derives INDIRECT_FEEDS (the facet's dataset-level dependencies), once per (input, output, job).
-func indirectEdges(jobKey string, runs []jobRun) []indirectEdge {
-	type pair struct{ In, Out string }
-	type listing struct {
-		ev Evidence
-		tt []olevent.Transformation
+// indAgg is the fold state of one INDIRECT_FEEDS relationship (the column-lineage facet's dataset-level
+// dependency of an output on an input), kept once per (input, output, job).
+type indAgg struct {
+	In       string    `json:"i"`
+	Out      string    `json:"o"`
+	Fold     foldState `json:"f"`
+	Subtypes []string  `json:"s,omitempty"`
+}
+
+// foldIndirect folds the runs' dataset-level column-lineage dependencies into a copy of prev.
+func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
+	lists := map[string][]Evidence{}
+	out := make(map[string]*indAgg, len(prev))
+	for k, a := range prev {
+		c := *a
+		c.Subtypes = append([]string(nil), a.Subtypes...)
+		out[k] = &c
 	}
-	lists := map[pair][]listing{}
 	for i := range runs {
 		r := &runs[i]
 		for _, io := range r.IO {
@@ -233,34 +261,51 @@ func indirectEdges(jobKey string, runs []jobRun) []indirectEdge {
 				continue
 			}
 			for _, d := range io.Cols.Dataset {
-				p := pair{d.In, io.DS}
-				lists[p] = append(lists[p], listing{Evidence{Start: r.Start, Lists: true, ListedAt: d.FirstAt, Pub: io.Pub}, d.TT})
+				k := d.In + "\x00" + io.DS
+				a := out[k]
+				if a == nil {
+					a = &indAgg{In: d.In, Out: io.DS}
+					out[k] = a
+				}
+				lists[k] = append(lists[k], Evidence{Start: r.Start, Lists: true, ListedAt: d.FirstAt, Pub: io.Pub})
+				for _, t := range d.TT {
+					a.Subtypes = append(a.Subtypes, t.Subtype)
+				}
 			}
 		}
 	}
-	pairs := make([]pair, 0, len(lists))
-	for p := range lists {
-		pairs = append(pairs, p)
+	for k, a := range out {
+		ev := append(lists[k], datasetClosers(runs, a.In, a.Out)...)
+		if len(ev) > 0 {
+			a.Fold = foldIntervals(a.Fold, ev, nil)
+		}
+		sort.Strings(a.Subtypes)
+		a.Subtypes = compactStrings(a.Subtypes)
 	}
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].In+pairs[i].Out < pairs[j].In+pairs[j].Out })
+	return out
+}
+
+// indirectEdges renders the folded INDIRECT_FEEDS of a job.
+func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
+	keys := make([]string, 0, len(aggs))
+	for k := range aggs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	var out []indirectEdge
-	for _, p := range pairs {
-		var ev []Evidence
-		subtypes := map[string]bool{}
-		for _, l := range lists[p] {
-			ev = append(ev, l.ev)
-			for _, t := range l.tt {
-				subtypes[t.Subtype] = true
-			}
-		}
-		ev = append(ev, datasetClosers(runs, p.In, p.Out)...)
-		ivs := Intervals(ev, nil)
+	for _, k := range keys {
+		a := aggs[k]
+		ivs := a.Fold.intervals()
 		if len(ivs) == 0 {
 			continue
 		}
 		props := intervalProps(ivs)
-		props["jobKey"], props["outputKey"], props["subtypes"] = jobKey, p.Out, toAny(sortedKeys(subtypes))
-		out = append(out, indirectEdge{From: p.In, To: p.Out, Props: props})
+		subtypes := a.Subtypes
+		if subtypes == nil {
+			subtypes = []string{}
+		}
+		props["jobKey"], props["outputKey"], props["subtypes"] = jobKey, a.Out, toAny(subtypes)
+		out = append(out, indirectEdge{From: a.In, To: a.Out, Props: props})
 	}
 	return out
 }

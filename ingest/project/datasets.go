@@ -17,6 +17,7 @@ type dsWrites struct {
 	fieldDatasets, declDatasets   []any
 	fieldKeep, declKeep           []any
 	queueJobsOf                   []any
+	chunks                        []any              // sealed DatasetLogChunk rows
 	declLogs                      map[string][]dsObs // datasets whose declared column lineage is recomputed
 }
 
@@ -32,6 +33,9 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 	sort.Strings(keys)
 	states, err := w.lockDatasets(keys)
 	if err != nil {
+		return err
+	}
+	if err := w.restoreLate(states, changes); err != nil {
 		return err
 	}
 	out := dsWrites{declLogs: map[string][]dsObs{}}
@@ -74,13 +78,21 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	oldCuts, _ := lifecycleTimes(st.Log)
 	oldFields := st.FieldsSig
 	if oldFields == "" {
-		oldFields = fieldsDigest(key, fieldHistories(st.Log, st.Schemas))
+		oldFields = fieldsDigest(key, fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
 	}
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
-	hists := fieldHistories(st.Log, st.Schemas)
+	hists := fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
 	st.FieldsSig = fieldsDigest(key, hists)
 	fieldsChanged := st.FieldsSig != oldFields
+	if ch := st.seal(); ch != nil {
+		data, err := encodeChunk(ch)
+		if err != nil {
+			return err
+		}
+		out.chunks = append(out.chunks, map[string]any{"key": chunkKey(key, ch.Seq), "ds": key, "seq": ch.Seq,
+			"from": ch.From, "to": ch.To, "data": data})
+	}
 	props, err := datasetProps(st, cuts, dropped)
 	if err != nil {
 		return err
@@ -141,7 +153,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) (map[string]any, er
 		return nil, err
 	}
 	props := map[string]any{"projState": enc, "cuts": toAny(cuts), "facets": st.facetsJSON(),
-		"updatedAt": st.lastUpdate(), "normVersion": NormVersion, "droppedAt": nil}
+		"updatedAt": st.lastUpdate(), "normVersion": NormVersion, "droppedAt": nil, "fieldsSig": st.FieldsSig}
 	if dropped != nil {
 		props["droppedAt"] = *dropped
 	}
@@ -180,6 +192,48 @@ func declaredFeeds(log []dsObs) []edge {
 	return edges
 }
 
+// restoreLate puts back into the log the sealed chunks a late observation falls into (dslog.go), and deletes them:
+// the state is sealed again as it grows.
+func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*dsChange) error {
+	var rows []any
+	for k, st := range states {
+		if t, late := st.lateFor(changes[k]); late {
+			rows = append(rows, map[string]any{"k": k, "t": t, "seq": st.Base.Seq})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if w.restores != nil {
+		w.restores.Add(float64(len(rows)))
+	}
+	out, err := w.run(`UNWIND $rows AS row
+		MATCH (c:DatasetLogChunk {datasetKey: row.k}) WHERE c.to >= row.t AND c.seq <= row.seq
+		RETURN row.k AS k, c.key AS key, c.data AS data`, map[string]any{"rows": rows})
+	if err != nil {
+		return err
+	}
+	chunks := map[string][]dsChunk{}
+	var del []any
+	for _, row := range out {
+		k, _ := row.Get("k")
+		key, _ := row.Get("key")
+		data, _ := row.Get("data")
+		c, err := decodeChunk(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", asStr(key), err)
+		}
+		chunks[asStr(k)] = append(chunks[asStr(k)], c)
+		del = append(del, key)
+	}
+	for k, cs := range chunks {
+		sort.Slice(cs, func(i, j int) bool { return cs[i].Seq < cs[j].Seq })
+		states[k].restore(cs)
+	}
+	_, err = w.run(`UNWIND $keys AS k MATCH (c:DatasetLogChunk {key: k}) DELETE c`, map[string]any{"keys": del})
+	return err
+}
+
 // writeDatasets runs the batched dataset writes.
 func (w *txWriter) writeDatasets(out *dsWrites) error {
 	queries := []struct {
@@ -187,6 +241,9 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 		query string
 	}{
 		{out.props, `UNWIND $rows AS row MATCH (d:Dataset {key: row.key}) SET d += row.props`},
+		{out.chunks, `UNWIND $rows AS row
+			MERGE (c:DatasetLogChunk {key: row.key})
+			SET c.datasetKey = row.ds, c.seq = row.seq, c.from = row.from, c.to = row.to, c.data = row.data`},
 		{out.versions, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds})
 			MERGE (v:DatasetVersion {key: row.key})

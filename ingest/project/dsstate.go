@@ -31,6 +31,8 @@ type dsState struct {
 	// FieldsSig is the digest of the field histories the log gives (fieldsDigest), kept so the next batch
 	// need not fold the whole log a second time to tell whether fields changed. "" (older states): recomputed.
 	FieldsSig string `json:"fs,omitempty"`
+	// Base is the sealed part of the log (dslog.go): nil while nothing is sealed.
+	Base *dsBase `json:"base,omitempty"`
 }
 
 func decodeState(v any) (*dsState, error) {
@@ -280,6 +282,9 @@ func (st *dsState) lastUpdate() int64 {
 	}
 	for _, o := range st.Log {
 		t = max(t, o.T)
+	}
+	if st.Base != nil {
+		t = max(t, st.Base.T) // the latest sealed observation is at the base's time
 	}
 	return t
 }

@@ -76,11 +76,43 @@ func (h *fieldHist) Key(datasetKey string) string { return graph.FieldKey(datase
 // fieldHistories derives the field histories of a dataset from its observation log (a pure function); schema
 // observations carry their fields or reference them by hash in schemas.
 func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
+	return fieldHistoriesFrom(nil, log, schemas)
+}
+
+// fieldHistoriesFrom continues the fold from a sealed base (nil: from nothing): observations at or before base.T
+// are already in it. Empty histories (a field added and removed at one instant) are left out: they were never
+// valid, and their key would be the key of the history that starts at the same instant.
+func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
+	all := foldFields(base, log, schemas)
+	out := all[:0]
+	for _, h := range all {
+		if h.From != h.To {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// foldFields is the fold itself: every history, empty ones included (a sealed base keeps them, since a later
+// schema may reopen one by its field id).
+func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
 	obs := append([]dsObs(nil), log...)
 	sort.SliceStable(obs, func(i, j int) bool { return obsLess(obs[i], obs[j]) })
 	var all []*fieldHist
 	open := map[string]*fieldHist{}
+	if base != nil {
+		for i := range base.Hists {
+			h := base.Hists[i]
+			all = append(all, &h)
+			if h.To == graph.OpenEnd {
+				open[h.Path] = all[len(all)-1]
+			}
+		}
+	}
 	for _, o := range obs {
+		if base != nil && o.T <= base.T {
+			continue
+		}
 		switch o.Kind {
 		case obsLife:
 			if o.State == lcDrop || o.State == lcRename {
@@ -102,11 +134,14 @@ func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fi
 			}
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
+	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].Path != all[j].Path {
 			return all[i].Path < all[j].Path
 		}
-		return all[i].From < all[j].From
+		if all[i].From != all[j].From {
+			return all[i].From < all[j].From
+		}
+		return all[i].To < all[j].To
 	})
 	return all
 }

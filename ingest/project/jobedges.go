@@ -25,8 +25,15 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if err := w.closeVersions(jobs); err != nil {
 		return err
 	}
-	runs, err := w.loadRunsFor(jobs, ckpts)
+	runs, err := w.loadJobRuns(jobs, ckpts)
 	if err != nil {
+		return err
+	}
+	cuts, hists, sigs, err := w.loadDatasetsOf(runs, ckpts)
+	if err != nil {
+		return err
+	}
+	if err := w.refoldChangedFields(runs, ckpts, cuts, hists, sigs); err != nil {
 		return err
 	}
 	if w.stepTimes != nil {
@@ -37,10 +44,6 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if err != nil {
 		return err
 	}
-	cuts, hists, err := w.loadDatasetsOf(runs, ckpts)
-	if err != nil {
-		return err
-	}
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
@@ -48,23 +51,27 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	for _, k := range jobs {
 		ck := ckpts[k]
 		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
+		var prevCols map[string]*colAgg
+		var prevInds map[string]*indAgg
 		if ck != nil {
-			prev, lo, lv = ck.Subjects, ck.At, ck.LatestVersion
+			prev, lo, lv, prevCols, prevInds = ck.Subjects, ck.At, ck.LatestVersion, ck.Cols, ck.Inds
 		}
 		observed := edgesFromAggs(foldObserved(prev, runs[k], cuts, lo, graph.OpenEnd))
 		for _, e := range append(observed, declaredEdges(decls[k], lv.withRuns(runs[k]).Version)...) {
 			e.Job = k
 			edges = append(edges, e)
 		}
-		next, err := encodeCheckpoint(advanceCheckpoint(ck, runs[k], cuts, checkpointPinWindow))
+		next := advanceCheckpoint(ck, runs[k], cuts, hists, sigs, checkpointPinWindow)
+		enc, err := encodeCheckpoint(next)
 		if err != nil {
 			return err
 		}
-		saved = append(saved, map[string]any{"job": k, "ck": next})
-		if ck == nil {
-			cols = append(cols, columnEdges(k, runs[k], hists)...)
-			inds = append(inds, indirectEdges(k, runs[k])...)
-			for _, o := range outputsWithCols(runs[k]) {
+		saved = append(saved, map[string]any{"job": k, "ck": enc})
+		if next.HasCols {
+			colAggs, indAggs := foldColumns(prevCols, runs[k], hists), foldIndirect(prevInds, runs[k])
+			cols = append(cols, columnEdges(k, colAggs)...)
+			inds = append(inds, indirectEdges(k, indAggs)...)
+			for _, o := range columnOutputs(colAggs, indAggs, runs[k]) {
 				colOuts = append(colOuts, map[string]any{"job": k, "out": o})
 			}
 		}
@@ -98,7 +105,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 		m := row.AsMap()
 		k := asStr(m["k"])
 		ck := decodeCheckpoint(m["ck"])
-		if ck == nil || ck.HasCols || w.fullJobs[k] {
+		if ck == nil || !ck.usable() || w.fullJobs[k] {
 			continue
 		}
 		if changed, ok := w.changedStart[k]; ok && changed < ck.At {
@@ -109,34 +116,44 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 	return ckpts, nil
 }
 
-// loadRunsFor loads each job's runs from its checkpoint on (all runs without one); a job whose new runs carry
-// column lineage is reloaded in full.
-func (w *txWriter) loadRunsFor(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
-	runs, err := w.loadJobRuns(jobs, ckpts)
+// refoldChangedFields drops the checkpoints whose column fold resolved fields of a dataset whose field histories
+// have changed since, and loads those jobs' runs (and their datasets) in full.
+func (w *txWriter) refoldChangedFields(runs map[string][]jobRun, ckpts map[string]*jobCheckpoint,
+	cuts map[string][]int64, hists map[string][]*fieldHist, sigs map[string]string) error {
+	var stale []string
+	for k, ck := range ckpts {
+		if ck.fieldsChanged(sigs) {
+			stale = append(stale, k)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	sort.Strings(stale)
+	for _, k := range stale {
+		delete(ckpts, k)
+	}
+	more, err := w.loadJobRuns(stale, ckpts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var reload []string
-	for _, k := range jobs {
-		if ckpts[k] == nil {
-			continue
-		}
-		for i := range runs[k] {
-			if runs[k][i].hasCols() {
-				reload = append(reload, k)
-				delete(ckpts, k)
-				break
-			}
-		}
-	}
-	if len(reload) == 0 {
-		return runs, nil
-	}
-	more, err := w.loadJobRuns(reload, ckpts)
-	for _, k := range reload {
+	for _, k := range stale {
 		runs[k] = more[k]
 	}
-	return runs, err
+	c, h, s, err := w.loadDatasetsOf(more, nil)
+	if err != nil {
+		return err
+	}
+	for k, v := range c {
+		cuts[k] = v
+	}
+	for k, v := range h {
+		hists[k] = v
+	}
+	for k, v := range s {
+		sigs[k] = v
+	}
+	return nil
 }
 
 func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
@@ -221,8 +238,16 @@ func okKeys(ds []*dsRec) map[string]bool {
 	return out
 }
 
-func outputsWithCols(runs []jobRun) []string {
+// columnOutputs are the outputs a job's COLUMN_FEEDS and INDIRECT_FEEDS are rewritten for: every output its
+// column lineage ever named.
+func columnOutputs(cols map[string]*colAgg, inds map[string]*indAgg, runs []jobRun) []string {
 	set := map[string]bool{}
+	for _, a := range cols {
+		set[a.M.Out] = true
+	}
+	for _, a := range inds {
+		set[a.Out] = true
+	}
 	for _, r := range runs {
 		for _, io := range r.IO {
 			if io.Dir == graph.RelWrote && io.Cols != nil {
@@ -233,14 +258,17 @@ func outputsWithCols(runs []jobRun) []string {
 	return sortedKeys(set)
 }
 
-// loadDatasetsOf reads the cut times of every dataset the runs touch and the field histories of those involved
-// in column lineage.
+// loadDatasetsOf reads the cut times of every dataset the runs touch, and the field histories and fieldsSig of
+// those involved in column lineage (including those the checkpoints' column folds depend on).
 func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*jobCheckpoint) (map[string][]int64,
-	map[string][]*fieldHist, error) {
+	map[string][]*fieldHist, map[string]string, error) {
 	ds, colDs := map[string]bool{}, map[string]bool{}
 	for _, ck := range ckpts {
 		for k := range ck.Subjects {
 			ds[parseSubject(k).DS] = true
+		}
+		for k := range ck.FieldSigs {
+			ds[k] = true
 		}
 	}
 	var runs []jobRun
@@ -250,23 +278,20 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 	for _, r := range runs {
 		for _, io := range r.IO {
 			ds[io.DS] = true
-			if io.Cols != nil {
-				colDs[io.DS] = true
-				for _, f := range io.Cols.Fields {
-					colDs[f.In] = true
-				}
-			}
 		}
+	}
+	for _, k := range columnDatasets(runs) {
+		ds[k], colDs[k] = true, true
 	}
 	out, err := w.run(`UNWIND $ds AS k
 		MATCH (d:Dataset {key: k})
 		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
-		RETURN k, d.cuts AS cuts, collect({path: f.path, from: f.validFrom, to: f.validTo}) AS fields`,
+		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo}) AS fields`,
 		map[string]any{"ds": toAny(sortedKeys(ds)), "colDs": toAny(sortedKeys(colDs))})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	cuts, hists := map[string][]int64{}, map[string][]*fieldHist{}
+	cuts, hists, sigs := map[string][]int64{}, map[string][]*fieldHist{}, map[string]string{}
 	for _, row := range out {
 		k, _ := row.Get("k")
 		c, _ := row.Get("cuts")
@@ -275,6 +300,8 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 				cuts[k.(string)] = append(cuts[k.(string)], asInt(t))
 			}
 		}
+		sig, _ := row.Get("sig")
+		sigs[k.(string)] = asStr(sig)
 		fs, _ := row.Get("fields")
 		for _, f := range fs.([]any) {
 			m := f.(map[string]any)
@@ -283,5 +310,5 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 			}
 		}
 	}
-	return cuts, hists, nil
+	return cuts, hists, sigs, nil
 }

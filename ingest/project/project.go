@@ -70,6 +70,9 @@ type Projector struct {
 	steps   *prometheus.HistogramVec
 	stmts   *prometheus.HistogramVec
 	events  *prometheus.CounterVec
+	// restores counts datasets whose sealed observation log a late event had to restore (dslog.go).
+	restores prometheus.Counter
+	recent   *recentEvents
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
 }
@@ -83,7 +86,7 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Projector{store: store, canon: canon, gens: gens, log: log,
+	p := &Projector{store: store, canon: canon, gens: gens, log: log, recent: newRecentEvents(RecentEventsMax),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "headwater_projector_batch_seconds",
 			Help: "Time to project one batch, commit and bump generations.", Buckets: prometheus.DefBuckets}),
 		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headwater_projector_step_seconds",
@@ -94,9 +97,11 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 			Buckets: prometheus.DefBuckets}, []string{"fn"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_events_total",
 			Help: "Events given to the projector, by outcome."}, []string{"outcome"}),
+		restores: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_log_restores_total",
+			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events} {
+		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -121,7 +126,7 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	if len(recs) == 0 {
 		return Result{}, nil
 	}
-	res, err := p.write(ctx, recs)
+	res, err := p.write(ctx, batch, recs)
 	if err != nil {
 		p.events.WithLabelValues("failed").Add(float64(len(batch)))
 		return Result{}, err
@@ -161,14 +166,28 @@ func (p *Projector) prepare(batch []Envelope) ([]*rec, error) {
 	return out, nil
 }
 
-func (p *Projector) write(ctx context.Context, recs []*rec) (Result, error) {
+// write runs the batch transaction. An attempt resolves identities in the recs it is given, so a retried attempt
+// starts from recs built afresh from the batch.
+func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (Result, error) {
 	var bodyDone time.Time
+	var applied []*rec
+	var tag string
+	attempt := 0
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		attempt++
+		these := recs
+		if attempt > 1 {
+			var err error
+			if these, err = p.prepare(batch); err != nil {
+				return nil, err
+			}
+		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
-			steps: p.steps, statements: p.stmts}
-		res, err := w.apply(cloneRecs(recs))
+			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores}
+		res, err := w.apply(these)
+		applied, tag = w.fresh, w.token
 		bodyDone = time.Now()
 		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
@@ -176,6 +195,7 @@ func (p *Projector) write(ctx context.Context, recs []*rec) (Result, error) {
 		return Result{}, fmt.Errorf("project batch: %w", err)
 	}
 	p.steps.WithLabelValues("commit").Observe(time.Since(bodyDone).Seconds())
+	p.recent.add(applied, tag)
 	return out.(Result), nil
 }
 

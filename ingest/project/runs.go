@@ -71,24 +71,52 @@ func sortedKeys(m map[string]bool) []string {
 // (fresh, as storeEvents stored them), earlier ones decoded from their Event payloads.
 func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec, error) {
 	m := map[string][]*rec{}
-	ids := make([]string, 0, len(fresh))
+	freshOf := map[string][]any{}
 	for _, r := range fresh {
-		ids = append(ids, r.ID)
 		if k := runKeyOf(r); k != "" {
 			m[k] = append(m[k], r)
+			freshOf[k] = append(freshOf[k], r.ID)
 		}
 	}
-	out, err := w.run(`UNWIND $runs AS k
-		MERGE (r:Run {key: k})
+	known := w.recent.known(runs)
+	knownOf := map[string]map[string]any{}
+	for id, t := range known {
+		k := runKeyOf(t.r)
+		if knownOf[k] == nil {
+			knownOf[k] = map[string]any{}
+		}
+		knownOf[k][id] = t.tag
+	}
+	rows := make([]any, 0, len(runs))
+	for _, k := range runs {
+		f, kn := freshOf[k], knownOf[k]
+		if f == nil {
+			f = []any{}
+		}
+		if kn == nil {
+			kn = map[string]any{}
+		}
+		rows = append(rows, map[string]any{"k": k, "fresh": f, "known": kn})
+	}
+	// Payloads of events this process committed recently come from memory; the set of events always comes from
+	// Neo4j.
+	out, err := w.run(`UNWIND $rows AS row
+		MERGE (r:Run {key: row.k})
 		SET r.projLock = true REMOVE r.projLock
-		WITH k
-		MATCH (e:Event {runKey: k}) WHERE NOT e.key IN $fresh
-		RETURN k, collect(e.payload) AS payloads`, map[string]any{"runs": toAny(runs), "fresh": toAny(ids)})
+		WITH row
+		MATCH (e:Event {runKey: row.k}) WHERE NOT e.key IN row.fresh
+		WITH row, e, row.known[e.key] IS NOT NULL AND row.known[e.key] = e.ptag AS cached
+		RETURN row.k AS k, collect(CASE WHEN cached THEN e.key END) AS cached,
+			collect(CASE WHEN cached THEN null ELSE e.payload END) AS payloads`, map[string]any{"rows": rows})
 	if err != nil {
 		return nil, err
 	}
 	for _, row := range out {
 		k, _ := row.Get("k")
+		cached, _ := row.Get("cached")
+		for _, id := range cached.([]any) {
+			m[k.(string)] = append(m[k.(string)], known[id.(string)].r)
+		}
 		ps, _ := row.Get("payloads")
 		for _, p := range ps.([]any) {
 			r, err := decodeRec(p)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,7 +25,10 @@ type txWriter struct {
 	steps      *prometheus.HistogramVec // step durations by step name
 	statements *prometheus.HistogramVec // statement durations by the function that ran them
 	extraJobs  map[string]bool
-	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
+	restores   prometheus.Counter // datasets whose sealed log was restored for a late event
+	fresh      []*rec             // the recs this attempt applies (events it claimed)
+	recent     *recentEvents      // committed events' recs, whose payloads need not be read back
+	fullJobs   map[string]bool    // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
 	changedStart map[string]int64 // jobs whose edges must be recomputed because a dataset's cuts or fields changed
 }
@@ -76,6 +78,7 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 	if w.steps != nil {
 		w.steps.WithLabelValues("claim events").Observe(time.Since(start).Seconds())
 	}
+	w.fresh = fresh
 	res := Result{Duplicates: len(recs) - len(fresh), Projected: len(fresh)}
 	if len(fresh) == 0 {
 		return res, nil
@@ -153,7 +156,7 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 			jobKey = r.Job.Key
 		}
 		props := map[string]any{"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
-			"producer": r.Producer, "normVersion": NormVersion, "payload": payload}
+			"producer": r.Producer, "normVersion": NormVersion, "payload": payload, "ptag": w.token}
 		if r.Subject != nil && r.Subject.ID != nil {
 			props["subjectNamespace"] = r.Subject.ID.NS // the dataset a DatasetEvent is about (Dump selects by it)
 		}
@@ -170,19 +173,6 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 			MERGE (j:Job {key: row.jobKey})
 			MERGE (e)-[:ABOUT_JOB]->(j))`, map[string]any{"rows": rows})
 	return err
-}
-
-// cloneRecs deep-copies recs so a retried transaction attempt starts from unresolved identifiers.
-func cloneRecs(in []*rec) []*rec {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return in
-	}
-	var out []*rec
-	if json.Unmarshal(b, &out) != nil {
-		return in
-	}
-	return out
 }
 
 func openEnd() int64 { return graph.OpenEnd }

@@ -1,0 +1,64 @@
+package project
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// A hub read by more runs than a dataset's state holds gets its oldest observations sealed into DatasetLogChunk
+// nodes; a late event whose schema falls among the sealed ones restores them. The graph must be exactly the graph
+// of applying every event at once, and the hub's state must stay bounded.
+func TestScenarioSealedDatasetLogWithALateSchema(t *testing.T) {
+	s := newScen(t)
+	const reads = dsLogHotMax + 200
+	schemaAt := func(sec int) olevent.Dataset {
+		switch {
+		case sec >= 300 && sec < 450:
+			return withSchema(s.ds("hub"), "id", "b", "x")
+		default:
+			return withSchema(s.ds("hub"), "id", "b")
+		}
+	}
+	var inOrder []olevent.Event
+	for i := 1; i <= reads; i++ {
+		inOrder = append(inOrder, s.runEv(fmt.Sprint("s", i), olevent.TypeStart, i, fmt.Sprint("reader", i%7),
+			fmt.Sprint("r", i), []olevent.Dataset{schemaAt(i)}, nil))
+	}
+	late := s.runEv("late", olevent.TypeComplete, 250, "writer", "w1", nil,
+		[]olevent.Dataset{withSchema(s.ds("hub"), "id")}) // b dropped at 250, back at 251
+
+	restoresBefore := testutil.ToFloat64(s.p.restores)
+	for i := 0; i < len(inOrder); i += 50 {
+		s.apply(inOrder[i:min(i+50, len(inOrder))]...)
+	}
+	chunks := s.one(`MATCH (c:DatasetLogChunk {datasetKey: $k}) RETURN count(c) AS n, max(c.seq) AS seq`,
+		map[string]any{"k": s.dsKey("hub")})
+	if chunks["n"].(int64) == 0 {
+		t.Fatalf("no chunk sealed after %d observations", reads)
+	}
+	s.apply(late)
+	if got := testutil.ToFloat64(s.p.restores) - restoresBefore; got != 1 {
+		t.Fatalf("the late schema restored %v datasets, want 1", got)
+	}
+	st := s.one(`MATCH (d:Dataset {key: $k}) RETURN size(d.projState) AS n`, map[string]any{"k": s.dsKey("hub")})
+	sealedDump := s.dump()
+
+	s.wipe()
+	all := append(append([]olevent.Event(nil), inOrder...), late)
+	s.apply(all...)
+	if d := s.dump(); d != sealedDump {
+		t.Fatalf("sealed and restored log gives another graph than applying all at once:\n%s", diffLines(sealedDump, d))
+	}
+	b := s.one(`MATCH (:Dataset {key: $k})-[:HAS_FIELD]->(f:Field {path: 'b'}) WITH f ORDER BY f.validFrom
+		RETURN collect([f.validFrom, f.validTo]) AS h`, map[string]any{"k": s.dsKey("hub")})
+	if want := fmt.Sprint([][]int64{{s.ms(1), s.ms(250)}, {s.ms(251), 253402300799999}}); fmt.Sprint(b["h"]) != want {
+		t.Fatalf("field b histories %v, want %v", b["h"], want)
+	}
+	if n := st["n"].(int64); n > 64<<10 {
+		t.Fatalf("hub state is %d bytes after %d observations: not bounded", n, reads)
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
@@ -35,7 +33,7 @@ type edgeAgg struct {
 
 // jobCheckpoint is the fold state of a job's OBSERVED edges at time At: every run with a point before At is
 // terminal and folded in, no run straddles At, so a batch whose changed runs all start at or after At can fold
-// only the runs starting at or after At into it. Stored as JSON on the Job (edgeCkpt).
+// only the runs starting at or after At into it. Stored on the Job (edgeCkpt, packState).
 //
 // Column lineage folds the same way (Cols, Inds), with one more condition: its listings were resolved to the field
 // histories of the datasets they name, so the checkpoint records each such dataset's fieldsSig and is used only
@@ -267,21 +265,17 @@ func (r *jobRun) hasCols() bool {
 	return false
 }
 
-func encodeCheckpoint(ck *jobCheckpoint) (string, error) {
-	b, err := json.Marshal(ck)
+func encodeCheckpoint(ck *jobCheckpoint) ([]byte, error) {
+	b, err := packState(ck)
 	if err != nil {
-		return "", fmt.Errorf("encode job checkpoint: %w", err)
+		return nil, fmt.Errorf("encode job checkpoint: %w", err)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 func decodeCheckpoint(v any) *jobCheckpoint {
-	s, ok := v.(string)
-	if !ok || s == "" {
-		return nil
-	}
 	var ck jobCheckpoint
-	if json.Unmarshal([]byte(s), &ck) != nil || ck.Subjects == nil {
+	if ok, err := unpackState(v, &ck); !ok || err != nil || ck.Subjects == nil {
 		return nil
 	}
 	return &ck

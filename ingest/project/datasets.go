@@ -237,26 +237,27 @@ func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*d
 // writeDatasets runs the batched dataset writes.
 func (w *txWriter) writeDatasets(out *dsWrites) error {
 	queries := []struct {
+		name  string
 		rows  []any
 		query string
 	}{
-		{out.props, `UNWIND $rows AS row MATCH (d:Dataset {key: row.key}) SET d += row.props`},
-		{out.chunks, `UNWIND $rows AS row
+		{"writeDatasets:props", out.props, `UNWIND $rows AS row MATCH (d:Dataset {key: row.key}) SET d += row.props`},
+		{"writeDatasets:chunks", out.chunks, `UNWIND $rows AS row
 			MERGE (c:DatasetLogChunk {key: row.key})
 			SET c.datasetKey = row.ds, c.seq = row.seq, c.from = row.from, c.to = row.to, c.data = row.data`},
-		{out.versions, `UNWIND $rows AS row
+		{"writeDatasets:versions", out.versions, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds})
 			MERGE (v:DatasetVersion {key: row.key})
 				ON CREATE SET v.datasetKey = row.ds, v.version = row.version, v.firstSeenAt = row.t, v.normVersion = $nv
 			SET v.firstSeenAt = CASE WHEN row.t < v.firstSeenAt THEN row.t ELSE v.firstSeenAt END
 			FOREACH (_ IN CASE WHEN row.lc <> '' THEN [1] ELSE [] END | SET v.lifecycle = row.lc)
 			MERGE (v)-[:VERSION_OF]->(d)`},
-		{out.fields, `UNWIND $rows AS row
+		{"writeDatasets:fields", out.fields, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds})
 			MERGE (f:Field {key: row.key})
 			SET f += row.props
 			MERGE (d)-[:HAS_FIELD]->(f)`},
-		{out.decl, `UNWIND $rows AS row
+		{"writeDatasets:declared", out.decl, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds}), (u:Dataset {key: row.up})
 			MERGE (u)-[e:DECLARED_FEEDS]->(d)
 			SET e += row.props`},
@@ -265,7 +266,7 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 		if len(q.rows) == 0 {
 			continue
 		}
-		if _, err := w.run(q.query, map[string]any{"rows": q.rows, "nv": NormVersion}); err != nil {
+		if _, err := w.runAs(q.name, q.query, map[string]any{"rows": q.rows, "nv": NormVersion}); err != nil {
 			return err
 		}
 	}

@@ -37,10 +37,8 @@ type dsState struct {
 
 func decodeState(v any) (*dsState, error) {
 	st := &dsState{}
-	if s, ok := v.(string); ok && s != "" {
-		if err := json.Unmarshal([]byte(s), st); err != nil {
-			return nil, fmt.Errorf("decode dataset state: %w", err)
-		}
+	if _, err := unpackState(v, st); err != nil {
+		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
 	if st.Meta == nil {
 		st.Meta = map[string]stamped{}
@@ -51,10 +49,9 @@ func decodeState(v any) (*dsState, error) {
 	return st, nil
 }
 
-func (st *dsState) encode() (string, error) {
+func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
-	b, err := json.Marshal(st)
-	return string(b), err
+	return packState(st)
 }
 
 func setStamped(m map[string]stamped, k string, s stamped) {

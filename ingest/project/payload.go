@@ -65,3 +65,34 @@ func decodeRec(payload any) (*rec, error) {
 	}
 	return &r, nil
 }
+
+// packState is the stored form of projection state kept on a node (a dataset's observation state, a job's edge
+// checkpoint): zstd-compressed JSON. These are rewritten whenever a batch touches the node, and as JSON text they
+// were most of the bytes the batch transactions wrote (docs/adr/0015-projection-without-history-growth.md).
+func packState(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return codec.enc.EncodeAll(b, make([]byte, 0, len(b)/4)), nil
+}
+
+// unpackState reads what packState wrote, or the plain JSON string earlier versions wrote; nil or "" leaves out
+// untouched and reports false.
+func unpackState(stored any, out any) (bool, error) {
+	var raw []byte
+	switch s := stored.(type) {
+	case []byte:
+		b, err := codec.dec.DecodeAll(s, nil)
+		if err != nil {
+			return false, fmt.Errorf("decompress projection state: %w", err)
+		}
+		raw = b
+	case string:
+		raw = []byte(s)
+	}
+	if len(raw) == 0 {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, out)
+}

@@ -35,8 +35,21 @@ type txWriter struct {
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
 	if w.statements != nil {
-		defer w.observeStatement(time.Now())
+		defer w.observeStatement(time.Now(), "")
 	}
+	return w.exec(query, params)
+}
+
+// runAs is run with the statement metric labelled name instead of the calling function's name (for functions
+// that run several statements).
+func (w *txWriter) runAs(name, query string, params map[string]any) ([]*neo4j.Record, error) {
+	if w.statements != nil {
+		defer w.observeStatement(time.Now(), name)
+	}
+	return w.exec(query, params)
+}
+
+func (w *txWriter) exec(query string, params map[string]any) ([]*neo4j.Record, error) {
 	res, err := w.tx.Run(w.ctx, query, params)
 	if err != nil {
 		return nil, err
@@ -48,9 +61,13 @@ func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, er
 	return recs, nil
 }
 
-// observeStatement records a statement's time under the name of the function that ran it.
-func (w *txWriter) observeStatement(start time.Time) {
-	name := "unknown"
+// observeStatement records a statement's time under name, or the name of the function that ran it.
+func (w *txWriter) observeStatement(start time.Time, name string) {
+	if name != "" {
+		w.statements.WithLabelValues(name).Observe(time.Since(start).Seconds())
+		return
+	}
+	name = "unknown"
 	if pc, _, _, ok := runtime.Caller(2); ok {
 		if f := runtime.FuncForPC(pc); f != nil {
 			name = f.Name()[strings.LastIndex(f.Name(), ".")+1:]

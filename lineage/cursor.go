@@ -1,6 +1,8 @@
 package lineage
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -121,4 +123,45 @@ func unpack(b []byte) hashSet {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// seal encrypts and authenticates a payload for one context (AES-256-GCM under a key derived from the cursor
+// key): the holder can neither read nor alter it, and it opens only with the same context. Search cursors are
+// sealed because a page's position may be a hit the caller may not see. The nonce is derived from the context and
+// the payload (a synthetic IV), so the same position gives the same cursor: answers stay byte-identical whatever
+// the caller cannot see, and equal cursors reveal only that two positions are equal.
+func (c cursorCodec) seal(plain []byte, context string) (string, error) {
+	aead, err := c.aead()
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte(context))
+	m.Write([]byte{0})
+	m.Write(plain)
+	nonce := m.Sum(nil)[:aead.NonceSize()]
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(context))), nil
+}
+
+// open reverses seal; any failure is false.
+func (c cursorCodec) open(s, context string) ([]byte, bool) {
+	aead, err := c.aead()
+	if err != nil {
+		return nil, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) < aead.NonceSize() {
+		return nil, false
+	}
+	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(context))
+	return plain, err == nil
+}
+
+func (c cursorCodec) aead() (cipher.AEAD, error) {
+	k := sha256.Sum256(append([]byte("headwater sealed cursor\x00"), c.key...))
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }

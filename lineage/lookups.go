@@ -2,7 +2,6 @@ package lineage
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -327,13 +326,17 @@ func (s *Service) RunEvents(ctx context.Context, runKey string) ([]*RunEventSumm
 }
 
 // Search finds datasets and jobs by name, keeping only those the caller may describe. Pages are positioned
-// after the last hit returned (never by an offset, which would count hidden hits); one page scans at most
-// searchRounds batches and then says hasNextPage (there may be more), whatever it found.
+// after the last hit returned (never by an offset, which would count hidden hits), and a page scans on until it
+// has a visible hit more than it returns or the matches run out, so whether a page is empty, and hasNextPage, depend
+// only on what the caller may see. The one exception is a page that scans searchScanMax hits (far beyond the
+// design's graph): it ends there with hasNextPage. Cursors are sealed and bound to the caller and the query, so
+// a position never shows which hit it names.
 func (s *Service) Search(ctx context.Context, q string, first *int, after *string) (*SearchConnection, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, badRequest("query: must not be empty")
 	}
-	lim, pos, err := searchPage(first, after)
+	cursorContext := "search\x00" + digest(authz.FromContext(ctx).Subject) + "\x00" + q
+	lim, pos, err := s.searchPage(first, after, cursorContext)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +346,7 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 	}
 	var found []searchFound
 	exhausted := false
-	for round := 0; round < searchRounds && len(found) <= lim; round++ {
+	for scanned := 0; scanned < searchScanMax && len(found) <= lim; {
 		hits, err := s.store.SearchAfter(ctx, q, pos, searchBatch)
 		if err != nil {
 			return nil, storeErr(err)
@@ -353,6 +356,7 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 			return nil, err
 		}
 		found = append(found, got...)
+		scanned += len(hits)
 		if len(hits) < searchBatch {
 			exhausted = true
 			break
@@ -364,11 +368,17 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 	for _, f := range found[:min(lim, len(found))] {
 		c.Nodes = append(c.Nodes, f.node)
 	}
-	switch {
-	case len(found) > 0:
-		cur := searchCursor(found[min(lim, len(found))-1].hit)
+	end := pos // the scan cap: continue after the last hit scanned
+	if len(found) > 0 && (len(found) > lim || exhausted) {
+		end = found[min(lim, len(found))-1].hit
+	}
+	if c.HasNextPage || len(found) > 0 {
+		cur, err := s.searchCursor(end, cursorContext)
+		if err != nil {
+			return nil, err
+		}
 		c.EndCursor = &cur
-	case after != nil && *after != "":
+	} else if after != nil && *after != "" {
 		c.EndCursor = after
 	}
 	return c, nil
@@ -410,17 +420,17 @@ func (s *Service) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]se
 
 // Search paging.
 const (
-	searchBatch  = 200 // hits read per round
-	searchRounds = 10  // rounds one page may scan
+	searchBatch   = 500     // hits read per round
+	searchScanMax = 200_000 // hits one page may scan before it ends with hasNextPage (design: 30,000 datasets)
 )
 
-// searchCursor is the position after a visible hit: base64url("s:" + JSON).
-func searchCursor(h graph.SearchHit) string {
+// searchCursor is the sealed position after a hit, for one caller and query.
+func (s *Service) searchCursor(h graph.SearchHit, context string) (string, error) {
 	b, _ := json.Marshal([]string{h.Label, h.Key, h.Name})
-	return base64.RawURLEncoding.EncodeToString(append([]byte("s:"), b...))
+	return s.cursor.seal(b, context)
 }
 
-func searchPage(first *int, after *string) (int, graph.SearchHit, error) {
+func (s *Service) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
 	limit := 20
 	if first != nil {
 		limit = *first
@@ -431,13 +441,10 @@ func searchPage(first *int, after *string) (int, graph.SearchHit, error) {
 	if after == nil || *after == "" {
 		return limit, graph.SearchHit{}, nil
 	}
-	bad := badRequest("after: not a cursor of this list")
-	raw, err := base64.RawURLEncoding.DecodeString(*after)
-	if err != nil || !strings.HasPrefix(string(raw), "s:") {
-		return 0, graph.SearchHit{}, bad
-	}
+	bad := badRequest("after: not a cursor of this search for this caller")
+	raw, ok := s.cursor.open(*after, context)
 	var parts []string
-	if json.Unmarshal(raw[2:], &parts) != nil || len(parts) != 3 || parts[2] == "" {
+	if !ok || json.Unmarshal(raw, &parts) != nil || len(parts) != 3 || parts[2] == "" {
 		return 0, graph.SearchHit{}, bad
 	}
 	return limit, graph.SearchHit{Label: parts[0], Key: parts[1], Name: parts[2]}, nil

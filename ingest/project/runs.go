@@ -137,8 +137,12 @@ func runKeyOf(r *rec) string {
 	return r.RunID
 }
 
+// writeRuns rewrites the runs' properties and links. Links that are still right are kept (MERGE, and SET of
+// properties that did not change writes nothing); only links to other targets are deleted, so a run's next event
+// does not delete and re-create all its relationships.
 func (w *txWriter) writeRuns(states []*runState) error {
 	rows := make([]any, 0, len(states))
+	keep := make([]any, 0, len(states))
 	var io []any
 	for _, s := range states {
 		row, err := runRow(s)
@@ -146,14 +150,26 @@ func (w *txWriter) writeRuns(states []*runState) error {
 			return err
 		}
 		rows = append(rows, row)
-		io = append(io, ioRows(s)...)
+		ios := ioRows(s)
+		links := make([]any, 0, len(ios))
+		for _, x := range ios {
+			m := x.(map[string]any)
+			links = append(links, m["dir"].(string)+">"+m["ds"].(string))
+		}
+		keep = append(keep, map[string]any{"key": s.RunID, "links": links})
+		io = append(io, ios...)
 	}
-	if _, err := w.run(`UNWIND $rows AS row
+	if _, err := w.runAs("writeRuns:runs", `UNWIND $rows AS row
 		MATCH (r:Run {key: row.key})
-		OPTIONAL MATCH (r)-[old:OF_JOB|CHILD_OF|RAN_VERSION|READ|WROTE]->()
-		DELETE old
-		WITH DISTINCT r, row
 		SET r += row.props
+		WITH r, row
+		CALL (r, row) {
+			OPTIONAL MATCH (r)-[old:OF_JOB|CHILD_OF|RAN_VERSION]->(t)
+			WITH old, t WHERE old IS NOT NULL AND NOT (
+				(type(old) = 'OF_JOB' AND t.key = row.job) OR (type(old) = 'CHILD_OF' AND t.key = row.parent) OR
+				(type(old) = 'RAN_VERSION' AND t.key = row.version))
+			DELETE old
+		}
 		FOREACH (_ IN CASE WHEN row.job <> '' THEN [1] ELSE [] END |
 			MERGE (j:Job {key: row.job})
 			MERGE (r)-[:OF_JOB]->(j))
@@ -171,13 +187,19 @@ func (w *txWriter) writeRuns(states []*runState) error {
 		map[string]any{"rows": rows, "open": graph.OpenEnd, "nv": NormVersion}); err != nil {
 		return err
 	}
+	if _, err := w.runAs("writeRuns:stale-io", `UNWIND $runs AS rr
+		MATCH (:Run {key: rr.key})-[x:READ|WROTE]->(d:Dataset)
+		WHERE NOT (type(x) + '>' + d.key) IN rr.links
+		DELETE x`, map[string]any{"runs": keep}); err != nil {
+		return err
+	}
 	if len(io) == 0 {
 		return nil
 	}
-	_, err := w.run(`UNWIND $rows AS row
+	_, err := w.runAs("writeRuns:io", `UNWIND $rows AS row
 		MATCH (r:Run {key: row.run}), (d:Dataset {key: row.ds})
-		FOREACH (_ IN CASE WHEN row.dir = 'READ' THEN [1] ELSE [] END | CREATE (r)-[x:READ]->(d) SET x = row.props)
-		FOREACH (_ IN CASE WHEN row.dir = 'WROTE' THEN [1] ELSE [] END | CREATE (r)-[x:WROTE]->(d) SET x = row.props)`,
+		FOREACH (_ IN CASE WHEN row.dir = 'READ' THEN [1] ELSE [] END | MERGE (r)-[x:READ]->(d) SET x = row.props)
+		FOREACH (_ IN CASE WHEN row.dir = 'WROTE' THEN [1] ELSE [] END | MERGE (r)-[x:WROTE]->(d) SET x = row.props)`,
 		map[string]any{"rows": io})
 	return err
 }

@@ -87,7 +87,7 @@ type Consumer struct {
 
 // New builds a consumer.
 func New(cfg Config, kc kafkaio.Config, d Deps) *Consumer {
-	return &Consumer{cfg: cfg, kc: kc, deps: d, h: &handler{cfg: cfg, kc: kc, d: d, slots: make(chan struct{}, max(cfg.Parallel, 1))}}
+	return &Consumer{cfg: cfg, kc: kc, deps: d, h: &handler{cfg: cfg, kc: kc, d: d, combine: newCombiner(cfg.Parallel, cfg.BatchSize)}}
 }
 
 // Run consumes until ctx is cancelled. On cancellation the current batch finishes (or is abandoned before its

@@ -16,8 +16,8 @@ type handler struct {
 	cfg        Config
 	kc         kafkaio.Config
 	d          Deps
-	epochDirty atomic.Bool   // a generation bump was missed; the epoch must be bumped when Redis is back
-	slots      chan struct{} // bounds concurrent projections across partitions (Config.Parallel)
+	epochDirty atomic.Bool // a generation bump was missed; the epoch must be bumped when Redis is back
+	combine    *combiner   // bounds concurrent projections (Config.Parallel) and merges waiting partitions' batches
 }
 
 var _ sarama.ConsumerGroupHandler = (*handler)(nil)
@@ -93,13 +93,7 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	} else {
 		var p prepared
 		if p, err = h.prepareBatch(ctx, msgs); err == nil {
-			select {
-			case h.slots <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			err = h.projectBatch(ctx, p)
-			<-h.slots
+			err = h.combine.run(ctx, p, h.projectBatch)
 		}
 	}
 	if errors.Is(err, errAbandoned) || ctx.Err() != nil {

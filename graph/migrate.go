@@ -55,6 +55,10 @@ var migrations = []migration{
 		"CREATE CONSTRAINT dataset_log_chunk_key IF NOT EXISTS FOR (n:DatasetLogChunk) REQUIRE n.key IS UNIQUE",
 		"CREATE INDEX dataset_log_chunk_dataset IF NOT EXISTS FOR (n:DatasetLogChunk) ON (n.datasetKey, n.to)",
 	}},
+	{5, []string{ // stored copies of job checkpoints, for late runs (ingest/project/checkpoint.go)
+		"CREATE CONSTRAINT job_checkpoint_key IF NOT EXISTS FOR (n:JobCheckpoint) REQUIRE n.key IS UNIQUE",
+		"CREATE INDEX job_checkpoint_job IF NOT EXISTS FOR (n:JobCheckpoint) ON (n.jobKey, n.at)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

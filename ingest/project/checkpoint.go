@@ -47,7 +47,15 @@ type jobCheckpoint struct {
 	Cols          map[string]*colAgg  `json:"c,omitempty"`
 	Inds          map[string]*indAgg  `json:"i,omitempty"`
 	FieldSigs     map[string]string   `json:"fs,omitempty"` // dataset key -> fieldsSig the column fold used
+	// Stored is At of the latest copy of this checkpoint kept as a JobCheckpoint node (0: none).
+	Stored int64 `json:"st,omitempty"`
 }
+
+// storedCheckpointEvery is how far (event time) a job's checkpoint advances before a copy is kept as a
+// JobCheckpoint node. A batch that changes a run starting before the job's checkpoint folds from the latest copy
+// at or before that run's start: a late run costs about the runs of this much time plus its lateness, instead of
+// every run the job ever had. Copies after a late run's start are deleted (they lack it).
+const storedCheckpointEvery = int64(60 * 60 * 1000)
 
 // checkpointColsVersion marks checkpoints that carry the column-lineage fold; a job with column lineage whose
 // checkpoint predates it is folded in full once.
@@ -210,7 +218,7 @@ func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64
 	next := &jobCheckpoint{ColsVersion: checkpointColsVersion, FieldSigs: map[string]string{}}
 	if ck != nil {
 		from, prev, next.LatestVersion, next.HasCols = ck.At, ck.Subjects, ck.LatestVersion, ck.HasCols
-		prevCols, prevInds = ck.Cols, ck.Inds
+		prevCols, prevInds, next.Stored = ck.Cols, ck.Inds, ck.Stored
 		for k, v := range ck.FieldSigs {
 			next.FieldSigs[k] = v
 		}

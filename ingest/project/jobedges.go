@@ -47,7 +47,7 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
-	var colOuts, saved []any
+	var colOuts, saved, stored []any
 	for _, k := range jobs {
 		ck := ckpts[k]
 		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
@@ -67,6 +67,14 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			return err
 		}
 		saved = append(saved, map[string]any{"job": k, "ck": enc})
+		if next.At != math.MinInt64 && (next.Stored == 0 || next.At-next.Stored >= storedCheckpointEvery) {
+			stored = append(stored, map[string]any{"job": k, "at": next.At, "ck": enc})
+			next.Stored = next.At
+			if enc, err = encodeCheckpoint(next); err != nil {
+				return err
+			}
+			saved[len(saved)-1] = map[string]any{"job": k, "ck": enc}
+		}
 		if next.HasCols {
 			colAggs, indAggs := foldColumns(prevCols, runs[k], hists), foldIndirect(prevInds, runs[k])
 			cols = append(cols, columnEdges(k, colAggs)...)
@@ -85,13 +93,22 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if err := w.writeIndirectEdges(colOuts, inds); err != nil {
 		return err
 	}
+	if len(stored) > 0 {
+		if _, err := w.runAs("storeCheckpoints", `UNWIND $rows AS row
+			MERGE (c:JobCheckpoint {key: row.job + '@' + toString(row.at)})
+			SET c.jobKey = row.job, c.at = row.at, c.data = row.ck`, map[string]any{"rows": stored}); err != nil {
+			return err
+		}
+	}
 	_, err = w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.job}) SET j.edgeCkpt = row.ck`,
 		map[string]any{"rows": saved})
 	return err
 }
 
 // lockJobs takes the jobs' write locks (in key order) and returns the checkpoints this batch may fold into: nil
-// for a job that must be recomputed from all its runs.
+// for a job that must be recomputed from all its runs. A job whose batch changed a run that starts before its
+// head checkpoint folds from the latest stored checkpoint at or before that start (storedCheckpointBefore), so a
+// late run costs the runs since then, not the job's whole history.
 func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 	out, err := w.run(`UNWIND $jobs AS k
 		MATCH (j:Job {key: k})
@@ -101,17 +118,45 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 		return nil, err
 	}
 	ckpts := map[string]*jobCheckpoint{}
+	var late []any
 	for _, row := range out {
 		m := row.AsMap()
 		k := asStr(m["k"])
 		ck := decodeCheckpoint(m["ck"])
-		if ck == nil || !ck.usable() || w.fullJobs[k] {
+		if w.fullJobs[k] {
+			late = append(late, map[string]any{"k": k, "t": int64(math.MinInt64)}) // stored ones are stale too
 			continue
 		}
-		if changed, ok := w.changedStart[k]; ok && changed < ck.At {
+		if changed, ok := w.changedStart[k]; ok && ck != nil && changed < ck.At {
+			late = append(late, map[string]any{"k": k, "t": changed})
+			continue
+		}
+		if ck == nil || !ck.usable() {
 			continue
 		}
 		ckpts[k] = ck
+	}
+	if len(late) == 0 {
+		return ckpts, nil
+	}
+	// Stored checkpoints after the change are stale: the changed run was not in them.
+	rows, err := w.run(`UNWIND $late AS row
+		OPTIONAL MATCH (c:JobCheckpoint {jobKey: row.k}) WHERE c.at > row.t
+		DETACH DELETE c
+		WITH DISTINCT row
+		OPTIONAL MATCH (c:JobCheckpoint {jobKey: row.k}) WHERE c.at <= row.t
+		WITH row, c ORDER BY c.at DESC
+		WITH row, head(collect(c.data)) AS data
+		RETURN row.k AS k, data`, map[string]any{"late": late})
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		k, _ := row.Get("k")
+		data, _ := row.Get("data")
+		if ck := decodeCheckpoint(data); ck != nil && ck.usable() && !w.fullJobs[asStr(k)] {
+			ckpts[asStr(k)] = ck
+		}
 	}
 	return ckpts, nil
 }

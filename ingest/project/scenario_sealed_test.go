@@ -3,6 +3,7 @@ package project
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -61,4 +62,42 @@ func TestScenarioSealedDatasetLogWithALateSchema(t *testing.T) {
 	if n := st["n"].(int64); n > 64<<10 {
 		t.Fatalf("hub state is %d bytes after %d observations: not bounded", n, reads)
 	}
+}
+
+// A late run of a job with a long history folds from the latest stored checkpoint before its start, not from all
+// the job's runs, and the graph is exactly that of applying every event at once.
+func TestScenarioLateRunFoldsFromAStoredCheckpoint(t *testing.T) {
+	s := newScen(t)
+	in, out := s.ds("src"), s.ds("dst")
+	var all []olevent.Event
+	const step = 20 * 60 // a run every 20 minutes for 10 hours
+	for i := 0; i < 30; i++ {
+		start := runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*step, fmt.Sprint("r", i), in, out)
+		done := runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*step+60, fmt.Sprint("r", i), in, out)
+		s.apply(start)
+		s.apply(done)
+		all = append(all, start, done)
+	}
+	stored := s.one(`MATCH (c:JobCheckpoint {jobKey: $k}) RETURN count(c) AS n`, map[string]any{"k": s.jobKey("job")})
+	if stored["n"].(int64) < 3 {
+		t.Fatalf("%v stored checkpoints after 10 hours of runs, want one per hour", stored["n"])
+	}
+	late := runEvAt(s, "late", olevent.TypeComplete, 25*step+300, "late", in, s.ds("dst2"))
+	s.p.stepTimes = map[string]time.Duration{}
+	s.apply(late)
+	if full, from := s.p.stepTimes["jobs folded in full"], s.p.stepTimes["jobs folded from a checkpoint"]; full != 0 || from != 1 {
+		t.Fatalf("late run: %d jobs folded in full, %d from a checkpoint; want 0 and 1", full, from)
+	}
+	s.p.stepTimes = nil
+	incremental := s.dump()
+	s.wipe()
+	s.query(`MATCH (c:JobCheckpoint {jobKey: $k}) DELETE c`, map[string]any{"k": s.jobKey("job")})
+	s.apply(append(all, late)...)
+	if d := s.dump(); d != incremental {
+		t.Fatalf("a late run folded from a stored checkpoint gives another graph:\n%s", diffLines(incremental, d))
+	}
+}
+
+func runEvAt(s *scen, id, typ string, sec int, run string, in, out olevent.Dataset) olevent.Event {
+	return s.runEv(id, typ, sec, "job", run, []olevent.Dataset{in}, []olevent.Dataset{out})
 }

@@ -51,7 +51,9 @@ type Stream struct {
 // NewStream starts a stream at Config.Start.
 func (w *World) NewStream() *Stream {
 	c := w.Config
-	salt := hash64(c.Prefix)
+	// Run ids depend on the start too: a second stream over the same world (a later benchmark run) makes new runs
+	// rather than re-running the first stream's run ids at other times.
+	salt := hash64(c.Prefix) ^ uint64(c.Start.UnixNano())
 	s := &Stream{w: w, runs: newRand(c.Seed, streamRuns), ids: newRand(c.Seed^salt, streamIDs),
 		delivery: newRand(c.Seed, streamDelivery), nextRunAt: c.Start,
 		runInterval: day / time.Duration(c.RunsPerDay), names: map[int]string{}, streamRuns: map[int]string{},

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 
 	json "github.com/goccy/go-json"
@@ -123,7 +124,10 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 			w.touch(e.DS)
 		}
 	}
-	if fieldsChanged || len(cuts) != len(oldCuts) {
+	// Only cuts change a job's dataset-level edges. Field changes reach the column-lineage fold through the
+	// fieldsSig its checkpoint records (jobCheckpoint.FieldSigs), and runs after the checkpoint always resolve
+	// fields afresh, so they need not refold every job that touches the dataset.
+	if !slices.Equal(cuts, oldCuts) {
 		out.queueJobsOf = append(out.queueJobsOf, key)
 	}
 	return nil

@@ -49,6 +49,8 @@ type jobCheckpoint struct {
 	FieldSigs     map[string]string   `json:"fs,omitempty"` // dataset key -> fieldsSig the column fold used
 	// Stored is At of the latest copy of this checkpoint kept as a JobCheckpoint node (0: none).
 	Stored int64 `json:"st,omitempty"`
+	// fromStore marks a checkpoint read from a JobCheckpoint node (metrics only).
+	fromStore bool
 }
 
 // storedCheckpointEvery is how far (event time) a job's checkpoint advances before a copy is kept as a

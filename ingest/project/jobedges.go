@@ -40,6 +40,22 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		w.stepTimes["jobs folded from a checkpoint"] += time.Duration(len(ckpts))
 		w.stepTimes["jobs folded in full"] += time.Duration(len(jobs) - len(ckpts))
 	}
+	if w.folds != nil {
+		stored := 0
+		for _, ck := range ckpts {
+			if ck.fromStore {
+				stored++
+			}
+		}
+		w.folds.WithLabelValues("head").Add(float64(len(ckpts) - stored))
+		w.folds.WithLabelValues("stored").Add(float64(stored))
+		w.folds.WithLabelValues("full").Add(float64(len(jobs) - len(ckpts)))
+		n := 0
+		for _, rs := range runs {
+			n += len(rs)
+		}
+		w.foldRuns.Add(float64(n))
+	}
 	decls, err := w.loadJobDecls(jobs)
 	if err != nil {
 		return err
@@ -155,6 +171,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 		k, _ := row.Get("k")
 		data, _ := row.Get("data")
 		if ck := decodeCheckpoint(data); ck != nil && ck.usable() && !w.fullJobs[asStr(k)] {
+			ck.fromStore = true
 			ckpts[asStr(k)] = ck
 		}
 	}

@@ -72,7 +72,10 @@ type Projector struct {
 	events  *prometheus.CounterVec
 	// restores counts datasets whose sealed observation log a late event had to restore (dslog.go).
 	restores prometheus.Counter
-	recent   *recentEvents
+	// folds counts jobs whose edges a batch recomputed, by where the fold started; runs counts the runs it read.
+	folds  *prometheus.CounterVec
+	runs   prometheus.Counter
+	recent *recentEvents
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
 }
@@ -97,11 +100,16 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 			Buckets: prometheus.DefBuckets}, []string{"fn"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_events_total",
 			Help: "Events given to the projector, by outcome."}, []string{"outcome"}),
+		folds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_job_folds_total",
+			Help: "Jobs whose edges a batch recomputed, by where the fold started: head (the job's checkpoint), " +
+				"stored (a stored checkpoint before a late run), full (all runs)."}, []string{"from"}),
+		runs: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_fold_runs_total",
+			Help: "Runs read to recompute job edges."}),
 		restores: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_log_restores_total",
 			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores} {
+		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds, p.runs} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -185,7 +193,8 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 			}
 		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
-			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores}
+			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
+			folds: p.folds, foldRuns: p.runs}
 		res, err := w.apply(these)
 		applied, tag = w.fresh, w.token
 		bodyDone = time.Now()

@@ -26,9 +26,11 @@ type txWriter struct {
 	statements *prometheus.HistogramVec // statement durations by the function that ran them
 	extraJobs  map[string]bool
 	restores   prometheus.Counter // datasets whose sealed log was restored for a late event
-	fresh      []*rec             // the recs this attempt applies (events it claimed)
-	recent     *recentEvents      // committed events' recs, whose payloads need not be read back
-	fullJobs   map[string]bool    // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
+	folds      *prometheus.CounterVec
+	foldRuns   prometheus.Counter
+	fresh      []*rec          // the recs this attempt applies (events it claimed)
+	recent     *recentEvents   // committed events' recs, whose payloads need not be read back
+	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
 	changedStart map[string]int64 // jobs whose edges must be recomputed because a dataset's cuts or fields changed
 }

@@ -3,7 +3,6 @@ package project
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
@@ -160,11 +159,7 @@ func cutsIn(cuts []int64, from, until int64) []int64 {
 
 // edgesFromAggs renders the OBSERVED edges.
 func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
-	keys := make([]string, 0, len(aggs))
-	for k := range aggs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(aggs)
 	var out []edge
 	for _, k := range keys {
 		a := aggs[k]

@@ -170,11 +170,7 @@ func evidenceOf[T any](ls []T, f func(T) Evidence) []Evidence {
 
 // columnEdges renders the folded COLUMN_FEEDS of a job.
 func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
-	keys := make([]string, 0, len(aggs))
-	for k := range aggs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(aggs)
 	var out []colEdge
 	for _, k := range keys {
 		a := aggs[k]
@@ -287,11 +283,7 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 
 // indirectEdges renders the folded INDIRECT_FEEDS of a job.
 func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
-	keys := make([]string, 0, len(aggs))
-	for k := range aggs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(aggs)
 	var out []indirectEdge
 	for _, k := range keys {
 		a := aggs[k]

@@ -58,7 +58,7 @@ func (w *txWriter) noteChange(job string, start int64) {
 	}
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -47,11 +47,15 @@ bindings:
   - {role: bench-admins, subjects: [bench-admin, bench-producer]}
   - {role: bench-prod-analysts, subjects: [bench-analyst]}
 POLICY
-ENVS=$(bin/hwload envs --prefix "$P" --prefix "$P-ing" --prefix "$P-ingc")
+# Each bench run ingests fresh generator worlds into its own topic: a later run neither inherits an earlier run's
+# backlog nor re-sends events into the simulated time of an earlier run's world (docs/adr/0015).
+TAG=$(date -u +%m%d%H%M)
+ING="$P-ing$TAG"; INGC="$P-ingc$TAG"; TOPIC="bench.events.$TAG"
+ENVS=$(bin/hwload envs --prefix "$P" --prefix "$ING" --prefix "$INGC")
 serve() { # api metrics redis-addr consumer-flag log
   bin/headwater serve --http-addr="$1" --http-metrics-addr="$2" --redis-addr="$3" "$4" \
     --authz-policy-file="$STATE/policy.yaml" --authz-policy-source=bench --archive-dir="$STATE/archive" \
-    --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="bench.events" \
+    --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="$TOPIC" \
     --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="bench-projector" \
     --log-format=text --log-level=warn >"$STATE/logs/$5.log" 2>&1 &
   echo $!
@@ -92,13 +96,13 @@ q mixed-c8 $API_NC "" --token "$ADMIN" --concurrency 8 --field-share 0.2 --cache
 
 q cached-ordinary $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0
 log "cached query runs while ingestion runs at 200 events/s (closed loop, then open loop at 100 queries/s)"
-bin/hwload ingest --prefix "$P-ingc" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$(( ${QS%s} * 2 + 10 ))s" \
-  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-during-cached.json" &
-ING=$!
+bin/hwload ingest --prefix "$INGC" --url "http://$API" --token "$PRODUCER" --rate 200 --batch 10 --duration "$(( ${QS%s} * 2 + 10 ))s" \
+  --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-during-cached.json" &
+ING_PID=$!
 sleep 5
 q cached-during-ingest $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency $C --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
 q cached-during-ingest-open100 $API_Q "http://$METRICS_Q/metrics" --token "$ADMIN" --concurrency 8 --rate 100 --field-share 0.2 --cached-share 1 --as-of-share 0 --hub-share 0.2
-wait $ING || true
+wait $ING_PID || true
 fi
 
 if part compare && bin/hwload compare --help >/dev/null 2>&1; then
@@ -109,11 +113,11 @@ if part compare && bin/hwload compare --help >/dev/null 2>&1; then
 fi
 
 if part ingest; then
-log "ingest: open loop at 400 events/s for $IS"
-bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --rate 400 --batch 10 --duration "$IS" \
-  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-open-400.json"
+log "ingest: open loop at 600 events/s for $IS"
+bin/hwload ingest --prefix "$ING" --url "http://$API" --token "$PRODUCER" --rate 600 --batch 10 --duration "$IS" \
+  --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-open-600.json"
 log "ingest: closed loop (max) for $IS"
-bin/hwload ingest --prefix "$P-ing" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
-  --neo-4-j-uri "$BOLT" --topic bench.events --group bench-projector --out "$OUT/ingest-closed.json"
+bin/hwload ingest --prefix "$ING" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
+  --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-closed.json"
 fi
 log "results in $OUT (*.json, *.md, *.png)"

@@ -58,6 +58,10 @@ type jobCheckpoint struct {
 // every run the job ever had. Copies after a late run's start are deleted (they lack it).
 const storedCheckpointEvery = int64(60 * 60 * 1000)
 
+// storedCheckpointHorizon bounds the copies kept per job: those more than this (event time) before the newest are
+// deleted, so a job keeps at most about a day's worth (24 copies); a run later than that folds the job in full.
+const storedCheckpointHorizon = int64(24 * 60 * 60 * 1000)
+
 // checkpointColsVersion marks checkpoints that carry the column-lineage fold; a job with column lineage whose
 // checkpoint predates it is folded in full once.
 const checkpointColsVersion = 1

@@ -112,7 +112,10 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if len(stored) > 0 {
 		if _, err := w.runAs("storeCheckpoints", `UNWIND $rows AS row
 			MERGE (c:JobCheckpoint {key: row.job + '@' + toString(row.at)})
-			SET c.jobKey = row.job, c.at = row.at, c.data = row.ck`, map[string]any{"rows": stored}); err != nil {
+			SET c.jobKey = row.job, c.at = row.at, c.data = row.ck
+			WITH row
+			OPTIONAL MATCH (old:JobCheckpoint {jobKey: row.job}) WHERE old.at < row.at - $horizon
+			DELETE old`, map[string]any{"rows": stored, "horizon": storedCheckpointHorizon}); err != nil {
 			return err
 		}
 	}

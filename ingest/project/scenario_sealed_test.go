@@ -101,3 +101,19 @@ func TestScenarioLateRunFoldsFromAStoredCheckpoint(t *testing.T) {
 func runEvAt(s *scen, id, typ string, sec int, run string, in, out olevent.Dataset) olevent.Event {
 	return s.runEv(id, typ, sec, "job", run, []olevent.Dataset{in}, []olevent.Dataset{out})
 }
+
+// Stored checkpoint copies are kept for a day of event time: older ones are deleted as new ones are stored.
+func TestStoredCheckpointsKeepADay(t *testing.T) {
+	s := newScen(t)
+	in, out := s.ds("src"), s.ds("dst")
+	const hour = 60 * 60
+	for i := 0; i < 40; i++ { // a run every 2 hours for 80 hours
+		s.apply(runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*2*hour, fmt.Sprint("r", i), in, out),
+			runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*2*hour+60, fmt.Sprint("r", i), in, out))
+	}
+	got := s.one(`MATCH (c:JobCheckpoint {jobKey: $k}) RETURN count(c) AS n, min(c.at) AS lo, max(c.at) AS hi`,
+		map[string]any{"k": s.jobKey("job")})
+	if n := got["n"].(int64); n < 2 || n > 13 || got["hi"].(int64)-got["lo"].(int64) > storedCheckpointHorizon {
+		t.Fatalf("stored copies after 80 hours: %v (want at most a day's worth)", got)
+	}
+}

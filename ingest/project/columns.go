@@ -109,7 +109,6 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 		runID  string
 		at     int64
 		tt     []olevent.Transformation
-		mapped mapping
 	}
 	lists := map[string][]listing{}
 	out := make(map[string]*colAgg, len(prev))
@@ -146,7 +145,10 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 			cl = closingRuns(runs, a.M)
 			closers[a.M] = cl
 		}
-		ev := append(append([]Evidence(nil), cl...), evidenceOf(lists[k], func(l listing) Evidence { return l.ev })...)
+		ev := append([]Evidence(nil), cl...)
+		for _, l := range lists[k] {
+			ev = append(ev, l.ev)
+		}
 		if len(ev) == 0 {
 			continue
 		}
@@ -156,14 +158,6 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 				a.LastAt, a.RunID, a.TT = l.at, l.runID, l.tt
 			}
 		}
-	}
-	return out
-}
-
-func evidenceOf[T any](ls []T, f func(T) Evidence) []Evidence {
-	out := make([]Evidence, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, f(l))
 	}
 	return out
 }

@@ -5,8 +5,6 @@ import (
 	"math"
 	"sort"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -148,25 +146,17 @@ func (st *dsState) pruneSchemas() {
 }
 
 func encodeChunk(c *dsChunk) ([]byte, error) {
-	b, err := json.Marshal(c)
+	b, err := packState(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode dataset log chunk: %w", err)
 	}
-	return codec.enc.EncodeAll(b, nil), nil
+	return b, nil
 }
 
 func decodeChunk(v any) (dsChunk, error) {
 	var c dsChunk
-	b, ok := v.([]byte)
-	if !ok {
-		return c, fmt.Errorf("dataset log chunk: unexpected %T", v)
-	}
-	raw, err := codec.dec.DecodeAll(b, nil)
-	if err != nil {
-		return c, fmt.Errorf("dataset log chunk: %w", err)
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, fmt.Errorf("dataset log chunk: %w", err)
+	if ok, err := unpackState(v, &c); err != nil || !ok {
+		return c, fmt.Errorf("dataset log chunk: unreadable (%v)", err)
 	}
 	return c, nil
 }

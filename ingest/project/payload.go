@@ -37,27 +37,18 @@ func mustCodec() payloadCodec {
 
 // encodePayload is the stored form of a rec.
 func encodePayload(r *rec) ([]byte, error) {
-	b, err := json.Marshal(r)
+	b, err := packState(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode event %s: %w", r.ID, err)
 	}
-	return codec.enc.EncodeAll(b, make([]byte, 0, len(b)/4)), nil
+	return b, nil
 }
 
 // decodeRec reads an Event payload: zstd-compressed JSON, or plain JSON from earlier versions.
 func decodeRec(payload any) (*rec, error) {
-	var raw []byte
-	switch p := payload.(type) {
-	case []byte:
-		b, err := codec.dec.DecodeAll(p, nil)
-		if err != nil {
-			return nil, fmt.Errorf("decompress event payload: %w", err)
-		}
-		raw = b
-	case string:
-		raw = []byte(p)
-	default:
-		return nil, fmt.Errorf("decode event payload: unexpected %T", payload)
+	raw, err := storedJSON(payload)
+	if err != nil {
+		return nil, fmt.Errorf("decode event payload: %w", err)
 	}
 	var r rec
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -67,8 +58,9 @@ func decodeRec(payload any) (*rec, error) {
 }
 
 // packState is the stored form of projection state kept on a node (a dataset's observation state, a job's edge
-// checkpoint): zstd-compressed JSON. These are rewritten whenever a batch touches the node, and as JSON text they
-// were most of the bytes the batch transactions wrote (docs/adr/0015-projection-without-history-growth.md).
+// checkpoint, a sealed log chunk) and of event payloads: zstd-compressed JSON. These are rewritten whenever a batch
+// touches the node, and as JSON text they were most of the bytes the batch transactions wrote
+// (docs/adr/0015-projection-without-history-growth.md).
 func packState(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -80,19 +72,27 @@ func packState(v any) ([]byte, error) {
 // unpackState reads what packState wrote, or the plain JSON string earlier versions wrote; nil or "" leaves out
 // untouched and reports false.
 func unpackState(stored any, out any) (bool, error) {
-	var raw []byte
+	if stored == nil {
+		return false, nil
+	}
+	raw, err := storedJSON(stored)
+	if err != nil || len(raw) == 0 {
+		return false, err
+	}
+	return true, json.Unmarshal(raw, out)
+}
+
+// storedJSON is the JSON of a stored value: zstd-compressed bytes, or a plain string from earlier versions.
+func storedJSON(stored any) ([]byte, error) {
 	switch s := stored.(type) {
 	case []byte:
 		b, err := codec.dec.DecodeAll(s, nil)
 		if err != nil {
-			return false, fmt.Errorf("decompress projection state: %w", err)
+			return nil, fmt.Errorf("decompress: %w", err)
 		}
-		raw = b
+		return b, nil
 	case string:
-		raw = []byte(s)
+		return []byte(s), nil
 	}
-	if len(raw) == 0 {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, out)
+	return nil, fmt.Errorf("unexpected %T", stored)
 }

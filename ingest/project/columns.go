@@ -105,10 +105,10 @@ func (a *colAgg) key() string {
 // but omits the mapping closes them. Fields are resolved to the history valid at the listing time.
 func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fieldHist) map[string]*colAgg {
 	type listing struct {
-		ev     Evidence
-		runID  string
-		at     int64
-		tt     []olevent.Transformation
+		ev    Evidence
+		runID string
+		at    int64
+		tt    []olevent.Transformation
 	}
 	lists := map[string][]listing{}
 	out := make(map[string]*colAgg, len(prev))

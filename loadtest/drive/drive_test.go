@@ -195,3 +195,26 @@ func TestIngestDriverOpenLoop(t *testing.T) {
 		t.Errorf("mode %s generated %d", res.Mode, res.Generated.Events)
 	}
 }
+
+func TestVisibleShareSamplesAFixedSubset(t *testing.T) {
+	cfg := IngestConfig{VisibleShare: 0.1}
+	n := 0
+	for i := range 20000 {
+		id := fmt.Sprintf("0190a3c4-%04x-7000-8000-%012x", i%65536, i*7919)
+		if cfg.sampled(id) {
+			n++
+		}
+		if cfg.sampled(id) != cfg.sampled(id) {
+			t.Fatal("sampling is not deterministic")
+		}
+	}
+	if n < 1700 || n > 2300 {
+		t.Errorf("share 0.1 sampled %d of 20000", n)
+	}
+	if !(IngestConfig{}).sampled("x") || !(IngestConfig{VisibleShare: 1}).sampled("x") {
+		t.Error("share 0 or 1 must track every event")
+	}
+	if err := (IngestConfig{Concurrency: 1, Batch: 1, Duration: 1, PollEvery: 1, PollBatch: 1, VisibleShare: 1.5}).Validate(); err == nil {
+		t.Error("visible-share 1.5 accepted")
+	}
+}

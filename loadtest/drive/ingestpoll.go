@@ -53,7 +53,8 @@ func (d *IngestDriver) pollOnce(ctx context.Context, tl *timeline) {
 		}
 	}
 	d.mu.Unlock()
-	tl.at(now, func(s *Second) { s.Projected += len(seen) })
+	// The timeline's projected count is scaled up from the sample.
+	tl.at(now, func(s *Second) { s.Projected += int(float64(len(seen))/d.cfg.share() + 0.5) })
 }
 
 // oldestPending returns up to n pending eventIds, oldest intended send first.
@@ -107,7 +108,7 @@ func (d *IngestDriver) result(start, sentAt time.Time, tl *timeline) IngestResul
 		r.AcceptedPerSec = float64(r.Accepted) / s
 	}
 	if s := d.now().Sub(start).Seconds(); s > 0 {
-		r.ProjectedPerSec = float64(r.Visible) / s
+		r.ProjectedPerSec = float64(r.Visible) / d.cfg.share() / s
 	}
 	r.NotVisible = int64(len(d.pending))
 	r.SendLatency, r.VisibleLatency = Summarise(d.sendLat), Summarise(d.visLat)

@@ -79,6 +79,10 @@ func writeIngest(b *strings.Builder, in *drive.IngestResult) {
 	fmt.Fprintf(b, "| sent | accepted | rejected | throttled attempts | accepted/s | projected/s | visible | not visible | max lag |\n|---|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(b, "| %d | %d | %d | %d | %.1f | %.1f | %d | %d | %d |\n\n", in.Sent, in.Accepted, in.Rejected, in.Throttled,
 		in.AcceptedPerSec, in.ProjectedPerSec, in.Visible, in.NotVisible, in.MaxLag)
+	if sh := in.Config.VisibleShare; sh > 0 && sh < 1 {
+		fmt.Fprintf(b, "Send-to-visible is measured on a fixed %.0f %% sample of the accepted events (by eventId hash); "+
+			"visible and not visible count that sample, projected/s scales it up.\n\n", sh*100)
+	}
 	fmt.Fprintf(b, "| latency | n | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n")
 	row(b, "send (gateway answer)", in.SendLatency)
 	row(b, "send-to-visible", in.VisibleLatency)

@@ -14,22 +14,23 @@ const closedLoopRateGuess = 2000 // events/s assumed when choosing the simulated
 
 // IngestCmd drives the gateway.
 type IngestCmd struct {
-	World       WorldFlags    `embed:""`
-	Neo4j       Neo4jFlags    `embed:""`
-	Output      OutputFlags   `embed:""`
-	URL         string        `help:"Gateway base URL." default:"http://127.0.0.1:8080"`
-	Token       string        `help:"Producer bearer token (empty: no Authorization header)." default:"" env:"HWLOAD_TOKEN"`
-	Rate        float64       `help:"Target events/s (open loop); 0 runs closed loop as fast as answered." default:"0"`
-	Concurrency int           `help:"Requests in flight." default:"16"`
-	Batch       int           `help:"Events per request (>1 uses the batch endpoint)." default:"1"`
-	Attempts    int           `help:"Attempts per request when answered 429/503." default:"5"`
-	Duration    time.Duration `help:"How long to send (5m+ for the real benchmark)." default:"30s"`
-	Drain       time.Duration `help:"How long to wait for projection after sending stops." default:"60s"`
-	PollEvery   time.Duration `help:"Visibility and lag sampling period." default:"250ms"`
-	PollBatch   int           `help:"eventIds per visibility query." default:"5000"`
-	Brokers     string        `help:"Kafka brokers for consumer-lag sampling (empty: no lag)." default:"127.0.0.1:9092"`
-	Topic       string        `help:"Raw-event topic." default:"headwater.events"`
-	Group       string        `help:"Projector consumer group." default:"headwater-projector"`
+	World        WorldFlags    `embed:""`
+	Neo4j        Neo4jFlags    `embed:""`
+	Output       OutputFlags   `embed:""`
+	URL          string        `help:"Gateway base URL." default:"http://127.0.0.1:8080"`
+	Token        string        `help:"Producer bearer token (empty: no Authorization header)." default:"" env:"HWLOAD_TOKEN"`
+	Rate         float64       `help:"Target events/s (open loop); 0 runs closed loop as fast as answered." default:"0"`
+	Concurrency  int           `help:"Requests in flight." default:"16"`
+	Batch        int           `help:"Events per request (>1 uses the batch endpoint)." default:"1"`
+	Attempts     int           `help:"Attempts per request when answered 429/503." default:"5"`
+	Duration     time.Duration `help:"How long to send (5m+ for the real benchmark)." default:"30s"`
+	Drain        time.Duration `help:"How long to wait for projection after sending stops." default:"60s"`
+	PollEvery    time.Duration `help:"Visibility and lag sampling period." default:"250ms"`
+	PollBatch    int           `help:"eventIds per visibility query." default:"500"`
+	VisibleShare float64       `help:"Share of accepted events whose send-to-visible latency is measured (a fixed hash sample; polling every event loads the Neo4j under test)." default:"0.05"`
+	Brokers      string        `help:"Kafka brokers for consumer-lag sampling (empty: no lag)." default:"127.0.0.1:9092"`
+	Topic        string        `help:"Raw-event topic." default:"headwater.events"`
+	Group        string        `help:"Projector consumer group." default:"headwater-projector"`
 }
 
 // Run sends, measures and writes the result.
@@ -64,7 +65,8 @@ func (c *IngestCmd) Run(e *env) error {
 	out := sink.NewHTTP(sink.HTTPConfig{BaseURL: c.URL, Token: c.Token, Batch: c.Batch > 1, MaxAttempts: c.Attempts})
 	defer func() { _ = out.Close() }()
 	icfg := drive.IngestConfig{Rate: c.Rate, Concurrency: c.Concurrency, Batch: c.Batch, Duration: c.Duration,
-		Drain: c.Drain, PollEvery: c.PollEvery, PollBatch: c.PollBatch}
+		Drain: c.Drain, PollEvery: c.PollEvery, PollBatch: c.PollBatch,
+		VisibleShare: c.VisibleShare}
 	d, err := drive.NewIngestDriver(icfg, w.NewStream(), out, &drive.Neo4jVisibility{Store: store}, lag, e.now)
 	if err != nil {
 		return err

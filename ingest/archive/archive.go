@@ -10,7 +10,6 @@ package archive
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Record is one archived event with its envelope metadata.
@@ -79,7 +80,12 @@ func (d *Dir) Append(_ context.Context, recs []Record) error {
 		return nil
 	}
 	var buf strings.Builder
-	zw := gzip.NewWriter(&buf)
+	// klauspost/compress's gzip at its fastest level: the same format (any gzip reader reads it) at a fraction
+	// of compress/gzip's CPU, which the consumer spends on every batch.
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(zw)
 	for _, r := range recs {
 		if err := enc.Encode(r); err != nil {

@@ -76,7 +76,16 @@ func writeObject(b *bytes.Buffer, m map[string]any) error {
 	return nil
 }
 
+// writeString writes s as encoding/json does without HTML escaping. Strings of printable ASCII other than '"' and
+// '\\' (nearly all of an event) need no escaping and are written directly; the others go through encoding/json,
+// so the bytes, and with them deterministic event ids, stay exactly as before.
 func writeString(b *bytes.Buffer, s string) {
+	if plainASCII(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)       // a string always encodes
@@ -109,4 +118,14 @@ func canonicalInteger(s string) string {
 		return "0"
 	}
 	return s
+}
+
+// plainASCII reports whether s has only the bytes 0x20-0x7e other than '"' and '\\'.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,8 @@
 package olevent
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -97,6 +99,25 @@ func TestPartitionKeyPrecedence(t *testing.T) {
 	for _, tt := range tests {
 		if got := PartitionKey(&tt.ev); got != tt.want {
 			t.Errorf("PartitionKey = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// The fast path of writeString must write exactly what encoding/json writes, or deterministic ids would change.
+func TestWriteStringMatchesEncodingJSON(t *testing.T) {
+	cases := []string{"", "plain", "a\"b", "back\\slash", "<html>&", "tab\there", "nul\x00", "del\x7f", "é", "\u2028",
+		"\xff\xfe", "s3://bucket/path?x=1#frag"}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, "x"+string(rune(c))+"y", "x"+string([]byte{byte(c)})+"y")
+	}
+	for _, s := range cases {
+		var fast, slow bytes.Buffer
+		writeString(&fast, s)
+		enc := json.NewEncoder(&slow)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if want := strings.TrimSuffix(slow.String(), "\n"); fast.String() != want {
+			t.Errorf("writeString(%q) = %s, encoding/json %s", s, fast.String(), want)
 		}
 	}
 }

@@ -23,10 +23,12 @@ const (
 type Config struct {
 	BatchSize int           `help:"Most messages projected in one Neo4j batch." default:"2000" env:"HEADWATER_CONSUMER_BATCH_SIZE" yaml:"batchSize"`
 	BatchWait time.Duration `help:"Longest wait to fill a batch." default:"500ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
-	// Parallel is how many partitions' batches are projected at once in this process. Concurrent batches mostly
-	// add lock contention on hub datasets in Neo4j: measured on the design-size graph, six at once hit the 30 s
-	// transaction timeout and projected 144 events/s; one at a time with batches up to 2,000 projected 257/s.
-	Parallel int `help:"Batches projected at once by this process (the rest wait their turn)." default:"1" env:"HEADWATER_CONSUMER_PARALLEL" yaml:"parallel"`
+	// Parallel is how many group-commit transactions this process runs at once. Two overlap one transaction's
+	// Go work, identity binding and commit with the other's Neo4j statements; they still take turns on the hub
+	// datasets both touch (held until commit). Measured on the design-size graph at 600 events/s offered (fresh
+	// world, docs/bench/2026-11-30-b): lag plateau 15,000 -> 12,000, send-to-visible P99 31.5 -> 26 s. Before group
+	// commit, six at once hit the 30 s transaction timeout (each partition's batch locked the same hubs).
+	Parallel int `help:"Batches projected at once by this process (the rest wait their turn)." default:"2" env:"HEADWATER_CONSUMER_PARALLEL" yaml:"parallel"`
 }
 
 // Validate reports the first invalid setting by name.

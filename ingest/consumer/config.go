@@ -23,12 +23,14 @@ const (
 type Config struct {
 	BatchSize int           `help:"Most messages projected in one Neo4j batch." default:"2000" env:"HEADWATER_CONSUMER_BATCH_SIZE" yaml:"batchSize"`
 	BatchWait time.Duration `help:"Longest wait to fill a batch." default:"500ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
-	// Parallel is how many group-commit transactions this process runs at once. Two overlap one transaction's
-	// Go work, identity binding and commit with the other's Neo4j statements; they still take turns on the hub
-	// datasets both touch (held until commit). Measured on the design-size graph at 600 events/s offered (fresh
-	// world, docs/bench/2026-11-30-b): lag plateau 15,000 -> 12,000, send-to-visible P99 31.5 -> 26 s. Before group
-	// commit, six at once hit the 30 s transaction timeout (each partition's batch locked the same hubs).
-	Parallel int `help:"Batches projected at once by this process (the rest wait their turn)." default:"2" env:"HEADWATER_CONSUMER_PARALLEL" yaml:"parallel"`
+	// Parallel is how many group-commit transactions this process runs at once. A second one overlaps the first's
+	// Go work and commit, but the two take turns on the hub datasets, new dataset names and hot unresolved
+	// identities both touch (locks held until commit). Measured on the design-size graph (docs/bench/2026-11-30-b):
+	// on a fresh world at 600 events/s two at once lowered the standing lag (15,000 -> 12,000) and the
+	// send-to-visible P99 (31.5 -> 26 s); on a warm world at 500 events/s they projected no more and the P99 rose
+	// (17 -> 23 s) while each waited on the other's locks. One is the default. Before group commit, six at once
+	// hit the 30 s transaction timeout.
+	Parallel int `help:"Batches projected at once by this process (the rest wait their turn)." default:"1" env:"HEADWATER_CONSUMER_PARALLEL" yaml:"parallel"`
 }
 
 // Validate reports the first invalid setting by name.

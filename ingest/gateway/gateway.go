@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	fastjson "github.com/goccy/go-json"
+
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -122,7 +124,10 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil {
+	// goccy/go-json splits the array (encoding/json validated and copied the whole body first: 11 % of the
+	// gateway's CPU). It is more lenient inside values (a number with a leading zero), but every item is then
+	// checked strictly on its own, so such an item is rejected alone instead of sinking the batch.
+	if err := fastjson.Unmarshal(body, &items); err != nil {
 		g.rejectWhole(r.Context(), w, req, &ErrorBody{Field: "body", Rule: "json-array", Message: "batch body must be a JSON array of OpenLineage events"}, body)
 		return
 	}

@@ -50,8 +50,8 @@ POLICY
 # Each bench run ingests fresh generator worlds into its own topic: a later run neither inherits an earlier run's
 # backlog nor re-sends events into the simulated time of an earlier run's world (docs/adr/0015).
 TAG=$(date -u +%m%d%H%M)
-ING="$P-ing$TAG"; INGC="$P-ingc$TAG"; TOPIC="bench.events.$TAG"
-ENVS=$(bin/hwload envs --prefix "$P" --prefix "$ING" --prefix "$INGC")
+ING="$P-ing$TAG"; INGC="$P-ingc$TAG"; INGW="$P-ingw$TAG"; INGG="$P-ingg$TAG"; TOPIC="bench.events.$TAG"
+ENVS=$(bin/hwload envs --prefix "$P" --prefix "$ING" --prefix "$INGC" --prefix "$INGW" --prefix "$INGG")
 serve() { # api metrics redis-addr consumer-flag log
   bin/headwater serve --http-addr="$1" --http-metrics-addr="$2" --redis-addr="$3" "$4" \
     --authz-policy-file="$STATE/policy.yaml" --authz-policy-source=bench --archive-dir="$STATE/archive" \
@@ -113,11 +113,27 @@ if part compare && bin/hwload compare --help >/dev/null 2>&1; then
 fi
 
 if part ingest; then
-log "ingest: open loop at 600 events/s for $IS"
+log "ingest: open loop at 600 events/s for $IS on a fresh world"
 bin/hwload ingest --prefix "$ING" --url "http://$API" --token "$PRODUCER" --rate 600 --batch 10 --duration "$IS" \
   --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-open-600.json"
-log "ingest: closed loop (max) for $IS"
-bin/hwload ingest --prefix "$ING" --url "http://$API" --token "$PRODUCER" --concurrency 32 --batch 10 --duration "$IS" \
-  --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-closed.json"
+# Steady state (ADR 0016): a first run creates a world and finishes the runs it started, the measured run
+# continues it in simulated time (its
+# events follow the first run's and end before now; 500 events/s is ~86 s of simulated time per second).
+IS_S=${IS%s}
+S2=$(( $(date -u +%s) - IS_S * 87 - 1800 )); S1=$(( S2 - 3 * 3600 ))
+log "ingest: warm world $INGW, 90 s at 600 events/s, then open loop at 500 events/s for $IS"
+bin/hwload ingest --prefix "$INGW" --start "$(date -u -d @$S1 +%Y-%m-%dT%H:%M:%SZ)" --url "http://$API" \
+  --token "$PRODUCER" --rate 600 --batch 10 --duration 90s --finish-runs --neo-4-j-uri "$BOLT" --topic "$TOPIC" \
+  --group bench-projector --out "$OUT/ingest-warmup.json"
+bin/hwload ingest --prefix "$INGW" --start "$(date -u -d @$S2 +%Y-%m-%dT%H:%M:%SZ)" --url "http://$API" \
+  --token "$PRODUCER" --rate 500 --batch 10 --duration "$IS" --neo-4-j-uri "$BOLT" --topic "$TOPIC" \
+  --group bench-projector --out "$OUT/ingest-warm-500.json"
+# The gateway's own durable-accept rate: a server without the consumer, the rate limit off, its own topic.
+log "ingest: gateway alone, closed loop for 60 s"
+GW_TOPIC="bench.gateway.$TAG"
+PIDS+=("$(HEADWATER_GATEWAY_RATE_PER_SECOND=0 TOPIC=$GW_TOPIC serve 127.0.0.1:8183 127.0.0.1:9193 "" --no-consumer serve-gateway)")
+for _ in $(seq 1 90); do curl -fsS "http://127.0.0.1:8183/readyz" >/dev/null 2>&1 && break; sleep 1; done
+bin/hwload ingest --prefix "$INGG" --url "http://127.0.0.1:8183" --token "$PRODUCER" --concurrency 32 --batch 10 \
+  --duration 60s --drain 1s --brokers "" --neo-4-j-uri "$BOLT" --out "$OUT/ingest-gateway-alone.json"
 fi
 log "results in $OUT (*.json, *.md, *.png)"

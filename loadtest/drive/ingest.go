@@ -40,6 +40,9 @@ type IngestConfig struct {
 	// Polling every event's Event node costs the database under test thousands of index seeks a second, which the
 	// projector then competes with; a sample keeps the measurement from loading what it measures. 0 means 1.
 	VisibleShare float64 `json:"visibleShare"`
+	// FinishRuns: after Duration, send the remaining events of the runs already started (no new runs), so a warm-up
+	// run leaves no run without its terminal event behind (such runs pin their job's checkpoint for a day).
+	FinishRuns bool `json:"finishRuns,omitempty"`
 }
 
 // share is the effective visibility sample share.
@@ -134,7 +137,7 @@ func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
 	tl := newTimeline(start)
 	sendCtx, cancel := context.WithTimeout(ctx, d.cfg.Duration)
 	defer cancel()
-	jobs := d.schedule(sendCtx, start)
+	jobs := d.schedule(sendCtx, ctx, start)
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -160,31 +163,49 @@ func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
 	return d.result(start, sentAt, tl), firstErr
 }
 
-// schedule generates events in one goroutine (the stream is sequential) and hands out requests.
-func (d *IngestDriver) schedule(ctx context.Context, start time.Time) <-chan job {
+// schedule generates events in one goroutine (the stream is sequential) and hands out requests until sendCtx
+// ends; with FinishRuns it then sends the events of the runs already started (ctx bounds that phase).
+func (d *IngestDriver) schedule(sendCtx, ctx context.Context, start time.Time) <-chan job {
 	out := make(chan job, d.cfg.Concurrency)
 	go func() {
 		defer close(out)
-		for i := 0; ; i++ {
+		i := 0
+		// next fills a request; false when the stream has nothing more to send in this phase.
+		send := func(ctx context.Context, next func() (gen.Event, bool)) bool {
 			at := d.now()
 			if d.cfg.Rate > 0 {
 				at = start.Add(time.Duration(float64(i*d.cfg.Batch) / d.cfg.Rate * float64(time.Second)))
 				if wait := at.Sub(d.now()); wait > 0 {
 					select {
 					case <-ctx.Done():
-						return
+						return false
 					case <-time.After(wait):
 					}
 				}
 			}
-			evs := make([]gen.Event, d.cfg.Batch)
-			for k := range evs {
-				evs[k] = d.stream.Next()
+			i++
+			evs := make([]gen.Event, 0, d.cfg.Batch)
+			for len(evs) < d.cfg.Batch {
+				ev, ok := next()
+				if !ok {
+					break
+				}
+				evs = append(evs, ev)
+			}
+			if len(evs) == 0 {
+				return false
 			}
 			select {
 			case <-ctx.Done():
-				return
+				return false
 			case out <- job{events: evs, intended: at}:
+			}
+			return len(evs) == d.cfg.Batch
+		}
+		for send(sendCtx, func() (gen.Event, bool) { return d.stream.Next(), true }) {
+		}
+		if d.cfg.FinishRuns && ctx.Err() == nil {
+			for send(ctx, d.stream.NextPending) {
 			}
 		}
 	}()

@@ -249,3 +249,25 @@ func TestValidateRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// NextPending finishes the runs already started: after it, every planned run has emitted all its events, and it
+// starts no new run.
+func TestNextPendingFinishesStartedRuns(t *testing.T) {
+	s := stream(t, smallConfig(7))
+	take(s, 3000)
+	before := s.Stats()
+	if before.RunsDone >= before.Runs {
+		t.Fatalf("want runs in flight after 3000 events, stats %+v", before)
+	}
+	n := 0
+	for {
+		if _, ok := s.NextPending(); !ok {
+			break
+		}
+		n++
+	}
+	after := s.Stats()
+	if n == 0 || after.Runs != before.Runs || after.RunsDone != after.Runs {
+		t.Fatalf("drained %d events; runs planned %d -> %d, done %d", n, before.Runs, after.Runs, after.RunsDone)
+	}
+}

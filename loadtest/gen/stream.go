@@ -78,6 +78,18 @@ func (s *Stream) Next() Event {
 	return ev
 }
 
+// NextPending returns the next event already planned (the rest of the runs started so far) without starting new
+// runs; false when there is none. A stream that was asked for NextPending should not be asked for Next again.
+func (s *Stream) NextPending() (Event, bool) {
+	if s.pending.Len() == 0 {
+		return Event{}, false
+	}
+	ev := heap.Pop(&s.pending).(*queued).Event
+	s.stats.observe(ev)
+	s.completeRun(ev)
+	return ev, true
+}
+
 // Stats returns the shape statistics of what the stream has planned and emitted so far.
 func (s *Stream) Stats() Stats { return s.stats.clone() }
 

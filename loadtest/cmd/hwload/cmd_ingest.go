@@ -31,6 +31,7 @@ type IngestCmd struct {
 	PollEvery    time.Duration `help:"Visibility and lag sampling period." default:"250ms"`
 	PollBatch    int           `help:"eventIds per visibility query." default:"500"`
 	VisibleShare float64       `help:"Share of accepted events whose send-to-visible latency is measured (a fixed hash sample; polling every event loads the Neo4j under test)." default:"0.05"`
+	FinishRuns   bool          `help:"After --duration, send the rest of the runs already started (for a warm-up run: no run is left without its terminal event)."`
 	Brokers      string        `help:"Kafka brokers for consumer-lag sampling (empty: no lag)." default:"127.0.0.1:9092"`
 	Topic        string        `help:"Raw-event topic." default:"headwater.events"`
 	Group        string        `help:"Projector consumer group." default:"headwater-projector"`
@@ -69,7 +70,7 @@ func (c *IngestCmd) Run(e *env) error {
 	defer func() { _ = out.Close() }()
 	icfg := drive.IngestConfig{Rate: c.Rate, Concurrency: c.Concurrency, Batch: c.Batch, Duration: c.Duration,
 		Drain: c.Drain, PollEvery: c.PollEvery, PollBatch: c.PollBatch,
-		VisibleShare: c.VisibleShare}
+		VisibleShare: c.VisibleShare, FinishRuns: c.FinishRuns}
 	d, err := drive.NewIngestDriver(icfg, w.NewStream(), out, &drive.Neo4jVisibility{Store: store}, lag, e.now)
 	if err != nil {
 		return err

@@ -117,8 +117,8 @@ log "ingest: open loop at 600 events/s for $IS on a fresh world"
 bin/hwload ingest --prefix "$ING" --url "http://$API" --token "$PRODUCER" --rate 600 --batch 10 --duration "$IS" \
   --neo-4-j-uri "$BOLT" --topic "$TOPIC" --group bench-projector --out "$OUT/ingest-open-600.json"
 # Steady state (ADR 0016): a first run creates a world and finishes the runs it started, the measured run
-# continues it in simulated time (its
-# events follow the first run's and end before now; 500 events/s is ~86 s of simulated time per second).
+# continues it in simulated time (its events follow the first run's and end before now; 500 events/s is ~86 s of
+# simulated time per second).
 IS_S=${IS%s}
 S2=$(( $(date -u +%s) - IS_S * 87 - 1800 )); S1=$(( S2 - 3 * 3600 ))
 log "ingest: warm world $INGW, 90 s at 600 events/s, then open loop at 500 events/s for $IS"

@@ -23,14 +23,14 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 			existing = "(j:Job {key: k})-[e:OUTPUT_TO]->(d:Dataset)"
 		}
 		if len(rows) > 0 {
-			if _, err := w.run(`UNWIND $rows AS row
+			if _, err := w.runAs("writeDatasetEdges:merge", `UNWIND $rows AS row
 				MATCH (j:Job {key: row.job}), (d:Dataset {key: row.ds})
 				MERGE `+pattern+`
 				SET e += row.props`, map[string]any{"rows": rows}); err != nil {
 				return err
 			}
 		}
-		out, err := w.run(`UNWIND $jobs AS k
+		out, err := w.runAs("writeDatasetEdges:stale", `UNWIND $jobs AS k
 			MATCH `+existing+`
 			WHERE NOT (k + '|' + d.key + '|' + e.kind) IN $keep
 			DELETE e RETURN d.key AS k`, map[string]any{"jobs": toAny(jobs), "keep": keep})
@@ -57,7 +57,7 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
 		w.touch(e.From, e.To)
 	}
 	if len(rows) > 0 {
-		if _, err := w.run(`UNWIND $rows AS row
+		if _, err := w.runAs("writeColumnEdges:merge", `UNWIND $rows AS row
 			MATCH (a:Field {key: row.from}), (b:Field {key: row.to})
 			MERGE (a)-[c:COLUMN_FEEDS {jobKey: row.job}]->(b)
 			SET c += row.props`, map[string]any{"rows": rows}); err != nil {
@@ -67,7 +67,7 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
 	if len(outputs) == 0 {
 		return nil
 	}
-	_, err := w.run(`UNWIND $outs AS o
+	_, err := w.runAs("writeColumnEdges:stale", `UNWIND $outs AS o
 		MATCH (:Dataset {key: o.out})-[:HAS_FIELD]->(b:Field)<-[c:COLUMN_FEEDS {jobKey: o.job}]-(a:Field)
 		WHERE NOT (o.job + '|' + a.key + '>' + b.key) IN $keep
 		DELETE c`, map[string]any{"outs": outputs, "keep": keep})

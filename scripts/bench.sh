@@ -56,7 +56,7 @@ serve() { # api metrics redis-addr consumer-flag log
   bin/headwater serve --http-addr="$1" --http-metrics-addr="$2" --redis-addr="$3" "$4" \
     --authz-policy-file="$STATE/policy.yaml" --authz-policy-source=bench --archive-dir="$STATE/archive" \
     --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="$TOPIC" \
-    --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="bench-projector" \
+    --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="${GROUP:-bench-projector}" \
     --log-format=text --log-level=warn >"$STATE/logs/$5.log" 2>&1 &
   echo $!
 }
@@ -135,5 +135,14 @@ PIDS+=("$(HEADWATER_GATEWAY_RATE_PER_SECOND=0 TOPIC=$GW_TOPIC serve 127.0.0.1:81
 for _ in $(seq 1 90); do curl -fsS "http://127.0.0.1:8183/readyz" >/dev/null 2>&1 && break; sleep 1; done
 bin/hwload ingest --prefix "$INGG" --url "http://127.0.0.1:8183" --token "$PRODUCER" --concurrency 32 --batch 10 \
   --duration 60s --drain 1s --brokers "" --neo-4-j-uri "$BOLT" --out "$OUT/ingest-gateway-alone.json"
+# The projector alone: the main server stops consuming, a consumer-only server drains what the gateway run left
+# in its topic with nothing else running; projected events are sampled from its metrics 30 s and 150 s in.
+log "ingest: projector alone, draining the gateway run's topic for 150 s"
+kill "${PIDS[0]}" 2>/dev/null || true
+PIDS+=("$(TOPIC=$GW_TOPIC GROUP=bench-drain-$TAG serve 127.0.0.1:8184 127.0.0.1:9194 "" --consumer serve-drain)")
+projected() { curl -fsS http://127.0.0.1:9194/metrics 2>/dev/null | awk '/^headwater_projector_events_total\{outcome="projected"\}/ {print int($2)}'; }
+sleep 30; A=$(projected); sleep 120; B=$(projected)
+echo "projector alone ($GW_TOPIC, one transaction at a time): $(( (${B:-0} - ${A:-0}) / 120 )) events/s between 30 s and 150 s" \
+  | tee "$OUT/projector-alone.txt" >&2
 fi
 log "results in $OUT (*.json, *.md, *.png)"

@@ -218,3 +218,29 @@ func TestVisibleShareSamplesAFixedSubset(t *testing.T) {
 		t.Error("visible-share 1.5 accepted")
 	}
 }
+
+// With FinishRuns the driver sends, after Duration, the rest of the runs it started: every run it planned is done.
+func TestIngestDriverFinishRuns(t *testing.T) {
+	c := gen.DefaultConfig(1, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c.Datasets, c.HubConsumers = 200, 10
+	for _, finish := range []bool{false, true} {
+		w, err := gen.NewWorld(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := IngestConfig{Concurrency: 2, Batch: 5, Duration: 200 * time.Millisecond, Drain: time.Millisecond,
+			PollEvery: 10 * time.Millisecond, PollBatch: 100, FinishRuns: finish}
+		d, err := NewIngestDriver(cfg, w.NewStream(), &fakeSender{}, nil, nil, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := res.Generated
+		if done := g.RunsDone == g.Runs; done != finish {
+			t.Errorf("finish-runs %v: %d of %d runs done after %d events", finish, g.RunsDone, g.Runs, g.Events)
+		}
+	}
+}

@@ -170,7 +170,8 @@ func (d *IngestDriver) schedule(sendCtx, ctx context.Context, start time.Time) <
 	go func() {
 		defer close(out)
 		i := 0
-		// next fills a request; false when the stream has nothing more to send in this phase.
+		// send schedules request i at the rate, filled from next; false when the phase is over (its context
+		// ended, or next ran dry).
 		send := func(ctx context.Context, next func() (gen.Event, bool)) bool {
 			at := d.now()
 			if d.cfg.Rate > 0 {

@@ -72,10 +72,7 @@ func (s *Stream) Next() Event {
 		s.planRun(s.nextRunAt)
 		s.nextRunAt = s.nextRunAt.Add(s.runInterval)
 	}
-	ev := heap.Pop(&s.pending).(*queued).Event
-	s.stats.observe(ev)
-	s.completeRun(ev)
-	return ev
+	return s.pop()
 }
 
 // NextPending returns the next event already planned (the rest of the runs started so far) without starting new
@@ -84,10 +81,15 @@ func (s *Stream) NextPending() (Event, bool) {
 	if s.pending.Len() == 0 {
 		return Event{}, false
 	}
+	return s.pop(), true
+}
+
+// pop takes the next planned event in delivery order and counts it.
+func (s *Stream) pop() Event {
 	ev := heap.Pop(&s.pending).(*queued).Event
 	s.stats.observe(ev)
 	s.completeRun(ev)
-	return ev, true
+	return ev
 }
 
 // Stats returns the shape statistics of what the stream has planned and emitted so far.

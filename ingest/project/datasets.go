@@ -78,14 +78,21 @@ func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
 	oldCuts, _ := lifecycleTimes(st.Log)
 	oldFields := st.FieldsSig
+	// The common case (the schema in force, reported again later) cannot change the field histories: skip the
+	// fold and keep the digest.
+	unchanged := oldFields != "" && repeatsLatestSchema(st, c)
 	if oldFields == "" {
 		oldFields = fieldsDigest(key, fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
 	}
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
-	hists := fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
-	st.FieldsSig = fieldsDigest(key, hists)
-	fieldsChanged := st.FieldsSig != oldFields
+	var hists []*fieldHist
+	fieldsChanged := false
+	if !unchanged {
+		hists = fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
+		st.FieldsSig = fieldsDigest(key, hists)
+		fieldsChanged = st.FieldsSig != oldFields
+	}
 	if ch := st.seal(); ch != nil {
 		data, err := encodeChunk(ch)
 		if err != nil {

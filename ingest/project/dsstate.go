@@ -199,10 +199,14 @@ func versionOf(d *dsRec, t int64) *versionRow {
 // merge folds a batch's change into the state. A schema observation is stored as (time, hash) with the schema
 // kept once per distinct hash; the same schema at the same time is stored once.
 func (st *dsState) merge(c *dsChange) {
-	seen := map[string]bool{}
+	type timeHash struct {
+		t int64
+		h string
+	}
+	seen := map[timeHash]bool{}
 	for _, o := range st.Log {
 		if o.Kind == obsSchema {
-			seen[fmt.Sprint(o.T, "|", o.Hash)] = true
+			seen[timeHash{o.T, o.Hash}] = true
 		}
 	}
 	for _, o := range c.obs {
@@ -212,7 +216,7 @@ func (st *dsState) merge(c *dsChange) {
 				st.Schemas = map[string][]olevent.SchemaField{}
 			}
 			st.Schemas[o.Hash], o.Fields = o.Fields, nil
-			if k := fmt.Sprint(o.T, "|", o.Hash); seen[k] {
+			if k := (timeHash{o.T, o.Hash}); seen[k] {
 				continue
 			} else {
 				seen[k] = true

@@ -220,12 +220,16 @@ func fieldAt(hists []*fieldHist, path string, t int64) *fieldHist {
 // lifecycleTimes returns the dataset's cut times (DROP, RENAME: close its lineage intervals) and droppedAt (the
 // latest DROP when no later CREATE or other observation revived it).
 func lifecycleTimes(log []dsObs) (cuts []int64, droppedAt *int64) {
-	obs := append([]dsObs(nil), log...)
+	// Only lifecycle observations matter, and they are rare: pick them out before sorting (a stable sort of the
+	// subset orders it as the sorted whole would).
+	var obs []dsObs
+	for _, o := range log {
+		if o.Kind == obsLife {
+			obs = append(obs, o)
+		}
+	}
 	sort.SliceStable(obs, func(i, j int) bool { return obsLess(obs[i], obs[j]) })
 	for _, o := range obs {
-		if o.Kind != obsLife {
-			continue
-		}
 		switch o.State {
 		case lcDrop:
 			t := o.T
@@ -237,4 +241,44 @@ func lifecycleTimes(log []dsObs) (cuts []int64, droppedAt *int64) {
 		}
 	}
 	return cuts, droppedAt
+}
+
+// repeatsLatestSchema reports whether a batch's change can leave the dataset's field histories as they are
+// without folding the log again: every observation in it is a schema observation, later than every foldable
+// observation in the log, of exactly the schema of the latest one (which is itself a schema observation). Applying
+// the schema that is already in force, with nothing in between, opens and closes nothing (applySchema), so the
+// fold over the log with the change equals the fold without it. The common case: a job's next run reports the
+// schema it reported last time.
+func repeatsLatestSchema(st *dsState, c *dsChange) bool {
+	if len(c.obs) == 0 {
+		return false
+	}
+	last := latestFoldable(st.Log)
+	if last == nil || last.Kind != obsSchema || st.Schemas[last.Hash] == nil {
+		return false
+	}
+	for _, o := range c.obs {
+		if o.Kind != obsSchema || o.T <= last.T {
+			return false
+		}
+		h := o.Hash
+		if o.Fields != nil {
+			h = schemaHash(o.Fields)
+		}
+		if h != last.Hash {
+			return false
+		}
+	}
+	return true
+}
+
+// latestFoldable is the log's last observation in fold order that the field fold depends on, or nil.
+func latestFoldable(log []dsObs) *dsObs {
+	var last *dsObs
+	for i := range log {
+		if o := &log[i]; foldable(*o) && (last == nil || obsLess(*last, *o)) {
+			last = o
+		}
+	}
+	return last
 }

@@ -1,0 +1,100 @@
+package project
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func dsStateOf(obs ...dsObs) *dsState {
+	st := &dsState{}
+	st.merge(&dsChange{obs: obs})
+	return st
+}
+
+func digestOf(st *dsState) string {
+	return fieldsDigest("k", fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
+}
+
+// TestRepeatsLatestSchemaCases checks the cases the shortcut must refuse, each of which changes the fields.
+func TestRepeatsLatestSchemaCases(t *testing.T) {
+	mention := dsObs{T: 15, Event: "m", Kind: obsMention, Paths: []string{"x"}}
+	drop := dsObs{T: 15, Event: "d", Kind: obsLife, State: lcDrop}
+	cases := []struct {
+		name   string
+		log    []dsObs
+		change []dsObs
+		want   bool
+	}{
+		{"the schema in force, later", []dsObs{schemaObs(10, "a", "b")}, []dsObs{schemaObs(20, "a", "b")}, true},
+		{"twice, later", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), schemaObs(30, "a")}, true},
+		{"a mention since", []dsObs{schemaObs(10, "a"), mention}, []dsObs{schemaObs(20, "a")}, false},
+		{"a drop since", []dsObs{schemaObs(10, "a"), drop}, []dsObs{schemaObs(20, "a")}, false},
+		{"another schema", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a", "b")}, false},
+		{"the same instant", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(10, "a")}, false},
+		{"earlier", []dsObs{schemaObs(10, "a"), schemaObs(30, "a", "b")}, []dsObs{schemaObs(20, "a", "b")}, false},
+		{"with a mention", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), {T: 21, Event: "m2", Kind: obsMention, Paths: []string{"z"}}}, false},
+		{"nothing before", nil, []dsObs{schemaObs(20, "a")}, false},
+	}
+	for _, c := range cases {
+		st := dsStateOf(c.log...)
+		change := &dsChange{obs: c.change}
+		if got := repeatsLatestSchema(st, change); got != c.want {
+			t.Errorf("%s: repeatsLatestSchema = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The refusals matter: with a mention since the last schema, the repeated schema closes the mentioned field.
+	st := dsStateOf(schemaObs(10, "a"), mention)
+	before := digestOf(st)
+	st.merge(&dsChange{obs: []dsObs{schemaObs(20, "a")}})
+	if digestOf(st) == before {
+		t.Fatal("a schema after a mention left the fields as they were; the case above proves nothing")
+	}
+}
+
+// TestRepeatsLatestSchemaNeverHidesAChange runs random histories (sealed as the projector seals them, late
+// observations included) where a third of the changes repeat the schema in force, and checks that whenever the
+// shortcut says the fields stay as they are, folding the log with the change gives the same digest.
+func TestRepeatsLatestSchemaNeverHidesAChange(t *testing.T) {
+	taken, refused := 0, 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		st := &dsState{}
+		for step := 0; step < 80; step++ {
+			c := &dsChange{}
+			if last := latestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
+				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: obsSchema, Fields: st.Schemas[last.Hash]}
+				if last.Kind != obsSchema {
+					o.Fields = randomObs(rng, 0, "").Fields
+				}
+				c.obs = append(c.obs, o)
+			} else {
+				for n := 0; n < 1+rng.IntN(3); n++ {
+					tm := int64(step*10 + rng.IntN(10))
+					if rng.IntN(8) == 0 {
+						tm -= int64(rng.IntN(100))
+					}
+					if st.Base != nil && tm <= st.Base.T {
+						tm = st.Base.T + 1 // late events before the seal go through restore (dslog_test.go)
+					}
+					c.obs = append(c.obs, randomObs(rng, tm, fmt.Sprintf("e%d-%d", step, n)))
+				}
+			}
+			before := digestOf(st)
+			rep := repeatsLatestSchema(st, copyChange(c))
+			st.merge(copyChange(c))
+			if rep {
+				taken++
+				if after := digestOf(st); after != before {
+					t.Fatalf("seed %d step %d: the shortcut was taken but the fields changed", seed, step)
+				}
+			} else {
+				refused++
+			}
+			st.sealAt(12, 5)
+		}
+	}
+	if taken < 200 || refused < 200 {
+		t.Fatalf("shortcut taken %d times, refused %d: the histories did not exercise both", taken, refused)
+	}
+}

@@ -35,10 +35,53 @@ type dsState struct {
 	Base *dsBase `json:"base,omitempty"`
 }
 
+// dsStateWire is dsState as stored: the log's plain schema observations (time and hash only, the bulk of a
+// busy dataset's log) are kept per schema as delta-encoded times, which is a fraction of the bytes, and of the
+// JSON work, of one object per observation. States written before this form (all observations in "log") read
+// the same.
+type dsStateWire struct {
+	Log       []dsObs                          `json:"log,omitempty"`
+	Repeats   []schemaTimes                    `json:"sr,omitempty"`
+	Schemas   map[string][]olevent.SchemaField `json:"schemas,omitempty"`
+	Meta      map[string]stamped               `json:"meta,omitempty"`
+	Facets    map[string]stamped               `json:"facets,omitempty"`
+	FieldsSig string                           `json:"fs,omitempty"`
+	Base      *dsBase                          `json:"base,omitempty"`
+}
+
+// schemaTimes are the times of a schema's plain observations: the first, then each as the difference from the
+// one before (ascending).
+type schemaTimes struct {
+	Hash string  `json:"h"`
+	T    []int64 `json:"t"`
+}
+
+// plainSchemaObs is a schema observation carrying nothing but its time and hash (merge makes them so).
+func plainSchemaObs(o dsObs) bool {
+	return o.Kind == obsSchema && o.Event == "" && o.Hash != "" && o.Fields == nil && o.Paths == nil &&
+		o.State == "" && o.Keys == nil && o.Prod == "" && o.DeclFields == nil
+}
+
 func decodeState(v any) (*dsState, error) {
-	st := &dsState{}
-	if _, err := unpackState(v, st); err != nil {
+	w := &dsStateWire{}
+	if _, err := unpackState(v, w); err != nil {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
+	}
+	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
+		Base: w.Base}
+	if len(w.Repeats) > 0 {
+		for _, r := range w.Repeats {
+			var t int64
+			for i, d := range r.T {
+				if i == 0 {
+					t = d
+				} else {
+					t += d
+				}
+				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: obsSchema})
+			}
+		}
+		sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
 	}
 	if st.Meta == nil {
 		st.Meta = map[string]stamped{}
@@ -51,7 +94,25 @@ func decodeState(v any) (*dsState, error) {
 
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
-	return packState(st)
+	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base}
+	at := map[string]int{} // hash -> index in w.Repeats
+	last := map[string]int64{}
+	for _, o := range st.Log {
+		if !plainSchemaObs(o) {
+			w.Log = append(w.Log, o)
+			continue
+		}
+		i, ok := at[o.Hash]
+		if !ok {
+			i = len(w.Repeats)
+			at[o.Hash] = i
+			w.Repeats = append(w.Repeats, schemaTimes{Hash: o.Hash, T: []int64{o.T}})
+		} else {
+			w.Repeats[i].T = append(w.Repeats[i].T, o.T-last[o.Hash])
+		}
+		last[o.Hash] = o.T
+	}
+	return packState(w)
 }
 
 func setStamped(m map[string]stamped, k string, s stamped) {

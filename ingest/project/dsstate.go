@@ -176,7 +176,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema b
 	}
 	if withSchema && d.Schema != nil && d.Lifecycle != lcDrop {
 		o := base
-		o.Kind, o.Fields = obsSchema, d.Schema
+		o.Kind, o.Fields, o.Hash = obsSchema, d.Schema, schemaHash(d.Schema) // hashed once, here
 		c.obs = append(c.obs, o)
 	}
 	addMentions(get, d, base)
@@ -272,7 +272,7 @@ func (st *dsState) merge(c *dsChange) {
 	}
 	for _, o := range c.obs {
 		if o.Kind == obsSchema && o.Fields != nil {
-			o.Hash, o.Event = schemaHash(o.Fields), ""
+			o.Hash, o.Event = o.schemaKey(), ""
 			if st.Schemas == nil {
 				st.Schemas = map[string][]olevent.SchemaField{}
 			}
@@ -366,6 +366,14 @@ func declFields(m map[string][]colInput) []declField {
 		return a.Out+"\x00"+a.In+"\x00"+a.InField < b.Out+"\x00"+b.In+"\x00"+b.InField
 	})
 	return out
+}
+
+// schemaKey is a schema observation's hash: the one it carries, else computed from its fields.
+func (o dsObs) schemaKey() string {
+	if o.Hash != "" {
+		return o.Hash
+	}
+	return schemaHash(o.Fields)
 }
 
 // schemaHash identifies a schema by its content.

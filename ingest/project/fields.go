@@ -261,11 +261,7 @@ func repeatsLatestSchema(st *dsState, c *dsChange) bool {
 		if o.Kind != obsSchema || o.T <= last.T {
 			return false
 		}
-		h := o.Hash
-		if o.Fields != nil {
-			h = schemaHash(o.Fields)
-		}
-		if h != last.Hash {
+		if o.schemaKey() != last.Hash {
 			return false
 		}
 	}

@@ -75,7 +75,8 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 			return nil
 		}
 		ev.ID = rec.EventID
-		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal, Source: "replay"})
+		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal, Source: "replay",
+			Owned: rec.Owned})
 		if len(batch) >= replayBatch {
 			return flush()
 		}

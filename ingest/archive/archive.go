@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
 // Record is one archived event with its envelope metadata.
@@ -35,6 +37,8 @@ type Record struct {
 	Partition  int32           `json:"partition"`
 	Offset     int64           `json:"offset"`
 	Event      json.RawMessage `json:"event"`
+	// Owned is what the event may change, decided when it was accepted (ADR 0018); absent: unrestricted.
+	Owned ownership.Set `json:"owned,omitzero"`
 }
 
 // Config is the archive configuration.

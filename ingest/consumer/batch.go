@@ -13,6 +13,8 @@ import (
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/ownership"
+	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
 )
 
@@ -61,19 +63,40 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		}
 		return quarantine(err.Error(), "", "invalid")
 	}
-	// Only topics bound to a producer principal are checked; the gateway's own topic is internal (only the
-	// gateway, which checked already, and `headwater redrive` may write it: restrict it with Kafka ACLs).
-	if _, bound := h.kc.ExternalTopics[m.Topic]; external && bound && h.d.Guard != nil {
-		if d := h.d.Guard.Check(ctx, authz.Principal{Subject: principal, Kind: "producer"}, &ev); d != nil {
-			return quarantine(d.Error(), d.Field, "produce-permission")
-		}
+	owned, d := h.ownership(ctx, m.Topic, external, hdr, principal, &ev)
+	if d != nil {
+		return quarantine(d.Error(), d.Field, "produce-permission")
 	}
 	olevent.ResolveID(hdr[kafkaio.HeaderEventID], &ev)
 	return decoded{
-		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source},
+		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source, Owned: owned},
 		rec: archive.Record{EventID: ev.ID, ReceivedAt: received, Principal: principal, Source: source,
-			Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Event: json.RawMessage(m.Value)},
+			Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Event: json.RawMessage(m.Value), Owned: owned},
 	}
+}
+
+// ownership is the set of namespaces the event may change (ADR 0018): the gateway's hw-owned header when it set
+// one, else decided now from the principal's grants. Events on topics bound to a principal and re-driven events
+// are checked like the gateway checks them (a denial quarantines); the gateway's own topic is internal (only the
+// gateway, which checked already, and `headwater redrive` may write it: restrict it with Kafka ACLs), so a
+// gateway message without the header (written before the header existed) only gets its set.
+func (h *handler) ownership(ctx context.Context, topic string, external bool, hdr map[string]string, principal string,
+	ev *olevent.Event) (ownership.Set, *producecheck.Denial) {
+	if v, ok := hdr[kafkaio.HeaderOwned]; ok && !external {
+		if s, err := ownership.FromHeader(v); err == nil {
+			return s, nil
+		}
+	}
+	_, bound := h.kc.ExternalTopics[topic]
+	bound = bound && external
+	if h.d.Guard == nil || (principal == "" && !bound) {
+		return ownership.All(), nil
+	}
+	owned, d := h.d.Guard.Check(ctx, authz.Principal{Subject: principal, Kind: "producer"}, ev)
+	if bound || hdr[kafkaio.HeaderSource] == kafkaio.SourceRedrive {
+		return owned, d
+	}
+	return owned, nil
 }
 
 // prepared is a batch decoded and archived, waiting for its turn in Neo4j.

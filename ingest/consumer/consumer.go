@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
 )
@@ -56,7 +57,7 @@ type EpochBumper interface {
 
 // Guard checks a producer's produce grants for an event (producecheck.Guard).
 type Guard interface {
-	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) *producecheck.Denial
+	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) (ownership.Set, *producecheck.Denial)
 }
 
 // Deps are the consumer's collaborators.

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 )
 
@@ -33,7 +34,7 @@ type Sender interface {
 
 // Guard checks a producer's produce grants for an event (producecheck.Guard).
 type Guard interface {
-	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) *producecheck.Denial
+	Check(ctx context.Context, p authz.Principal, ev *olevent.Event) (ownership.Set, *producecheck.Denial)
 }
 
 // Gateway serves the ingestion endpoints.
@@ -169,7 +170,8 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 	if err != nil {
 		return g.reject(req, idx, raw, errorBody(err))
 	}
-	if d := g.guard.Check(ctx, req.who, &ev); d != nil {
+	owned, d := g.guard.Check(ctx, req.who, &ev)
+	if d != nil {
 		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: ruleForbidden, Message: d.Error()})
 	}
 	olevent.ResolveID(req.headerID, &ev)
@@ -179,6 +181,9 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 		kafkaio.HeaderPrincipal:  req.principal,
 		kafkaio.HeaderSource:     kafkaio.SourceGateway,
 	}}
+	if v, ok := owned.Header(); ok {
+		msg.Headers[kafkaio.HeaderOwned] = v // what the event may change, decided now (ADR 0018)
+	}
 	if len(ev.FacetIssues) > 0 {
 		g.m.facetIssues.WithLabelValues(req.principal).Add(float64(len(ev.FacetIssues)))
 	}

@@ -22,6 +22,9 @@ const (
 	HeaderReceivedAt = "hw-received-at" // RFC3339Nano
 	HeaderPrincipal  = "hw-principal"
 	HeaderSource     = "hw-source"
+	// HeaderOwned is the JSON array of canonical namespaces the producer held PRODUCE on, among those the event
+	// can change, when the gateway accepted it (ingest/ownership); absent means unrestricted.
+	HeaderOwned = "hw-owned"
 )
 
 // Values of HeaderSource.

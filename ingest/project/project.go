@@ -25,6 +25,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
 // NormVersion is recorded as normVersion on what the projector writes.
@@ -40,6 +41,10 @@ type Envelope struct {
 	ReceivedAt time.Time
 	Principal  string // producer principal (gateway token owner or the topic's bound principal)
 	Source     string // "gateway", "kafka:<topic>", "replay"
+	// Owned is the set of namespaces the producer held PRODUCE on when the event was accepted (the zero set:
+	// everything). The projector applies the event's changes only there (docs/adr/0018-producers-change-only-
+	// what-they-own.md).
+	Owned ownership.Set
 }
 
 // GenerationBumper is implemented by the cache package (Redis INCR of "hw:gen:<nodeKey>").

@@ -12,14 +12,21 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// stamped is a value with the event time and id that set it; the latest (time, id) wins.
+// stamped is a value with the event time and id that set it; the latest (time, id) wins, but a value an owner
+// reported always wins over one observed on read (R).
 type stamped struct {
 	T int64           `json:"t"`
 	E string          `json:"e"`
 	V json.RawMessage `json:"v"`
+	R bool            `json:"r,omitempty"`
 }
 
-func (s stamped) newer(o stamped) bool { return s.T > o.T || (s.T == o.T && s.E > o.E) }
+func (s stamped) newer(o stamped) bool {
+	if s.R != o.R {
+		return !s.R
+	}
+	return s.T > o.T || (s.T == o.T && s.E > o.E)
+}
 
 // dsState is the per-dataset projection state kept (as JSON) on the Dataset node: the observation log from which
 // fields, drops and declared lineage are derived, and per-key latest metadata.
@@ -235,7 +242,7 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 		}
 	}
 	for k, v := range d.Facets {
-		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID, V: v})
+		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID, V: v, R: d.Read})
 	}
 	for _, k := range d.Deleted {
 		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID}) // a deletion: no value

@@ -11,6 +11,9 @@ const (
 	reasonSymlinkConflict = "symlink names another dataset"
 	reasonRenameConflict  = "rename target already names another dataset"
 	reasonTwoNodes        = "identifier bound to two datasets"
+	// An event may bind names only where its producer holds PRODUCE (ownership.go).
+	reasonForeignSymlink = "symlink into a namespace its producer does not own"
+	reasonForeignRename  = "rename from a namespace its producer does not own"
 )
 
 // unresolvedRow is one UnresolvedIdentity observation.
@@ -29,7 +32,11 @@ func (w *txWriter) bindIdentities(recs []*rec) error {
 	for _, r := range sorted {
 		for _, id := range r.idents() {
 			if id.Unresolved != "" {
-				unres = append(unres, unresolvedRow{id.RawNS, id.RawName, id.Unresolved, r.ID, r.Time})
+				ns, name := id.RawNS, id.RawName
+				if id.NS != "" { // canonical (refused by ownership, not by canonicalisation): shown where it names
+					ns, name = id.NS, id.Name
+				}
+				unres = append(unres, unresolvedRow{ns, name, id.Unresolved, r.ID, r.Time})
 			}
 		}
 	}

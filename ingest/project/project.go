@@ -28,8 +28,9 @@ import (
 	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
-// NormVersion is recorded as normVersion on what the projector writes.
-const NormVersion = "1"
+// NormVersion is recorded as normVersion on what the projector writes. 2: producers change only what they own
+// (ADR 0018): inputs' lifecycle and metadata are not applied, reads are labelled observed on read.
+const NormVersion = "2"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -39,6 +39,7 @@ type colInput struct {
 // dsRec is the part of an event about one dataset (input, output or DatasetEvent subject).
 type dsRec struct {
 	ID          *ident
+	Read        bool                       `json:",omitempty"` // referenced, not written by an owner (ownership.go)
 	Version     string                     `json:",omitempty"`
 	Publication string                     `json:",omitempty"`
 	Lifecycle   string                     `json:",omitempty"`
@@ -157,6 +158,7 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 	for i := range ev.Outputs {
 		r.Outputs = append(r.Outputs, buildDS(&ev.Outputs[i], canon))
 	}
+	applyOwnership(r, env.Owned)
 	return r, nil
 }
 

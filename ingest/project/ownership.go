@@ -1,0 +1,63 @@
+package project
+
+import (
+	"maps"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/ownership"
+)
+
+// Producers change only what they own (docs/adr/0018-producers-change-only-what-they-own.md). The gateway refuses
+// an event whose job, outputs, DatasetEvent dataset or RENAME previous identifier lie outside the producer's
+// PRODUCE grants; what an accepted event names elsewhere it may read but not change. applyOwnership turns an
+// event's rec into what it may change, once, before the rec is stored, so every recomputation from stored recs and
+// every replay decides the same way:
+//
+//   - inputs (and, defensively, written datasets outside the owned set) are reads: their lifecycle changes
+//     (RENAME, DROP, ...), documentation, ownership, tags, lineage facet and facet deletions are dropped; their
+//     schema and the fields they name are kept as observed on read (fields.go), their other facets never win over
+//     an owner's;
+//   - a RENAME whose previous identifier lies outside the owned set is not applied: the identifier is unresolved;
+//   - a symlink into a namespace outside the owned set is not bound: it is an unresolved identity.
+func applyOwnership(r *rec, owned ownership.Set) {
+	for _, d := range r.Inputs {
+		d.asRead()
+	}
+	written := r.Outputs
+	if r.Subject != nil {
+		written = append(written[:len(written):len(written)], r.Subject)
+	}
+	for _, d := range written {
+		if !owned.Owns(d.ID.NS) {
+			d.asRead()
+		}
+		if d.Prev != nil && d.Prev.Unresolved == "" && !owned.Owns(d.Prev.NS) {
+			d.Lifecycle, d.Prev.Unresolved = "", reasonForeignRename
+		}
+	}
+	for _, d := range r.datasets() {
+		for _, s := range d.Symlinks {
+			if s.Unresolved == "" && !owned.Owns(s.NS) {
+				s.Unresolved = reasonForeignSymlink
+			}
+		}
+	}
+}
+
+// ownerFacets are the dataset facets whose meaning only a dataset's owners may state.
+var ownerFacets = []string{olevent.FacetLifecycle, olevent.FacetDocumentation, olevent.FacetOwnership,
+	olevent.FacetTags, olevent.FacetLineage}
+
+// asRead keeps of a dataset what a reader may record about it.
+func (d *dsRec) asRead() {
+	d.Read = true
+	d.Lifecycle, d.Prev, d.Meta, d.Deleted = "", nil, nil, nil
+	d.HasLineage, d.Declared, d.DeclFields = false, nil, nil
+	if len(d.Facets) > 0 {
+		f := maps.Clone(d.Facets)
+		for _, k := range ownerFacets {
+			delete(f, k)
+		}
+		d.Facets = f
+	}
+}

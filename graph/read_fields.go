@@ -2,17 +2,20 @@ package graph
 
 import "context"
 
-// FieldRow is a field node as read.
+// FieldRow is a field node as read. ObservedOnRead: no owner of the dataset reported the field; only readers saw
+// it (ADR 0018).
 type FieldRow struct {
 	Key, DatasetKey, Path, Type, Description string
 	ValidFrom, ValidTo                       int64
+	ObservedOnRead                           bool
 }
 
-const fieldProjection = `f{.key, .datasetKey, .path, .type, .description, .validFrom, .validTo}`
+const fieldProjection = `f{.key, .datasetKey, .path, .type, .description, .validFrom, .validTo, .observedOnRead}`
 
 func fieldRowOf(p Props) FieldRow {
 	return FieldRow{Key: p.Str("key"), DatasetKey: p.Str("datasetKey"), Path: p.Str("path"), Type: p.Str("type"),
-		Description: p.Str("description"), ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo")}
+		Description: p.Str("description"), ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo"),
+		ObservedOnRead: p.Bool("observedOnRead")}
 }
 
 func (s *Store) fieldRows(ctx context.Context, cypher string, params map[string]any) ([]FieldRow, error) {

@@ -84,7 +84,7 @@ func aliasOf(b graph.NameBinding) *Alias {
 func fieldOf(r graph.FieldRow, asOf time.Time) *Field {
 	return &Field{ID: FieldID(r.Key), Key: r.Key, DatasetKey: r.DatasetKey, Path: r.Path, Type: strOrNil(r.Type),
 		Description: strOrNil(r.Description), ValidFrom: graph.FromMillis(r.ValidFrom), ValidTo: timeOrNil(r.ValidTo),
-		Tags: []Tag{}, AsOf: asOf}
+		ObservedOnRead: r.ObservedOnRead, Tags: []Tag{}, AsOf: asOf}
 }
 
 func jobOf(r graph.JobRow, asOf time.Time) *Job {

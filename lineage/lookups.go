@@ -175,15 +175,18 @@ func (s *Service) JobVersionAt(ctx context.Context, jobKey string, asOf time.Tim
 	return v[key], err
 }
 
-// DatasetFields lists the fields valid at asOf.
-func (s *Service) DatasetFields(ctx context.Context, datasetKey string, asOf time.Time) ([]*Field, error) {
+// DatasetFields lists the fields valid at asOf; with observedOnRead set, only the fields whose ObservedOnRead is
+// that value (false: the schema as the dataset's owners reported it).
+func (s *Service) DatasetFields(ctx context.Context, datasetKey string, asOf time.Time, observedOnRead *bool) ([]*Field, error) {
 	rows, err := s.store.FieldsOf(ctx, datasetKey, graph.Millis(asOf))
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	out := make([]*Field, len(rows))
-	for i, r := range rows {
-		out[i] = fieldOf(r, asOf)
+	out := make([]*Field, 0, len(rows))
+	for _, r := range rows {
+		if observedOnRead == nil || *observedOnRead == r.ObservedOnRead {
+			out = append(out, fieldOf(r, asOf))
+		}
 	}
 	return out, nil
 }

@@ -149,8 +149,10 @@ type Field struct {
 	Description *string
 	ValidFrom   time.Time
 	ValidTo     *time.Time
-	Tags        []Tag
-	AsOf        time.Time
+	// ObservedOnRead: no owner of the dataset reported this field; producers reading the dataset did (ADR 0018).
+	ObservedOnRead bool
+	Tags           []Tag
+	AsOf           time.Time
 }
 
 // IsNode implements Node.

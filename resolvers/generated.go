@@ -142,7 +142,7 @@ type ComplexityRoot struct {
 		Description      func(childComplexity int) int
 		DroppedAt        func(childComplexity int) int
 		Environment      func(childComplexity int) int
-		Fields           func(childComplexity int, asOf *time.Time) int
+		Fields           func(childComplexity int, asOf *time.Time, observedOnRead *bool) int
 		ID               func(childComplexity int) int
 		LastWrittenBy    func(childComplexity int) int
 		Name             func(childComplexity int) int
@@ -196,14 +196,15 @@ type ComplexityRoot struct {
 	}
 
 	Field struct {
-		Dataset     func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Path        func(childComplexity int) int
-		Tags        func(childComplexity int) int
-		Type        func(childComplexity int) int
-		ValidFrom   func(childComplexity int) int
-		ValidTo     func(childComplexity int) int
+		Dataset        func(childComplexity int) int
+		Description    func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ObservedOnRead func(childComplexity int) int
+		Path           func(childComplexity int) int
+		Tags           func(childComplexity int) int
+		Type           func(childComplexity int) int
+		ValidFrom      func(childComplexity int) int
+		ValidTo        func(childComplexity int) int
 	}
 
 	Gap struct {
@@ -379,7 +380,7 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type DatasetResolver interface {
-	Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time) ([]*lineage.Field, error)
+	Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time, observedOnRead *bool) ([]*lineage.Field, error)
 	Aliases(ctx context.Context, obj *lineage.Dataset) ([]*lineage.Alias, error)
 
 	Versions(ctx context.Context, obj *lineage.Dataset, first *int, after *string) (*lineage.DatasetVersionConnection, error)
@@ -852,7 +853,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Dataset.Fields(childComplexity, args["asOf"].(*time.Time)), true
+		return e.ComplexityRoot.Dataset.Fields(childComplexity, args["asOf"].(*time.Time), args["observedOnRead"].(*bool)), true
 	case "Dataset.id":
 		if e.ComplexityRoot.Dataset.ID == nil {
 			break
@@ -1092,6 +1093,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Field.ID(childComplexity), true
+	case "Field.observedOnRead":
+		if e.ComplexityRoot.Field.ObservedOnRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Field.ObservedOnRead(childComplexity), true
 	case "Field.path":
 		if e.ComplexityRoot.Field.Path == nil {
 			break
@@ -2189,8 +2196,11 @@ type Dataset implements Node {
   description: String
   createdAt: Time
   droppedAt: Time
-  "Fields valid at asOf (default: the asOf the dataset was asked with)."
-  fields(asOf: Time): [Field!]!
+  """
+  Fields valid at asOf (default: the asOf the dataset was asked with). ` + "`" + `observedOnRead: false` + "`" + ` gives the schema as
+  the dataset's owners reported it; ` + "`" + `true` + "`" + ` only the fields producers saw when reading it; null both.
+  """
+  fields(asOf: Time, observedOnRead: Boolean): [Field!]!
   aliases: [Alias!]!
   owners: [Owner!]!
   tags: [Tag!]!
@@ -2210,6 +2220,12 @@ type Field implements Node {
   validFrom: Time!
   "Null while the field exists."
   validTo: Time
+  """
+  True when no owner of the dataset (a producer writing it with PRODUCE on its namespace) reported this field, only
+  producers reading it: an input's schema, a column-lineage input field. It never replaces or closes what owners
+  reported.
+  """
+  observedOnRead: Boolean!
   tags: [Tag!]!
 }
 
@@ -2811,6 +2827,8 @@ func (ec *executionContext) childFields_Field(ctx context.Context, field graphql
 		return ec.fieldContext_Field_validFrom(ctx, field)
 	case "validTo":
 		return ec.fieldContext_Field_validTo(ctx, field)
+	case "observedOnRead":
+		return ec.fieldContext_Field_observedOnRead(ctx, field)
 	case "tags":
 		return ec.fieldContext_Field_tags(ctx, field)
 	}
@@ -3222,6 +3240,14 @@ func (ec *executionContext) field_Dataset_fields_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["asOf"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "observedOnRead",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["observedOnRead"] = arg1
 	return args, nil
 }
 
@@ -5405,7 +5431,7 @@ func (ec *executionContext) _Dataset_fields(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Dataset().Fields(ctx, obj, fc.Args["asOf"].(*time.Time))
+			return ec.Resolvers.Dataset().Fields(ctx, obj, fc.Args["asOf"].(*time.Time), fc.Args["observedOnRead"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.Field) graphql.Marshaler {
@@ -6409,6 +6435,29 @@ func (ec *executionContext) _Field_validTo(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Field_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Field", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Field_observedOnRead(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Field_observedOnRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedOnRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Field_observedOnRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Field", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
@@ -12209,6 +12258,11 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 		case "validTo":
 			out.Values[i] = ec._Field_validTo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "observedOnRead":
+			out.Values[i] = ec._Field_observedOnRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tags":

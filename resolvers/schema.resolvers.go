@@ -15,12 +15,12 @@ import (
 )
 
 // Fields is the resolver for the fields field.
-func (r *datasetResolver) Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time) ([]*lineage.Field, error) {
+func (r *datasetResolver) Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time, observedOnRead *bool) ([]*lineage.Field, error) {
 	t := obj.AsOf
 	if asOf != nil {
 		t = *asOf
 	}
-	return r.svc.DatasetFields(ctx, obj.Key, t)
+	return r.svc.DatasetFields(ctx, obj.Key, t, observedOnRead)
 }
 
 // Aliases is the resolver for the aliases field.

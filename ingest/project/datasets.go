@@ -118,7 +118,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 			out.fieldKeep = append(out.fieldKeep, fk)
 			out.fields = append(out.fields, map[string]any{"ds": key, "key": fk, "props": map[string]any{
 				"datasetKey": key, "path": h.Path, "type": h.Type, "description": h.Description, "fieldId": h.FieldID,
-				"validFrom": h.From, "validTo": h.To, "normVersion": NormVersion}})
+				"validFrom": h.From, "validTo": h.To, "observedOnRead": h.Read, "normVersion": NormVersion}})
 			w.touch(fk)
 		}
 	}
@@ -144,7 +144,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 func fieldsDigest(key string, hists []*fieldHist) string {
 	sum := sha256.New()
 	for _, h := range hists {
-		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID)
+		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s|%t\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID, h.Read)
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // randomObs is one event's observation of a dataset: mostly a schema, sometimes a mention, rarely a DROP or
-// CREATE. Fields a..d come and go; c keeps a stable field id so a re-created c reopens its history.
+// CREATE; a third of the schemas and mentions are observed on read. Fields a..d come and go; c keeps a stable
+// field id so a re-created c reopens its history.
 func randomObs(rng *rand.Rand, t int64, id string) dsObs {
 	o := dsObs{T: t, Event: id}
 	switch n := rng.IntN(20); {
@@ -29,6 +30,9 @@ func randomObs(rng *rand.Rand, t int64, id string) dsObs {
 				o.Fields = append(o.Fields, f)
 			}
 		}
+	}
+	if o.Kind != obsLife && rng.IntN(3) == 0 {
+		o.R = true // observed on read: the read layer of the fold
 	}
 	return o
 }

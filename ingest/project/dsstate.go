@@ -61,6 +61,7 @@ type dsStateWire struct {
 type schemaTimes struct {
 	Hash string  `json:"h"`
 	T    []int64 `json:"t"`
+	R    bool    `json:"r,omitempty"` // observed on read
 }
 
 // plainSchemaObs is a schema observation carrying nothing but its time and hash (merge makes them so).
@@ -85,7 +86,7 @@ func decodeState(v any) (*dsState, error) {
 				} else {
 					t += d
 				}
-				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: obsSchema})
+				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: obsSchema, R: r.R})
 			}
 		}
 		sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
@@ -102,22 +103,27 @@ func decodeState(v any) (*dsState, error) {
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
 	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base}
-	at := map[string]int{} // hash -> index in w.Repeats
-	last := map[string]int64{}
+	type series struct {
+		hash string
+		read bool
+	}
+	at := map[series]int{} // (hash, read) -> index in w.Repeats
+	last := map[series]int64{}
 	for _, o := range st.Log {
 		if !plainSchemaObs(o) {
 			w.Log = append(w.Log, o)
 			continue
 		}
-		i, ok := at[o.Hash]
+		k := series{o.Hash, o.R}
+		i, ok := at[k]
 		if !ok {
 			i = len(w.Repeats)
-			at[o.Hash] = i
-			w.Repeats = append(w.Repeats, schemaTimes{Hash: o.Hash, T: []int64{o.T}})
+			at[k] = i
+			w.Repeats = append(w.Repeats, schemaTimes{Hash: o.Hash, T: []int64{o.T}, R: o.R})
 		} else {
-			w.Repeats[i].T = append(w.Repeats[i].T, o.T-last[o.Hash])
+			w.Repeats[i].T = append(w.Repeats[i].T, o.T-last[k])
 		}
-		last[o.Hash] = o.T
+		last[k] = o.T
 	}
 	return packState(w)
 }
@@ -184,6 +190,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema b
 	if withSchema && d.Schema != nil && d.Lifecycle != lcDrop {
 		o := base
 		o.Kind, o.Fields, o.Hash = obsSchema, d.Schema, schemaHash(d.Schema) // hashed once, here
+		o.R = d.Read
 		c.obs = append(c.obs, o)
 	}
 	addMentions(get, d, base)
@@ -205,23 +212,31 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema b
 }
 
 // addMentions records the fields named by column lineage (output paths and input fields) so they have Field nodes.
+// The dataset's own paths are its writer's (or, for a read dataset, observed on read); input fields of another
+// dataset are always observed on read: naming a column as a source is reading it.
 func addMentions(get func(string) *dsChange, d *dsRec, base dsObs) {
-	byKey := map[string][]string{}
+	type target struct {
+		key  string
+		read bool
+	}
+	byKey := map[target][]string{}
 	for _, m := range []map[string][]colInput{d.ColFields, d.DeclFields} {
 		for out, ins := range m {
-			byKey[d.ID.Key] = append(byKey[d.ID.Key], out)
+			own := target{d.ID.Key, d.Read}
+			byKey[own] = append(byKey[own], out)
 			for _, in := range ins {
 				if in.DS.ok() && in.Field != "" {
-					byKey[in.DS.Key] = append(byKey[in.DS.Key], in.Field)
+					t := target{in.DS.Key, d.Read || in.DS.Key != d.ID.Key}
+					byKey[t] = append(byKey[t], in.Field)
 				}
 			}
 		}
 	}
-	for k, paths := range byKey {
+	for t, paths := range byKey {
 		sort.Strings(paths)
 		o := base
-		o.Kind, o.Paths = obsMention, compactStrings(paths)
-		get(k).obs = append(get(k).obs, o)
+		o.Kind, o.Paths, o.R = obsMention, compactStrings(paths), t.read
+		get(t.key).obs = append(get(t.key).obs, o)
 	}
 }
 
@@ -270,11 +285,12 @@ func (st *dsState) merge(c *dsChange) {
 	type timeHash struct {
 		t int64
 		h string
+		r bool
 	}
 	seen := map[timeHash]bool{}
 	for _, o := range st.Log {
 		if o.Kind == obsSchema {
-			seen[timeHash{o.T, o.Hash}] = true
+			seen[timeHash{o.T, o.Hash, o.R}] = true
 		}
 	}
 	for _, o := range c.obs {
@@ -284,7 +300,7 @@ func (st *dsState) merge(c *dsChange) {
 				st.Schemas = map[string][]olevent.SchemaField{}
 			}
 			st.Schemas[o.Hash], o.Fields = o.Fields, nil
-			if k := (timeHash{o.T, o.Hash}); seen[k] {
+			if k := (timeHash{o.T, o.Hash, o.R}); seen[k] {
 				continue
 			} else {
 				seen[k] = true

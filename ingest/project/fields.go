@@ -29,6 +29,9 @@ type dsObs struct {
 	Prod   string                `json:"pr,omitempty"`
 	// DeclFields are the lineage facet's field-level declarations (obsDecl only).
 	DeclFields []declField `json:"df,omitempty"`
+	// R marks a schema or mention observed on read (an input's schema, a column-lineage input field): it folds
+	// into the read layer, which never opens, closes or changes what the dataset's owners reported.
+	R bool `json:"r,omitempty"`
 }
 
 // declField is one declared field mapping: input field -> this dataset's field Out.
@@ -61,13 +64,18 @@ func obsLess(a, b dsObs) bool {
 	if a.Event != b.Event {
 		return a.Event < b.Event
 	}
-	return a.Hash < b.Hash
+	if a.Hash != b.Hash {
+		return a.Hash < b.Hash
+	}
+	return !a.R && b.R // the owner's observation first
 }
 
-// fieldHist is one history of a field: from its (re)creation to the schema that omitted it or the drop.
+// fieldHist is one history of a field: from its (re)creation to the schema that omitted it or the drop. Read
+// histories come from observations on read (dsObs.R) and exist only for paths no owner ever reported.
 type fieldHist struct {
 	Path, Type, Description, FieldID string
 	From, To                         int64
+	Read                             bool `json:",omitempty"`
 }
 
 // Key is the stable key of this history.
@@ -81,12 +89,19 @@ func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fi
 
 // fieldHistoriesFrom continues the fold from a sealed base (nil: from nothing): observations at or before base.T
 // are already in it. Empty histories (a field added and removed at one instant) are left out: they were never
-// valid, and their key would be the key of the history that starts at the same instant.
+// valid, and their key would be the key of the history that starts at the same instant. So are the read histories
+// of a path the owners reported: what owners report is never overridden by what readers saw.
 func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
 	all := foldFields(base, log, schemas)
+	owned := map[string]bool{}
+	for _, h := range all {
+		if !h.Read && h.From != h.To {
+			owned[h.Path] = true
+		}
+	}
 	out := all[:0]
 	for _, h := range all {
-		if h.From != h.To {
+		if h.From != h.To && !(h.Read && owned[h.Path]) {
 			out = append(out, h)
 		}
 	}
@@ -94,18 +109,21 @@ func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.
 }
 
 // foldFields is the fold itself: every history, empty ones included (a sealed base keeps them, since a later
-// schema may reopen one by its field id).
+// schema may reopen one by its field id), read histories included. Two layers fold side by side: the owners'
+// (schemas of written datasets, their column-lineage paths) and the readers' (dsObs.R). An owner's schema closes
+// every open read history too (the owners said what the dataset holds now); a reader's touches only the read layer.
+// A DROP closes both.
 func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
 	obs := append([]dsObs(nil), log...)
 	sort.SliceStable(obs, func(i, j int) bool { return obsLess(obs[i], obs[j]) })
 	var all []*fieldHist
-	open := map[string]*fieldHist{}
+	open := [2]map[string]*fieldHist{{}, {}} // by layer: owners, readers
 	if base != nil {
 		for i := range base.Hists {
 			h := base.Hists[i]
 			all = append(all, &h)
 			if h.To == graph.OpenEnd {
-				open[h.Path] = all[len(all)-1]
+				open[layer(h.Read)][h.Path] = all[len(all)-1]
 			}
 		}
 	}
@@ -115,21 +133,24 @@ func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaFi
 		}
 		switch o.Kind {
 		case obsLife:
-			if o.State == lcDrop || o.State == lcRename {
-				if o.State == lcDrop {
-					closeAll(open, o.T)
-				}
+			if o.State == lcDrop {
+				closeAll(open[0], o.T)
+				closeAll(open[1], o.T)
 			}
 		case obsSchema:
 			if o.Fields == nil {
 				o.Fields = schemas[o.Hash]
 			}
-			all = applySchema(all, open, o)
+			if !o.R {
+				closeAll(open[1], o.T)
+			}
+			all = applySchema(all, open[layer(o.R)], o)
 		case obsMention:
+			in := open[layer(o.R)]
 			for _, p := range o.Paths {
-				if open[p] == nil {
-					h := &fieldHist{Path: p, From: o.T, To: graph.OpenEnd}
-					open[p], all = h, append(all, h)
+				if in[p] == nil {
+					h := &fieldHist{Path: p, From: o.T, To: graph.OpenEnd, Read: o.R}
+					in[p], all = h, append(all, h)
 				}
 			}
 		}
@@ -146,6 +167,14 @@ func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaFi
 	return all
 }
 
+// layer is the index of the fold layer of an observation or history: 0 owners, 1 readers.
+func layer(read bool) int {
+	if read {
+		return 1
+	}
+	return 0
+}
+
 func closeAll(open map[string]*fieldHist, t int64) {
 	for p, h := range open {
 		h.To = t
@@ -159,10 +188,10 @@ func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*field
 		seen[f.Path] = true
 		h := open[f.Path]
 		if h == nil {
-			h = reopenByID(all, f)
+			h = reopenByID(all, f, o.R)
 		}
 		if h == nil {
-			h = &fieldHist{Path: f.Path, From: o.T}
+			h = &fieldHist{Path: f.Path, From: o.T, Read: o.R}
 			all = append(all, h)
 		}
 		h.To, h.Type, h.Description = graph.OpenEnd, f.Type, f.Description
@@ -180,13 +209,13 @@ func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*field
 	return all
 }
 
-// reopenByID finds a closed history of the same path with the same stable field id.
-func reopenByID(all []*fieldHist, f olevent.SchemaField) *fieldHist {
+// reopenByID finds a closed history of the same path, layer and stable field id.
+func reopenByID(all []*fieldHist, f olevent.SchemaField, read bool) *fieldHist {
 	if f.FieldID == "" {
 		return nil
 	}
 	for i := len(all) - 1; i >= 0; i-- {
-		if h := all[i]; h.Path == f.Path && h.FieldID == f.FieldID {
+		if h := all[i]; h.Path == f.Path && h.FieldID == f.FieldID && h.Read == read {
 			return h
 		}
 	}
@@ -262,6 +291,12 @@ func repeatsLatestSchema(st *dsState, c *dsChange) bool {
 			return false
 		}
 		if o.schemaKey() != last.Hash {
+			return false
+		}
+		// After an owner's schema S the read layer is closed and the owner layer holds exactly S: a reader's S
+		// opens read histories only for paths the owners reported, which are left out. After a reader's S an
+		// owner's S may open owner histories: not a repeat.
+		if last.R && !o.R {
 			return false
 		}
 	}

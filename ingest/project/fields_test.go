@@ -21,6 +21,11 @@ func schemaObs(t int64, paths ...string) dsObs {
 	return o
 }
 
+func read(o dsObs) dsObs {
+	o.R = true
+	return o
+}
+
 func renderHists(hs []*fieldHist) string {
 	var parts []string
 	for _, h := range hs {
@@ -28,7 +33,11 @@ func renderHists(hs []*fieldHist) string {
 		if h.To == graph.OpenEnd {
 			to = "open"
 		}
-		parts = append(parts, fmt.Sprintf("%s[%d,%s)", h.Path, h.From, to))
+		r := ""
+		if h.Read {
+			r = "r"
+		}
+		parts = append(parts, fmt.Sprintf("%s[%d,%s)%s", h.Path, h.From, to, r))
 	}
 	return strings.Join(parts, " ")
 }
@@ -52,6 +61,18 @@ func TestFieldHistories(t *testing.T) {
 			Paths: []string{"z"}}}, "a[10,open) z[15,open)"},
 		{"late schema between two splits a history", []dsObs{schemaObs(30, "a", "b"), schemaObs(10, "a", "b"),
 			schemaObs(20, "a")}, "a[10,open) b[10,20) b[30,open)"},
+		// Observed on read (ADR 0018): what readers saw is kept for paths no owner reported, labelled, and never
+		// opens, closes or replaces an owner's field.
+		{"a source nobody writes keeps its readers' schema", []dsObs{read(schemaObs(10, "a", "b")),
+			read(schemaObs(20, "a"))}, "a[10,open)r b[10,20)r"},
+		{"a reader's schema does not close an owner's field", []dsObs{schemaObs(10, "a", "b"),
+			read(schemaObs(20, "a"))}, "a[10,open) b[10,open)"},
+		{"a reader's field beside the owners' is labelled", []dsObs{schemaObs(10, "a"),
+			read(schemaObs(20, "a", "injected"))}, "a[10,open) injected[20,open)r"},
+		{"a reader's mention does not reopen an owner's field", []dsObs{schemaObs(10, "a", "b"), schemaObs(20, "a"),
+			read(dsObs{T: 30, Event: "m", Kind: obsMention, Paths: []string{"b", "z"}})}, "a[10,open) b[10,20) z[30,open)r"},
+		{"an owner's schema closes what readers saw", []dsObs{read(schemaObs(10, "a", "b")), schemaObs(20, "a"),
+			read(schemaObs(30, "a", "b"))}, "a[20,open) b[10,20)r b[30,open)r"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

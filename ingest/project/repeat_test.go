@@ -66,7 +66,7 @@ func TestRepeatsLatestSchemaNeverHidesAChange(t *testing.T) {
 		for step := 0; step < 80; step++ {
 			c := &dsChange{}
 			if last := latestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
-				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: obsSchema, Fields: st.Schemas[last.Hash]}
+				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: obsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
 				if last.Kind != obsSchema {
 					o.Fields = randomObs(rng, 0, "").Fields
 				}

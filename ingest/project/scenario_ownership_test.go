@@ -1,6 +1,7 @@
 package project
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -85,6 +86,18 @@ func TestScenarioAttackerChangesNothingOfTheVictimInAnyOrder(t *testing.T) {
 	if len(unres) != 2 || unres[0]["n"] != "vold" || unres[0]["r"] != reasonForeignRename ||
 		unres[1]["n"] != "vsquat" || unres[1]["r"] != reasonForeignSymlink {
 		t.Fatalf("unresolved identities %v", unres)
+	}
+	// The attacker's input schema (id, injected) closed nothing of the owner's (id, amount); what it and its column
+	// lineage named is observed on read; the column edge from the real column id stands.
+	fields := s.query(`MATCH (:Dataset {key: $k})-[:HAS_FIELD]->(f:Field) WHERE f.validTo = $open
+		RETURN f.path + CASE WHEN f.observedOnRead THEN ' (read)' ELSE '' END AS f ORDER BY f`,
+		map[string]any{"k": s.dsKey("vmeta"), "open": openEnd()})
+	if got := fmt.Sprint(fields); got != "[map[f:amount] map[f:id] map[f:injected (read)] map[f:injected_col (read)]]" {
+		t.Fatalf("victim fields %s", got)
+	}
+	if e := s.query(`MATCH (:Field {datasetKey: $in, path: 'id'})-[c:COLUMN_FEEDS]->(:Field {path: 'id'}) RETURN c`,
+		map[string]any{"in": s.dsKey("vmeta")}); len(e) != 1 {
+		t.Fatalf("column edges from the victim's id: %v", e)
 	}
 	rng := rand.New(rand.NewPCG(13, 1))
 	for round := 0; round < 6; round++ {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -210,6 +212,16 @@ func (o *ownTest) post(t *testing.T, tok string, ev map[string]any) (int, map[st
 // gql runs a query with the suite's full token and returns its data; errors fail the test.
 func (o *ownTest) gql(t *testing.T, q string, vars map[string]any) map[string]any {
 	t.Helper()
+	data, errs := o.gqlErrs(t, q, vars)
+	if len(errs) > 0 {
+		t.Fatalf("graphql: %v", errs)
+	}
+	return data
+}
+
+// gqlErrs runs a query with the suite's full token and returns its data and errors.
+func (o *ownTest) gqlErrs(t *testing.T, q string, vars map[string]any) (map[string]any, []any) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+o.api+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -222,10 +234,10 @@ func (o *ownTest) gql(t *testing.T, q string, vars map[string]any) map[string]an
 		Data   map[string]any `json:"data"`
 		Errors []any          `json:"errors"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("graphql: %v %v", err, out.Errors)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("graphql: %v", err)
 	}
-	return out.Data
+	return out.Data, out.Errors
 }
 
 func (o *ownTest) dataset(t *testing.T, ns, name, selection string) map[string]any {
@@ -254,4 +266,43 @@ func (o *ownTest) fieldPaths(t *testing.T, ns, name, args string) string {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// Events that arrive straight on an external Kafka topic bound to a principal obey the same rules: a rename out
+// of a namespace the principal does not own is quarantined naming the field, and a symlink into one is not bound.
+func TestExternalTopicProducerChangesOnlyWhatItOwns(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	ext := "t." + testenv.Token(4) + ".ol-narrow"
+	api := freePort(t)
+	start(t, kc, []string{"HEADWATER_KAFKA_EXTERNAL_TOPICS=" + ext + "=" + runID + "-narrow-producer"},
+		"serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
+	o := &ownTest{t: t, api: api, victimNS: "s3://" + runID + "-victim-" + testenv.Token(4),
+		mineNS: "s3://" + runID + "-allowed", jobNS: runID + "-allowed"}
+	rename := o.run(o.jobNS, nil, []map[string]any{o.ds(o.mineNS, "moved-"+testenv.Token(3), map[string]any{
+		"lifecycleStateChange": map[string]any{"lifecycleStateChange": "RENAME",
+			"previousIdentifier": map[string]any{"namespace": o.victimNS, "name": "vrename"}}})})
+	squat := "vsquat-" + testenv.Token(3)
+	symlink := o.run(o.jobNS, nil, []map[string]any{o.ds(o.mineNS, "squatter-"+testenv.Token(3), map[string]any{
+		"symlinks": map[string]any{"identifiers": []any{map[string]any{"namespace": o.victimNS, "name": squat, "type": "TABLE"}}}})})
+	raw := [][]byte{[]byte(jsonOf(rename)), []byte(jsonOf(symlink))}
+	p, err := kafkaio.NewProducer(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Send(context.Background(), []kafkaio.Message{{Topic: ext, Value: raw[0]}, {Topic: ext, Value: raw[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(t, store, []string{resolveID(t, raw[1])}, projectTimeout)
+	reason := waitQuarantined(t, store, kafkaio.RejectedEventID(raw[0]))
+	if !strings.Contains(reason, "outputs[0].facets.lifecycleStateChange.previousIdentifier.namespace") {
+		t.Fatalf("the rename was quarantined without naming its field: %q", reason)
+	}
+	data, errs := o.gqlErrs(t, `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { currentNamespace currentName } }`,
+		map[string]any{"ns": o.victimNS, "n": squat})
+	if s := jsonOf(errs); data["dataset"] != nil || !strings.Contains(s, "NOT_FOUND") {
+		t.Fatalf("a symlink from an external topic claimed %s %s: %v %s", o.victimNS, squat, data, s)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
 func TestAppendReadRoundTripAcrossSegmentsAndTornTail(t *testing.T) {
@@ -52,5 +54,35 @@ func TestAppendReadRoundTripAcrossSegmentsAndTornTail(t *testing.T) {
 	}
 	if len(torn) != 1 {
 		t.Fatalf("torn tail not reported: %v", torn)
+	}
+}
+
+// The ownership set decided at accept time comes back from the archive exactly, so replay decides what an event
+// may change as projection did; a record written before the set existed reads as unrestricted.
+func TestOwnershipRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDir(Config{Dir: dir, SegmentBytes: 1 << 20}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []Record{{EventID: "owned", Event: json.RawMessage(`{}`), Owned: ownership.Of([]string{"p2", "airflow"})},
+		{EventID: "none", Event: json.RawMessage(`{}`), Owned: ownership.Of(nil)},
+		{EventID: "all", Event: json.RawMessage(`{}`)}}
+	if err := d.Append(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.Close()
+	got := map[string]ownership.Set{}
+	if err := Read(dir, func(r Record) error { got[r.EventID] = r.Owned; return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o := got["owned"]; !o.Restricted || !o.Owns("p2") || !o.Owns("airflow") || o.Owns("v") {
+		t.Fatalf("restricted set read back as %+v", o)
+	}
+	if o := got["none"]; !o.Restricted || o.Owns("p2") {
+		t.Fatalf("empty restricted set read back as %+v", o)
+	}
+	if o := got["all"]; o.Restricted {
+		t.Fatalf("unrestricted set read back as %+v", o)
 	}
 }

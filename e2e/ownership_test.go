@@ -121,6 +121,9 @@ func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
 				"id": map[string]any{"inputFields": []any{map[string]any{"namespace": o.victimNS, "name": "vsrc", "field": "id"}}},
 				"x":  map[string]any{"inputFields": []any{map[string]any{"namespace": o.victimNS, "name": "vsrc", "field": "injected_col"}}}}}})
 		sendAndWait(t, narrowToken, o.run(o.jobNS, []map[string]any{read}, []map[string]any{out}))
+		if got := o.fieldPaths(t, o.victimNS, "vsrc", ""); got != "amount,id,injected_col" {
+			t.Fatalf("fields: %s, want amount,id (the owners') and injected_col (observed on read)", got)
+		}
 		if got := o.fieldPaths(t, o.victimNS, "vsrc", "(observedOnRead: false)"); got != "amount,id" {
 			t.Fatalf("fields the owners reported: %s, want amount,id", got)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,10 +25,12 @@ func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
 	store := testenv.Store(t)
 	kc := testenv.KafkaConfig(t)
 	api := freePort(t)
-	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	archive := t.TempDir()
+	srv := start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+archive)
 	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
 	o := &ownTest{t: t, api: api, victimNS: "s3://" + runID + "-victim-" + testenv.Token(4),
 		mineNS: "s3://" + runID + "-allowed", jobNS: runID + "-allowed"}
+	var accepted []string
 	// sendAndWait posts and waits until the accepted events are projected.
 	sendAndWait := func(t *testing.T, tok string, evs ...map[string]any) {
 		t.Helper()
@@ -40,6 +43,7 @@ func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
 			ids = append(ids, body["eventId"].(string))
 		}
 		waitEvents(t, store, ids, projectTimeout)
+		accepted = append(accepted, ids...)
 	}
 
 	t.Run("RenameOutOfAForeignNamespaceIs403", func(t *testing.T) {
@@ -145,6 +149,27 @@ func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
 		}
 		if got := o.fieldPaths(t, o.mineNS, src["name"].(string), "(observedOnRead: true)"); got != "a,b" {
 			t.Fatalf("source fields observed on read %s, want a,b", got)
+		}
+	})
+
+	// What an event may change was decided when it was accepted and archived with it: replay rebuilds the same graph.
+	t.Run("ReplayFromTheArchiveGivesTheSameGraph", func(t *testing.T) {
+		scopes := []scope{{jobNS: o.jobNS, dsNS: o.mineNS}, {jobNS: o.victimNS, dsNS: o.victimNS}}
+		dumpAll := func() string { return dump(t, store, scopes[0]) + dump(t, store, scopes[1]) }
+		projected := dumpAll()
+		srv.signal(syscall.SIGTERM)
+		if err := srv.wait(t, 30*time.Second); err != nil {
+			t.Fatalf("SIGTERM must stop serve cleanly: %v", err)
+		}
+		for _, sc := range scopes {
+			erase(t, store, sc, accepted)
+		}
+		rp := start(t, kc, nil, "replay", "--dir="+archive)
+		if err := rp.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+		if got := dumpAll(); got != projected {
+			t.Fatalf("replay from the archive differs:\n%s", diff(got, projected))
 		}
 	})
 }

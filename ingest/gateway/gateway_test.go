@@ -18,7 +18,9 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/gateway"
+	"github.com/headwater-data/headwater/ingest/identcheck"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/testenv"
@@ -41,7 +43,11 @@ func newFixture(t *testing.T, cfg gateway.Config) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(cfg, kc, dec, prod, producecheck.New(nil, nil), gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
+	norm, err := normalize.New(normalize.Config{DefaultEnv: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(cfg, kc, identcheck.New(dec, norm), prod, producecheck.New(nil, nil), gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
 	mux := http.NewServeMux()
 	g.Register(mux)
 	srv := httptest.NewServer(testPrincipal(mux))

@@ -51,7 +51,9 @@ func (d *Decoder) Decode(raw []byte) (olevent.Event, error) {
 }
 
 // DecodeValidated decodes an event the gateway produced, which passed Decode there: it is not checked again.
-func (d *Decoder) DecodeValidated(raw []byte) (olevent.Event, error) { return d.inner.DecodeValidated(raw) }
+func (d *Decoder) DecodeValidated(raw []byte) (olevent.Event, error) {
+	return d.inner.DecodeValidated(raw)
+}
 
 // Check returns the first identity or field path of ev that cannot be canonicalised, as a validation error whose
 // field is the path of the offending value ("outputs[0].name", "run.facets.parent.job.namespace").

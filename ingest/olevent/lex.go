@@ -113,4 +113,6 @@ func hex4(raw []byte, i int) (rune, bool) {
 }
 
 // TooDeep says whether raw nests deeper than maxDepth (strings are skipped; syntax is not checked).
-func TooDeep(raw []byte, maxDepth int) bool { return lexText(raw, maxDepth, false).rule == RuleMaxDepth }
+func TooDeep(raw []byte, maxDepth int) bool {
+	return lexText(raw, maxDepth, false).rule == RuleMaxDepth
+}

@@ -61,9 +61,13 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		}
 		return quarantine(err.Error(), "", "invalid")
 	}
-	// Only topics bound to a producer principal are checked; the gateway's own topic is internal (only the
-	// gateway, which checked already, and `headwater redrive` may write it: restrict it with Kafka ACLs).
-	if _, bound := h.kc.ExternalTopics[m.Topic]; external && bound && h.d.Guard != nil {
+	// Topics bound to a producer principal are checked, and so are re-driven events that name their principal
+	// (a refusal is re-driven only once its cause is fixed: a grant added, not bypassed). The gateway's own topic is
+	// otherwise internal (only the gateway, which checked already, and `headwater redrive` may write it: restrict
+	// it with Kafka ACLs).
+	_, bound := h.kc.ExternalTopics[m.Topic]
+	redriven := source == kafkaio.SourceRedrive && principal != ""
+	if (external && bound || redriven) && h.d.Guard != nil {
 		if d := h.d.Guard.Check(ctx, authz.Principal{Subject: principal, Kind: "producer"}, &ev); d != nil {
 			return quarantine(d.Error(), d.Field, "produce-permission")
 		}

@@ -1,0 +1,95 @@
+package identcheck_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/identcheck"
+	"github.com/headwater-data/headwater/ingest/normalize"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+func newDecoder(t *testing.T) *identcheck.Decoder {
+	t.Helper()
+	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := normalize.New(normalize.Config{DefaultEnv: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return identcheck.New(dec, norm)
+}
+
+// Real producers' events (Airflow, Spark, dbt, Flink, a rename, declared lineage) pass every identity check.
+func TestProducerFixturesPass(t *testing.T) {
+	d := newDecoder(t)
+	files, _ := filepath.Glob("../olevent/testdata/*.json")
+	if len(files) < 5 {
+		t.Fatalf("fixtures: %v", files)
+	}
+	decoded := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Decode(raw); err != nil {
+			var ve *olevent.ValidationError
+			if errors.As(err, &ve) && (ve.Rule == olevent.RuleTooFarInFuture || ve.Rule == olevent.RuleBeforeHorizon) {
+				continue // fixture times are fixed; the clock above is only a guess
+			}
+			t.Errorf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		decoded++
+	}
+	if decoded < len(files)-1 {
+		t.Fatalf("only %d of %d fixtures decoded: move the clock", decoded, len(files))
+	}
+}
+
+// Check names the path of every kind of reference the projector binds.
+func TestCheckNamesThePath(t *testing.T) {
+	norm, err := normalize.New(normalize.Config{DefaultEnv: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := olevent.Dataset{Namespace: "postgres://db", Name: "s.t"}
+	tests := []struct {
+		name  string
+		ev    olevent.Event
+		field string
+		rule  string
+	}{
+		{"parent job", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
+			Run: &olevent.Run{Parent: &olevent.ParentRef{RunID: "r", JobNamespace: "p\x1b", JobName: "n"}}},
+			"run.facets.parent.job.namespace", normalize.RuleControl},
+		{"root job", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
+			Run: &olevent.Run{Root: &olevent.ParentRef{RunID: "r", JobNamespace: "p", JobName: " n"}}},
+			"run.facets.parent.root.job.name", normalize.RuleWhitespace},
+		{"dataset event", olevent.Event{Dataset: &olevent.Dataset{Namespace: "postgres://db", Name: "x\u0085"}},
+			"dataset.name", normalize.RuleControl},
+		{"lineage facet input", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"}, Outputs: []olevent.Dataset{ok,
+			{Namespace: "postgres://db", Name: "o", Lineage: &olevent.LineageFacet{AllInputs: []olevent.LineageInput{
+				{Type: olevent.EntityJob, Namespace: "j\x00", Name: "not projected"},
+				{Type: olevent.EntityDataset, Namespace: "postgres://db", Name: "in", Field: "f\x7f"}}}}}},
+			"outputs[1].facets.lineage.inputs[1].field", normalize.RuleControl},
+		{"input namespace", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
+			Inputs: []olevent.Dataset{{Namespace: "postgres://db\xff", Name: "t"}}}, "inputs[0].namespace", normalize.RuleUTF8},
+	}
+	for _, tt := range tests {
+		ve := identcheck.Check(norm, &tt.ev)
+		if ve == nil || ve.Field != tt.field || ve.Rule != tt.rule {
+			t.Errorf("%s: %+v, want %s at %s", tt.name, ve, tt.rule, tt.field)
+		}
+	}
+	good := olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"}, Inputs: []olevent.Dataset{ok}, Outputs: []olevent.Dataset{ok}}
+	if ve := identcheck.Check(norm, &good); ve != nil {
+		t.Errorf("good event: %v", ve)
+	}
+}

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headwater-data/headwater/internal/testenv"
 )
 
 // Unauthenticated refusals are cheap (issue 13 item 17): through the middleware, many requests with unknown API
@@ -73,5 +76,28 @@ func TestRefusalLogIsSampledWithASuppressedCount(t *testing.T) {
 	call(t, h, http.MethodGet, "/graphql", "Bearer "+goodAPIToken)
 	if !strings.Contains(buf.String(), "suppressed=990") {
 		t.Fatalf("the next line must carry the suppressed count: %q", buf.String())
+	}
+}
+
+// BenchmarkUnknownTokenRefusal measures refusing a repeated unknown API token through the middleware, against the
+// real Neo4j token store with its cache (issue 13 item 17).
+func BenchmarkUnknownTokenRefusal(b *testing.B) {
+	plain := NewTokenStore(testenv.Store(b), time.Now)
+	clk := &testClock{now: time.Now()}
+	ts := NewTokenStore(plain.store, clk.Now).WithCache(testTokenCacheTTL)
+	a, err := NewAuthenticator(Config{HTTPTimeout: time.Second}, ts, nil, clk.Now, discardLog())
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := Middleware(a, nil, discardLog())(echoPrincipal())
+	bad := "Bearer hw_00000000000000b1_" + strings.Repeat("A", tokenSecretLen)
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/lineage", nil)
+		req.Header.Set("Authorization", bad)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			b.Fatal(rec.Code)
+		}
 	}
 }

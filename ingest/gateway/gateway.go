@@ -249,11 +249,12 @@ func (g *Gateway) count(principal string, results []Result) {
 
 // readBody reads the body (gunzipping when Content-Encoding is gzip) up to MaxBodyBytes.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *ErrorBody) {
+	var src io.Reader = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
 	gz, rej := contentEncoding(r.Header.Values("Content-Encoding"))
 	if rej != nil {
-		return nil, rej
+		raw, _ := io.ReadAll(src) // kept as sent (bounded), so the quarantine record is this body's
+		return raw, rej
 	}
-	var src io.Reader = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
 	if gz {
 		zr, err := gzip.NewReader(src)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/headwater-data/headwater/ingest/kafkaio"
 )
 
 // Only identity and gzip are content codings the gateway reads; anything else is 415, not read as JSON
@@ -32,6 +34,9 @@ func TestUnsupportedContentEncodingIs415(t *testing.T) {
 			}
 			if e := body["error"].(map[string]any); e["rule"] != "content-encoding" || e["field"] != "Content-Encoding" {
 				t.Fatalf("%s %s: error %v", path, c.coding, e)
+			}
+			if body["eventId"] != kafkaio.RejectedEventID(c.body) {
+				t.Fatalf("%s %s: the refusal is quarantined under the digest of the body as sent, got %v", path, c.coding, body["eventId"])
 			}
 		}
 	}

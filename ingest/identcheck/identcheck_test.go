@@ -93,3 +93,23 @@ func TestCheckNamesThePath(t *testing.T) {
 		t.Errorf("good event: %v", ve)
 	}
 }
+
+// BenchmarkCheck measures the identity checks alone on a wide producer fixture (Spark).
+func BenchmarkCheck(b *testing.B) {
+	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
+	norm, _ := normalize.New(normalize.Config{DefaultEnv: "prod"})
+	raw, err := os.ReadFile("../olevent/testdata/spark_complete.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev, err := dec.Decode(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ve := identcheck.Check(norm, &ev); ve != nil {
+			b.Fatal(ve)
+		}
+	}
+}

@@ -39,32 +39,32 @@ type QuarantinedRow struct {
 	ReceivedAt                                                       int64
 }
 
-// QuarantinePos is a position in the newest-first order of quarantine records: after the record received at
-// ReceivedAt with EventID (ties broken by id). The zero value is the start.
-type QuarantinePos struct {
-	ReceivedAt int64
-	EventID    string
+// QuarantinedScan is one bounded read of quarantine records in event-id order.
+type QuarantinedScan struct {
+	Rows    []QuarantinedRow // the matching records read, in event-id order (at most the limit asked plus one)
+	Scanned int              // records read, matching or not
+	LastKey string           // event id of the last record read ("" when none)
 }
 
-// QuarantinedPage returns up to limit quarantine records after pos, newest first; principal "" reads every
-// principal's. Without an index on principal the read scans the Quarantined label (see docs/permissions.md,
-// issue 13 item 7); a page is bounded by limit either way.
-func (s *Store) QuarantinedPage(ctx context.Context, principal string, pos QuarantinePos, limit int) ([]QuarantinedRow, error) {
-	params := map[string]any{"principal": principal, "at": pos.ReceivedAt, "id": pos.EventID, "start": pos.EventID == "",
-		"limit": int64(limit)}
-	recs, err := s.readRecords(ctx, `MATCH (q:Quarantined)
-WHERE ($principal = '' OR q.principal = $principal)
-  AND ($start OR q.receivedAt < $at OR (q.receivedAt = $at AND q.key > $id))
-RETURN properties(q) AS q ORDER BY q.receivedAt DESC, q.key ASC LIMIT $limit`, params)
-	if err != nil {
-		return nil, err
+// QuarantinedPage reads at most scan quarantine records with an event id after afterKey, in event-id order (the
+// unique index on key: no read beyond the budget), and returns those of principal ("" for every principal's), at
+// most limit of them.
+func (s *Store) QuarantinedPage(ctx context.Context, principal, afterKey string, scan, limit int) (QuarantinedScan, error) {
+	params := map[string]any{"principal": principal, "after": afterKey, "scan": int64(scan), "limit": int64(limit)}
+	recs, err := s.readRecords(ctx, `MATCH (q:Quarantined) WHERE q.key > $after
+WITH q ORDER BY q.key LIMIT $scan
+WITH collect(q) AS scanned
+RETURN size(scanned) AS n, CASE WHEN size(scanned) = 0 THEN '' ELSE scanned[-1].key END AS lastKey,
+  [x IN scanned WHERE $principal = '' OR x.principal = $principal | properties(x)][..$limit] AS rows`, params)
+	if err != nil || len(recs) == 0 {
+		return QuarantinedScan{}, err
 	}
-	out := make([]QuarantinedRow, len(recs))
-	for i, r := range recs {
-		q := Props(r).Sub("q")
-		out[i] = QuarantinedRow{EventID: q.Str("key"), Reason: q.Str("reason"), Field: q.Str("field"), Rule: q.Str("rule"),
-			Producer: q.Str("producer"), Principal: q.Str("principal"), Stage: q.Str("stage"), Source: q.Str("payloadRef"),
-			ReceivedAt: q.Int("receivedAt")}
+	r := Props(recs[0])
+	out := QuarantinedScan{Scanned: int(r.Int("n")), LastKey: r.Str("lastKey")}
+	for _, q := range r.List("rows") {
+		out.Rows = append(out.Rows, QuarantinedRow{EventID: q.Str("key"), Reason: q.Str("reason"), Field: q.Str("field"),
+			Rule: q.Str("rule"), Producer: q.Str("producer"), Principal: q.Str("principal"), Stage: q.Str("stage"),
+			Source: q.Str("payloadRef"), ReceivedAt: q.Int("receivedAt")})
 	}
 	return out, nil
 }

@@ -2,18 +2,18 @@ package lineage
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 )
 
-// Quarantine paging.
+// Quarantine paging: a page reads at most QuarantineScanMax records in event-id order (the unique index on the
+// key), whoever they belong to, so its cost is bounded whatever the size of the quarantine.
 const (
 	DefaultQuarantinePage = 20
 	MaxQuarantinePage     = 200
+	QuarantineScanMax     = 5000
 )
 
 // QuarantinedEvent is one event Headwater refused or could not project, as its producer may see it.
@@ -28,7 +28,7 @@ type QuarantinedEvent struct {
 	ReceivedAt *time.Time
 }
 
-// QuarantinedEventConnection is one page of quarantined events, newest first.
+// QuarantinedEventConnection is one page of quarantined events, in event-id order.
 type QuarantinedEventConnection struct {
 	Nodes       []*QuarantinedEvent
 	EndCursor   *string
@@ -45,7 +45,7 @@ func ownEvent(ctx context.Context, row graph.EventStatusRow) bool {
 	return (row.Projected && row.EventPrincipal == me) || (!row.Projected && row.Quarantined && row.Principal == me)
 }
 
-// QuarantinedEvents lists the caller's own quarantined events, newest first; a caller with a global describe
+// QuarantinedEvents lists the caller's own quarantined events in event-id order; a caller with a global describe
 // grant (an administrator) sees every principal's. Quarantine reasons may name anything the event named, which
 // is why no one else's are shown.
 func (s *Service) QuarantinedEvents(ctx context.Context, first *int, after *string) (*QuarantinedEventConnection, error) {
@@ -61,55 +61,53 @@ func (s *Service) QuarantinedEvents(ctx context.Context, first *int, after *stri
 		return &QuarantinedEventConnection{Nodes: []*QuarantinedEvent{}}, nil
 	}
 	cursorContext := "quarantine\x00" + digest(me)
-	limit, pos, err := s.quarantinePage(first, after, cursorContext)
+	limit, afterKey, err := s.quarantinePage(first, after, cursorContext)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.QuarantinedPage(ctx, principal, pos, limit+1)
+	scan, err := s.store.QuarantinedPage(ctx, principal, afterKey, QuarantineScanMax, limit+1)
 	if err != nil {
 		return nil, storeErr(err)
 	}
 	out := &QuarantinedEventConnection{Nodes: []*QuarantinedEvent{}}
-	if len(rows) > limit {
-		rows, out.HasNextPage = rows[:limit], true
+	rows, next := scan.Rows, ""
+	switch {
+	case len(rows) > limit:
+		rows = rows[:limit]
+		next = rows[limit-1].EventID
+	case scan.Scanned == QuarantineScanMax:
+		next = scan.LastKey // the budget ended the page: the next one continues the scan
 	}
 	for _, r := range rows {
 		out.Nodes = append(out.Nodes, quarantinedOf(r))
 	}
-	if out.HasNextPage {
-		last := rows[len(rows)-1]
-		b, _ := json.Marshal([]string{strconv.FormatInt(last.ReceivedAt, 10), last.EventID})
-		c, err := s.cursor.seal(b, cursorContext)
+	if next != "" {
+		c, err := s.cursor.seal([]byte(next), cursorContext)
 		if err != nil {
 			return nil, err
 		}
-		out.EndCursor = &c
+		out.EndCursor, out.HasNextPage = &c, true
 	}
 	return out, nil
 }
 
-func (s *Service) quarantinePage(first *int, after *string, context string) (int, graph.QuarantinePos, error) {
+// quarantinePage reads first (1..MaxQuarantinePage) and the event id a sealed cursor continues after.
+func (s *Service) quarantinePage(first *int, after *string, context string) (int, string, error) {
 	limit := DefaultQuarantinePage
 	if first != nil {
 		limit = *first
 	}
 	if limit < 1 || limit > MaxQuarantinePage {
-		return 0, graph.QuarantinePos{}, badRequest("first: must be 1..%d", MaxQuarantinePage)
+		return 0, "", badRequest("first: must be 1..%d", MaxQuarantinePage)
 	}
 	if after == nil || *after == "" {
-		return limit, graph.QuarantinePos{}, nil
+		return limit, "", nil
 	}
-	bad := badRequest("after: not a cursor of quarantinedEvents for this caller")
 	raw, ok := s.cursor.open(*after, context)
-	var parts []string
-	if !ok || json.Unmarshal(raw, &parts) != nil || len(parts) != 2 || parts[1] == "" {
-		return 0, graph.QuarantinePos{}, bad
+	if !ok || len(raw) == 0 {
+		return 0, "", badRequest("after: not a cursor of quarantinedEvents for this caller")
 	}
-	at, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil {
-		return 0, graph.QuarantinePos{}, bad
-	}
-	return limit, graph.QuarantinePos{ReceivedAt: at, EventID: parts[1]}, nil
+	return limit, string(raw), nil
 }
 
 func quarantinedOf(r graph.QuarantinedRow) *QuarantinedEvent {

@@ -2206,9 +2206,10 @@ type Query {
   event(id: ID!): EventStatus
 
   """
-  The caller's own quarantined events (refused by the gateway, or refused or failed in the consumer), newest first,
-  with the field and rule that failed. A caller with a global describe grant sees every principal's. ` + "`" + `first` + "`" + ` is
-  1..200 (default 20); pass ` + "`" + `endCursor` + "`" + ` as ` + "`" + `after` + "`" + ` for the next page. An administrator re-drives an event whose
+  The caller's own quarantined events (refused by the gateway, or refused or failed in the consumer) in event-id
+  order, with the field and rule that failed. A caller with a global describe grant sees every principal's. ` + "`" + `first` + "`" + `
+  is 1..200 (default 20); pass ` + "`" + `endCursor` + "`" + ` as ` + "`" + `after` + "`" + ` for the next page. A page reads at most 5,000 quarantine
+  records, whoever they belong to, so it may hold fewer than ` + "`" + `first` + "`" + ` (even none) with ` + "`" + `hasNextPage` + "`" + ` true. An administrator re-drives an event whose
   cause is fixed with ` + "`" + `headwater redrive --event-id <id>` + "`" + ` (docs/permissions.md, issue 13 item 7).
   """
   quarantinedEvents(first: Int = 20, after: String): QuarantinedEventConnection!

@@ -10,6 +10,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/identcheck"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/loadtest/gen"
 )
 
 func newDecoder(t *testing.T) *identcheck.Decoder {
@@ -111,5 +112,36 @@ func BenchmarkCheck(b *testing.B) {
 		if ve := identcheck.Check(norm, &ev); ve != nil {
 			b.Fatal(ve)
 		}
+	}
+}
+
+// The load generator's synthetic producers (every platform and facet it emits) pass every check, so the benchmarks
+// measure accepted events.
+func TestLoadGeneratorEventsPass(t *testing.T) {
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	c := gen.DefaultConfig(7, start)
+	c.Datasets, c.HubConsumers = 2000, 100
+	w, err := gen.NewWorld(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return start.Add(30 * 24 * time.Hour) })
+	norm, _ := normalize.New(normalize.Config{DefaultEnv: "prod"})
+	d := identcheck.New(dec, norm)
+	s := w.NewStream()
+	decoded := 0
+	for i := 0; i < 3000; i++ {
+		ev := s.Next()
+		if _, err := d.Decode(ev.Body); err != nil {
+			var ve *olevent.ValidationError
+			if errors.As(err, &ve) && (ve.Rule == olevent.RuleTooFarInFuture || ve.Rule == olevent.RuleBeforeHorizon) {
+				continue
+			}
+			t.Fatalf("event %d: %v\n%.300s", i, err, ev.Body)
+		}
+		decoded++
+	}
+	if decoded < 2000 {
+		t.Fatalf("only %d of 3000 events inside the time bounds: move the clock", decoded)
 	}
 }

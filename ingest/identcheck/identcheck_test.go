@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/loadtest/gen"
 )
+
+var demoTimes, demoRuns = regexp.MustCompile(`__T[0-9]+__`), regexp.MustCompile(`__RUN_[A-Z]__`)
 
 func newDecoder(t *testing.T) *identcheck.Decoder {
 	t.Helper()
@@ -26,11 +29,13 @@ func newDecoder(t *testing.T) *identcheck.Decoder {
 	return identcheck.New(dec, norm)
 }
 
-// Real producers' events (Airflow, Spark, dbt, Flink, a rename, declared lineage) pass every identity check.
+// Real producers' events (Airflow, Spark, dbt, Flink, a rename, declared lineage) and the demo's pass every check.
 func TestProducerFixturesPass(t *testing.T) {
 	d := newDecoder(t)
 	files, _ := filepath.Glob("../olevent/testdata/*.json")
-	if len(files) < 5 {
+	demo, _ := filepath.Glob("../../demo/events/*.json")
+	files = append(files, demo...)
+	if len(files) < 12 {
 		t.Fatalf("fixtures: %v", files)
 	}
 	decoded := 0
@@ -39,6 +44,9 @@ func TestProducerFixturesPass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The demo script fills in __T0__, __T1__, ... and __RUN_A__, __RUN_B__, ...
+		raw = demoTimes.ReplaceAll(raw, []byte("2026-11-19T12:00:00Z"))
+		raw = demoRuns.ReplaceAll(raw, []byte("0190a7c8-0000-7000-8000-00000000000a"))
 		if _, err := d.Decode(raw); err != nil {
 			var ve *olevent.ValidationError
 			if errors.As(err, &ve) && (ve.Rule == olevent.RuleTooFarInFuture || ve.Rule == olevent.RuleBeforeHorizon) {

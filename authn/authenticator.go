@@ -39,6 +39,7 @@ type Authenticator struct {
 	jwt     *JWTVerifier
 	log     *slog.Logger
 	metrics *Metrics
+	clock   func() time.Time
 }
 
 // NewAuthenticator validates cfg and returns an authenticator. client may be nil. It logs the mode once.
@@ -46,7 +47,7 @@ func NewAuthenticator(cfg Config, tokens TokenVerifier, client *http.Client, clo
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Authenticator{cfg: cfg, tokens: tokens, log: log}
+	a := &Authenticator{cfg: cfg, tokens: tokens, log: log, clock: clock}
 	if cfg.OIDC() {
 		a.jwt = NewJWTVerifier(cfg, client, clock)
 	}

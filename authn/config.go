@@ -25,7 +25,7 @@ type Config struct {
 	JWKSMaxAge     time.Duration `help:"Refetch the JWKS when older than this." default:"1h" env:"HEADWATER_AUTH_JWKS_MAX_AGE" yaml:"jwksMaxAge"`
 	JWKSMinRefresh time.Duration `help:"Least time between JWKS refetches triggered by an unknown key id." default:"30s" env:"HEADWATER_AUTH_JWKS_MIN_REFRESH" yaml:"jwksMinRefresh"`
 	HTTPTimeout    time.Duration `help:"Timeout of discovery and JWKS requests." default:"10s" env:"HEADWATER_AUTH_HTTP_TIMEOUT" yaml:"httpTimeout"`
-	TokenCacheTTL  time.Duration `help:"How long a verified API token's record is reused without reading Neo4j (secret, revocation and expiry are still checked on every request); a revocation through this server applies at once, one made elsewhere within this time. 0: read the token on every request." default:"1s" env:"HEADWATER_AUTH_TOKEN_CACHE_TTL" yaml:"tokenCacheTTL"`
+	TokenCacheTTL  time.Duration `help:"How long a verified API token's record is reused without reading Neo4j (secret, revocation and expiry are still checked on every request); a revocation through this server applies at once, one made elsewhere within this time; an unknown token id is remembered as unknown for this time too. 0: read the token on every request." default:"1s" env:"HEADWATER_AUTH_TOKEN_CACHE_TTL" yaml:"tokenCacheTTL"`
 	DevNoAuth      bool          `help:"Development only: requests without a token act as the anonymous principal." default:"false" env:"HEADWATER_DEV_NO_AUTH" yaml:"devNoAuth"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/headwater-data/headwater/authz"
 )
@@ -22,8 +23,14 @@ const (
 // Middleware authenticates every request for which open returns false, and puts the principal (and the roles
 // its token claims) into the request context with authz.WithPrincipal and authz.WithClaimedRoles. It answers 401
 // with `WWW-Authenticate: Bearer` and {"error":{"code":"UNAUTHENTICATED","message":...}} when authentication
-// fails, and 503 when a backend needed to decide is down. Open requests pass through untouched.
+// fails, and 503 when a backend needed to decide is down. Open requests pass through untouched. Refusals of
+// invalid tokens are logged at INFO at most refusalLogPerSecond times a second (refusallog.go).
 func Middleware(a *Authenticator, open func(*http.Request) bool, log *slog.Logger) func(http.Handler) http.Handler {
+	clock := a.clock
+	if clock == nil {
+		clock = time.Now
+	}
+	refusals := newSampledLog(log, clock)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if open != nil && open(r) {
@@ -33,7 +40,7 @@ func Middleware(a *Authenticator, open func(*http.Request) bool, log *slog.Logge
 			id, err := a.Authenticate(r.Context(), r)
 			if err != nil {
 				a.metrics.observe(methodOf(r), resultOf(err))
-				refuse(w, r, err, log)
+				refuse(w, r, err, log, refusals)
 				return
 			}
 			a.metrics.observe(id.Method, resultOK)
@@ -66,7 +73,7 @@ func methodOf(r *http.Request) string {
 	return MethodJWT
 }
 
-func refuse(w http.ResponseWriter, r *http.Request, err error, log *slog.Logger) {
+func refuse(w http.ResponseWriter, r *http.Request, err error, log *slog.Logger, refusals *sampledLog) {
 	status, code, msg := http.StatusUnauthorized, CodeUnauthenticated, msgInvalid
 	switch {
 	case errors.Is(err, ErrUnavailable):
@@ -78,7 +85,7 @@ func refuse(w http.ResponseWriter, r *http.Request, err error, log *slog.Logger)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="headwater"`)
 	default:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="headwater", error="invalid_token"`)
-		log.Info("authentication refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err.Error())
+		refusals.info("authentication refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

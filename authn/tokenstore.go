@@ -106,6 +106,7 @@ func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInf
 		"hash": hashSecret(id, secret), "owner": req.Owner, "kind": req.Kind, "description": req.Description,
 		"now": graph.Millis(now), "createdBy": req.CreatedBy, "expiresAt": exp},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
+	s.forget(id) // again: a read between the first forget and the write may have remembered the id as unknown
 	if err != nil {
 		return "", TokenInfo{}, fmt.Errorf("%w: create api token: %w", ErrUnavailable, err)
 	}
@@ -177,8 +178,8 @@ func (s *TokenStore) Verify(ctx context.Context, raw string) (TokenInfo, error) 
 	return info, nil
 }
 
-// record is the token's record from the cache when live there, else from Neo4j (then cached). Unknown ids are
-// not cached, so a token created on another replica verifies at once.
+// record is the token's record from the cache when live there, else from Neo4j (then cached). An id Neo4j did
+// not know is remembered as unknown for the TTL (tokencache.go), so repeating it reads Neo4j once per TTL.
 func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, error) {
 	if s.cache == nil {
 		return s.get(ctx, id)
@@ -187,9 +188,16 @@ func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, 
 	if ok {
 		return r.info, r.hash, nil
 	}
+	known, ugen := s.cache.known(id)
+	if !known {
+		return TokenInfo{}, "", fmt.Errorf("%w: %s (recently looked up)", ErrTokenNotFound, id)
+	}
 	info, hash, err := s.get(ctx, id)
-	if err == nil {
+	switch {
+	case err == nil:
 		s.cache.put(id, info, hash, gen)
+	case isNotFound(err):
+		s.cache.putUnknown(id, ugen)
 	}
 	return info, hash, err
 }

@@ -32,3 +32,39 @@ SET q.reason = r.reason, q.field = r.field, q.rule = r.rule, q.producer = r.prod
 	}
 	return nil
 }
+
+// QuarantinedRow is one stored quarantine record.
+type QuarantinedRow struct {
+	EventID, Reason, Field, Rule, Producer, Principal, Stage, Source string
+	ReceivedAt                                                       int64
+}
+
+// QuarantinedScan is one bounded read of quarantine records in event-id order.
+type QuarantinedScan struct {
+	Rows    []QuarantinedRow // the matching records read, in event-id order (at most the limit asked plus one)
+	Scanned int              // records read, matching or not
+	LastKey string           // event id of the last record read ("" when none)
+}
+
+// QuarantinedPage reads at most scan quarantine records with an event id after afterKey, in event-id order (the
+// unique index on key: no read beyond the budget), and returns those of principal ("" for every principal's), at
+// most limit of them.
+func (s *Store) QuarantinedPage(ctx context.Context, principal, afterKey string, scan, limit int) (QuarantinedScan, error) {
+	params := map[string]any{"principal": principal, "after": afterKey, "scan": int64(scan), "limit": int64(limit)}
+	recs, err := s.readRecords(ctx, `MATCH (q:Quarantined) WHERE q.key > $after
+WITH q ORDER BY q.key LIMIT $scan
+WITH collect(q) AS scanned
+RETURN size(scanned) AS n, CASE WHEN size(scanned) = 0 THEN '' ELSE scanned[-1].key END AS lastKey,
+  [x IN scanned WHERE $principal = '' OR x.principal = $principal | properties(x)][..$limit] AS rows`, params)
+	if err != nil || len(recs) == 0 {
+		return QuarantinedScan{}, err
+	}
+	r := Props(recs[0])
+	out := QuarantinedScan{Scanned: int(r.Int("n")), LastKey: r.Str("lastKey")}
+	for _, q := range r.List("rows") {
+		out.Rows = append(out.Rows, QuarantinedRow{EventID: q.Str("key"), Reason: q.Str("reason"), Field: q.Str("field"),
+			Rule: q.Str("rule"), Producer: q.Str("producer"), Principal: q.Str("principal"), Stage: q.Str("stage"),
+			Source: q.Str("payloadRef"), ReceivedAt: q.Int("receivedAt")})
+	}
+	return out, nil
+}

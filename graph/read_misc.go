@@ -7,10 +7,15 @@ type EventStatusRow struct {
 	Projected   bool
 	Quarantined bool
 	Event       EventRow
-	Reason      string
-	Field       string
-	Producer    string
-	ReceivedAt  int64
+	// EventPrincipal is the producer principal that sent the projected event ("" for events projected before
+	// Event nodes recorded it).
+	EventPrincipal string
+	Reason         string
+	Field          string
+	Rule           string
+	Producer       string
+	Principal      string // the principal of the quarantined event
+	ReceivedAt     int64
 }
 
 // EventStatus looks an event id up among projected (Event) and quarantined (Quarantined) nodes.
@@ -26,10 +31,12 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 		out.Projected = true
 		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
+		out.EventPrincipal = e.Str("principal")
 	}
 	if q != nil {
 		out.Quarantined = true
 		out.Reason, out.Field, out.Producer, out.ReceivedAt = q.Str("reason"), q.Str("field"), q.Str("producer"), q.Int("receivedAt")
+		out.Rule, out.Principal = q.Str("rule"), q.Str("principal")
 	}
 	return out, nil
 }

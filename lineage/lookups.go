@@ -469,15 +469,18 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
 	case row.Quarantined:
 		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
-		st.Producer, st.ReceivedAt = strOrNil(row.Producer), timeOrNil(row.ReceivedAt)
+		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
 	}
 	return st, nil
 }
 
 // eventVisible hides what the caller may not see as PENDING, the answer for an unknown id: a projected event of
 // a run of a job it may not describe, and quarantine reasons (which may name anything) unless it may describe
-// the whole graph.
+// the whole graph. The producer principal that sent an event always sees what became of it (ownEvent).
 func (s *Service) eventVisible(ctx context.Context, row graph.EventStatusRow) (graph.EventStatusRow, error) {
+	if ownEvent(ctx, row) {
+		return row, nil
+	}
 	if row.Projected {
 		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey})
 		if err != nil {

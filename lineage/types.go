@@ -385,4 +385,5 @@ type EventStatus struct {
 	ReceivedAt *time.Time
 	EventType  *string
 	EventTime  *time.Time
+	Rule       *string // the rule a quarantined event broke
 }

@@ -173,6 +173,7 @@ type ComplexityRoot struct {
 		Producer   func(childComplexity int) int
 		Reason     func(childComplexity int) int
 		ReceivedAt func(childComplexity int) int
+		Rule       func(childComplexity int) int
 		State      func(childComplexity int) int
 	}
 
@@ -299,15 +300,33 @@ type ComplexityRoot struct {
 		Type func(childComplexity int) int
 	}
 
+	QuarantinedEvent struct {
+		Field      func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Principal  func(childComplexity int) int
+		Producer   func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		ReceivedAt func(childComplexity int) int
+		Rule       func(childComplexity int) int
+		Stage      func(childComplexity int) int
+	}
+
+	QuarantinedEventConnection struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+	}
+
 	Query struct {
-		AuditRecords func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
-		Dataset      func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Event        func(childComplexity int, id string) int
-		Impact       func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
-		Job          func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Lineage      func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
-		Run          func(childComplexity int, id string) int
-		Search       func(childComplexity int, query string, first *int, after *string) int
+		AuditRecords      func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
+		Dataset           func(childComplexity int, namespace string, name string, asOf *time.Time) int
+		Event             func(childComplexity int, id string) int
+		Impact            func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
+		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
+		Lineage           func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
+		QuarantinedEvents func(childComplexity int, first *int, after *string) int
+		Run               func(childComplexity int, id string) int
+		Search            func(childComplexity int, query string, first *int, after *string) int
 	}
 
 	RestrictedNode struct {
@@ -414,6 +433,7 @@ type QueryResolver interface {
 	Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error)
 	Impact(ctx context.Context, field lineage.FieldRef, depth *int, asOf *time.Time) (*lineage.ImpactReport, error)
 	Event(ctx context.Context, id string) (*lineage.EventStatus, error)
+	QuarantinedEvents(ctx context.Context, first *int, after *string) (*lineage.QuarantinedEventConnection, error)
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
 }
 type RunResolver interface {
@@ -988,6 +1008,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventStatus.ReceivedAt(childComplexity), true
+	case "EventStatus.rule":
+		if e.ComplexityRoot.EventStatus.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventStatus.Rule(childComplexity), true
 	case "EventStatus.state":
 		if e.ComplexityRoot.EventStatus.State == nil {
 			break
@@ -1557,6 +1583,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Owner.Type(childComplexity), true
 
+	case "QuarantinedEvent.field":
+		if e.ComplexityRoot.QuarantinedEvent.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Field(childComplexity), true
+	case "QuarantinedEvent.id":
+		if e.ComplexityRoot.QuarantinedEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.ID(childComplexity), true
+	case "QuarantinedEvent.principal":
+		if e.ComplexityRoot.QuarantinedEvent.Principal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Principal(childComplexity), true
+	case "QuarantinedEvent.producer":
+		if e.ComplexityRoot.QuarantinedEvent.Producer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Producer(childComplexity), true
+	case "QuarantinedEvent.reason":
+		if e.ComplexityRoot.QuarantinedEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Reason(childComplexity), true
+	case "QuarantinedEvent.receivedAt":
+		if e.ComplexityRoot.QuarantinedEvent.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.ReceivedAt(childComplexity), true
+	case "QuarantinedEvent.rule":
+		if e.ComplexityRoot.QuarantinedEvent.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Rule(childComplexity), true
+	case "QuarantinedEvent.stage":
+		if e.ComplexityRoot.QuarantinedEvent.Stage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEvent.Stage(childComplexity), true
+
+	case "QuarantinedEventConnection.endCursor":
+		if e.ComplexityRoot.QuarantinedEventConnection.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEventConnection.EndCursor(childComplexity), true
+	case "QuarantinedEventConnection.hasNextPage":
+		if e.ComplexityRoot.QuarantinedEventConnection.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEventConnection.HasNextPage(childComplexity), true
+	case "QuarantinedEventConnection.nodes":
+		if e.ComplexityRoot.QuarantinedEventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuarantinedEventConnection.Nodes(childComplexity), true
+
 	case "Query.auditRecords":
 		if e.ComplexityRoot.Query.AuditRecords == nil {
 			break
@@ -1624,6 +1718,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(lineage.NodeRef), args["direction"].(lineage.Direction), args["depth"].(int), args["granularity"].(*lineage.Granularity), args["asOf"].(*time.Time), args["evidence"].([]lineage.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string)), true
+	case "Query.quarantinedEvents":
+		if e.ComplexityRoot.Query.QuarantinedEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_quarantinedEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.QuarantinedEvents(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.run":
 		if e.ComplexityRoot.Query.Run == nil {
 			break
@@ -2100,11 +2205,21 @@ type Query {
   impact(field: FieldRef!, depth: Int = 5, asOf: Time): ImpactReport!
 
   """
-  What became of an event id (the producer's eventId or Headwater's deterministic id). An event of a run of a job
-  the caller may not describe, and a quarantined event for a caller without a global describe grant, answer
-  PENDING, exactly like an unknown id.
+  What became of an event id (the producer's eventId or Headwater's deterministic id; for an event the gateway
+  refused, the ` + "`" + `eventId` + "`" + ` its 4xx answer named). The producer principal that sent the event always sees its state.
+  Anyone else: an event of a run of a job the caller may not describe, and a quarantined event for a caller without
+  a global describe grant, answer PENDING, exactly like an unknown id.
   """
   event(id: ID!): EventStatus
+
+  """
+  The caller's own quarantined events (refused by the gateway, or refused or failed in the consumer) in event-id
+  order, with the field and rule that failed. A caller with a global describe grant sees every principal's. ` + "`" + `first` + "`" + `
+  is 1..200 (default 20); pass ` + "`" + `endCursor` + "`" + ` as ` + "`" + `after` + "`" + ` for the next page. A page reads at most 5,000 quarantine
+  records, whoever they belong to, so it may hold fewer than ` + "`" + `first` + "`" + ` (even none) with ` + "`" + `hasNextPage` + "`" + ` true. An administrator re-drives an event whose
+  cause is fixed with ` + "`" + `headwater redrive --event-id <id>` + "`" + ` (docs/permissions.md, issue 13 item 7).
+  """
+  quarantinedEvents(first: Int = 20, after: String): QuarantinedEventConnection!
 }
 
 """
@@ -2415,7 +2530,28 @@ type EventStatus {
   receivedAt: Time
   eventType: String
   eventTime: Time
+  "The rule a quarantined event broke (e.g. control-character, max-length, duplicate-key, produce-permission)."
+  rule: String
 }
+
+"One quarantined event."
+type QuarantinedEvent {
+  "The event id to pass to ` + "`" + `event(id:)` + "`" + ` and to ` + "`" + `headwater redrive` + "`" + `."
+  id: ID!
+  reason: String!
+  "The path of the offending value (e.g. outputs[0].name); null when the whole request was refused."
+  field: String
+  rule: String
+  "gateway: refused before it was accepted (the producer got a 4xx); consumer: refused or failed after acceptance."
+  stage: String!
+  "The event's ` + "`" + `producer` + "`" + ` URI, when it could be read."
+  producer: String
+  "The producer principal that sent it."
+  principal: String!
+  receivedAt: Time
+}
+
+type QuarantinedEventConnection { nodes: [QuarantinedEvent!]! endCursor: String hasNextPage: Boolean! }
 
 # The audit stream (docs/permissions.md, Audit): one record per request that touched sensitive nodes or was refused,
 # per grant change, per API-token change and per read of the stream itself.
@@ -2769,6 +2905,8 @@ func (ec *executionContext) childFields_EventStatus(ctx context.Context, field g
 		return ec.fieldContext_EventStatus_eventType(ctx, field)
 	case "eventTime":
 		return ec.fieldContext_EventStatus_eventTime(ctx, field)
+	case "rule":
+		return ec.fieldContext_EventStatus_rule(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventStatus", field.Name)
 }
@@ -2995,6 +3133,40 @@ func (ec *executionContext) childFields_Owner(ctx context.Context, field graphql
 		return ec.fieldContext_Owner_type(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Owner", field.Name)
+}
+
+func (ec *executionContext) childFields_QuarantinedEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_QuarantinedEvent_id(ctx, field)
+	case "reason":
+		return ec.fieldContext_QuarantinedEvent_reason(ctx, field)
+	case "field":
+		return ec.fieldContext_QuarantinedEvent_field(ctx, field)
+	case "rule":
+		return ec.fieldContext_QuarantinedEvent_rule(ctx, field)
+	case "stage":
+		return ec.fieldContext_QuarantinedEvent_stage(ctx, field)
+	case "producer":
+		return ec.fieldContext_QuarantinedEvent_producer(ctx, field)
+	case "principal":
+		return ec.fieldContext_QuarantinedEvent_principal(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_QuarantinedEvent_receivedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuarantinedEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_QuarantinedEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_QuarantinedEventConnection_nodes(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_QuarantinedEventConnection_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_QuarantinedEventConnection_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuarantinedEventConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_Run(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3678,6 +3850,28 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_quarantinedEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -5968,6 +6162,29 @@ func (ec *executionContext) fieldContext_EventStatus_eventTime(_ context.Context
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "Time")
 }
 
+func (ec *executionContext) _EventStatus_rule(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventStatus_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EventStatus_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
+}
+
 func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8242,6 +8459,268 @@ func (ec *executionContext) fieldContext_Owner_type(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Owner", field, false, false, "String")
 }
 
+func (ec *executionContext) _QuarantinedEvent_id(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _QuarantinedEvent_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_field(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_rule(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_stage(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_stage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_stage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_producer(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_producer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Producer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_producer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_principal(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_principal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Principal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_principal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEvent_receivedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEvent_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEvent_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _QuarantinedEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.QuarantinedEvent) graphql.Marshaler {
+			return ec.marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuarantinedEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuarantinedEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuarantinedEventConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEventConnection_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEventConnection_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEventConnection", field, false, false, "String")
+}
+
+func (ec *executionContext) _QuarantinedEventConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuarantinedEventConnection_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuarantinedEventConnection_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuarantinedEventConnection", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Query_dataset(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8544,6 +9023,50 @@ func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_event_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_quarantinedEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_quarantinedEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().QuarantinedEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *lineage.QuarantinedEventConnection) graphql.Marshaler {
+			return ec.marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_quarantinedEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuarantinedEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_quarantinedEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12075,6 +12598,11 @@ func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "rule":
+			out.Values[i] = ec._EventStatus_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12904,6 +13432,117 @@ func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var quarantinedEventImplementors = []string{"QuarantinedEvent"}
+
+func (ec *executionContext) _QuarantinedEvent(ctx context.Context, sel ast.SelectionSet, obj *lineage.QuarantinedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quarantinedEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuarantinedEvent")
+		case "id":
+			out.Values[i] = ec._QuarantinedEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._QuarantinedEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._QuarantinedEvent_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._QuarantinedEvent_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stage":
+			out.Values[i] = ec._QuarantinedEvent_stage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "producer":
+			out.Values[i] = ec._QuarantinedEvent_producer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "principal":
+			out.Values[i] = ec._QuarantinedEvent_principal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receivedAt":
+			out.Values[i] = ec._QuarantinedEvent_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var quarantinedEventConnectionImplementors = []string{"QuarantinedEventConnection"}
+
+func (ec *executionContext) _QuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, obj *lineage.QuarantinedEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quarantinedEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuarantinedEventConnection")
+		case "nodes":
+			out.Values[i] = ec._QuarantinedEventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._QuarantinedEventConnection_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._QuarantinedEventConnection_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -12964,6 +13603,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_event(ctx, field)
+				})
+		case "quarantinedEvents":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_quarantinedEvents(ctx, field)
 				})
 		case "auditRecords":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -14414,6 +15059,38 @@ func (ec *executionContext) marshalNPublication2githubᚗcomᚋheadwaterᚑdata�
 		graphql.AddInvalidNullFromMarshaler(ctx, "Publication!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.QuarantinedEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEvent(ctx context.Context, sel ast.SelectionSet, v *lineage.QuarantinedEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QuarantinedEvent!")
+		return graphql.Null
+	}
+	return ec._QuarantinedEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, v *lineage.QuarantinedEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QuarantinedEventConnection!")
+		return graphql.Null
+	}
+	return ec._QuarantinedEventConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.Run) graphql.Marshaler {

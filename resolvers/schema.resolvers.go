@@ -148,6 +148,11 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*lineage.EventSta
 	return r.svc.Event(ctx, id)
 }
 
+// QuarantinedEvents is the resolver for the quarantinedEvents field.
+func (r *queryResolver) QuarantinedEvents(ctx context.Context, first *int, after *string) (*lineage.QuarantinedEventConnection, error) {
+	return r.svc.QuarantinedEvents(ctx, first, after)
+}
+
 func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error) {
 	return r.auditRecords(ctx, auditArgs{first: first, after: after, since: since, principal: principal, decision: decision})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
+	"github.com/headwater-data/headwater/ingest/identcheck"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -73,7 +74,7 @@ func (c identityConfig) Validate() error {
 type pipeline struct {
 	store     *graph.Store
 	rdb       *redis.Client
-	decoder   *olevent.Decoder
+	decoder   *identcheck.Decoder // the gateway's and the consumer's: the envelope rules, then every identity
 	norm      *normalize.Normalizer
 	projector *project.Projector
 	gens      *cache.Generations
@@ -97,7 +98,7 @@ func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim li
 	if err != nil {
 		return nil, err
 	}
-	p := &pipeline{store: store, rdb: rdb, decoder: dec, norm: norm}
+	p := &pipeline{store: store, rdb: rdb, decoder: identcheck.New(dec, norm), norm: norm}
 	var bumper project.GenerationBumper = noBump{}
 	if rdb != nil {
 		p.gens = cache.NewGenerations(rdb)

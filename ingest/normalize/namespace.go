@@ -173,20 +173,34 @@ func validHost(h string) bool {
 func isAlpha(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// checkText rejects empty values, surrounding white space, control characters and invalid UTF-8.
+// checkText rejects empty values, values over the part's length cap, surrounding white space, invalid UTF-8 and
+// control characters (C0, DEL, C1: U+0085 included).
 func checkText(entity, part, s string) error {
 	if s == "" {
 		return identityErr(entity, part, RuleEmpty, s, "the "+part+" is empty")
 	}
+	if err := checkChars(entity, part, s); err != nil {
+		return err
+	}
 	if strings.TrimSpace(s) != s {
 		return identityErr(entity, part, RuleWhitespace, s, "the "+part+" has leading or trailing white space")
 	}
+	return nil
+}
+
+// checkChars applies the rules every identity part and field path obeys: the length cap, UTF-8, no controls.
+func checkChars(entity, part, s string) error {
+	if limit := maxBytes(part); len(s) > limit {
+		return identityErr(entity, part, RuleMaxLength, s,
+			"the "+part+" is "+strconv.Itoa(len(s))+" bytes, over the limit of "+strconv.Itoa(limit))
+	}
 	if !utf8.ValidString(s) {
-		return identityErr(entity, part, RuleControl, s, "the "+part+" is not valid UTF-8")
+		return identityErr(entity, part, RuleUTF8, s, "the "+part+" is not valid UTF-8")
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return identityErr(entity, part, RuleControl, s, "the "+part+" contains a control character")
+			return identityErr(entity, part, RuleControl, s,
+				"the "+part+" contains the control character "+strconv.QuoteRune(r))
 		}
 	}
 	return nil

@@ -79,3 +79,13 @@ func checkCanonical(entity, ns, nm string) error {
 func (n *Normalizer) Environment(canonicalNamespace string) string {
 	return n.environment(canonicalNamespace)
 }
+
+// Field checks a field path (a schema facet's flattened field name, a column-lineage field) by the rules the
+// projector's Field nodes need: not empty, at most MaxFieldBytes, valid UTF-8, no control characters. Paths are
+// otherwise kept exactly as sent: white space is legal inside a quoted SQL identifier.
+func Field(path string) error {
+	if path == "" {
+		return identityErr(EntityField, PartField, RuleEmpty, path, "the field is empty")
+	}
+	return checkChars(EntityField, PartField, path)
+}

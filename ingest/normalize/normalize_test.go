@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -96,7 +97,20 @@ func TestDatasetRejects(t *testing.T) {
 		{"whitespace name", "postgres://db", "t ", PartName, RuleWhitespace},
 		{"whitespace exposed by slash removal", "s3://b", "x /", PartName, RuleWhitespace},
 		{"control character", "postgres://db", "a\x00b", PartName, RuleControl},
-		{"invalid utf8", "postgres://db", "a\xffb", PartName, RuleControl},
+		{"invalid utf8", "postgres://db", "a\xffb", PartName, RuleUTF8},
+		{"NUL", "postgres://db", "a\x00b", PartName, RuleControl},
+		{"BEL", "postgres://db", "a\ab", PartName, RuleControl},
+		{"ESC", "postgres://db", "a\x1bb", PartName, RuleControl},
+		{"CR", "postgres://db", "a\rb", PartName, RuleControl},
+		{"LF", "postgres://db", "a\nb", PartName, RuleControl},
+		{"TAB", "postgres://db", "a\tb", PartName, RuleControl},
+		{"DEL", "postgres://db", "a\x7fb", PartName, RuleControl},
+		{"NEL U+0085", "postgres://db", "a\u0085b", PartName, RuleControl},
+		{"C1 U+009B", "postgres://db", "a\u009bb", PartName, RuleControl},
+		{"control in namespace", "post\x00gres://db", "t", PartNamespace, RuleControl},
+		{"leading space", "postgres://db", " t", PartName, RuleWhitespace},
+		{"name over the cap", "postgres://db", strings.Repeat("n", MaxNameBytes+1), PartName, RuleMaxLength},
+		{"namespace over the cap", "ns-" + strings.Repeat("n", MaxNamespaceBytes), "t", PartNamespace, RuleMaxLength},
 		{"bad scheme", "1pg://db", "t", PartNamespace, RuleInvalidURI},
 		{"space in host", "postgres://my db", "t", PartNamespace, RuleInvalidURI},
 		{"empty host", "postgres://", "t", PartNamespace, RuleNoHost},
@@ -202,5 +216,37 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{DefaultEnv: "prod", Environments: map[string]string{"postgres://db:5432": "dev", "POSTGRES://DB": "dev"}}).Validate(); err != nil {
 		t.Fatalf("same env under two spellings is fine: %v", err)
+	}
+}
+
+func TestNameAtTheCapIsAccepted(t *testing.T) {
+	n := newTestNormalizer(t)
+	if _, _, _, err := n.Dataset("ns-"+strings.Repeat("n", MaxNamespaceBytes-3), strings.Repeat("x", MaxNameBytes)); err != nil {
+		t.Fatalf("at the caps: %v", err)
+	}
+	if _, _, err := n.Job("ns", strings.Repeat("j", MaxNameBytes+1)); err == nil {
+		t.Fatal("a job name over the cap was accepted")
+	}
+}
+
+func TestField(t *testing.T) {
+	tests := []struct{ path, rule string }{
+		{"a.b", ""},
+		{" quoted col ", ""},
+		{"", RuleEmpty},
+		{"a\x00b", RuleControl},
+		{"a\u0085", RuleControl},
+		{"a\xff", RuleUTF8},
+		{strings.Repeat("f", MaxFieldBytes+1), RuleMaxLength},
+	}
+	for _, tt := range tests {
+		err := Field(tt.path)
+		var ie *IdentityError
+		switch {
+		case tt.rule == "" && err != nil:
+			t.Errorf("Field(%.20q) = %v, want nil", tt.path, err)
+		case tt.rule != "" && (!errors.As(err, &ie) || ie.Rule != tt.rule || ie.Part != PartField):
+			t.Errorf("Field(%.20q) = %v, want rule %s", tt.path, err, tt.rule)
+		}
 	}
 }

@@ -20,6 +20,8 @@ const (
 	RuleShape          = "shape"             // neither RunEvent, JobEvent nor DatasetEvent
 	RuleSchema         = "schema"            // any other envelope schema violation
 	RuleFieldCase      = "field-case"        // an envelope key differing from a field name only by case
+	RuleUTF8           = "utf8"              // invalid UTF-8 or an escaped lone surrogate in a string
+	RuleDuplicateKey   = "duplicate-key"     // an object names the same key twice (after unescaping)
 )
 
 // ValidationError says which envelope field broke which rule. Field is a path like "run.runId" or

@@ -61,7 +61,8 @@ func (l Limits) Validate() error {
 		why  string
 	}{
 		{"MaxFacetsPerEntity", l.MaxFacetsPerEntity > 0, "must be positive"},
-		{"MaxJSONDepth", l.MaxJSONDepth >= minJSONDepth, fmt.Sprintf("must be at least %d", minJSONDepth)},
+		{"MaxJSONDepth", l.MaxJSONDepth >= minJSONDepth && l.MaxJSONDepth <= MaxSyntaxDepth,
+			fmt.Sprintf("must be between %d and %d", minJSONDepth, MaxSyntaxDepth)},
 		{"MaxStringBytes", l.MaxStringBytes > 0, "must be positive"},
 		{"MaxDatasets", l.MaxDatasets > 0, "must be positive"},
 		{"MaxFuture", l.MaxFuture > 0, "must be positive"},

@@ -14,22 +14,55 @@ import (
 // frame is one open container during the pre-scan.
 type frame struct {
 	array   bool
-	idx     int    // arrays: index of the current element
-	key     string // objects: key of the current member
-	wantKey bool   // objects: the next string token is a key
+	idx     int      // arrays: index of the current element
+	key     string   // objects: key of the current member
+	wantKey bool     // objects: the next string token is a key
+	keys    []string // objects: the keys seen so far, while few
+	keySet  map[string]struct{}
+}
+
+// smallObject is how many keys an object's frame keeps in a slice before it switches to a map.
+const smallObject = 16
+
+// seen records key and says whether the object had it already.
+func (f *frame) seen(key string) bool {
+	if f.keySet != nil {
+		if _, dup := f.keySet[key]; dup {
+			return true
+		}
+		f.keySet[key] = struct{}{}
+		return false
+	}
+	for _, k := range f.keys {
+		if k == key {
+			return true
+		}
+	}
+	if f.keys = append(f.keys, key); len(f.keys) > smallObject {
+		f.keySet = make(map[string]struct{}, 2*smallObject)
+		for _, k := range f.keys {
+			f.keySet[k] = struct{}{}
+		}
+		f.keys = nil
+	}
+	return false
 }
 
 // scanner walks the token stream once, before anything is allocated per value, and enforces the limits that
-// protect the decoder itself: syntax, top-level object, nesting depth and string size.
+// protect the decoder itself and the rules that make the bytes mean one thing to every reader: syntax, top-level
+// object, nesting depth, string size, UTF-8, and no duplicate keys (readers disagree on which one wins).
 type scanner struct {
 	lim   Limits
 	stack []frame
+	bad   lexIssue // the first byte-level defect; reported at the path of the token that contains it
 }
 
 func (s *scanner) run(raw []byte) *ValidationError {
+	s.bad = lex(raw, s.lim.MaxJSONDepth)
 	// Syntax by the standard library's allocation-free checker (goccy/go-json, which walks the tokens below much
-	// faster, is more lenient: it takes numbers with leading zeros).
-	if !json.Valid(raw) {
+	// faster, is more lenient: it takes numbers with leading zeros). Nesting beyond the limit is reported as
+	// max-depth by the walk below, even where the checker gives up first.
+	if s.bad.rule != RuleMaxDepth && !json.Valid(raw) {
 		var e any
 		err := json.Unmarshal(raw, &e) // only to name the syntax error
 		return invalid("$", RuleJSON, "the event is not valid JSON: %v", err)
@@ -52,6 +85,10 @@ func (s *scanner) run(raw []byte) *ValidationError {
 		if ve := s.step(tok); ve != nil {
 			return ve
 		}
+		if s.bad.rule == RuleUTF8 && dec.InputOffset() > int64(s.bad.off) {
+			p := s.path()
+			return invalid(p, RuleUTF8, "the string at %s is not valid UTF-8 (byte offset %d): JSON text must be UTF-8", p, s.bad.off)
+		}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("$", RuleJSON, "the event has data after its closing brace")
@@ -67,6 +104,10 @@ func (s *scanner) step(tok json.Token) *ValidationError {
 			return ve
 		}
 		top.key, top.wantKey = str, false
+		if top.seen(str) {
+			p := s.path()
+			return invalid(p, RuleDuplicateKey, "%s is given twice: readers disagree on which value wins, so each key may appear once per object", p)
+		}
 		return nil
 	}
 	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {

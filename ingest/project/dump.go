@@ -11,9 +11,9 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-// dumpExcluded are properties left out of Dump: receive-time dependent, internal projection state, or the stored
-// event payload (the input, not the projection).
-var dumpExcluded = map[string]bool{"receivedAt": true, "payload": true, "ptag": true, "fieldsSig": true, "projState": true, "projLock": true,
+// dumpExcluded are properties left out of Dump: delivery dependent (receive time, the sending principal), internal
+// projection state, or the stored event payload (the input, not the projection).
+var dumpExcluded = map[string]bool{"receivedAt": true, "principal": true, "payload": true, "ptag": true, "fieldsSig": true, "projState": true, "projLock": true,
 	"claim": true, "edgeCkpt": true, "metaStamps": true}
 
 // Dump renders every node and relationship of the projection under a namespace prefix as sorted, deterministic

@@ -112,6 +112,9 @@ type rec struct {
 	Outputs   []*dsRec                   `json:",omitempty"`
 	Subject   *dsRec                     `json:",omitempty"`
 	PubRunID  string                     `json:",omitempty"` // DatasetEvent carrying headwater_publication for a run
+	// Principal is the producer principal that sent the event, stored on the Event node (so the producer can ask
+	// what became of it) but not in the payload: it is delivery context, not what the event says.
+	Principal string `json:"-"`
 }
 
 // pubFacetKey is Headwater's own publication facet.
@@ -125,7 +128,7 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 		return nil, fmt.Errorf("%w: empty event id", ErrUnprojectable)
 	}
 	r := &rec{ID: ev.ID, Kind: string(ev.Kind), Type: ev.EventType, Time: graph.Millis(ev.EventTime),
-		Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer}
+		Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer, Principal: env.Principal}
 	if ev.Job != nil {
 		j, err := buildJob(ev.Job, canon)
 		if err != nil {

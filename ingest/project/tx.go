@@ -175,7 +175,7 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 			jobKey = r.Job.Key
 		}
 		props := map[string]any{"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
-			"producer": r.Producer, "normVersion": NormVersion, "payload": payload, "ptag": w.token}
+			"producer": r.Producer, "principal": r.Principal, "normVersion": NormVersion, "payload": payload, "ptag": w.token}
 		if r.Subject != nil && r.Subject.ID != nil {
 			props["subjectNamespace"] = r.Subject.ID.NS // the dataset a DatasetEvent is about (Dump selects by it)
 		}

@@ -1,8 +1,8 @@
 // Package redrive sends quarantined events back through projection after a fix (a new normaliser, a new alias,
 // a corrected limit). It reads the quarantine topic up to its current end, picks the records asked for, and
-// produces their original payloads to the raw-event topic. Re-driving is idempotent: an event that is valid now is
-// projected once (projection deduplicates by event id); one that is still invalid is quarantined again under the
-// same key.
+// produces their original payloads to the raw-event topic under the record's event id. Re-driving is idempotent:
+// an event that is valid now (decoder, identities, the original principal's produce grants) is projected once
+// (projection deduplicates by event id); one that is still invalid is quarantined again under the same key.
 package redrive
 
 import (
@@ -61,11 +61,12 @@ func Run(ctx context.Context, kc kafkaio.Config, send Sender, sel Selector) (Res
 			res.NoPayload = append(res.NoPayload, id)
 			continue
 		}
+		// The event keeps the id of its quarantine record: for a valid event that failed projection its own id, for
+		// a gateway refusal the id the 4xx answer named, so `event(id)` answers PROJECTED for the id the producer
+		// was given. The consumer re-runs every check, the produce grants of the original principal included.
 		hdr := map[string]string{kafkaio.HeaderReceivedAt: r.ReceivedAt.Format(time.RFC3339Nano),
-			kafkaio.HeaderPrincipal: r.Principal, kafkaio.HeaderSource: kafkaio.SourceRedrive}
-		if r.Stage == "consumer" {
-			hdr[kafkaio.HeaderEventID] = id // a valid event that failed projection keeps its id
-		}
+			kafkaio.HeaderPrincipal: r.Principal, kafkaio.HeaderSource: kafkaio.SourceRedrive,
+			kafkaio.HeaderEventID: id}
 		msgs = append(msgs, kafkaio.Message{Topic: kc.EventsTopic, Key: "redrive:" + id, Value: payload, Headers: hdr})
 		res.Redriven = append(res.Redriven, id)
 	}

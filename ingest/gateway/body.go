@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	fastjson "github.com/goccy/go-json"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// Rules of whole-request refusals (the per-event rules are olevent's and identcheck's).
+const (
+	ruleContentEncoding = "content-encoding" // 415: a Content-Encoding other than identity or gzip
+	ruleJSONArray       = "json-array"       // the batch body is valid JSON but not an array
+	ruleMaxBytes        = "max-bytes"        // 413
+)
+
+// wholeStatus is the HTTP status of a request refused as a whole.
+func wholeStatus(rule string) int {
+	switch rule {
+	case ruleMaxBytes:
+		return http.StatusRequestEntityTooLarge
+	case ruleContentEncoding:
+		return http.StatusUnsupportedMediaType
+	}
+	return http.StatusBadRequest
+}
+
+// contentEncoding says whether the body is gzip; anything but identity or a single gzip is refused (415), never
+// read as JSON: a br or deflate body would otherwise be answered as if the producer had sent malformed JSON.
+func contentEncoding(values []string) (gzip bool, rej *ErrorBody) {
+	var codings []string
+	for _, v := range values {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	switch {
+	case len(codings) == 0:
+		return false, nil
+	case len(codings) == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip"):
+		return true, nil
+	}
+	return false, &ErrorBody{Field: "Content-Encoding", Rule: ruleContentEncoding,
+		Message: "Content-Encoding " + strings.Join(codings, ", ") + " is not supported; send identity or gzip"}
+}
+
+// splitBatch checks that the batch body is one valid JSON array and splits it into its items. The whole body is
+// checked by the standard library first (allocation-free): goccy/go-json, which splits it much faster than
+// encoding/json would, is more lenient, and a body that is not JSON must be refused whole, not item by item.
+func splitBatch(body []byte) ([]json.RawMessage, *ErrorBody) {
+	if !json.Valid(body) {
+		if olevent.TooDeep(body, olevent.MaxSyntaxDepth) {
+			return nil, &ErrorBody{Field: "body", Rule: olevent.RuleMaxDepth,
+				Message: "the batch nests deeper than any event may"}
+		}
+		return nil, &ErrorBody{Field: "body", Rule: olevent.RuleJSON, Message: "the batch body is not valid JSON: " + syntaxError(body)}
+	}
+	var items []json.RawMessage
+	if err := fastjson.Unmarshal(body, &items); err != nil {
+		return nil, &ErrorBody{Field: "body", Rule: ruleJSONArray, Message: "batch body must be a JSON array of OpenLineage events"}
+	}
+	return items, nil
+}
+
+// syntaxError names the first syntax error of an invalid body (the slow path, only for refusals).
+func syntaxError(body []byte) string {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err.Error()
+	}
+	return "invalid"
+}

@@ -22,6 +22,7 @@ const (
 	HeaderReceivedAt = "hw-received-at" // RFC3339Nano
 	HeaderPrincipal  = "hw-principal"
 	HeaderSource     = "hw-source"
+	HeaderDigest     = "hw-digest" // the event's content digest (olevent.Event.ContentDigest), set by the gateway
 )
 
 // Values of HeaderSource.

@@ -17,14 +17,15 @@ func (s *Store) RecordQuarantined(ctx context.Context, recs []kafkaio.Quarantine
 	}
 	rows := make([]map[string]any, len(recs))
 	for i, r := range recs {
-		rows[i] = map[string]any{"key": r.EventID, "reason": r.Reason, "field": r.Field, "rule": r.Rule,
+		// keyed like the Event node: the producer principal's event id (EventKey)
+		rows[i] = map[string]any{"key": EventKey(r.Principal, r.EventID), "eventId": r.EventID, "reason": r.Reason, "field": r.Field, "rule": r.Rule,
 			"producer": r.Producer, "principal": r.Principal, "stage": r.Stage,
 			"receivedAt": Millis(r.ReceivedAt), "payloadRef": r.Source}
 	}
 	_, err := neo4j.ExecuteQuery(ctx, s.Driver, `
 UNWIND $rows AS r
 MERGE (q:Quarantined {key: r.key})
-SET q.reason = r.reason, q.field = r.field, q.rule = r.rule, q.producer = r.producer, q.principal = r.principal,
+SET q.eventId = r.eventId, q.reason = r.reason, q.field = r.field, q.rule = r.rule, q.producer = r.producer, q.principal = r.principal,
     q.stage = r.stage, q.receivedAt = r.receivedAt, q.payloadRef = r.payloadRef`,
 		map[string]any{"rows": rows}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
 	if err != nil {

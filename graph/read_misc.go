@@ -9,11 +9,15 @@ type EventStatusRow struct {
 	Event       EventRow
 	Reason      string
 	Field       string
+	Rule        string
 	Producer    string
 	ReceivedAt  int64
 }
 
-// EventStatus looks an event id up among projected (Event) and quarantined (Quarantined) nodes.
+// RuleIDConflict is the quarantine rule of an event whose id its principal already used for other content.
+const RuleIDConflict = "id-conflict"
+
+// EventStatus looks an event key (EventKey) up among projected (Event) and quarantined (Quarantined) nodes.
 func (s *Store) EventStatus(ctx context.Context, id string) (EventStatusRow, error) {
 	recs, err := s.readRecords(ctx, `OPTIONAL MATCH (e:Event {key: $id}) OPTIONAL MATCH (q:Quarantined {key: $id})
 RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
@@ -30,6 +34,7 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 	if q != nil {
 		out.Quarantined = true
 		out.Reason, out.Field, out.Producer, out.ReceivedAt = q.Str("reason"), q.Str("field"), q.Str("producer"), q.Int("receivedAt")
+		out.Rule = q.Str("rule")
 	}
 	return out, nil
 }

@@ -185,7 +185,7 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 func digestsDiffer(a, b string) bool { return a != "" && b != "" && a != b }
 
 // RuleIDConflict is the quarantine rule of an event whose id its producer already used for another event.
-const RuleIDConflict = "id-conflict"
+const RuleIDConflict = graph.RuleIDConflict
 
 // recordConflicts stores the batch's id conflicts as Quarantined records under the event's key, so the producer
 // sees them in event(id). The event projected first under that id stays as it is.
@@ -195,13 +195,13 @@ func (w *txWriter) recordConflicts() error {
 	}
 	rows := make([]any, 0, len(w.conflicts))
 	for _, r := range w.conflicts {
-		rows = append(rows, map[string]any{"key": r.key(), "producer": r.Producer, "principal": r.Principal,
+		rows = append(rows, map[string]any{"key": r.key(), "eventId": r.ID, "producer": r.Producer, "principal": r.Principal,
 			"receivedAt": r.Recv, "reason": "id-conflict: event id " + r.ID + " was already used by this producer " +
 				"for an event with other content; this event was not projected (send it under a new id)"})
 	}
 	_, err := w.run(`UNWIND $rows AS r
 		MERGE (q:Quarantined {key: r.key})
-		SET q.reason = r.reason, q.field = 'eventId', q.rule = $rule, q.producer = r.producer,
+		SET q.eventId = r.eventId, q.reason = r.reason, q.field = 'eventId', q.rule = $rule, q.producer = r.producer,
 			q.principal = r.principal, q.stage = 'projector', q.receivedAt = r.receivedAt`,
 		map[string]any{"rows": rows, "rule": RuleIDConflict})
 	return err

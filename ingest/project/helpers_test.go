@@ -102,7 +102,7 @@ func (s *scen) ds(name string) olevent.Dataset {
 	return olevent.Dataset{Namespace: s.dsNS(), Name: name}
 }
 
-func (s *scen) dsKey(name string) string  { return graph.DatasetKey("prod", s.dsNS(), name) }
+func (s *scen) dsKey(name string) string { return graph.DatasetKey("prod", s.dsNS(), name) }
 
 // runKey is the key of the run named run of job.
 func (s *scen) runKey(job, run string) string { return graph.RunKey(s.runID(run), s.jobKey(job)) }
@@ -112,6 +112,7 @@ func (s *scen) evKey(id string) string { return graph.EventKey(testPrincipal, s.
 
 // testPrincipal is the principal applyErr delivers events as.
 const testPrincipal = "test"
+
 func (s *scen) jobKey(name string) string { return graph.JobKey(s.jobNS(), name) }
 
 type evMod func(*olevent.Event)

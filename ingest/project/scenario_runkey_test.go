@@ -97,3 +97,52 @@ func TestScenarioRunIDOfAnotherJobNeverTouchesItsRun(t *testing.T) {
 		}
 	}
 }
+
+// applyAs applies events sent by a principal.
+func (s *scen) applyAs(principal string, evs ...olevent.Event) Result {
+	s.t.Helper()
+	batch := make([]Envelope, 0, len(evs))
+	for _, e := range evs {
+		batch = append(batch, Envelope{Event: e, ReceivedAt: s.at(100), Principal: principal, Source: "replay"})
+	}
+	res, err := s.p.Apply(s.ctx, batch)
+	if err != nil {
+		s.t.Fatalf("apply: %v", err)
+	}
+	return res
+}
+
+// Issue 13 item 5: an event id is scoped by its producer principal. Another principal's earlier event under the
+// same id does not make this one a duplicate; the same principal's id with other content is an id conflict,
+// quarantined (rule id-conflict) without touching what was projected; a redelivery is a duplicate.
+func TestScenarioEventIDsAreScopedByPrincipal(t *testing.T) {
+	s := newScen(t)
+	withRaw := func(e olevent.Event, raw string) olevent.Event { e.Raw = []byte(raw); return e }
+	mine := withRaw(s.runEv("shared", olevent.TypeStart, 10, "build", "r1", nil, nil), `{"v":1}`)
+	squat := withRaw(s.runEv("shared", olevent.TypeStart, 5, "other", "r2", nil, nil), `{"v":2}`)
+	if res := s.applyAs("producer-b", squat); res.Projected != 1 {
+		t.Fatalf("squatter: %+v", res)
+	}
+	if res := s.applyAs("producer-a", mine); res.Projected != 1 || res.Duplicates != 0 {
+		t.Fatalf("an id another principal used first made this event a duplicate: %+v", res)
+	}
+	if got := s.run("r1")["state"]; got != olevent.TypeStart {
+		t.Fatalf("run r1 state %v", got)
+	}
+	reused := withRaw(s.runEv("shared", olevent.TypeComplete, 20, "build", "r1", nil, nil), `{"v":3}`)
+	if res := s.applyAs("producer-a", reused, mine); res.IDConflicts != 1 || res.Projected != 0 || res.Duplicates != 1 {
+		t.Fatalf("id reused for other content: %+v", res)
+	}
+	if got := s.run("r1")["state"]; got != olevent.TypeStart {
+		t.Fatalf("an id conflict changed the run: %v", got)
+	}
+	q := s.one(`MATCH (q:Quarantined {key: $k}) RETURN q.rule AS rule, q.field AS field, q.principal AS p`,
+		map[string]any{"k": graph.EventKey("producer-a", s.ns+"-shared")})
+	if q["rule"] != RuleIDConflict || q["field"] != "eventId" || q["p"] != "producer-a" {
+		t.Fatalf("quarantine record %v", q)
+	}
+	if n := len(s.query(`MATCH (q:Quarantined {key: $k}) RETURN q`,
+		map[string]any{"k": graph.EventKey("producer-b", s.ns+"-shared")})); n != 0 {
+		t.Fatalf("the other principal's event was marked conflicting")
+	}
+}

@@ -27,8 +27,9 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// NormVersion is recorded as normVersion on what the projector writes.
-const NormVersion = "1"
+// NormVersion is recorded as normVersion on what the projector writes. Version 2 keys runs by (runId, job) and
+// events by (event id, principal) (upgrade.go, ADR 0019).
+const NormVersion = "2"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -39,11 +39,16 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 	for _, keys := range siblings {
 		w.touch(keys...) // their runIdConflict may have changed (read-time flag, lineage.Run)
 	}
-	if len(set) == 0 {
+	return w.refoldRuns(sortedKeys(set), recs)
+}
+
+// refoldRuns folds the runs (sorted keys) from all their applied events, fresh being this batch's, and rewrites
+// them; their jobs are queued for the job-edge step.
+func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
+	if len(runs) == 0 {
 		return nil
 	}
-	runs := sortedKeys(set)
-	events, err := w.loadRunEvents(runs, recs)
+	events, err := w.loadRunEvents(runs, fresh)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ const runProjection = `r{.key, .runId, .jobKey, .state, .conflictingStates, .sta
   .rootRunId, .parentKey, .rootKey, .errorMessage, .lastEventTime, .processingType,
   version: [(r)-[:RAN_VERSION]->(v:JobVersion) | v.key][0],
   runIdConflict: r.runId IS NOT NULL AND EXISTS { MATCH (o:Run) WHERE o.key STARTS WITH r.runId + '` + RunKeySep + `'
-    AND o.runId = r.runId AND o.key <> r.key }}`
+    AND o.runId = r.runId AND o.key <> r.key AND o.jobKey IS NOT NULL }}`
 
 func runRowOf(p Props) RunRow {
 	row := RunRow{Key: p.Str("key"), RunID: p.Str("runId"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"),

@@ -6,6 +6,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // projectRuns recomputes every affected run from all of its applied events (under the run's write lock) and
@@ -54,6 +55,9 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
 	}
 	states := make([]*runState, 0, len(runs))
 	for _, k := range runs {
+		if !hasRunEvent(events[k]) {
+			continue // a parent placeholder (no events of its own yet): only its own job's events make it a run
+		}
 		st := foldRun(k, events[k])
 		states = append(states, st)
 		w.touch(k, st.JobKey)
@@ -83,6 +87,15 @@ func (w *txWriter) runsWithIDs(ids []string) (map[string][]string, error) {
 		}
 	}
 	return m, nil
+}
+
+func hasRunEvent(evs []*rec) bool {
+	for _, e := range evs {
+		if e.Kind == string(olevent.KindRun) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *txWriter) queueJob(k string) {
@@ -215,7 +228,7 @@ func (w *txWriter) writeRuns(states []*runState) error {
 			MERGE (r)-[:OF_JOB]->(j))
 		FOREACH (_ IN CASE WHEN row.parent <> '' THEN [1] ELSE [] END |
 			MERGE (p:Run {key: row.parent})
-			ON CREATE SET p.jobKey = row.parentJob, p.runId = row.parentRunId
+			ON CREATE SET p.runId = row.parentRunId
 			MERGE (r)-[:CHILD_OF]->(p))
 		FOREACH (_ IN CASE WHEN row.version <> '' THEN [1] ELSE [] END |
 			MERGE (j:Job {key: row.job})

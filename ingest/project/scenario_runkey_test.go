@@ -31,6 +31,10 @@ func hijackHistory(s *scen) (victim, attacker []olevent.Event) {
 		}),
 		s.runEv("a-fail", olevent.TypeFail, 30, "evil", "r1", []olevent.Dataset{s.ds("src")},
 			[]olevent.Dataset{loot}, evil, func(e *olevent.Event) { e.Run.ErrorMessage = "hijack" }),
+		// a parent the victim job never ran: a reference, not a run of the victim job
+		s.runEv("a-phantom", olevent.TypeStart, 31, "evil2", "r2", nil, nil, evil, func(e *olevent.Event) {
+			e.Run.Parent = &olevent.ParentRef{RunID: s.runID("phantom"), JobNamespace: s.jobNS(), JobName: "build"}
+		}),
 	}
 	return victim, attacker
 }
@@ -63,7 +67,8 @@ func TestScenarioRunIDOfAnotherJobNeverTouchesItsRun(t *testing.T) {
 		var keep []string
 		for _, l := range strings.Split(s.dump(), "\n") {
 			if !strings.Contains(l, evilJob) && !strings.Contains(l, evilRun) && !strings.Contains(l, "-zz-") &&
-				!strings.Contains(l, s.ns+"-a-") {
+				!strings.Contains(l, s.ns+"-a-") && !strings.Contains(l, s.runID("phantom")) &&
+				!strings.Contains(l, s.runID("r2")) {
 				keep = append(keep, l)
 			}
 		}
@@ -88,6 +93,9 @@ func TestScenarioRunIDOfAnotherJobNeverTouchesItsRun(t *testing.T) {
 			want = whole
 		} else if whole != want {
 			t.Fatalf("round %d: the outcome depends on arrival order:\n%s", round, diffLines(want, whole))
+		}
+		if runs := s.query(`MATCH (r:Run {jobKey: $j}) RETURN r.key AS k`, map[string]any{"j": s.jobKey("build")}); len(runs) != 1 {
+			t.Fatalf("round %d: the victim job lists runs it never ran: %v", round, runs)
 		}
 		own := s.one(`MATCH (r:Run {key: $k})-[:OF_JOB]->(j:Job) RETURN r.state AS st, r.errorMessage AS msg,
 			[(r)-[:CHILD_OF]->(p:Run) | p.key] AS parents`, map[string]any{"k": evilRun})

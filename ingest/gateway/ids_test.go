@@ -20,7 +20,9 @@ func TestEventIDReusedForOtherContentIs409PerPrincipal(t *testing.T) {
 	url := f.srv.URL + "/api/v1/lineage"
 	id := "evt-" + uuid.NewString()
 	first, other := runEvent(uuid.NewString(), "START"), runEvent(uuid.NewString(), "COMPLETE")
-	as := func(p string) map[string]string { return map[string]string{"X-Test-Principal": p, "Idempotency-Key": id} }
+	as := func(p string) map[string]string {
+		return map[string]string{"X-Test-Principal": p, "Idempotency-Key": id}
+	}
 	if code, _, body := post(t, url, first, as("a")); code != http.StatusAccepted || body["eventId"] != id {
 		t.Fatalf("first: %d %v", code, body)
 	}
@@ -39,7 +41,9 @@ func TestEventIDReusedForOtherContentIs409PerPrincipal(t *testing.T) {
 		t.Fatalf("another principal's event under the same id: want 202, got %d %v", code, body)
 	}
 	batchID := "batch-" + uuid.NewString()
-	withID := func(ev string) string { return strings.Replace(ev, `{"eventType"`, `{"eventId":"`+batchID+`","eventType"`, 1) }
+	withID := func(ev string) string {
+		return strings.Replace(ev, `{"eventType"`, `{"eventId":"`+batchID+`","eventType"`, 1)
+	}
 	code, _, body = post(t, f.srv.URL+"/api/v1/lineage/batch", "["+withID(first)+","+withID(other)+","+withID(first)+"]",
 		map[string]string{"X-Test-Principal": "c"})
 	if code != http.StatusOK || body["accepted"] != float64(2) || body["rejected"] != float64(1) {

@@ -111,18 +111,25 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 		WITH r, j WHERE $p = '' OR j.namespace STARTS WITH $p
 		WITH r LIMIT $n
 		OPTIONAL MATCH (e:Event {runKey: r.key})
-		RETURN r.key AS run, r.jobKey AS job, collect(CASE WHEN e IS NULL THEN null ELSE [e.key, e.payload] END) AS evs`,
+		RETURN r.key AS run, r.jobKey AS job, r.state IS NOT NULL AS stated,
+			collect(CASE WHEN e IS NULL THEN null ELSE [e.key, e.payload] END) AS evs`,
 		map[string]any{"sep": graph.RunKeySep, "p": prefix, "n": upgradeBatch})
 	if err != nil || len(out) == 0 {
 		return 0, err
 	}
-	old, moves, runs := make([]any, 0, len(out)), []any{}, map[string]bool{}
+	old, moves, renames, runs := make([]any, 0, len(out)), []any{}, []any{}, map[string]bool{}
 	for _, row := range out {
 		run, _ := row.Get("run")
 		job, _ := row.Get("job")
-		old = append(old, run)
+		stated, _ := row.Get("stated")
 		w.touch(asStr(run), asStr(job))
 		evs, _ := row.Get("evs")
+		if len(evs.([]any)) == 0 && stated == true && asStr(job) != "" {
+			// a run with state but no events (written by the history loader): re-keyed as it is
+			renames = append(renames, map[string]any{"key": run, "new": graph.RunKey(asStr(run), asStr(job))})
+			continue
+		}
+		old = append(old, run) // re-created from its events; a placeholder without events just goes
 		for _, x := range evs.([]any) {
 			pair := x.([]any)
 			r, err := decodeRec(pair[1])
@@ -152,6 +159,10 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 		map[string]any{"old": old}); err != nil {
 		return 0, err
 	}
+	if _, err := w.runAs("upgradeRuns:rename", `UNWIND $rows AS row MATCH (r:Run {key: row.key})
+		SET r.runId = r.key, r.key = row.new`, map[string]any{"rows": renames}); err != nil {
+		return 0, err
+	}
 	keys := sortedKeys(runs)
 	sort.Strings(keys)
 	if err := w.refoldRuns(keys, nil); err != nil {
@@ -161,5 +172,5 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 	for k := range w.extraJobs {
 		w.fullJobs[k] = true // the old runs mixed jobs: fold every affected job from all its runs
 	}
-	return len(old), w.projectJobEdges(nil)
+	return len(old) + len(renames), w.projectJobEdges(nil)
 }

@@ -50,6 +50,9 @@ func TestUpgradeFromProjectionVersion1KeepsIdsAndHistory(t *testing.T) {
 	s.applyAs("producer-a", byA...)
 	s.applyAs("producer-b", squat)
 	s.applyAs("producer-a", squatted)
+	// a run the history loader wrote: state, no events
+	s.query(`MATCH (j:Job {key: $j}) CREATE (:Run {key: $k, runId: $id, jobKey: $j, state: 'COMPLETE'})-[:OF_JOB]->(j)`,
+		map[string]any{"j": s.jobKey("build"), "k": s.runKey("build", "loaded"), "id": s.runID("loaded")})
 	want := digestProp.ReplaceAllString(s.dump(), "")
 	datasetKeys := s.query(`MATCH (d:Dataset) WHERE d.namespace STARTS WITH $p RETURN d.key AS k ORDER BY k`,
 		map[string]any{"p": s.ns})
@@ -70,7 +73,7 @@ func TestUpgradeFromProjectionVersion1KeepsIdsAndHistory(t *testing.T) {
 	if n, err := s.p.UpgradeEventKeys(s.ctx, owners); err != nil || n != len(byA)+1 {
 		t.Fatalf("upgrade event keys: %d %v", n, err)
 	}
-	if n, err := s.p.UpgradeRuns(s.ctx, s.ns); err != nil || n != 3 {
+	if n, err := s.p.UpgradeRuns(s.ctx, s.ns); err != nil || n != 4 {
 		t.Fatalf("upgrade runs: %d %v", n, err)
 	}
 	// the replay after the upgrade: everything is a duplicate but the event version 1 never projected

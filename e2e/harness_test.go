@@ -35,6 +35,22 @@ import (
 // principal bound to external Kafka topics, granted by a policy file of its own.
 var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken string
 
+// tokenA and tokenB are two producers, each with PRODUCE and DESCRIBE on its own namespaces only
+// (<runID>-a, s3://<runID>-a and <runID>-b, s3://<runID>-b).
+var tokenA, tokenB string
+
+// eventKeys are the Event node keys an event id can have in this suite: ids are scoped by the principal that
+// sent them (graph.EventKey), and the suite's events come from these principals (or none: an unbound topic).
+func eventKeys(ids []string) []string {
+	var out []string
+	for _, p := range []string{"", subject, topicPrincipal, runID + "-narrow-producer", runID + "-producer-a", runID + "-producer-b"} {
+		for _, id := range ids {
+			out = append(out, graph.EventKey(p, id))
+		}
+	}
+	return out
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "headwater-e2e")
 	if err != nil {
@@ -156,8 +172,8 @@ func waitEvents(t *testing.T, store *graph.Store, ids []string, timeout time.Dur
 	var n int64
 	for time.Now().Before(deadline) {
 		res, err := neo4j.ExecuteQuery(context.Background(), store.Driver,
-			"MATCH (e:Event) WHERE e.key IN $ids RETURN count(e) AS n", map[string]any{"ids": ids},
-			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
+			"MATCH (e:Event) WHERE e.key IN $keys RETURN count(DISTINCT coalesce(e.eventId, e.key)) AS n",
+			map[string]any{"keys": eventKeys(ids)}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
 		if err == nil {
 			v, _ := res.Records[0].Get("n")
 			n = v.(int64)
@@ -243,16 +259,16 @@ func erase(t *testing.T, store *graph.Store, s scope, eventIDs []string) {
 		`MATCH (e:Event) WHERE e.key IN $ids DETACH DELETE e`,
 	} {
 		if _, err := neo4j.ExecuteQuery(context.Background(), store.Driver, q,
-			map[string]any{"jp": s.jobNS, "dp": s.dsNS, "ids": eventIDs}, neo4j.EagerResultTransformer,
+			map[string]any{"jp": s.jobNS, "dp": s.dsNS, "ids": eventKeys(eventIDs)}, neo4j.EagerResultTransformer,
 			neo4j.ExecuteQueryWithDatabase(store.Database)); err != nil {
 			t.Fatalf("erase: %v", err)
 		}
 	}
 }
 
-// reference erases the scope and projects the events once each, in order, in-process: the graph every
-// recovery path must reproduce.
-func reference(t *testing.T, store *graph.Store, s scope, events [][]byte, ids []string) string {
+// reference erases the scope and projects the events once each, in order, in-process, as sent by principal: the
+// graph every recovery path must reproduce.
+func reference(t *testing.T, store *graph.Store, s scope, events [][]byte, ids []string, principal string) string {
 	t.Helper()
 	erase(t, store, s, ids)
 	norm, err := normalize.New(normalize.Config{DefaultEnv: "default"})
@@ -274,7 +290,7 @@ func reference(t *testing.T, store *graph.Store, s scope, events [][]byte, ids [
 		if ev.ID != ids[i] {
 			t.Fatalf("event %d: id %s, want %s", i, ev.ID, ids[i])
 		}
-		envs = append(envs, project.Envelope{Event: ev, ReceivedAt: time.Now(), Source: "reference"})
+		envs = append(envs, project.Envelope{Event: ev, ReceivedAt: time.Now(), Principal: principal, Source: "reference"})
 	}
 	if _, err := proj.Apply(context.Background(), envs); err != nil {
 		t.Fatal(err)
@@ -291,7 +307,7 @@ func countProjected(t *testing.T, ids []string) int {
 	t.Helper()
 	store := testenv.Store(t)
 	res, err := neo4j.ExecuteQuery(context.Background(), store.Driver,
-		"MATCH (e:Event) WHERE e.key IN $ids RETURN count(e) AS n", map[string]any{"ids": ids},
+		"MATCH (e:Event) WHERE e.key IN $keys RETURN count(e) AS n", map[string]any{"keys": eventKeys(ids)},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +322,7 @@ func waitQuarantined(t *testing.T, store *graph.Store, id string) string {
 	deadline := time.Now().Add(projectTimeout)
 	for time.Now().Before(deadline) {
 		res, err := neo4j.ExecuteQuery(context.Background(), store.Driver,
-			"MATCH (q:Quarantined {key: $id}) RETURN q.reason AS r", map[string]any{"id": id},
+			"MATCH (q:Quarantined) WHERE q.key IN $keys RETURN q.reason AS r", map[string]any{"keys": eventKeys([]string{id})},
 			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
 		if err == nil && len(res.Records) == 1 {
 			r, _ := res.Records[0].Get("r")
@@ -330,6 +346,18 @@ roles:
     grants:
       - privileges: [MANAGE_GRANTS]
         on: {all: true}
+  - name: %[1]s-prod-a
+    grants:
+      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
+        on: {namespace: "%[1]s-a"}
+      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
+        on: {namespace: "s3://%[1]s-a"}
+  - name: %[1]s-prod-b
+    grants:
+      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
+        on: {namespace: "%[1]s-b"}
+      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
+        on: {namespace: "s3://%[1]s-b"}
   - name: %[1]s-narrow
     grants:
       - privileges: [PRODUCE]
@@ -341,6 +369,10 @@ bindings:
     subjects: [%[2]s, %[3]s]
   - role: %[1]s-narrow
     subjects: [%[1]s-narrow-producer]
+  - role: %[1]s-prod-a
+    subjects: [%[1]s-producer-a]
+  - role: %[1]s-prod-b
+    subjects: [%[1]s-producer-b]
 `, runID, subject, topicPrincipal)
 	if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
 		return err
@@ -361,6 +393,13 @@ bindings:
 		return err
 	}
 	narrowToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-narrow-producer", Kind: "producer", CreatedBy: "e2e"})
+	if err != nil {
+		return err
+	}
+	if tokenA, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-a", Kind: "producer", CreatedBy: "e2e"}); err != nil {
+		return err
+	}
+	tokenB, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-b", Kind: "producer", CreatedBy: "e2e"})
 	return err
 }
 

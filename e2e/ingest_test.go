@@ -62,7 +62,7 @@ func TestGatewayToGraphThenReplayFromArchiveGivesSameGraph(t *testing.T) {
 		t.Fatalf("SIGTERM must stop serve cleanly: %v", err)
 	}
 
-	want := reference(t, store, s, events, ids)
+	want := reference(t, store, s, events, ids, subject)
 	if projected != want {
 		t.Fatalf("out-of-order + duplicate delivery differs from the in-order reference:\n%s", diff(projected, want))
 	}
@@ -99,7 +99,7 @@ func TestCrashAfterNeo4jCommitBeforeOffsetCommitLeavesNoDuplicates(t *testing.T)
 	waitEvents(t, store, ids, projectTimeout)
 	waitCommitted(t, kc, projectTimeout)
 	got := dump(t, store, s)
-	if want := reference(t, store, s, events, ids); got != want {
+	if want := reference(t, store, s, events, ids, ""); got != want {
 		t.Fatalf("recovery after the crash differs from each event applied once:\n%s", diff(got, want))
 	}
 }
@@ -124,7 +124,7 @@ func TestTwoConsumersWithRebalanceAndKillMidBatch(t *testing.T) {
 	waitEvents(t, store, ids, 2*projectTimeout)
 	waitCommitted(t, kc, 2*projectTimeout)
 	got := dump(t, store, s)
-	if want := reference(t, store, s, events, ids); got != want {
+	if want := reference(t, store, s, events, ids, ""); got != want {
 		t.Fatalf("two consumers with a rebalance and a kill differ from each event applied once:\n%s", diff(got, want))
 	}
 }

@@ -38,7 +38,7 @@ func TestOpenLineagePythonClientOverHTTPAndKafka(t *testing.T) {
 		deadline := time.Now().Add(projectTimeout)
 		for {
 			res, err := neo4j.ExecuteQuery(context.Background(), store.Driver,
-				`MATCH (r:Run {key: $run})-[:OF_JOB]->(j:Job) OPTIONAL MATCH (r)-[w:WROTE]->(d:Dataset)
+				`MATCH (r:Run)-[:OF_JOB]->(j:Job) WHERE r.key STARTS WITH $run + '@' OPTIONAL MATCH (r)-[w:WROTE]->(d:Dataset)
 				 RETURN r.state AS state, j.namespace AS ns, collect(d.name) AS outs`,
 				map[string]any{"run": run}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
 			if err == nil && len(res.Records) == 1 {

@@ -107,6 +107,37 @@ func UnresolvedKey(namespace, name, reason string) string {
 	return hashKey("unres_", namespace, name, reason)
 }
 
+// RunKey is the key of a Run node: one runId of one job ("<runId>@<jobKey>"). Two jobs that report the same
+// runId have two runs; neither event stream touches the other's (docs/adr/0019-runs-and-event-ids-scoped.md).
+// RunKey(runID, "") is the run-id group: the runKey of a DatasetEvent that names a run by its runId only (a
+// quality gate's headwater_publication), read by every run of that runId. No node has a group key.
+func RunKey(runID, jobKey string) string { return runID + RunKeySep + jobKey }
+
+// RunKeySep separates the runId from the job key in a run key; run ids (UUIDs) and job keys never contain it.
+const RunKeySep = "@"
+
+// SplitRunKey returns the runId and job key of a run key; a key without the separator (a run written before
+// projection version 2) is a bare runId.
+func SplitRunKey(key string) (runID, jobKey string) {
+	if i := strings.LastIndex(key, RunKeySep); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return key, ""
+}
+
+// EventKey is the key of an Event (and Quarantined) node: event ids are scoped by the producer principal that
+// sent them, so one producer can never claim, squat or read another's id. An empty principal (events built in
+// tests) keeps the bare id.
+func EventKey(principal, eventID string) string {
+	if principal == "" {
+		return eventID
+	}
+	return eventID + EventKeySep + principal
+}
+
+// EventKeySep separates an event id from its principal in an event key.
+const EventKeySep = "\x1f"
+
 // Millis converts a time to the stored representation.
 func Millis(t time.Time) int64 { return t.UTC().UnixMilli() }
 

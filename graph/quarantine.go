@@ -17,14 +17,15 @@ func (s *Store) RecordQuarantined(ctx context.Context, recs []kafkaio.Quarantine
 	}
 	rows := make([]map[string]any, len(recs))
 	for i, r := range recs {
-		rows[i] = map[string]any{"key": r.EventID, "reason": r.Reason, "field": r.Field, "rule": r.Rule,
+		// keyed like the Event node: the producer principal's event id (EventKey)
+		rows[i] = map[string]any{"key": EventKey(r.Principal, r.EventID), "eventId": r.EventID, "reason": r.Reason, "field": r.Field, "rule": r.Rule,
 			"producer": r.Producer, "principal": r.Principal, "stage": r.Stage,
 			"receivedAt": Millis(r.ReceivedAt), "payloadRef": r.Source}
 	}
 	_, err := neo4j.ExecuteQuery(ctx, s.Driver, `
 UNWIND $rows AS r
 MERGE (q:Quarantined {key: r.key})
-SET q.reason = r.reason, q.field = r.field, q.rule = r.rule, q.producer = r.producer, q.principal = r.principal,
+SET q.eventId = r.eventId, q.reason = r.reason, q.field = r.field, q.rule = r.rule, q.producer = r.producer, q.principal = r.principal,
     q.stage = r.stage, q.receivedAt = r.receivedAt, q.payloadRef = r.payloadRef`,
 		map[string]any{"rows": rows}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
 	if err != nil {
@@ -62,7 +63,11 @@ RETURN size(scanned) AS n, CASE WHEN size(scanned) = 0 THEN '' ELSE scanned[-1].
 	r := Props(recs[0])
 	out := QuarantinedScan{Scanned: int(r.Int("n")), LastKey: r.Str("lastKey")}
 	for _, q := range r.List("rows") {
-		out.Rows = append(out.Rows, QuarantinedRow{EventID: q.Str("key"), Reason: q.Str("reason"), Field: q.Str("field"),
+		id := q.Str("eventId") // the key is EventKey(principal, id); records written before it carry only the key
+		if id == "" {
+			id = q.Str("key")
+		}
+		out.Rows = append(out.Rows, QuarantinedRow{EventID: id, Reason: q.Str("reason"), Field: q.Str("field"),
 			Rule: q.Str("rule"), Producer: q.Str("producer"), Principal: q.Str("principal"), Stage: q.Str("stage"),
 			Source: q.Str("payloadRef"), ReceivedAt: q.Int("receivedAt")})
 	}

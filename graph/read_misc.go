@@ -7,18 +7,18 @@ type EventStatusRow struct {
 	Projected   bool
 	Quarantined bool
 	Event       EventRow
-	// EventPrincipal is the producer principal that sent the projected event ("" for events projected before
-	// Event nodes recorded it).
-	EventPrincipal string
-	Reason         string
-	Field          string
-	Rule           string
-	Producer       string
-	Principal      string // the principal of the quarantined event
-	ReceivedAt     int64
+	Reason      string
+	Field       string
+	Rule        string
+	Producer    string
+	Principal   string // the principal of the quarantined event
+	ReceivedAt  int64
 }
 
-// EventStatus looks an event id up among projected (Event) and quarantined (Quarantined) nodes.
+// RuleIDConflict is the quarantine rule of an event whose id its principal already used for other content.
+const RuleIDConflict = "id-conflict"
+
+// EventStatus looks an event key (EventKey) up among projected (Event) and quarantined (Quarantined) nodes.
 func (s *Store) EventStatus(ctx context.Context, id string) (EventStatusRow, error) {
 	recs, err := s.readRecords(ctx, `OPTIONAL MATCH (e:Event {key: $id}) OPTIONAL MATCH (q:Quarantined {key: $id})
 RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
@@ -31,7 +31,6 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 		out.Projected = true
 		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
-		out.EventPrincipal = e.Str("principal")
 	}
 	if q != nil {
 		out.Quarantined = true

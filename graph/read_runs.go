@@ -4,9 +4,12 @@ import "context"
 
 // RunRow is a run node as read.
 type RunRow struct {
-	Key, JobKey, JobVersionKey, State, ParentRunID, RootRunID, ErrorMessage, ProcessingType string
-	ConflictingStates                                                                       []string
-	StartedAt, EndedAt, LastEventTime                                                       int64
+	Key, RunID, JobKey, JobVersionKey, State, ParentRunID, RootRunID, ErrorMessage, ProcessingType string
+	ParentKey, RootKey                                                                             string
+	ConflictingStates                                                                              []string
+	StartedAt, EndedAt, LastEventTime                                                              int64
+	// RunIDConflict: a run of another job has the same runId (the two runs are separate; ADR 0019).
+	RunIDConflict bool
 }
 
 // RunIORow is one dataset a run read (Rel READ) or wrote (Rel WROTE).
@@ -22,14 +25,23 @@ type EventRow struct {
 	EventTime, ReceivedAt          int64
 }
 
-const runProjection = `r{.key, .jobKey, .state, .conflictingStates, .startedAt, .endedAt, .parentRunId, .rootRunId,
-  .errorMessage, .lastEventTime, .processingType, version: [(r)-[:RAN_VERSION]->(v:JobVersion) | v.key][0]}`
+const runProjection = `r{.key, .runId, .jobKey, .state, .conflictingStates, .startedAt, .endedAt, .parentRunId,
+  .rootRunId, .parentKey, .rootKey, .errorMessage, .lastEventTime, .processingType,
+  version: [(r)-[:RAN_VERSION]->(v:JobVersion) | v.key][0],
+  runIdConflict: r.runId IS NOT NULL AND EXISTS { MATCH (o:Run) WHERE o.key STARTS WITH r.runId + '` + RunKeySep + `'
+    AND o.runId = r.runId AND o.key <> r.key AND o.jobKey IS NOT NULL }}`
 
 func runRowOf(p Props) RunRow {
-	return RunRow{Key: p.Str("key"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"), State: p.Str("state"),
-		ParentRunID: p.Str("parentRunId"), RootRunID: p.Str("rootRunId"), ErrorMessage: p.Str("errorMessage"),
+	row := RunRow{Key: p.Str("key"), RunID: p.Str("runId"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"),
+		State: p.Str("state"), ParentRunID: p.Str("parentRunId"), RootRunID: p.Str("rootRunId"),
+		ParentKey: p.Str("parentKey"), RootKey: p.Str("rootKey"), ErrorMessage: p.Str("errorMessage"),
 		ProcessingType: p.Str("processingType"), ConflictingStates: p.Strs("conflictingStates"),
-		StartedAt: p.Int("startedAt"), EndedAt: p.Int("endedAt"), LastEventTime: p.Int("lastEventTime")}
+		StartedAt: p.Int("startedAt"), EndedAt: p.Int("endedAt"), LastEventTime: p.Int("lastEventTime"),
+		RunIDConflict: p.Bool("runIdConflict")}
+	if row.RunID == "" { // a run written before projection version 2: its key is its runId
+		row.RunID, _ = SplitRunKey(row.Key)
+	}
+	return row
 }
 
 func (s *Store) runRows(ctx context.Context, cypher string, params map[string]any) ([]RunRow, error) {
@@ -44,7 +56,24 @@ func (s *Store) runRows(ctx context.Context, cypher string, params map[string]an
 	return out, nil
 }
 
-// RunsByKeys reads runs by key (the lower-case runId).
+// RunsByRunID lists the keys of the runs, of any job, with a runId (a prefix seek on the unique key), and the
+// key of a run written before projection version 2 under that bare runId.
+func (s *Store) RunsByRunID(ctx context.Context, runID string) ([]string, error) {
+	recs, err := s.readRecords(ctx, `CALL () {
+  MATCH (r:Run) WHERE r.key STARTS WITH $id + $sep AND r.runId = $id RETURN r.key AS key
+  UNION MATCH (r:Run {key: $id}) RETURN r.key AS key
+} RETURN key ORDER BY key`, map[string]any{"id": runID, "sep": RunKeySep})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = Props(r).Str("key")
+	}
+	return out, nil
+}
+
+// RunsByKeys reads runs by key (graph.RunKey).
 func (s *Store) RunsByKeys(ctx context.Context, keys []string) (map[string]RunRow, error) {
 	rows, err := s.runRows(ctx, `UNWIND $keys AS k MATCH (r:Run {key: k}) RETURN `+runProjection+` AS r`,
 		map[string]any{"keys": anyList(keys)})

@@ -105,9 +105,17 @@ func runOf(r graph.RunRow) *Run {
 	for i, c := range r.ConflictingStates {
 		cs[i] = RunState(c)
 	}
-	return &Run{ID: RunID(r.Key), Key: r.Key, RunID: r.Key, JobKey: r.JobKey, JobVersionKey: r.JobVersionKey,
+	parent, root := r.ParentKey, r.RootKey
+	if parent == "" { // written before projection version 2: the parent's key was its runId
+		parent = r.ParentRunID
+	}
+	if root == "" {
+		root = r.RootRunID
+	}
+	return &Run{ID: RunID(r.Key), Key: r.Key, RunID: r.RunID, JobKey: r.JobKey, JobVersionKey: r.JobVersionKey,
 		State: RunState(r.State), ConflictingStates: cs, StartedAt: timeOrNil(r.StartedAt), EndedAt: timeOrNil(r.EndedAt),
-		ErrorMessage: strOrNil(r.ErrorMessage), ParentRunID: r.ParentRunID, RootRunID: r.RootRunID}
+		ErrorMessage: strOrNil(r.ErrorMessage), ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
+		ParentKey: parent, RootKey: root, RunIDConflict: r.RunIDConflict}
 }
 
 func runIOOf(r graph.RunIORow) *RunIO {

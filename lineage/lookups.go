@@ -35,25 +35,55 @@ func (s *Service) Job(ctx context.Context, ns, name string, asOf *time.Time) (*J
 	return jobOf(j, graph.FromMillis(t)), nil
 }
 
-// Run finds a run by runId or node id.
-func (s *Service) Run(ctx context.Context, id string) (*Run, error) {
-	key := RunKeyOf(id)
-	runs, err := s.RunsByKeys(ctx, []string{key})
+// Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
+// the run of that job. A runId that names visible runs of several jobs is ambiguous (BAD_REQUEST: ask with the
+// run's id or its job). Ids issued before projection version 2 (a bare runId inside) are runId lookups.
+func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error) {
+	keys, runID, err := s.runCandidates(ctx, id, job)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := runs[key]
-	if !ok { // missing, or of a job the caller may not describe: the same answer
-		if a := authz.RequestAuditFrom(ctx); a != nil && s.runExists(ctx, key) {
-			a.Denied(authz.Candidate{Kind: authz.KindJob, Key: key}, "run of a job not visible to the caller")
-		}
-		return nil, notFound("run %s not found", id)
+	runs, err := s.RunsByKeys(ctx, keys)
+	if err != nil {
+		return nil, err
 	}
-	return r, nil
+	if len(runs) > 1 {
+		return nil, badRequest("id: runId %s names runs of %d jobs; ask with the run's id or its job", runID, len(runs))
+	}
+	for _, r := range runs {
+		return r, nil
+	}
+	// missing, or of a job the caller may not describe: the same answer
+	if a := authz.RequestAuditFrom(ctx); a != nil && s.runExists(ctx, keys) {
+		a.Denied(authz.Candidate{Kind: authz.KindJob, Key: runID}, "run of a job not visible to the caller")
+	}
+	return nil, notFound("run %s not found", id)
 }
 
-func (s *Service) runExists(ctx context.Context, key string) bool {
-	rows, err := s.store.RunsByKeys(ctx, []string{key})
+// runCandidates returns the keys id may name: the exact key of a node id of projection version 2 or of a job's
+// run, else every run with that runId.
+func (s *Service) runCandidates(ctx context.Context, id string, job *JobRef) ([]string, string, error) {
+	key := RunKeyOf(id)
+	runID, jobKey := graph.SplitRunKey(key)
+	if job != nil {
+		j, err := s.findJob(ctx, job.Namespace, job.Name)
+		if err != nil {
+			return nil, runID, err
+		}
+		return []string{graph.RunKey(runID, j.Key)}, runID, nil
+	}
+	if jobKey != "" {
+		return []string{key}, runID, nil
+	}
+	keys, err := s.store.RunsByRunID(ctx, runID)
+	if err != nil {
+		return nil, runID, storeErr(err)
+	}
+	return keys, runID, nil
+}
+
+func (s *Service) runExists(ctx context.Context, keys []string) bool {
+	rows, err := s.store.RunsByKeys(ctx, keys)
 	return err == nil && len(rows) > 0
 }
 
@@ -73,6 +103,7 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 		c := authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name}
 		b.add("d|"+k, authz.PrivDescribe, c)
 		b.add("s|"+k, authz.PrivViewSQL, c)
+		b.add("p|"+k, authz.PrivProduce, c)
 	}
 	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
@@ -86,6 +117,9 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 		if out[k].ErrorMessage != nil && !b.ok("s|"+r.JobKey) {
 			out[k].ErrorMessage = nil
 		}
+		// The conflict tells that some other job used the runId: its producers need it, other readers would
+		// learn of a job they may not see (OMIT), so only the job's producers see it.
+		out[k].RunIDConflict = r.RunIDConflict && b.ok("p|"+r.JobKey)
 	}
 	return out, s.guardErrorMessages(ctx, out)
 }
@@ -453,53 +487,36 @@ func (s *Service) searchPage(first *int, after *string, context string) (int, gr
 	return limit, graph.SearchHit{Label: parts[0], Key: parts[1], Name: parts[2]}, nil
 }
 
-// Event says what became of an event id: PROJECTED, QUARANTINED, or PENDING (also for unknown ids).
+// Event says what became of an event id the caller sent: PROJECTED, QUARANTINED, or PENDING (also for unknown
+// ids). Event ids are scoped by producer principal (ADR 0019): the caller's own event is looked up, never another
+// principal's under the same id. An id conflict (the caller reused the id for other content) answers QUARANTINED
+// with rule id-conflict even though the first event under the id was projected.
 func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
-	row, err := s.store.EventStatus(ctx, id)
+	st := &EventStatus{ID: id, State: EventPending}
+	subject := authz.FromContext(ctx).Subject
+	if subject == "" {
+		return st, nil
+	}
+	row, err := s.store.EventStatus(ctx, graph.EventKey(subject, id))
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	st := &EventStatus{ID: id, State: EventPending}
-	if row, err = s.eventVisible(ctx, row); err != nil {
-		return nil, err
-	}
 	switch {
+	case row.Quarantined && (row.Rule == graph.RuleIDConflict || !row.Projected):
+		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
+		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
 	case row.Projected:
 		st.State, st.Producer = EventProjected, strOrNil(row.Event.Producer)
 		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
-	case row.Quarantined:
-		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
-		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
+	}
+	if row.Projected && row.Event.RunKey != "" {
+		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey}) // shown only when the caller may describe it
+		if err != nil {
+			return nil, err
+		}
+		st.Run = runs[row.Event.RunKey]
 	}
 	return st, nil
-}
-
-// eventVisible hides what the caller may not see as PENDING, the answer for an unknown id: a projected event of
-// a run of a job it may not describe, and quarantine reasons (which may name anything) unless it may describe
-// the whole graph. The producer principal that sent an event always sees what became of it (ownEvent).
-func (s *Service) eventVisible(ctx context.Context, row graph.EventStatusRow) (graph.EventStatusRow, error) {
-	if ownEvent(ctx, row) {
-		return row, nil
-	}
-	if row.Projected {
-		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey})
-		if err != nil {
-			return row, err
-		}
-		if _, ok := runs[row.Event.RunKey]; !ok || row.Event.RunKey == "" {
-			return graph.EventStatusRow{}, nil
-		}
-	}
-	if row.Quarantined && !row.Projected {
-		scope, err := s.scope(ctx)
-		if err != nil {
-			return row, err
-		}
-		if !scope.Global {
-			return graph.EventStatusRow{}, nil
-		}
-	}
-	return row, nil
 }
 
 // FieldsByKeys batch-loads fields (dataloader).

@@ -35,16 +35,6 @@ type QuarantinedEventConnection struct {
 	HasNextPage bool
 }
 
-// ownEvent says whether the caller is the named producer principal that sent the event (projected or
-// quarantined). The anonymous principal owns nothing: it stands for every caller without a token.
-func ownEvent(ctx context.Context, row graph.EventStatusRow) bool {
-	me := authz.FromContext(ctx).Subject
-	if me == "" || me == authz.AnonymousSubject {
-		return false
-	}
-	return (row.Projected && row.EventPrincipal == me) || (!row.Projected && row.Quarantined && row.Principal == me)
-}
-
 // QuarantinedEvents lists the caller's own quarantined events in event-id order; a caller with a global describe
 // grant (an administrator) sees every principal's. Quarantine reasons may name anything the event named, which
 // is why no one else's are shown.

@@ -211,6 +211,10 @@ type Run struct {
 	ErrorMessage      *string
 	ParentRunID       string
 	RootRunID         string
+	ParentKey         string // the parent run's key (ParentRunID under the job the parent facet names)
+	RootKey           string
+	// RunIDConflict: another job reported a run with the same runId; shown only to the job's producers (ADR 0019).
+	RunIDConflict bool
 }
 
 // IsNode implements Node.
@@ -386,4 +390,6 @@ type EventStatus struct {
 	EventType  *string
 	EventTime  *time.Time
 	Rule       *string // the rule a quarantined event broke
+	// Run is the run a projected RunEvent belongs to (nil for other events and runs the caller may not describe).
+	Run *Run
 }

@@ -174,6 +174,7 @@ type ComplexityRoot struct {
 		Reason     func(childComplexity int) int
 		ReceivedAt func(childComplexity int) int
 		Rule       func(childComplexity int) int
+		Run        func(childComplexity int) int
 		State      func(childComplexity int) int
 	}
 
@@ -325,7 +326,7 @@ type ComplexityRoot struct {
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
 		Lineage           func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
-		Run               func(childComplexity int, id string) int
+		Run               func(childComplexity int, id string, job *lineage.JobRef) int
 		Search            func(childComplexity int, query string, first *int, after *string) int
 	}
 
@@ -348,6 +349,7 @@ type ComplexityRoot struct {
 		Parent            func(childComplexity int) int
 		Root              func(childComplexity int) int
 		RunID             func(childComplexity int) int
+		RunIDConflict     func(childComplexity int) int
 		StartedAt         func(childComplexity int) int
 		State             func(childComplexity int) int
 	}
@@ -428,7 +430,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Dataset, error)
 	Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Job, error)
-	Run(ctx context.Context, id string) (*lineage.Run, error)
+	Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error)
 	Search(ctx context.Context, query string, first *int, after *string) (*lineage.SearchConnection, error)
 	Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error)
 	Impact(ctx context.Context, field lineage.FieldRef, depth *int, asOf *time.Time) (*lineage.ImpactReport, error)
@@ -1014,6 +1016,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventStatus.Rule(childComplexity), true
+	case "EventStatus.run":
+		if e.ComplexityRoot.EventStatus.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventStatus.Run(childComplexity), true
 	case "EventStatus.state":
 		if e.ComplexityRoot.EventStatus.State == nil {
 			break
@@ -1739,7 +1747,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Run(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Query.Run(childComplexity, args["id"].(string), args["job"].(*lineage.JobRef)), true
 	case "Query.search":
 		if e.ComplexityRoot.Query.Search == nil {
 			break
@@ -1843,6 +1851,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Run.RunID(childComplexity), true
+	case "Run.runIdConflict":
+		if e.ComplexityRoot.Run.RunIDConflict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Run.RunIDConflict(childComplexity), true
 	case "Run.startedAt":
 		if e.ComplexityRoot.Run.StartedAt == nil {
 			break
@@ -2182,8 +2196,11 @@ type Query {
   dataset(namespace: String!, name: String!, asOf: Time): Dataset
   "A job by name; ` + "`" + `version` + "`" + ` is the definition valid at asOf (default now)."
   job(namespace: String!, name: String!, asOf: Time): Job
-  "A run by its runId (UUID) or its node id."
-  run(id: ID!): Run
+  """
+  A run by its node id, or by its runId (UUID): a run is one runId of one job, so a runId that several jobs the
+  caller may describe reported is ambiguous (BAD_REQUEST) unless ` + "`" + `job` + "`" + ` names the run's job.
+  """
+  run(id: ID!, job: JobRef): Run
   "Datasets and jobs whose current name contains the query, ordered by name."
   search(query: String!, first: Int = 20, after: String): SearchConnection!
 
@@ -2205,10 +2222,10 @@ type Query {
   impact(field: FieldRef!, depth: Int = 5, asOf: Time): ImpactReport!
 
   """
-  What became of an event id (the producer's eventId or Headwater's deterministic id; for an event the gateway
-  refused, the ` + "`" + `eventId` + "`" + ` its 4xx answer named). The producer principal that sent the event always sees its state.
-  Anyone else: an event of a run of a job the caller may not describe, and a quarantined event for a caller without
-  a global describe grant, answer PENDING, exactly like an unknown id.
+  What became of an event id the caller sent (the producer's eventId or Headwater's deterministic id). For an event the
+  gateway refused, pass the ` + "`" + `eventId` + "`" + ` its 4xx answer named. Event ids
+  are scoped by producer principal: the caller's own event under that id is reported, never another principal's,
+  which answers PENDING exactly like an unknown id.
   """
   event(id: ID!): EventStatus
 
@@ -2394,6 +2411,11 @@ type Run implements Node {
   inputs: [RunIO!]!
   "Exactly what this run wrote, each with its publication."
   outputs: [RunIO!]!
+  """
+  Another job reported a run with the same runId. The two runs are separate (a run is one runId of one job) and
+  neither job's events change the other's run; shown only to callers with PRODUCE on this run's job, false otherwise.
+  """
+  runIdConflict: Boolean!
 }
 
 type RunIO {
@@ -2530,8 +2552,10 @@ type EventStatus {
   receivedAt: Time
   eventType: String
   eventTime: Time
-  "The rule a quarantined event broke (e.g. control-character, max-length, duplicate-key, produce-permission)."
+  "The rule a quarantined event broke (e.g. control-character, max-length, duplicate-key, produce-permission, ` + "`" + `id-conflict` + "`" + `: the caller already used this id for an event with other content)."
   rule: String
+  "The run a projected RunEvent belongs to, when the caller may describe its job."
+  run: Run
 }
 
 "One quarantined event."
@@ -2907,6 +2931,8 @@ func (ec *executionContext) childFields_EventStatus(ctx context.Context, field g
 		return ec.fieldContext_EventStatus_eventTime(ctx, field)
 	case "rule":
 		return ec.fieldContext_EventStatus_rule(ctx, field)
+	case "run":
+		return ec.fieldContext_EventStatus_run(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventStatus", field.Name)
 }
@@ -3199,6 +3225,8 @@ func (ec *executionContext) childFields_Run(ctx context.Context, field graphql.C
 		return ec.fieldContext_Run_inputs(ctx, field)
 	case "outputs":
 		return ec.fieldContext_Run_outputs(ctx, field)
+	case "runIdConflict":
+		return ec.fieldContext_Run_runIdConflict(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Run", field.Name)
 }
@@ -3886,6 +3914,14 @@ func (ec *executionContext) field_Query_run_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (*lineage.JobRef, error) {
+			return ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg1
 	return args, nil
 }
 
@@ -6183,6 +6219,38 @@ func (ec *executionContext) _EventStatus_rule(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_EventStatus_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _EventStatus_run(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventStatus_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Run, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EventStatus_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Run(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
@@ -8819,7 +8887,7 @@ func (ec *executionContext) _Query_run(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Run(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Query().Run(ctx, fc.Args["id"].(string), fc.Args["job"].(*lineage.JobRef))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
@@ -9645,6 +9713,29 @@ func (ec *executionContext) fieldContext_Run_outputs(_ context.Context, field gr
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Run_runIdConflict(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Run_runIdConflict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunIDConflict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Run_runIdConflict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Run", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.RunConnection) (ret graphql.Marshaler) {
@@ -12603,6 +12694,11 @@ func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "run":
+			out.Values[i] = ec._EventStatus_run(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13778,6 +13874,11 @@ func (ec *executionContext) _Run(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Run_outputs(ctx, field, obj)
 				})
+		case "runIdConflict":
+			out.Values[i] = ec._Run_runIdConflict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

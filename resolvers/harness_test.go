@@ -43,6 +43,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	store := testenv.Store(t)
 	fx := lineagetest.New(t, store)
+	fx.Principal = "alice" // the harness's default caller sends the fixture's events
 	reg := prometheus.NewRegistry()
 	d := Deps{Store: store, Registerer: reg, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}}
 	for _, o := range opts {

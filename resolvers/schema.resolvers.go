@@ -122,8 +122,8 @@ func (r *queryResolver) Job(ctx context.Context, namespace string, name string, 
 }
 
 // Run is the resolver for the run field.
-func (r *queryResolver) Run(ctx context.Context, id string) (*lineage.Run, error) {
-	return r.svc.Run(ctx, id)
+func (r *queryResolver) Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error) {
+	return r.svc.Run(ctx, id, job)
 }
 
 // Search is the resolver for the search field.
@@ -172,18 +172,18 @@ func (r *runResolver) JobVersion(ctx context.Context, obj *lineage.Run) (*lineag
 
 // Parent is the resolver for the parent field.
 func (r *runResolver) Parent(ctx context.Context, obj *lineage.Run) (*lineage.Run, error) {
-	if obj.ParentRunID == "" {
+	if obj.ParentKey == "" {
 		return nil, nil
 	}
-	return optional(r.loadersFrom(ctx).runs.Load(ctx, obj.ParentRunID))
+	return optional(r.loadersFrom(ctx).runs.Load(ctx, obj.ParentKey))
 }
 
 // Root is the resolver for the root field.
 func (r *runResolver) Root(ctx context.Context, obj *lineage.Run) (*lineage.Run, error) {
-	if obj.RootRunID == "" {
+	if obj.RootKey == "" {
 		return nil, nil
 	}
-	return optional(r.loadersFrom(ctx).runs.Load(ctx, obj.RootRunID))
+	return optional(r.loadersFrom(ctx).runs.Load(ctx, obj.RootKey))
 }
 
 // Events is the resolver for the events field.

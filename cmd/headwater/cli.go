@@ -29,6 +29,7 @@ type cli struct {
 	Ingest  ingestCmd  `cmd:"" help:"Run the Kafka consumer that projects events into Neo4j."`
 	Migrate migrateCmd `cmd:"" help:"Create or upgrade the Neo4j schema (constraints and indexes); idempotent."`
 	Replay  replayCmd  `cmd:"" help:"Rebuild the projection from the raw-event archive into an empty database."`
+	Upgrade upgradeCmd `cmd:"" help:"Upgrade a graph written by an earlier projection version in place, then replay the archive (stop consumers first)."`
 	Redrive redriveCmd `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
 	Token   tokenCmd   `cmd:"" help:"Create or revoke API tokens."`
 	Version versionCmd `cmd:"" help:"Print the version."`

@@ -1,5 +1,5 @@
 // Command headwater runs Headwater: `serve` (HTTP gateway + GraphQL, and the consumer in-process unless told
-// otherwise), `ingest` (the consumer alone), `migrate`, `replay` and `version`. Wiring lives in this package only.
+// otherwise), `ingest` (the consumer alone), `migrate`, `replay`, `upgrade` and `version`. Wiring lives in this package only.
 package main
 
 import (

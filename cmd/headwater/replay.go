@@ -87,3 +87,65 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 	}
 	return total, flush()
 }
+
+// upgradeCmd upgrades a graph written by an earlier projection version in place (ingest/project/upgrade.go),
+// then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
+type upgradeCmd struct {
+	replayCmd
+}
+
+func (u upgradeCmd) Run(rc *runCtx) error {
+	if err := u.inPlace(rc); err != nil {
+		return err
+	}
+	return u.replayCmd.Run(rc)
+}
+
+// inPlace re-keys events (by the archive's principals), quarantine records and runs.
+func (u upgradeCmd) inPlace(rc *runCtx) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	p, err := openPipeline(ctx, u.Neo4j, redisconn.Open(u.Redis), u.Event, u.Identity, rc.log, obs.NewRegistry())
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	keyed, err := upgradeEventKeys(ctx, u.Dir, p.projector)
+	if err != nil {
+		return err
+	}
+	quarantined, err := p.projector.UpgradeQuarantined(ctx, "")
+	if err != nil {
+		return err
+	}
+	runs, err := p.projector.UpgradeRuns(ctx, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
+		keyed, quarantined, runs, project.NormVersion)
+	return nil
+}
+
+// upgradeEventKeys re-keys earlier events by the principal the archive recorded for them, in archive order.
+func upgradeEventKeys(ctx context.Context, dir string, proj *project.Projector) (int, error) {
+	total := 0
+	var batch []project.EventOwner
+	flush := func() error {
+		n, err := proj.UpgradeEventKeys(ctx, batch)
+		total += n
+		batch = batch[:0]
+		return err
+	}
+	err := archive.Read(dir, func(rec archive.Record) error {
+		batch = append(batch, project.EventOwner{ID: rec.EventID, Principal: rec.Principal})
+		if len(batch) >= replayBatch {
+			return flush()
+		}
+		return nil
+	}, func(string, error) {})
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}

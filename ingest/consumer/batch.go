@@ -67,6 +67,9 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 	if d != nil {
 		return quarantine(d.Error(), d.Field, "produce-permission")
 	}
+	if d := hdr[kafkaio.HeaderDigest]; d != "" && source == kafkaio.SourceGateway {
+		ev.SetContentDigest(d) // computed by the gateway from the same bytes
+	}
 	olevent.ResolveID(hdr[kafkaio.HeaderEventID], &ev)
 	return decoded{
 		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source, Owned: owned},

@@ -16,6 +16,10 @@ const (
 	DefaultMaxBatchEvents = 1000
 	DefaultRatePerSecond  = 2000 // per producer principal
 	DefaultRateBurst      = 4000
+	// DefaultRecentIDs is how many accepted (principal, event id) pairs the gateway remembers to answer an id
+	// reused for other content with 409: the last 50,000 accepted events (25 s of one producer at its rate limit;
+	// at most ~20 MB). Older conflicts are quarantined by the projector (rule id-conflict).
+	DefaultRecentIDs      = 50_000
 	quarantinePrefixBytes = 64 << 10 // oversized bodies are quarantined as a prefix plus their digest and size
 	retryAfterUnavailable = 5 * time.Second
 )
@@ -26,6 +30,7 @@ type Config struct {
 	MaxBatchEvents int     `help:"Most events in one batch request." default:"1000" env:"HEADWATER_GATEWAY_MAX_BATCH_EVENTS" yaml:"maxBatchEvents"`
 	RatePerSecond  float64 `help:"Events per second each producer principal may send (0 disables)." default:"2000" env:"HEADWATER_GATEWAY_RATE_PER_SECOND" yaml:"ratePerSecond"`
 	RateBurst      int     `help:"Burst of events per producer principal." default:"4000" env:"HEADWATER_GATEWAY_RATE_BURST" yaml:"rateBurst"`
+	RecentIDs      int     `help:"Accepted event ids remembered to answer an id reused for other content with 409 (0 disables)." default:"50000" env:"HEADWATER_GATEWAY_RECENT_IDS" yaml:"recentIds"`
 }
 
 // Validate reports the first invalid setting by name.
@@ -39,6 +44,8 @@ func (c Config) Validate() error {
 		return errors.New("gateway.rate-per-second: must not be negative")
 	case c.RatePerSecond > 0 && c.RateBurst < 1:
 		return errors.New("gateway.rate-burst: must be at least 1 when a rate is set")
+	case c.RecentIDs < 0 || c.RecentIDs > 10_000_000:
+		return fmt.Errorf("gateway.recent-ids: must be between 0 and 10000000, got %d", c.RecentIDs)
 	}
 	return nil
 }

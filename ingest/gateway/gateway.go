@@ -43,6 +43,7 @@ type Gateway struct {
 	send   Sender
 	guard  Guard
 	limits *limiters
+	ids    *recentIDs
 	now    func() time.Time
 	log    *slog.Logger
 	m      *Metrics
@@ -51,7 +52,8 @@ type Gateway struct {
 // New builds a gateway. The caller's principal comes from the request context (authn middleware).
 func New(cfg Config, kc kafkaio.Config, dec Decoder, send Sender, guard Guard, m *Metrics, log *slog.Logger, now func() time.Time) *Gateway {
 	return &Gateway{cfg: cfg, kafka: kc, dec: dec, send: send, guard: guard,
-		limits: newLimiters(cfg.RatePerSecond, cfg.RateBurst, now), now: now, log: log, m: m}
+		limits: newLimiters(cfg.RatePerSecond, cfg.RateBurst, now), ids: newRecentIDs(cfg.RecentIDs), now: now,
+		log: log, m: m}
 }
 
 // Register mounts the endpoints on mux.
@@ -67,6 +69,7 @@ type Result struct {
 	EventID  string               `json:"eventId,omitempty"`
 	Error    *ErrorBody           `json:"error,omitempty"`
 	Warnings []olevent.FacetIssue `json:"warnings,omitempty"`
+	digest   string               // content digest of an accepted event (recentIDs)
 }
 
 // ErrorBody names the field and the rule that failed.
@@ -102,15 +105,19 @@ func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
 	if !g.allow(w, req.principal, 1) {
 		return
 	}
-	res, msgs := g.prepare(r.Context(), req, 0, body)
+	res, msgs := g.prepare(r.Context(), req, 0, body, nil)
 	if !g.deliver(r.Context(), w, req, msgs) {
 		return
 	}
+	g.rememberAccepted(req, []Result{res})
 	status := http.StatusAccepted
 	if res.Status == "rejected" {
 		status = http.StatusBadRequest
-		if res.Error.Rule == ruleForbidden {
+		switch res.Error.Rule {
+		case ruleForbidden:
 			status = http.StatusForbidden
+		case ruleIDConflict:
+			status = http.StatusConflict
 		}
 	}
 	g.count(req.principal, []Result{res})
@@ -137,14 +144,16 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	results := make([]Result, len(items))
 	var msgs []kafkaio.Message
+	inBatch := map[string]string{} // ids accepted earlier in this batch -> digest
 	for i, raw := range items {
 		var m []kafkaio.Message
-		results[i], m = g.prepare(r.Context(), req, i, raw)
+		results[i], m = g.prepare(r.Context(), req, i, raw, inBatch)
 		msgs = append(msgs, m...)
 	}
 	if !g.deliver(r.Context(), w, req, msgs) {
 		return
 	}
+	g.rememberAccepted(req, results)
 	g.count(req.principal, results)
 	accepted := 0
 	for _, res := range results {
@@ -158,9 +167,12 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 // ruleForbidden is the rule of a produce-permission denial (403).
 const ruleForbidden = "produce-permission"
 
+// ruleIDConflict is the rule of an event whose id the same principal recently used for other content (409).
+const ruleIDConflict = "id-conflict"
+
 // prepare validates one event and returns its result and the message to send: the event itself, or its
-// quarantine copy.
-func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte) (Result, []kafkaio.Message) {
+// quarantine copy. inBatch holds the ids (and digests) accepted earlier in the same batch request.
+func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte, inBatch map[string]string) (Result, []kafkaio.Message) {
 	ev, err := g.dec.Decode(raw)
 	if err != nil {
 		return g.reject(req, idx, raw, errorBody(err))
@@ -170,11 +182,20 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: ruleForbidden, Message: d.Error()})
 	}
 	olevent.ResolveID(req.headerID, &ev)
+	digest := ev.ContentDigest()
+	if d, seen := inBatch[ev.ID]; (seen && d != digest) || g.ids.conflicts(req.principal, ev.ID, digest) {
+		return g.reject(req, idx, raw, ErrorBody{Field: "eventId", Rule: ruleIDConflict, Message: "event id " + ev.ID +
+			" was already accepted from this producer for an event with other content; send it under a new id"})
+	}
+	if inBatch != nil {
+		inBatch[ev.ID] = digest
+	}
 	msg := kafkaio.Message{Topic: g.kafka.EventsTopic, Key: olevent.PartitionKey(&ev), Value: raw, Headers: map[string]string{
 		kafkaio.HeaderEventID:    ev.ID,
 		kafkaio.HeaderReceivedAt: req.receivedAt.Format(time.RFC3339Nano),
 		kafkaio.HeaderPrincipal:  req.principal,
 		kafkaio.HeaderSource:     kafkaio.SourceGateway,
+		kafkaio.HeaderDigest:     digest,
 	}}
 	if v, ok := owned.Header(); ok {
 		msg.Headers[kafkaio.HeaderOwned] = v // what the event may change, decided now (ADR 0018)
@@ -182,7 +203,19 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte)
 	if len(ev.FacetIssues) > 0 {
 		g.m.facetIssues.WithLabelValues(req.principal).Add(float64(len(ev.FacetIssues)))
 	}
-	return Result{Index: idx, Status: "accepted", EventID: ev.ID, Warnings: ev.FacetIssues}, []kafkaio.Message{msg}
+	return Result{Index: idx, Status: "accepted", EventID: ev.ID, Warnings: ev.FacetIssues, digest: digest},
+		[]kafkaio.Message{msg}
+}
+
+// rememberAccepted records the ids of events Kafka acknowledged, for the id-conflict check (recentIDs).
+func (g *Gateway) rememberAccepted(req request, results []Result) {
+	ids, digests := make([]string, 0, len(results)), make([]string, 0, len(results))
+	for _, r := range results {
+		if r.Status == "accepted" {
+			ids, digests = append(ids, r.EventID), append(digests, r.digest)
+		}
+	}
+	g.ids.remember(req.principal, ids, digests)
 }
 
 // reject answers one event as rejected and returns its quarantine copy.

@@ -24,7 +24,8 @@ const (
 	HeaderSource     = "hw-source"
 	// HeaderOwned is the JSON array of canonical namespaces the producer held PRODUCE on, among those the event
 	// can change, when the gateway accepted it (ingest/ownership); absent means unrestricted.
-	HeaderOwned = "hw-owned"
+	HeaderOwned  = "hw-owned"
+	HeaderDigest = "hw-digest" // the event's content digest (olevent.Event.ContentDigest), set by the gateway
 )
 
 // Values of HeaderSource.

@@ -77,3 +77,24 @@ func PartitionKey(ev *Event) string {
 	}
 	return ""
 }
+
+// ContentDigest is the sha256 of the event's canonical JSON (the deterministic id, whatever id the event was
+// given): two events under one id with different digests are different events. "" for a hand-built event with
+// no raw bytes.
+func (ev *Event) ContentDigest() string {
+	if ev.contentID != "" {
+		return ev.contentID
+	}
+	if len(ev.Raw) == 0 {
+		return ""
+	}
+	return DeterministicID(ev.Raw)
+}
+
+// SetContentDigest records a digest computed earlier (by the gateway, carried in a Kafka header) so that
+// ContentDigest need not canonicalise the event again.
+func (ev *Event) SetContentDigest(d string) {
+	if ev.contentID == "" {
+		ev.contentID = d
+	}
+}

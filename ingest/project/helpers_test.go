@@ -102,7 +102,17 @@ func (s *scen) ds(name string) olevent.Dataset {
 	return olevent.Dataset{Namespace: s.dsNS(), Name: name}
 }
 
-func (s *scen) dsKey(name string) string  { return graph.DatasetKey("prod", s.dsNS(), name) }
+func (s *scen) dsKey(name string) string { return graph.DatasetKey("prod", s.dsNS(), name) }
+
+// runKey is the key of the run named run of job.
+func (s *scen) runKey(job, run string) string { return graph.RunKey(s.runID(run), s.jobKey(job)) }
+
+// evKey is the Event node key of a scenario event id (applied with principal "test").
+func (s *scen) evKey(id string) string { return graph.EventKey(testPrincipal, s.ns+"-"+id) }
+
+// testPrincipal is the principal applyErr delivers events as.
+const testPrincipal = "test"
+
 func (s *scen) jobKey(name string) string { return graph.JobKey(s.jobNS(), name) }
 
 type evMod func(*olevent.Event)
@@ -133,7 +143,7 @@ func (s *scen) applyErr(evs ...olevent.Event) (Result, error) {
 	for _, e := range evs {
 		seq := s.seq.Add(1)
 		batch = append(batch, Envelope{Event: e, ReceivedAt: time.Now().Add(time.Duration(seq) * time.Millisecond),
-			Principal: "test", Source: "replay"})
+			Principal: testPrincipal, Source: "replay"})
 	}
 	return s.p.Apply(s.ctx, batch)
 }
@@ -222,7 +232,8 @@ func (s *scen) intervals(props map[string]any) string {
 
 func (s *scen) run(name string) map[string]any {
 	s.t.Helper()
-	return s.one("MATCH (r:Run {key: $k}) RETURN properties(r) AS p", map[string]any{"k": s.runID(name)})["p"].(map[string]any)
+	return s.one("MATCH (r:Run) WHERE r.key STARTS WITH $id + '@' AND r.runId = $id RETURN properties(r) AS p",
+		map[string]any{"id": s.runID(name)})["p"].(map[string]any)
 }
 
 func schemaOf(paths ...string) []olevent.SchemaField {

@@ -236,7 +236,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
 			lastAt: x.lastAt, pub: x.publication, producer: x.producer, eventIds: x.eventIds,
 			cols: x.columnLineage} END) AS io
-		RETURN k, r.key AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
+		RETURN k, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
 			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})
 	if err != nil {
 		return nil, err

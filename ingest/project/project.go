@@ -28,8 +28,9 @@ import (
 	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
-// NormVersion is recorded as normVersion on what the projector writes. 2: producers change only what they own
-// (ADR 0018): inputs' lifecycle and metadata are not applied, reads are labelled observed on read.
+// NormVersion is recorded as normVersion on what the projector writes. Version 2 (issue 13): producers change
+// only what they own (ADR 0018: inputs' lifecycle and metadata are not applied, reads are labelled observed on
+// read); runs are keyed by (runId, job) and events by (event id, principal) (upgrade.go, ADR 0019).
 const NormVersion = "2"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
@@ -62,6 +63,7 @@ type Canonicalizer interface {
 // Result summarises one Apply.
 type Result struct {
 	Projected, Duplicates int
+	IDConflicts           int // events whose id their principal already used for another content (quarantined)
 	Unresolved            int
 	Touched               []string // node keys whose neighbourhood changed
 }
@@ -148,6 +150,7 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	res.Duplicates += len(batch) - len(recs)
 	p.events.WithLabelValues("projected").Add(float64(res.Projected))
 	p.events.WithLabelValues("duplicate").Add(float64(res.Duplicates))
+	p.events.WithLabelValues(RuleIDConflict).Add(float64(res.IDConflicts))
 	if res.Unresolved > 0 {
 		// Answers carrying UNRESOLVED_IDENTITY gaps depend on this generation (docs/caching.md).
 		res.Touched = append(res.Touched, UnresolvedGeneration)
@@ -162,19 +165,24 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	return res, nil
 }
 
-// prepare canonicalises the batch and drops in-batch repetitions of an event id.
+// prepare canonicalises the batch and drops in-batch repetitions of an event key (a principal's event id); a
+// repetition with other content is kept, after the first, so the transaction records it as an id conflict.
 func (p *Projector) prepare(batch []Envelope) ([]*rec, error) {
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	out := make([]*rec, 0, len(batch))
 	for _, env := range batch {
-		if seen[env.Event.ID] {
-			continue
-		}
-		seen[env.Event.ID] = true
 		r, err := buildRec(env, p.canon)
 		if err != nil {
 			return nil, err
 		}
+		k := r.key()
+		if d, ok := seen[k]; ok {
+			if digestsDiffer(d, r.Digest) {
+				out = append(out, r)
+			}
+			continue
+		}
+		seen[k] = r.Digest
 		out = append(out, r)
 	}
 	return out, nil

@@ -15,7 +15,7 @@ const RecentEventsMax = 60_000
 type recentEvents struct {
 	mu    sync.Mutex
 	max   int
-	byRun map[string]map[string]taggedRec // run key -> event id -> rec
+	byRun map[string]map[string]taggedRec // run key -> event key -> rec
 	order []recentKey                     // insertion order, for eviction
 	head  int
 	n     int
@@ -40,7 +40,7 @@ func (c *recentEvents) add(recs []*rec, tag string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range recs {
-		run := runKeyOf(r)
+		run := r.runKey()
 		if run == "" {
 			continue
 		}
@@ -49,11 +49,11 @@ func (c *recentEvents) add(recs []*rec, tag string) {
 			m = map[string]taggedRec{}
 			c.byRun[run] = m
 		}
-		if _, ok := m[r.ID]; ok {
+		if _, ok := m[r.key()]; ok {
 			continue
 		}
-		m[r.ID] = taggedRec{r, tag}
-		c.order = append(c.order, recentKey{run, r.ID})
+		m[r.key()] = taggedRec{r, tag}
+		c.order = append(c.order, recentKey{run, r.key()})
 		c.n++
 	}
 	for c.n > c.max {

@@ -93,7 +93,10 @@ type parentRec struct {
 // rec is the projector's internal form of one event: canonical, resolved, and stored as the Event payload so
 // derived state can be recomputed from the set of applied events.
 type rec struct {
-	ID        string
+	ID        string // the event id as the producer sent it (or the deterministic id)
+	Key       string `json:",omitempty"` // the Event node key: graph.EventKey(principal, ID)
+	Digest    string `json:",omitempty"` // sha256 of the canonical event: same id, other digest = conflict
+	Principal string `json:",omitempty"` // the producer principal that sent it
 	Kind      string
 	Type      string `json:",omitempty"`
 	Time      int64
@@ -112,9 +115,26 @@ type rec struct {
 	Outputs   []*dsRec                   `json:",omitempty"`
 	Subject   *dsRec                     `json:",omitempty"`
 	PubRunID  string                     `json:",omitempty"` // DatasetEvent carrying headwater_publication for a run
-	// Principal is the producer principal that sent the event, stored on the Event node (so the producer can ask
-	// what became of it) but not in the payload: it is delivery context, not what the event says.
-	Principal string `json:"-"`
+}
+
+// key is the Event node key (payloads written before projection version 2 carry none: their key is the id).
+func (r *rec) key() string {
+	if r.Key != "" {
+		return r.Key
+	}
+	return r.ID
+}
+
+// runKey is the run the event is stored under: a RunEvent's (runId, job) run, or for a DatasetEvent naming a
+// publication run, that runId's group key (read by every run of that runId); "" for other events.
+func (r *rec) runKey() string {
+	switch {
+	case r.PubRunID != "":
+		return graph.RunKey(r.PubRunID, "")
+	case r.RunID != "" && r.Job != nil:
+		return graph.RunKey(r.RunID, r.Job.Key)
+	}
+	return ""
 }
 
 // pubFacetKey is Headwater's own publication facet.
@@ -127,8 +147,8 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 	if ev.ID == "" {
 		return nil, fmt.Errorf("%w: empty event id", ErrUnprojectable)
 	}
-	r := &rec{ID: ev.ID, Kind: string(ev.Kind), Type: ev.EventType, Time: graph.Millis(ev.EventTime),
-		Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer, Principal: env.Principal}
+	r := &rec{ID: ev.ID, Key: graph.EventKey(env.Principal, ev.ID), Digest: ev.ContentDigest(), Principal: env.Principal, Kind: string(ev.Kind),
+		Type: ev.EventType, Time: graph.Millis(ev.EventTime), Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer}
 	if ev.Job != nil {
 		j, err := buildJob(ev.Job, canon)
 		if err != nil {

@@ -6,39 +6,96 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // projectRuns recomputes every affected run from all of its applied events (under the run's write lock) and
-// rewrites the Run node, its OF_JOB / CHILD_OF / RAN_VERSION links and its READ / WROTE detail.
+// rewrites the Run node, its OF_JOB / CHILD_OF / RAN_VERSION links and its READ / WROTE detail. A run is one runId
+// of one job (graph.RunKey): an event of another job with the same runId is another run and never touches this one.
 func (w *txWriter) projectRuns(recs []*rec) error {
-	set := map[string]bool{}
+	set, ids := map[string]bool{}, map[string]bool{}
 	for _, r := range recs {
-		if r.RunID != "" {
-			set[r.RunID] = true
+		if r.RunID != "" && r.Job != nil {
+			set[r.runKey()] = true
+			ids[r.RunID] = true
 		}
 		if r.PubRunID != "" {
-			set[r.PubRunID] = true
+			ids[r.PubRunID] = true
 		}
 	}
-	if len(set) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	runs := sortedKeys(set)
-	events, err := w.loadRunEvents(runs, recs)
+	siblings, err := w.runsWithIDs(sortedKeys(ids))
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.PubRunID != "" { // a quality gate's publication: every run of that runId folds it
+			for _, k := range siblings[r.PubRunID] {
+				set[k] = true
+			}
+		}
+	}
+	for _, keys := range siblings {
+		w.touch(keys...) // their runIdConflict may have changed (read-time flag, lineage.Run)
+	}
+	return w.refoldRuns(sortedKeys(set), recs)
+}
+
+// refoldRuns folds the runs (sorted keys) from all their applied events, fresh being this batch's, and rewrites
+// them; their jobs are queued for the job-edge step.
+func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	events, err := w.loadRunEvents(runs, fresh)
 	if err != nil {
 		return err
 	}
 	states := make([]*runState, 0, len(runs))
-	for _, id := range runs {
-		st := foldRun(id, events[id])
+	for _, k := range runs {
+		if !hasRunEvent(events[k]) {
+			continue // a parent placeholder (no events of its own yet): only its own job's events make it a run
+		}
+		st := foldRun(k, events[k])
 		states = append(states, st)
-		w.touch(id, st.JobKey)
+		w.touch(k, st.JobKey)
 		if st.JobKey != "" {
 			w.queueJob(st.JobKey)
 			w.noteChange(st.JobKey, st.FirstEventAt)
 		}
 	}
 	return w.writeRuns(states)
+}
+
+// runsWithIDs returns, per runId, the keys of the stored runs (of any job) with that runId: a prefix seek on the
+// unique key's range index.
+func (w *txWriter) runsWithIDs(ids []string) (map[string][]string, error) {
+	out, err := w.run(`UNWIND $ids AS id
+		MATCH (r:Run) WHERE r.key STARTS WITH id + $sep AND r.runId = id
+		RETURN id, collect(r.key) AS keys`, map[string]any{"ids": toAny(ids), "sep": graph.RunKeySep})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	for _, row := range out {
+		id, _ := row.Get("id")
+		keys, _ := row.Get("keys")
+		for _, k := range keys.([]any) {
+			m[id.(string)] = append(m[id.(string)], k.(string))
+		}
+	}
+	return m, nil
+}
+
+func hasRunEvent(evs []*rec) bool {
+	for _, e := range evs {
+		if e.Kind == string(olevent.KindRun) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *txWriter) queueJob(k string) {
@@ -73,15 +130,14 @@ func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec
 	m := map[string][]*rec{}
 	freshOf := map[string][]any{}
 	for _, r := range fresh {
-		if k := runKeyOf(r); k != "" {
-			m[k] = append(m[k], r)
-			freshOf[k] = append(freshOf[k], r.ID)
+		if k := r.runKey(); k != "" {
+			freshOf[k] = append(freshOf[k], r.key())
 		}
 	}
 	known := w.recent.known(runs)
 	knownOf := map[string]map[string]any{}
 	for id, t := range known {
-		k := runKeyOf(t.r)
+		k := t.r.runKey()
 		if knownOf[k] == nil {
 			knownOf[k] = map[string]any{}
 		}
@@ -89,22 +145,27 @@ func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec
 	}
 	rows := make([]any, 0, len(runs))
 	for _, k := range runs {
-		f, kn := freshOf[k], knownOf[k]
-		if f == nil {
-			f = []any{}
+		runID, _ := graph.SplitRunKey(k)
+		group := graph.RunKey(runID, "")
+		f := append(append([]any{}, freshOf[k]...), freshOf[group]...)
+		for _, r := range fresh {
+			if rk := r.runKey(); rk == k || rk == group {
+				m[k] = append(m[k], r)
+			}
 		}
+		kn := knownOf[k]
 		if kn == nil {
 			kn = map[string]any{}
 		}
-		rows = append(rows, map[string]any{"k": k, "fresh": f, "known": kn})
+		rows = append(rows, map[string]any{"k": k, "g": group, "fresh": f, "known": kn})
 	}
 	// Payloads of events this process committed recently come from memory; the set of events always comes from
-	// Neo4j.
+	// Neo4j. A run reads its own events and its runId's group (publication DatasetEvents).
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (r:Run {key: row.k})
 		SET r.projLock = true REMOVE r.projLock
 		WITH row
-		MATCH (e:Event {runKey: row.k}) WHERE NOT e.key IN row.fresh
+		MATCH (e:Event) WHERE e.runKey IN [row.k, row.g] AND NOT e.key IN row.fresh
 		WITH row, e, row.known[e.key] IS NOT NULL AND row.known[e.key] = e.ptag AS cached
 		RETURN row.k AS k, collect(CASE WHEN cached THEN e.key END) AS cached,
 			collect(CASE WHEN cached THEN null ELSE e.payload END) AS payloads`, map[string]any{"rows": rows})
@@ -129,14 +190,6 @@ func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec
 	return m, nil
 }
 
-// runKeyOf is the run an event is stored under (storeEvents): a DatasetEvent's publication run, else its run.
-func runKeyOf(r *rec) string {
-	if r.PubRunID != "" {
-		return r.PubRunID
-	}
-	return r.RunID
-}
-
 // writeRuns rewrites the runs' properties and links. Links that are still right are kept (MERGE, and SET of
 // properties that did not change writes nothing); only links to other targets are deleted, so a run's next event
 // does not delete and re-create all its relationships.
@@ -156,7 +209,7 @@ func (w *txWriter) writeRuns(states []*runState) error {
 			m := x.(map[string]any)
 			links = append(links, m["dir"].(string)+">"+m["ds"].(string))
 		}
-		keep = append(keep, map[string]any{"key": s.RunID, "links": links})
+		keep = append(keep, map[string]any{"key": s.Key, "links": links})
 		io = append(io, ios...)
 	}
 	if _, err := w.runAs("writeRuns:runs", `UNWIND $rows AS row
@@ -175,7 +228,7 @@ func (w *txWriter) writeRuns(states []*runState) error {
 			MERGE (r)-[:OF_JOB]->(j))
 		FOREACH (_ IN CASE WHEN row.parent <> '' THEN [1] ELSE [] END |
 			MERGE (p:Run {key: row.parent})
-			ON CREATE SET p.jobKey = row.parentJob
+			ON CREATE SET p.runId = row.parentRunId
 			MERGE (r)-[:CHILD_OF]->(p))
 		FOREACH (_ IN CASE WHEN row.version <> '' THEN [1] ELSE [] END |
 			MERGE (j:Job {key: row.job})
@@ -217,15 +270,23 @@ func runRow(s *runState) (map[string]any, error) {
 		"startedAt": ptr(s.StartedAt), "endedAt": ptr(s.EndedAt), "nominalStartTime": ptr(s.NomStart),
 		"nominalEndTime": ptr(s.NomEnd), "errorMessage": nilIfEmpty(s.ErrorMsg), "facets": string(facets),
 		"lastEventTime": s.LastEventTime, "firstEventAt": s.FirstEventAt, "processingType": nilIfEmpty(s.ProcessingType),
-		"producer": nilIfEmpty(s.Producer), "parentRunId": nil, "rootRunId": nil, "jobVersion": nil,
-		"normVersion": NormVersion}
-	row := map[string]any{"key": s.RunID, "job": s.JobKey, "parent": "", "parentJob": "", "version": "",
-		"first": s.FirstEventAt}
+		"producer": nilIfEmpty(s.Producer), "parentRunId": nil, "rootRunId": nil, "parentKey": nil, "rootKey": nil,
+		"jobVersion": nil, "runId": s.RunID, "normVersion": NormVersion}
+	row := map[string]any{"key": s.Key, "job": s.JobKey, "parent": "", "parentJob": "", "parentRunId": "",
+		"version": "", "first": s.FirstEventAt}
+	// A parent (root) is the run of the job the facet names: a parent facet can name no other job's run.
 	if s.Parent != nil {
-		props["parentRunId"], row["parent"], row["parentJob"] = s.Parent.RunID, s.Parent.RunID, s.Parent.JobKey
+		props["parentRunId"] = s.Parent.RunID
+		if s.Parent.JobKey != "" {
+			k := graph.RunKey(s.Parent.RunID, s.Parent.JobKey)
+			props["parentKey"], row["parent"], row["parentJob"], row["parentRunId"] = k, k, s.Parent.JobKey, s.Parent.RunID
+		}
 	}
 	if s.Root != nil {
 		props["rootRunId"] = s.Root.RunID
+		if s.Root.JobKey != "" {
+			props["rootKey"] = graph.RunKey(s.Root.RunID, s.Root.JobKey)
+		}
 	}
 	if s.DefHash != "" && s.JobKey != "" {
 		v := graph.JobVersionKey(s.JobKey, s.DefHash)
@@ -262,7 +323,7 @@ func ioRows(s *runState) []any {
 			} else {
 				props["publication"] = runPub(s.State, s.Streaming(), "")
 			}
-			out = append(out, map[string]any{"run": s.RunID, "ds": k, "dir": dir, "props": props})
+			out = append(out, map[string]any{"run": s.Key, "ds": k, "dir": dir, "props": props})
 		}
 	}
 	return out

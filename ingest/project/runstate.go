@@ -72,7 +72,7 @@ type colObs struct {
 
 // runState is the derived state of one run: a pure function of its events (foldRun).
 type runState struct {
-	RunID, JobKey               string
+	Key, RunID, JobKey          string // Key: graph.RunKey(RunID, JobKey)
 	State                       string
 	Conflicting                 []string
 	StartedAt, EndedAt          *int64
@@ -92,10 +92,11 @@ type runState struct {
 func (s *runState) Streaming() bool { return s.ProcessingType == "STREAMING" }
 
 // foldRun computes a run's state from its events, whatever order they were given in.
-func foldRun(runID string, events []*rec) *runState {
+func foldRun(key string, events []*rec) *runState {
 	evs := append([]*rec(nil), events...)
 	sortEvents(evs)
-	s := &runState{RunID: runID, Inputs: map[string]*runIO{}, Outputs: map[string]*runIO{}}
+	runID, jobKey := graph.SplitRunKey(key)
+	s := &runState{Key: key, RunID: runID, JobKey: jobKey, Inputs: map[string]*runIO{}, Outputs: map[string]*runIO{}}
 	s.State, s.Conflicting, s.EndedAt = stateOf(evs)
 	s.Facets = mergeFacets(evs)
 	for _, e := range evs {

@@ -227,7 +227,7 @@ func TestScenarioPublicationWithheldLaterByDatasetEvent(t *testing.T) {
 		t.Fatalf("after the gate: %s", got)
 	}
 	w := s.one(`MATCH (:Run {key: $r})-[w:WROTE]->(:Dataset {key: $d}) RETURN w.publication AS p`,
-		map[string]any{"r": s.runID("r1"), "d": s.dsKey("out")})
+		map[string]any{"r": s.runKey("load", "r1"), "d": s.dsKey("out")})
 	if w["p"] != graph.PubWithheld {
 		t.Fatalf("wrote %v", w)
 	}

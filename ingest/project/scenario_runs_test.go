@@ -141,7 +141,7 @@ func TestScenarioFailWithPartialOutputIsAttempted(t *testing.T) {
 		}
 	}
 	w := s.one(`MATCH (:Run {key: $r})-[w:WROTE]->(:Dataset {key: $d}) RETURN w.publication AS p`,
-		map[string]any{"r": s.runID("r1"), "d": s.dsKey("c")})
+		map[string]any{"r": s.runKey("load", "r1"), "d": s.dsKey("c")})
 	if w["p"] != graph.PubAttempted {
 		t.Fatalf("wrote %v", w)
 	}

@@ -137,7 +137,7 @@ func TestScenarioDroppedAndRecreatedColumnAndDataset(t *testing.T) {
 		t.Fatalf("version %v", v)
 	}
 	w := s.one(`MATCH (:Run {key: $r})-[w:WROTE]->(:Dataset {key: $k}) RETURN w.datasetVersion AS v`,
-		map[string]any{"r": s.runID("r2"), "k": s.dsKey("t")})
+		map[string]any{"r": s.runKey("w", "r2"), "k": s.dsKey("t")})
 	if w["v"] != "snap-2" {
 		t.Fatalf("wrote %v", w)
 	}

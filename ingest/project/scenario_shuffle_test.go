@@ -8,7 +8,8 @@ import (
 )
 
 // richHistory is several runs of two jobs with schema changes, column lineage, a failed run, a closing run, a
-// DatasetEvent with metadata, a JobEvent, a quality gate, and a drop/create of one dataset.
+// DatasetEvent with metadata, a JobEvent, a quality gate, a drop/create of one dataset, and a third job that
+// reports a FAIL under build's runId r1 (issue 13 item 2: its own run, whatever the order).
 func richHistory(s *scen) []olevent.Event {
 	src := withSchema(s.ds("src"), "id", "amount", "email")
 	col := func(fields ...string) *olevent.ColumnLineage {
@@ -53,6 +54,8 @@ func richHistory(s *scen) []olevent.Event {
 		s.runEv("r5s", olevent.TypeStart, 80, "build", "r5", []olevent.Dataset{src, s.ds("side")}, nil),
 		s.runEv("r5c", olevent.TypeComplete, 90, "build", "r5", nil, []olevent.Dataset{mart("id", "amount", "email")},
 			func(e *olevent.Event) { e.Job.Description = "new" }),
+		s.runEv("hijack", olevent.TypeFail, 95, "squatter", "r1", []olevent.Dataset{s.ds("src")},
+			[]olevent.Dataset{s.ds("loot")}, func(e *olevent.Event) { e.Run.ErrorMessage = "hijack" }),
 	}
 }
 
@@ -72,6 +75,10 @@ func TestScenarioShuffledHistoryGivesTheSameGraph(t *testing.T) {
 	j := s.one(`MATCH (j:Job {key: $k}) RETURN j.description AS d, j.processingType AS pt`, map[string]any{"k": s.jobKey("build")})
 	if j["d"] != "new" || j["pt"] != "BATCH" {
 		t.Fatalf("job metadata %v", j)
+	}
+	r1 := s.one(`MATCH (r:Run {key: $k}) RETURN r.state AS st, r.jobKey AS j`, map[string]any{"k": s.runKey("build", "r1")})
+	if r1["st"] != olevent.TypeComplete || r1["j"] != s.jobKey("build") {
+		t.Fatalf("build's r1 after another job's FAIL under its runId: %v", r1)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for round := 0; round < 8; round++ {

@@ -27,14 +27,14 @@ func TestScenarioParentRootNominalAndJobVersions(t *testing.T) {
 		t.Fatalf("run %v", r)
 	}
 	s.one(`MATCH (:Run {key: $c})-[:CHILD_OF]->(p:Run {key: $p})-[:OF_JOB]->(:Job {key: $j}) RETURN p`,
-		map[string]any{"c": s.runID("t1"), "p": s.runID("dag"), "j": s.jobKey("dag")})
+		map[string]any{"c": s.runKey("task", "t1"), "p": s.runKey("dag", "dag"), "j": s.jobKey("dag")})
 	vs := s.query(`MATCH (:Job {key: $j})-[:HAS_VERSION]->(v:JobVersion) RETURN v.sql AS sql, v.validFrom AS f, v.validTo AS t
 		ORDER BY f`, map[string]any{"j": s.jobKey("task")})
 	if len(vs) != 2 || vs[0]["sql"] != "select 1" || vs[0]["f"] != s.ms(10) || vs[0]["t"] != s.ms(40) ||
 		vs[1]["sql"] != "select 2" || vs[1]["t"] != graph.OpenEnd {
 		t.Fatalf("versions %v", vs)
 	}
-	ran := s.one(`MATCH (:Run {key: $r})-[:RAN_VERSION]->(v:JobVersion) RETURN v.sql AS sql`, map[string]any{"r": s.runID("t2")})
+	ran := s.one(`MATCH (:Run {key: $r})-[:RAN_VERSION]->(v:JobVersion) RETURN v.sql AS sql`, map[string]any{"r": s.runKey("task", "t2")})
 	if ran["sql"] != "select 2" {
 		t.Fatalf("ran %v", ran)
 	}

@@ -29,6 +29,7 @@ type txWriter struct {
 	folds      *prometheus.CounterVec
 	foldRuns   prometheus.Counter
 	fresh      []*rec          // the recs this attempt applies (events it claimed)
+	conflicts  []*rec          // recs whose id (of the same principal) names a stored event with another content
 	recent     *recentEvents   // committed events' recs, whose payloads need not be read back
 	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
@@ -98,7 +99,8 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 		w.steps.WithLabelValues("claim events").Observe(time.Since(start).Seconds())
 	}
 	w.fresh = fresh
-	res := Result{Duplicates: len(recs) - len(fresh), Projected: len(fresh)}
+	res := Result{Duplicates: len(recs) - len(fresh) - len(w.conflicts), Projected: len(fresh),
+		IDConflicts: len(w.conflicts)}
 	if len(fresh) == 0 {
 		return res, nil
 	}
@@ -134,32 +136,75 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 }
 
 // claimEvents MERGEs the Event nodes and returns the recs whose event this transaction created; the others were
-// applied before (duplicates). MERGE on the unique key serialises concurrent deliveries of one event.
+// applied before: duplicates, or, when the stored event has another content digest, id conflicts (recorded as
+// quarantined, rule id-conflict). MERGE on the unique key serialises concurrent deliveries of one event.
 func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
+	first := map[string]*rec{}
 	rows := make([]any, 0, len(recs))
 	for _, r := range recs {
-		rows = append(rows, map[string]any{"key": r.ID})
+		if first[r.key()] == nil {
+			first[r.key()] = r
+			rows = append(rows, map[string]any{"key": r.key()})
+		}
 	}
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (e:Event {key: row.key}) ON CREATE SET e.claim = $token
-		WITH e, row WHERE e.claim = $token
-		REMOVE e.claim
-		RETURN row.key AS key`, map[string]any{"rows": rows, "token": w.token})
+		WITH e, row, coalesce(e.claim = $token, false) AS fresh
+		FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END | REMOVE e.claim)
+		RETURN row.key AS key, fresh, e.digest AS digest`, map[string]any{"rows": rows, "token": w.token})
 	if err != nil {
 		return nil, err
 	}
-	created := map[string]bool{}
+	created, stored := map[string]bool{}, map[string]string{}
 	for _, rec := range out {
 		k, _ := rec.Get("key")
-		created[k.(string)] = true
+		f, _ := rec.Get("fresh")
+		d, _ := rec.Get("digest")
+		created[k.(string)], stored[k.(string)] = f == true, asStr(d)
 	}
 	fresh := make([]*rec, 0, len(created))
 	for _, r := range recs {
-		if created[r.ID] {
-			fresh = append(fresh, r)
+		k := r.key()
+		against := stored[k]
+		if created[k] {
+			if first[k] == r {
+				fresh = append(fresh, r)
+				continue
+			}
+			against = first[k].Digest
+		}
+		if digestsDiffer(against, r.Digest) {
+			w.conflicts = append(w.conflicts, r)
 		}
 	}
-	return fresh, nil
+	return fresh, w.recordConflicts()
+}
+
+// digestsDiffer tells an id conflict from a duplicate; an unknown digest (events stored before projection
+// version 2, hand-built events) never conflicts.
+func digestsDiffer(a, b string) bool { return a != "" && b != "" && a != b }
+
+// RuleIDConflict is the quarantine rule of an event whose id its producer already used for another event.
+const RuleIDConflict = graph.RuleIDConflict
+
+// recordConflicts stores the batch's id conflicts as Quarantined records under the event's key, so the producer
+// sees them in event(id). The event projected first under that id stays as it is.
+func (w *txWriter) recordConflicts() error {
+	if len(w.conflicts) == 0 {
+		return nil
+	}
+	rows := make([]any, 0, len(w.conflicts))
+	for _, r := range w.conflicts {
+		rows = append(rows, map[string]any{"key": r.key(), "eventId": r.ID, "producer": r.Producer, "principal": r.Principal,
+			"receivedAt": r.Recv, "reason": "id-conflict: event id " + r.ID + " was already used by this producer " +
+				"for an event with other content; this event was not projected (send it under a new id)"})
+	}
+	_, err := w.run(`UNWIND $rows AS r
+		MERGE (q:Quarantined {key: r.key})
+		SET q.eventId = r.eventId, q.reason = r.reason, q.field = 'eventId', q.rule = $rule, q.producer = r.producer,
+			q.principal = r.principal, q.stage = 'projector', q.receivedAt = r.receivedAt`,
+		map[string]any{"rows": rows, "rule": RuleIDConflict})
+	return err
 }
 
 // storeEvents writes each event's properties and canonical payload and links it to its run or job.
@@ -170,22 +215,27 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 		if err != nil {
 			return err
 		}
-		runKey, jobKey := runKeyOf(r), ""
+		runKey, jobKey := r.runKey(), ""
 		if r.Kind == "JOB" {
 			jobKey = r.Job.Key
 		}
 		props := map[string]any{"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
-			"producer": r.Producer, "principal": r.Principal, "normVersion": NormVersion, "payload": payload, "ptag": w.token}
+			"producer": r.Producer, "normVersion": NormVersion, "payload": payload, "ptag": w.token,
+			"eventId": r.ID, "principal": nilIfEmpty(r.Principal), "digest": nilIfEmpty(r.Digest)}
 		if r.Subject != nil && r.Subject.ID != nil {
 			props["subjectNamespace"] = r.Subject.ID.NS // the dataset a DatasetEvent is about (Dump selects by it)
 		}
-		rows = append(rows, map[string]any{"key": r.ID, "props": props, "runKey": runKey, "jobKey": jobKey})
+		// A publication DatasetEvent is stored under its runId's group key, which names no node: every run of
+		// that runId reads it (runs.go), and it links to none.
+		link := runKey != "" && r.PubRunID == ""
+		rows = append(rows, map[string]any{"key": r.key(), "props": props, "runKey": runKey, "link": link,
+			"jobKey": jobKey})
 	}
 	_, err := w.run(`UNWIND $rows AS row
 		MATCH (e:Event {key: row.key})
 		SET e += row.props
-		FOREACH (_ IN CASE WHEN row.runKey <> '' THEN [1] ELSE [] END |
-			SET e.runKey = row.runKey
+		FOREACH (_ IN CASE WHEN row.runKey <> '' THEN [1] ELSE [] END | SET e.runKey = row.runKey)
+		FOREACH (_ IN CASE WHEN row.link THEN [1] ELSE [] END |
 			MERGE (r:Run {key: row.runKey})
 			MERGE (e)-[:OF_RUN]->(r))
 		FOREACH (_ IN CASE WHEN row.jobKey <> '' THEN [1] ELSE [] END |

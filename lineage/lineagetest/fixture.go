@@ -23,6 +23,9 @@ type Fixture struct {
 	Env   string    // environment of every dataset ("" like the identity canonicaliser)
 	Now   time.Time // the fixture's "now"; give the service the same clock
 	T0    time.Time // when every default interval opens (Now - 30 days)
+	// Principal is the producer principal the fixture's events and quarantine records were sent by (their node
+	// keys are graph.EventKey(Principal, id)).
+	Principal string
 }
 
 // New opens a fixture under a fresh namespace.
@@ -214,14 +217,14 @@ MERGE (r)-[x:WROTE]->(ds) SET x.firstAt = $start, x.lastAt = $start, x.publicati
 	for i, s := range states {
 		f.exec(`MATCH (r:Run {key: $id}) MERGE (e:Event {key: $ek}) SET e.runKey = $id, e.kind = 'RUN', e.eventType = $s,
   e.eventTime = $t, e.receivedAt = $t, e.producer = 'https://test/producer' MERGE (e)-[:OF_RUN]->(r)`,
-			map[string]any{"id": runID, "ek": fmt.Sprintf("%s-ev-%d", runID, i), "s": s, "t": ms(f.Now.Add(-time.Hour + time.Duration(i)*time.Minute))})
+			map[string]any{"id": runID, "ek": graph.EventKey(f.Principal, fmt.Sprintf("%s-ev-%d", runID, i)), "s": s, "t": ms(f.Now.Add(-time.Hour + time.Duration(i)*time.Minute))})
 	}
 }
 
 // Quarantined records a quarantined event.
 func (f *Fixture) Quarantined(id, reason string) {
 	f.exec(`MERGE (q:Quarantined {key: $id}) SET q.reason = $reason, q.field = 'run.runId', q.producer = 'https://test/producer',
-  q.receivedAt = $now`, map[string]any{"id": id, "reason": reason, "now": ms(f.Now)})
+  q.receivedAt = $now`, map[string]any{"id": graph.EventKey(f.Principal, id), "reason": reason, "now": ms(f.Now)})
 }
 
 // Exec runs arbitrary Cypher against the fixture's store (for edits a builder method does not cover).

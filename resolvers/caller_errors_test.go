@@ -59,7 +59,9 @@ func TestCallerMistakesAreBadRequest(t *testing.T) {
 		{"token expiring in the past", `mutation($t: Time) { createApiToken(input: {owner: "alice", expiresAt: $t}) { token } }`,
 			map[string]any{"t": h.fx.Now.Add(-time.Hour).Format(time.RFC3339)}, "expiresAt"},
 	}
-	var last struct{ Job struct{ Runs struct{ HasNextPage bool } } }
+	var last struct {
+		Job struct{ Runs struct{ HasNextPage bool } }
+	}
 	if errs := h.query("", `query($ns: String!) { job(namespace: $ns, name: "j") { runs(after: "o:2147483647") { hasNextPage } } }`, vars, &last); len(errs) != 0 {
 		t.Errorf("the largest offset cursor: %+v", errs)
 	}

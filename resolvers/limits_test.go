@@ -31,12 +31,12 @@ func repeatedTypename(n int) string { return "{" + strings.Repeat(" __typename",
 // hugeList is a request body with a list variable of n items.
 func hugeList(n int) []byte {
 	var b bytes.Buffer
-	b.WriteString(`{"query":"query($q: [String!]) { search(query: \"x\") { hasNextPage } }","variables":{"q":[`)
+	b.WriteString(`{"query":"query($e: [EvidenceKind!]) { lineage(start: {dataset: {namespace: \"x\", name: \"y\"}}, evidence: $e) { truncated } }","variables":{"e":[`)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"a"`)
+		b.WriteString(`"OBSERVED"`)
 	}
 	b.WriteString("]}}")
 	return b.Bytes()

@@ -22,5 +22,5 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, raw *gr
 	if err == nil || err.Extensions["code"] != nil {
 		return err
 	}
-	return badRequest("extensions.persistedQuery: %s", err.Message).gqlError()
+	return badRequest(rulePersistedQuery, "extensions.persistedQuery: %s", err.Message).gqlError()
 }

@@ -20,8 +20,8 @@ import (
 // document: fields (a fragment bomb, each fragment spreading the next twice, expands to 2^n), selections per
 // response field (20,000 `__typename`), nesting, and the written fragments and spreads.
 type documentLimits struct {
-	lim   Limits
-	cache graphql.Cache[*ast.QueryDocument]
+	lim    Limits
+	parsed interface{ contains(query string) bool } // the parsed-query cache
 }
 
 var (
@@ -32,16 +32,16 @@ var (
 func (documentLimits) ExtensionName() string                   { return "DocumentLimits" }
 func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (d documentLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (d documentLimits) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if p.Query == "" {
 		return nil // gqlgen answers "no operation provided"
 	}
-	if _, ok := d.cache.Get(ctx, p.Query); ok {
+	if d.parsed.contains(p.Query) {
 		return nil
 	}
 	src := &ast.Source{Input: p.Query}
 	if tooManyTokens(src, d.lim.MaxTokens) {
-		return badRequest("document has more than %d tokens (limit %d)", d.lim.MaxTokens, d.lim.MaxTokens).gqlError()
+		return badRequest(ruleTokens, "document has more than %d tokens (limit %d)", d.lim.MaxTokens, d.lim.MaxTokens).gqlError()
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(src, d.lim.MaxTokens)
 	if err != nil {
@@ -74,14 +74,14 @@ func tooManyTokens(src *ast.Source, limit int) bool {
 // checkDocument applies the written and the expanded limits; nil when the document is within them.
 func checkDocument(doc *ast.QueryDocument, lim Limits) *requestError {
 	if n := len(doc.Fragments); n > lim.MaxFragments {
-		return badRequest("document has %d fragment definitions, the limit is %d", n, lim.MaxFragments)
+		return badRequest(ruleFragments, "document has %d fragment definitions, the limit is %d", n, lim.MaxFragments)
 	}
 	w := newDocWalker(doc, lim)
 	if n := w.writtenSpreads(); n > lim.MaxSpreads {
-		return badRequest("document has %d fragment spreads, the limit is %d", n, lim.MaxSpreads)
+		return badRequest(ruleSpreads, "document has %d fragment spreads, the limit is %d", n, lim.MaxSpreads)
 	}
 	if n := w.expandedFields(); n > lim.MaxFields {
-		return badRequest("document selects more than %d fields with its fragments expanded (limit %d)", lim.MaxFields, lim.MaxFields)
+		return badRequest(ruleFields, "document selects more than %d fields with its fragments expanded (limit %d)", lim.MaxFields, lim.MaxFields)
 	}
 	return w.mergedFields()
 }
@@ -215,7 +215,7 @@ func (w *docWalker) walk(set ast.SelectionSet, parent, depth int) {
 		return
 	}
 	if depth > w.lim.MaxNesting {
-		w.refusal = badRequest("selections nest deeper than %d levels with fragments expanded (limit %d)", w.lim.MaxNesting, w.lim.MaxNesting)
+		w.refusal = badRequest(ruleNesting, "selections nest deeper than %d levels with fragments expanded (limit %d)", w.lim.MaxNesting, w.lim.MaxNesting)
 		return
 	}
 	for _, s := range set {
@@ -248,7 +248,7 @@ func (w *docWalker) merge(parent int, f *ast.Field) int {
 	}
 	w.counts[id]++
 	if w.counts[id] > w.lim.MaxFieldRepeats && w.refusal == nil {
-		w.refusal = badRequest("field %q is selected more than %d times in one selection set (fragments expanded)", name, w.lim.MaxFieldRepeats)
+		w.refusal = badRequest(ruleFieldRepeats, "field %q is selected more than %d times in one selection set (fragments expanded)", name, w.lim.MaxFieldRepeats)
 	}
 	return id
 }

@@ -74,7 +74,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}
-	srv := newServer(res, lim, d.Log)
+	srv := newServer(res, lim, newGraphQLMetrics(d.Registerer), d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := withLoaders(r.Context(), newLoaders(svc))
 		if d.Auditor == nil {
@@ -109,15 +109,15 @@ const maxRequestIDLen = 128
 // per-principal concurrency, body and JSON-list limits), APQ over a byte-bounded LRU, the document limits
 // (before validation), gqlgen's parse (token limit) and validation, the byte-bounded parsed-query cache,
 // complexity and depth limits, one error presenter.
-func newServer(res *Resolver, lim Limits, log *slog.Logger) *handler.Server {
+func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *handler.Server {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: res}))
-	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent)})
-	queries := newQueryCache(lim.QueryCacheBytes)
+	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent), metrics: m})
+	queries := newQueryCache(lim.QueryCacheBytes, m.cacheLookup("query"))
 	srv.SetQueryCache(queries)
 	srv.SetParserTokenLimit(lim.MaxTokens)
 	srv.Use(extension.Introspection{})
-	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: newAPQCache(lim.APQCacheBytes)}})
-	srv.Use(documentLimits{lim: lim, cache: queries})
+	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: newAPQCache(lim.APQCacheBytes, m.cacheLookup("apq"))}})
+	srv.Use(documentLimits{lim: lim, parsed: queries})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxQueryDepth})
 	srv.SetErrorPresenter(presentError(log))

@@ -17,6 +17,7 @@ type lru[T any] struct {
 	maxEntry int64
 	bytes    int64
 	cost     func(key string, value T) int64
+	onGet    func(hit bool)
 	order    *list.List // front = most recent; values are *lruItem[T]
 	items    map[string]*list.Element
 }
@@ -29,38 +30,51 @@ type lruItem[T any] struct {
 
 var _ graphql.Cache[string] = (*lru[string])(nil)
 
-func newLRU[T any](maxBytes, maxEntry int64, cost func(string, T) int64) *lru[T] {
-	return &lru[T]{maxBytes: maxBytes, maxEntry: min(maxEntry, maxBytes), cost: cost, order: list.New(),
+func newLRU[T any](maxBytes, maxEntry int64, cost func(string, T) int64, onGet func(hit bool)) *lru[T] {
+	if onGet == nil {
+		onGet = func(bool) {}
+	}
+	return &lru[T]{maxBytes: maxBytes, maxEntry: min(maxEntry, maxBytes), cost: cost, onGet: onGet, order: list.New(),
 		items: map[string]*list.Element{}}
 }
 
 // newQueryCache is the parsed-query cache: keyed by the query text, sized by an estimate of the document's heap,
 // never keeping a document longer than maxCachedDocumentBytes.
-func newQueryCache(maxBytes int64) *lru[*ast.QueryDocument] {
+func newQueryCache(maxBytes int64, onGet func(hit bool)) *lru[*ast.QueryDocument] {
 	return newLRU(maxBytes, maxCachedDocumentBytes*docBytesPerQueryByte+cacheEntryOverhead,
 		func(query string, _ *ast.QueryDocument) int64 {
 			return int64(len(query))*docBytesPerQueryByte + cacheEntryOverhead
-		})
+		}, onGet)
 }
 
 // newAPQCache is the persisted-query cache: hash to query text, never keeping a query longer than
 // maxCachedDocumentBytes (such a client sends its query in full every time).
-func newAPQCache(maxBytes int64) *lru[string] {
+func newAPQCache(maxBytes int64, onGet func(hit bool)) *lru[string] {
 	return newLRU(maxBytes, maxCachedDocumentBytes+cacheEntryOverhead, func(hash, query string) int64 {
 		return int64(len(hash)+len(query)) + cacheEntryOverhead
-	})
+	}, onGet)
 }
 
 // Get implements graphql.Cache.
 func (c *lru[T]) Get(_ context.Context, key string) (T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok {
+	e, ok := c.items[key]
+	c.onGet(ok)
+	if ok {
 		c.order.MoveToFront(e)
 		return e.Value.(*lruItem[T]).value, true
 	}
 	var zero T
 	return zero, false
+}
+
+// contains reports whether key is cached, without counting a lookup or refreshing the entry.
+func (c *lru[T]) contains(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.items[key]
+	return ok
 }
 
 // Add implements graphql.Cache.

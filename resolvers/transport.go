@@ -20,8 +20,9 @@ import (
 )
 
 // requestError is a request refused before any work because the caller must change it; the error presenter
-// gives it its code and message, the transport its HTTP status.
+// gives it its code and message, the transport its HTTP status, the refusal metric its rule.
 type requestError struct {
+	rule   refusalRule
 	status int
 	code   string
 	msg    string
@@ -29,9 +30,30 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-func badRequest(format string, args ...any) *requestError {
-	return &requestError{status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
+func badRequest(rule refusalRule, format string, args ...any) *requestError {
+	return &requestError{rule: rule, status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
 }
+
+// refusalRule names the limit or rule a request was refused by (the label of headwater_graphql_refused_total).
+type refusalRule string
+
+// The refusal rules.
+const (
+	ruleBodyBytes      refusalRule = "max-body-bytes"
+	ruleBodyRead       refusalRule = "body-read"
+	ruleJSON           refusalRule = "json"
+	ruleBatch          refusalRule = "batch"
+	ruleListItems      refusalRule = "max-list-items"
+	ruleConcurrent     refusalRule = "max-concurrent"
+	ruleTokens         refusalRule = "max-tokens"
+	ruleFragments      refusalRule = "max-fragments"
+	ruleSpreads        refusalRule = "max-spreads"
+	ruleFields         refusalRule = "max-fields"
+	ruleFieldRepeats   refusalRule = "max-field-repeats"
+	ruleNesting        refusalRule = "max-nesting"
+	rulePersistedQuery refusalRule = "persisted-query"
+	ruleGETMutation    refusalRule = "get-mutation"
+)
 
 func (e *requestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Message: e.msg, Err: e} }
 
@@ -40,8 +62,9 @@ func (e *requestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Messa
 // JSON lists are bounded, and only then does gqlgen see it. It replaces gqlgen's GET and POST transports, which
 // read bodies without a bound and echo undecodable ones back.
 type transport struct {
-	lim  Limits
-	gate *principalGate
+	lim     Limits
+	gate    *principalGate
+	metrics *graphqlMetrics
 }
 
 var _ graphql.Transport = transport{}
@@ -62,7 +85,7 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	release, ok := t.gate.enter(authz.FromContext(r.Context()))
 	if !ok {
 		w.Header().Set("Retry-After", "1")
-		t.refuse(w, r, exec, &requestError{status: http.StatusTooManyRequests, code: CodeRateLimited,
+		t.refuse(w, r, exec, &requestError{rule: ruleConcurrent, status: http.StatusTooManyRequests, code: CodeRateLimited,
 			msg: fmt.Sprintf("too many concurrent GraphQL requests for this principal (limit %d), retry later", t.lim.MaxConcurrent)})
 		return
 	}
@@ -74,7 +97,7 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params)
+	t.execute(w, r, exec, params)
 }
 
 // params reads the request's operation.
@@ -91,19 +114,19 @@ func (t transport) params(r *http.Request) (*graphql.RawParams, *requestError) {
 	}
 	p := &graphql.RawParams{Headers: r.Header}
 	if err := decodeJSON(body, p); err != nil {
-		return nil, badRequest("request body is not a GraphQL request object: %s", jsonProblem(err))
+		return nil, badRequest(ruleJSON, "request body is not a GraphQL request object: %s", jsonProblem(err))
 	}
 	return p, nil
 }
 
 func (t transport) getParams(r *http.Request) (*graphql.RawParams, *requestError) {
 	if n := int64(len(r.URL.RawQuery)); n > t.lim.MaxBodyBytes {
-		return nil, &requestError{status: http.StatusRequestURITooLong, code: CodeBadRequest,
+		return nil, &requestError{rule: ruleBodyBytes, status: http.StatusRequestURITooLong, code: CodeBadRequest,
 			msg: fmt.Sprintf("query string of %d bytes exceeds the limit of %d bytes; send large operations by POST", n, t.lim.MaxBodyBytes)}
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, badRequest("query string is not URL-encoded: %s", err.Error())
+		return nil, badRequest(ruleJSON, "query string is not URL-encoded: %s", err.Error())
 	}
 	p := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
 	for name, into := range map[string]any{"variables": &p.Variables, "extensions": &p.Extensions} {
@@ -115,7 +138,7 @@ func (t transport) getParams(r *http.Request) (*graphql.RawParams, *requestError
 			return nil, rerr
 		}
 		if err := decodeJSON([]byte(v), into); err != nil {
-			return nil, badRequest("%s: not a JSON object: %s", name, jsonProblem(err))
+			return nil, badRequest(ruleJSON, "%s: not a JSON object: %s", name, jsonProblem(err))
 		}
 	}
 	return p, nil
@@ -125,7 +148,7 @@ func (t transport) getParams(r *http.Request) (*graphql.RawParams, *requestError
 // (the connection is closed rather than drained).
 func readBody(r *http.Request, limit int64) ([]byte, *requestError) {
 	tooLarge := func() *requestError {
-		return &requestError{status: http.StatusRequestEntityTooLarge, code: CodeBadRequest,
+		return &requestError{rule: ruleBodyBytes, status: http.StatusRequestEntityTooLarge, code: CodeBadRequest,
 			msg: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
 	}
 	if r.ContentLength > limit {
@@ -133,7 +156,7 @@ func readBody(r *http.Request, limit int64) ([]byte, *requestError) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, badRequest("request body could not be read")
+		return nil, badRequest(ruleBodyRead, "request body could not be read")
 	}
 	if int64(len(body)) > limit {
 		return nil, tooLarge()
@@ -170,10 +193,11 @@ func fieldOrBody(f string) string {
 }
 
 // execute runs one operation through gqlgen; every error goes through the error presenter.
-func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams) {
+func (t transport) execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams) {
 	ctx := r.Context()
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
+		t.metrics.refusedBy(errs)
 		w.WriteHeader(statusOf(errs))
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs))
 		return
@@ -181,7 +205,7 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	if r.Method == http.MethodGet && opCtx.Operation.Operation != ast.Query {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx),
-			gqlerror.List{badRequest("GET serves queries only; send a %s by POST", opCtx.Operation.Operation).gqlError()}))
+			gqlerror.List{badRequest(ruleGETMutation, "GET serves queries only; send a %s by POST", opCtx.Operation.Operation).gqlError()}))
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
@@ -189,7 +213,8 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 }
 
 // refuse answers a request refused before gqlgen saw it.
-func (transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, e *requestError) {
+func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, e *requestError) {
+	t.metrics.refused(e.rule)
 	if e.status == http.StatusRequestEntityTooLarge {
 		w.Header().Set("Connection", "close") // do not read the rest of an oversized body
 	}
@@ -225,7 +250,7 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 func checkJSON(b []byte, maxItems int, body bool) *requestError {
 	if body {
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-			return badRequest("batched requests (a JSON array of operations) are not supported: send one operation per request")
+			return badRequest(ruleBatch, "batched requests (a JSON array of operations) are not supported: send one operation per request")
 		}
 	}
 	var items []int // per open bracket: items so far (-1 for an object)
@@ -257,7 +282,7 @@ func checkJSON(b []byte, maxItems int, body bool) *requestError {
 			if n := len(items); n > 0 && items[n-1] > 0 {
 				items[n-1]++
 				if items[n-1] > maxItems {
-					return badRequest("a JSON list in the request (variables or extensions) has more than %d items (limit %d)", maxItems, maxItems)
+					return badRequest(ruleListItems, "a JSON list in the request (variables or extensions) has more than %d items (limit %d)", maxItems, maxItems)
 				}
 			}
 		}

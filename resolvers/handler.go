@@ -108,7 +108,7 @@ const maxRequestIDLen = 128
 // newServer is gqlgen's server in production shape, in this order: the bounded transport (GET and POST only;
 // per-principal concurrency, body and JSON-list limits), APQ over a byte-bounded LRU, the document limits
 // (before validation), gqlgen's parse (token limit) and validation, the byte-bounded parsed-query cache,
-// complexity and depth limits, one error presenter.
+// complexity and depth limits, the per-principal cost budget, one error presenter.
 func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *handler.Server {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: res}))
 	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent), metrics: m})
@@ -120,6 +120,7 @@ func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *
 	srv.Use(documentLimits{lim: lim, parsed: queries})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxQueryDepth})
+	srv.Use(newCostBudget(lim.CostPerSecond, lim.CostBurst, time.Now)) // wall time, not the data clock
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv

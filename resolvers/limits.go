@@ -45,6 +45,10 @@ const (
 	DefaultMaxListItems = 10000
 	// DefaultMaxConcurrent bounds one principal's GraphQL requests in flight (429 above it).
 	DefaultMaxConcurrent = 16
+	// DefaultCostPerSecond is one principal's query budget in complexity units per second (429 when spent);
+	// DefaultCostBurst is what it may spend at once (at least MaxComplexity, so any allowed operation fits).
+	DefaultCostPerSecond = 50000
+	DefaultCostBurst     = 100000
 	// DefaultQueryCacheBytes bounds the parsed-query cache (estimated heap).
 	DefaultQueryCacheBytes = 32 << 20
 	// DefaultAPQCacheBytes bounds the automatic-persisted-query cache (query text and hash).
@@ -63,6 +67,8 @@ type Limits struct {
 	MaxNesting      int   `help:"Deepest nesting of selection sets with fragments expanded." default:"32" env:"HEADWATER_GRAPHQL_MAX_NESTING" yaml:"maxNesting"`
 	MaxListItems    int   `help:"Largest JSON list in a request's variables or extensions." default:"10000" env:"HEADWATER_GRAPHQL_MAX_LIST_ITEMS" yaml:"maxListItems"`
 	MaxConcurrent   int   `help:"GraphQL requests one principal may have in flight (429 above)." default:"16" env:"HEADWATER_GRAPHQL_MAX_CONCURRENT" yaml:"maxConcurrent"`
+	CostPerSecond   int   `help:"Query budget of one principal in complexity units per second (429 when spent)." default:"50000" env:"HEADWATER_GRAPHQL_COST_PER_SECOND" yaml:"costPerSecond"`
+	CostBurst       int   `help:"Complexity one principal may spend at once (at least the complexity limit)." default:"100000" env:"HEADWATER_GRAPHQL_COST_BURST" yaml:"costBurst"`
 	QueryCacheBytes int64 `help:"Bound of the parsed-query cache (estimated heap bytes)." default:"33554432" env:"HEADWATER_GRAPHQL_QUERY_CACHE_BYTES" yaml:"queryCacheBytes"`
 	APQCacheBytes   int64 `help:"Bound of the automatic-persisted-query cache (bytes of query text)." default:"8388608" env:"HEADWATER_GRAPHQL_APQ_CACHE_BYTES" yaml:"apqCacheBytes"`
 }
@@ -88,6 +94,8 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.MaxNesting, DefaultMaxNesting)
 	def(&l.MaxListItems, DefaultMaxListItems)
 	def(&l.MaxConcurrent, DefaultMaxConcurrent)
+	def(&l.CostPerSecond, DefaultCostPerSecond)
+	def(&l.CostBurst, DefaultCostBurst)
 	def64(&l.QueryCacheBytes, DefaultQueryCacheBytes)
 	def64(&l.APQCacheBytes, DefaultAPQCacheBytes)
 	return l
@@ -104,6 +112,7 @@ func (l Limits) Validate() error {
 		{"max-spreads", int64(l.MaxSpreads)}, {"max-fields", int64(l.MaxFields)},
 		{"max-field-repeats", int64(l.MaxFieldRepeats)}, {"max-nesting", int64(l.MaxNesting)},
 		{"max-list-items", int64(l.MaxListItems)}, {"max-concurrent", int64(l.MaxConcurrent)},
+		{"cost-per-second", int64(l.CostPerSecond)}, {"cost-burst", int64(l.CostBurst)},
 		{"query-cache-bytes", l.QueryCacheBytes}, {"apq-cache-bytes", l.APQCacheBytes},
 	} {
 		if s.v < 1 {
@@ -115,6 +124,8 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("graphql.max-body-bytes: must be at least %d (the introspection query needs it), got %d", minBodyBytes, l.MaxBodyBytes)
 	case l.MaxFields < MaxComplexity:
 		return fmt.Errorf("graphql.max-fields: must be at least the complexity limit %d, got %d", MaxComplexity, l.MaxFields)
+	case l.CostBurst < MaxComplexity:
+		return fmt.Errorf("graphql.cost-burst: must be at least the complexity limit %d, got %d", MaxComplexity, l.CostBurst)
 	case l.MaxNesting < MaxQueryDepth:
 		return fmt.Errorf("graphql.max-nesting: must be at least the depth limit %d, got %d", MaxQueryDepth, l.MaxNesting)
 	}

@@ -252,3 +252,40 @@ var contractOperations = map[string]string{
   jobs { id name } truncated gaps { kind message nodes } } }`,
 	"event": `{ event(id: "nope") { id state reason field producer receivedAt } }`,
 }
+
+// TestCostBudgetIsPerPrincipal: a principal whose complexity budget is spent is refused with 429 RATE_LIMITED and
+// a Retry-After; another principal is not affected.
+func TestCostBudgetIsPerPrincipal(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Limits.CostPerSecond, d.Limits.CostBurst = 1, MaxComplexity })
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range MaxComplexity / 20 { // complexity 10 each: half the burst
+		fmt.Fprintf(&b, " r%d: run(id: \"x\") { id state startedAt endedAt conflictingStates job { id name namespace } }", i)
+	}
+	heavy := queryBody(b.String() + " }")
+	post := func(principal string) (int, gqlResponse, string) {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL, bytes.NewReader(heavy))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(principalHeader, principal)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r gqlResponse
+		_ = json.NewDecoder(resp.Body).Decode(&r)
+		return resp.StatusCode, r, resp.Header.Get("Retry-After")
+	}
+	for i := range 2 {
+		if status, r, _ := post("spender"); status != http.StatusOK || r.Errors[0].code() != CodeNotFound {
+			t.Fatalf("request %d within the budget: %d %+v", i, status, r.Errors)
+		}
+	}
+	status, r, retry := post("spender")
+	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != CodeRateLimited || retry == "" {
+		t.Fatalf("over the budget: %d %+v Retry-After %q", status, r.Errors, retry)
+	}
+	if status, r, _ := post("saver"); status != http.StatusOK || r.Errors[0].code() != CodeNotFound {
+		t.Fatalf("another principal: %d %+v", status, r.Errors)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -22,10 +23,11 @@ import (
 // requestError is a request refused before any work because the caller must change it; the error presenter
 // gives it its code and message, the transport its HTTP status, the refusal metric its rule.
 type requestError struct {
-	rule   refusalRule
-	status int
-	code   string
-	msg    string
+	rule       refusalRule
+	status     int
+	code       string
+	msg        string
+	retryAfter time.Duration // > 0: sent as Retry-After
 }
 
 func (e *requestError) Error() string { return e.msg }
@@ -45,6 +47,7 @@ const (
 	ruleBatch          refusalRule = "batch"
 	ruleListItems      refusalRule = "max-list-items"
 	ruleConcurrent     refusalRule = "max-concurrent"
+	ruleCost           refusalRule = "cost-per-second"
 	ruleTokens         refusalRule = "max-tokens"
 	ruleFragments      refusalRule = "max-fragments"
 	ruleSpreads        refusalRule = "max-spreads"
@@ -84,8 +87,7 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	w.Header().Set("Content-Type", "application/json")
 	release, ok := t.gate.enter(authz.FromContext(r.Context()))
 	if !ok {
-		w.Header().Set("Retry-After", "1")
-		t.refuse(w, r, exec, &requestError{rule: ruleConcurrent, status: http.StatusTooManyRequests, code: CodeRateLimited,
+		t.refuse(w, r, exec, &requestError{rule: ruleConcurrent, status: http.StatusTooManyRequests, code: CodeRateLimited, retryAfter: time.Second,
 			msg: fmt.Sprintf("too many concurrent GraphQL requests for this principal (limit %d), retry later", t.lim.MaxConcurrent)})
 		return
 	}
@@ -198,7 +200,7 @@ func (t transport) execute(w http.ResponseWriter, r *http.Request, exec graphql.
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		t.metrics.refusedBy(errs)
-		w.WriteHeader(statusOf(errs))
+		writeStatus(w, errs)
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs))
 		return
 	}
@@ -215,26 +217,35 @@ func (t transport) execute(w http.ResponseWriter, r *http.Request, exec graphql.
 // refuse answers a request refused before gqlgen saw it.
 func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, e *requestError) {
 	t.metrics.refused(e.rule)
+	writeRefusalStatus(w, e)
+	writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{e.gqlError()}))
+}
+
+// writeStatus writes the HTTP status of an operation refused before execution: a refusal's own (with its
+// Retry-After), else gqlgen's (422 for a document that does not parse or validate, 200 otherwise).
+func writeStatus(w http.ResponseWriter, errs gqlerror.List) {
+	for _, e := range errs {
+		var re *requestError
+		if errors.As(e, &re) {
+			writeRefusalStatus(w, re)
+			return
+		}
+	}
+	if errcode.GetErrorKind(errs) == errcode.KindProtocol {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func writeRefusalStatus(w http.ResponseWriter, e *requestError) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(e.retryAfter)))
+	}
 	if e.status == http.StatusRequestEntityTooLarge {
 		w.Header().Set("Connection", "close") // do not read the rest of an oversized body
 	}
 	w.WriteHeader(e.status)
-	writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{e.gqlError()}))
-}
-
-// statusOf is the HTTP status of an operation refused before execution: a refusal's own, else gqlgen's
-// (422 for a document that does not parse or validate, 200 otherwise).
-func statusOf(errs gqlerror.List) int {
-	for _, e := range errs {
-		var re *requestError
-		if errors.As(e, &re) {
-			return re.status
-		}
-	}
-	if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusOK
 }
 
 func writeResponse(w io.Writer, resp *graphql.Response) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -83,6 +84,20 @@ func TestBatchedRequestIsBadRequest(t *testing.T) {
 	status, r = h.postRaw(strings.NewReader(`{"query": 5}`), -1, "")
 	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || strings.Contains(r.Errors[0].Message, "{") {
 		t.Fatalf("undecodable body: status %d errors %+v", status, r.Errors)
+	}
+}
+
+func TestUnsupportedTransportIsBadRequest(t *testing.T) {
+	h := newHarness(t)
+	resp, err := http.Post(h.srv.URL, "text/plain", strings.NewReader(`{ __typename }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r gqlResponse
+	_ = json.NewDecoder(resp.Body).Decode(&r)
+	if resp.StatusCode != http.StatusUnsupportedMediaType || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+		t.Fatalf("status %d errors %+v", resp.StatusCode, r.Errors)
 	}
 }
 

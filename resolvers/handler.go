@@ -112,6 +112,7 @@ const maxRequestIDLen = 128
 func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *handler.Server {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: res}))
 	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent), metrics: m})
+	srv.AddTransport(unsupported{metrics: m})
 	queries := newQueryCache(lim.QueryCacheBytes, m.cacheLookup("query"))
 	srv.SetQueryCache(queries)
 	srv.SetParserTokenLimit(lim.MaxTokens)

@@ -56,6 +56,7 @@ const (
 	ruleNesting        refusalRule = "max-nesting"
 	rulePersistedQuery refusalRule = "persisted-query"
 	ruleGETMutation    refusalRule = "get-mutation"
+	ruleTransport      refusalRule = "transport"
 )
 
 func (e *requestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Message: e.msg, Err: e} }
@@ -299,4 +300,18 @@ func checkJSON(b []byte, maxItems int, body bool) *requestError {
 		}
 	}
 	return nil
+}
+
+// unsupported answers every request the transport does not serve (another method or content type, an
+// upgrade), through the error presenter; it is added last.
+type unsupported struct{ metrics *graphqlMetrics }
+
+var _ graphql.Transport = unsupported{}
+
+func (unsupported) Supports(*http.Request) bool { return true }
+
+func (u unsupported) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	w.Header().Set("Content-Type", "application/json")
+	transport{metrics: u.metrics}.refuse(w, r, exec, &requestError{rule: ruleTransport, status: http.StatusUnsupportedMediaType,
+		code: CodeBadRequest, msg: "send GraphQL requests as POST with Content-Type application/json, or as GET"})
 }

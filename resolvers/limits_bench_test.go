@@ -1,3 +1,5 @@
+//go:build linux
+
 package resolvers
 
 import (
@@ -6,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/internal/testenv"
@@ -17,8 +21,10 @@ import (
 )
 
 // BenchmarkHostilePayloads sends each hostile payload of issue 13 items 3 and 4 through the real GraphQL handler
-// (NewHandler, in process: the time of ServeHTTP is the server's time on the request, network excluded) and
-// reports per-request latency percentiles and the process CPU per request. Target: p99 under 10 ms each.
+// (NewHandler, in process, network excluded) and reports per-request percentiles of the server's CPU time
+// (cpu-p50/p95/p99-ms: the CPU time of the OS thread that ran ServeHTTP, to which the benchmark's goroutine is
+// locked; unaffected by other processes on a shared machine) and of wall time (p50/p95/p99-ms, which include being
+// descheduled), and the process CPU per request (cpu-ms/op, GC included). Target: CPU p99 under 10 ms each.
 //
 //	go test -run '^$' -bench HostilePayloads -benchtime 200x ./resolvers/
 func BenchmarkHostilePayloads(b *testing.B) {
@@ -42,33 +48,53 @@ func BenchmarkHostilePayloads(b *testing.B) {
 }
 
 func benchPayload(b *testing.B, h http.Handler, c hostile) {
-	lat := make([]time.Duration, 0, b.N)
-	cpu0 := cpuTime()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	wall := make([]time.Duration, 0, b.N)
+	cpu := make([]time.Duration, 0, b.N)
+	proc0 := processCPU()
 	b.ResetTimer()
 	for range b.N {
 		req := httptest.NewRequest(http.MethodPost, "/graphql", c.body())
 		req.Header.Set("Content-Type", "application/json")
 		req.ContentLength = c.length
 		rec := httptest.NewRecorder()
-		t0 := time.Now()
+		t0, c0 := time.Now(), threadCPU()
 		h.ServeHTTP(rec, req)
-		lat = append(lat, time.Since(t0))
+		cpu = append(cpu, threadCPU()-c0)
+		wall = append(wall, time.Since(t0))
 		if rec.Code != c.status {
 			b.Fatalf("status %d, want %d: %.200s", rec.Code, c.status, rec.Body.String())
 		}
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.95), "p95-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	for _, p := range []struct {
+		unit string
+		v    []time.Duration
+	}{{"cpu-", cpu}, {"", wall}} {
+		slices.Sort(p.v)
+		pct := func(q float64) float64 { return float64(p.v[int(q*float64(len(p.v)-1))]) / 1e6 }
+		b.ReportMetric(pct(0.50), p.unit+"p50-ms")
+		b.ReportMetric(pct(0.95), p.unit+"p95-ms")
+		b.ReportMetric(pct(0.99), p.unit+"p99-ms")
+	}
+	b.ReportMetric(float64(processCPU()-proc0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
+// processCPU is the process's user plus system CPU time.
+func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clockThreadCPUTime is Linux's CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time in nanoseconds
+// (getrusage(RUSAGE_THREAD) counts in scheduler ticks, too coarse for sub-millisecond requests).
+const clockThreadCPUTime = 3
+
+// threadCPU is the calling OS thread's CPU time.
+func threadCPU() time.Duration {
+	var ts syscall.Timespec
+	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
 }

@@ -24,7 +24,8 @@ const (
 	CodeComplexity  = "COMPLEXITY_LIMIT_EXCEEDED"
 	CodeUnavailable = "UNAVAILABLE"
 	CodeInternal    = "INTERNAL"
-	// CodeRateLimited answers a request refused because its principal has too many in flight (HTTP 429).
+	// CodeRateLimited answers a request refused because its principal has too many in flight or has spent its
+	// query budget (HTTP 429 with Retry-After).
 	CodeRateLimited = "RATE_LIMITED"
 )
 

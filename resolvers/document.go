@@ -41,7 +41,7 @@ func (d documentLimits) MutateOperationParameters(_ context.Context, p *graphql.
 	}
 	src := &ast.Source{Input: p.Query}
 	if tooManyTokens(src, d.lim.MaxTokens) {
-		return badRequest(ruleTokens, "document has more than %d tokens (limit %d)", d.lim.MaxTokens, d.lim.MaxTokens).gqlError()
+		return badRequest(ruleTokens, "document has more than the limit of %d tokens", d.lim.MaxTokens).gqlError()
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(src, d.lim.MaxTokens)
 	if err != nil {
@@ -81,7 +81,7 @@ func checkDocument(doc *ast.QueryDocument, lim Limits) *requestError {
 		return badRequest(ruleSpreads, "document has %d fragment spreads, the limit is %d", n, lim.MaxSpreads)
 	}
 	if n := w.expandedFields(); n > lim.MaxFields {
-		return badRequest(ruleFields, "document selects more than %d fields with its fragments expanded (limit %d)", lim.MaxFields, lim.MaxFields)
+		return badRequest(ruleFields, "document selects more than the limit of %d fields with its fragments expanded", lim.MaxFields)
 	}
 	return w.mergedFields()
 }
@@ -215,7 +215,7 @@ func (w *docWalker) walk(set ast.SelectionSet, parent, depth int) {
 		return
 	}
 	if depth > w.lim.MaxNesting {
-		w.refusal = badRequest(ruleNesting, "selections nest deeper than %d levels with fragments expanded (limit %d)", w.lim.MaxNesting, w.lim.MaxNesting)
+		w.refusal = badRequest(ruleNesting, "selections nest deeper than the limit of %d levels with fragments expanded", w.lim.MaxNesting)
 		return
 	}
 	for _, s := range set {

@@ -294,7 +294,7 @@ func checkJSON(b []byte, maxItems int, body bool) *requestError {
 			if n := len(items); n > 0 && items[n-1] > 0 {
 				items[n-1]++
 				if items[n-1] > maxItems {
-					return badRequest(ruleListItems, "a JSON list in the request (variables or extensions) has more than %d items (limit %d)", maxItems, maxItems)
+					return badRequest(ruleListItems, "a JSON list in the request (variables or extensions) has more than the limit of %d items", maxItems)
 				}
 			}
 		}

@@ -13,4 +13,6 @@ var (
 	ErrUnavailable = errors.New("authentication backend unavailable")
 	// ErrTokenNotFound means no API token has the id (management operations).
 	ErrTokenNotFound = errors.New("api token not found")
+	// ErrBadRequest means a token-management request is malformed (its message names the field and the rule).
+	ErrBadRequest = errors.New("api token request")
 )

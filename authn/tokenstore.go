@@ -121,11 +121,11 @@ func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInf
 func (r NewToken) validate(now time.Time) error {
 	switch {
 	case r.Owner == "" || r.Owner == authz.AnonymousSubject:
-		return fmt.Errorf("api token: owner must be a named principal")
+		return fmt.Errorf("%w: owner must be a named principal", ErrBadRequest)
 	case r.Kind != KindUser && r.Kind != KindService && r.Kind != KindProducer:
-		return fmt.Errorf("api token: kind %q must be user, service or producer", r.Kind)
+		return fmt.Errorf("%w: kind %q must be user, service or producer", ErrBadRequest, r.Kind)
 	case !r.ExpiresAt.IsZero() && !r.ExpiresAt.After(now):
-		return fmt.Errorf("api token: expiry %s is not in the future", r.ExpiresAt.Format(time.RFC3339))
+		return fmt.Errorf("%w: expiresAt %s is not in the future", ErrBadRequest, r.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package lineage
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Traversal budgets and their defaults. Every limit of the query path is here.
 const (
@@ -30,6 +33,9 @@ const (
 	DefaultResultCacheTTL = 5 * time.Minute
 	// MaxSearchPage is the largest page of search, runs and versions.
 	MaxSearchPage = 100
+	// maxPageOffset is the largest offset an offset cursor ("o:<n>") may carry; a larger one is no cursor this
+	// service made (the store fails on offsets near the 64-bit limit instead of answering an empty page).
+	maxPageOffset = math.MaxInt32
 	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
 	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.

@@ -259,7 +259,7 @@ func page(first *int, after *string) (offset, limit int, err error) {
 	}
 	if after != nil && *after != "" {
 		n, convErr := strconv.Atoi(strings.TrimPrefix(*after, "o:"))
-		if convErr != nil || n < 0 || !strings.HasPrefix(*after, "o:") {
+		if convErr != nil || n < 0 || n > maxPageOffset || !strings.HasPrefix(*after, "o:") {
 			return 0, 0, badRequest("after: not a cursor of this list")
 		}
 		offset = n

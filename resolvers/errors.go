@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/resolvers/model"
 )
 
 // Public error codes (extensions.code).
@@ -23,6 +24,9 @@ const (
 	CodeComplexity  = "COMPLEXITY_LIMIT_EXCEEDED"
 	CodeUnavailable = "UNAVAILABLE"
 	CodeInternal    = "INTERNAL"
+	// CodeRateLimited answers a request refused because its principal has too many in flight or has spent its
+	// query budget (HTTP 429 with Retry-After).
+	CodeRateLimited = "RATE_LIMITED"
 )
 
 const internalMessage = "internal error"
@@ -37,7 +41,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		var de *lineage.Error
+		var re *requestError
 		switch {
+		case errors.As(err, &re): // refused by a request limit, the transport or APQ
+			gqlErr.Message = re.msg
+			setCode(gqlErr, re.code)
+		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, authn.ErrBadRequest):
+			gqlErr.Message = inputMessage(gqlErr, err)
+			setCode(gqlErr, CodeBadRequest)
 		case errors.As(err, &de):
 			gqlErr.Message = de.Message
 			setCode(gqlErr, codeOf(de))
@@ -94,6 +105,20 @@ func invalidMessage(err error) string {
 		return de.Message
 	}
 	return err.Error()
+}
+
+// inputMessage is the public text of a value the caller sent that could not be used: the argument path (when
+// known) and the rule, which names only what the caller sent.
+func inputMessage(gqlErr *gqlerror.Error, err error) string {
+	msg := err.Error()
+	var inner *gqlerror.Error
+	if errors.As(err, &inner) && inner.Err != nil {
+		msg = inner.Err.Error()
+	}
+	if p := gqlErr.Path.String(); p != "" {
+		return p + ": " + msg
+	}
+	return msg
 }
 
 func codeOf(e *lineage.Error) string {

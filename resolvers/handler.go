@@ -11,10 +11,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
@@ -47,6 +45,8 @@ type Deps struct {
 	// AuditReader serves auditRecords (authz.NewKafkaAuditReader on the audit topic); it needs Manager too,
 	// which decides who may read and audits every read. Either nil: auditRecords answers FORBIDDEN.
 	AuditReader AuditReader
+	// Limits bound each request before gqlgen parses it (zero values: the defaults).
+	Limits Limits
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -61,6 +61,10 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
+	lim := d.Limits.WithDefaults()
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
 	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
 		Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer, Clock: d.Clock, Log: d.Log})
 	if err != nil {
@@ -70,7 +74,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}
-	srv := newServer(res, d.Log)
+	srv := newServer(res, lim, newGraphQLMetrics(d.Registerer), d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := withLoaders(r.Context(), newLoaders(svc))
 		if d.Auditor == nil {
@@ -101,17 +105,23 @@ func requestID(r *http.Request) string {
 // maxRequestIDLen bounds a client-supplied request id.
 const maxRequestIDLen = 128
 
-// newServer is gqlgen's server in production shape: POST and GET only, parsed-query LRU, APQ over an LRU,
-// introspection, complexity and depth limits, one error presenter.
-func newServer(res *Resolver, log *slog.Logger) *handler.Server {
+// newServer is gqlgen's server in production shape, in this order: the bounded transport (GET and POST only;
+// per-principal concurrency, body and JSON-list limits), APQ over a byte-bounded LRU, the document limits
+// (before validation), gqlgen's parse (token limit) and validation, the byte-bounded parsed-query cache,
+// complexity and depth limits, the per-principal cost budget, one error presenter.
+func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *handler.Server {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: res}))
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(newLRU[*ast.QueryDocument](queryCacheSize))
+	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent), metrics: m})
+	srv.AddTransport(unsupported{metrics: m})
+	queries := newQueryCache(lim.QueryCacheBytes, m.cacheLookup("query"))
+	srv.SetQueryCache(queries)
+	srv.SetParserTokenLimit(lim.MaxTokens)
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: newLRU[string](apqCacheSize)})
+	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: newAPQCache(lim.APQCacheBytes, m.cacheLookup("apq"))}})
+	srv.Use(documentLimits{lim: lim, parsed: queries})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxQueryDepth})
+	srv.Use(newCostBudget(lim.CostPerSecond, lim.CostBurst, time.Now)) // wall time, not the data clock
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv

@@ -65,8 +65,8 @@ func TestErrorCodes(t *testing.T) {
 	deep := `{ run(id: "x") { ` + strings.Repeat("parent { ", MaxQueryDepth) + "runId" + strings.Repeat(" }", MaxQueryDepth+2)
 	var b strings.Builder
 	b.WriteString("{")
-	for i := range MaxComplexity {
-		fmt.Fprintf(&b, " e%d: event(id: \"x\") { id }", i)
+	for i := range MaxComplexity/10 + 1 { // complexity 10 each, within the token and field limits
+		fmt.Fprintf(&b, " r%d: run(id: \"x\") { id state startedAt endedAt conflictingStates job { id name namespace } }", i)
 	}
 	wide := b.String() + " }"
 	cases := map[string]struct {

@@ -29,6 +29,7 @@ type ingestCmd struct {
 	Consumer    consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive     archive.Config   `embed:"" prefix:"archive-"`
 	Authz       authz.Config     `embed:"" prefix:"authz-"`
+	HTTP        serverLimits     `embed:"" prefix:"http-"`
 }
 
 func (c ingestCmd) Run(rc *runCtx) error {
@@ -65,7 +66,7 @@ func (c ingestCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /healthz", obs.Healthz())
 	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, c.Kafka), log))
 	g, gctx := errgroup.WithContext(ctx)
-	serveHTTP(g, gctx, &http.Server{Addr: c.MetricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}, 10*time.Second, log)
+	serveHTTP(g, gctx, c.HTTP.server(c.MetricsAddr, mux), 10*time.Second, log)
 	cons := p.consumer(c.Consumer, c.Kafka, arch, producer, producecheck.New(perms.Policy, p.norm), log, reg)
 	g.Go(func() error { return cons.Run(gctx) })
 	log.Info("headwater consumer running", "group", c.Kafka.ConsumerGroup, "topics", c.Kafka.SourceTopics())

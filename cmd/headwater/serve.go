@@ -32,6 +32,7 @@ type httpConfig struct {
 	Addr            string        `help:"API listener (gateway, GraphQL, health)." default:"127.0.0.1:8080" env:"HEADWATER_HTTP_ADDR" yaml:"addr"`
 	MetricsAddr     string        `help:"Prometheus /metrics listener (its own port)." default:"127.0.0.1:9090" env:"HEADWATER_HTTP_METRICS_ADDR" yaml:"metricsAddr"`
 	ShutdownTimeout time.Duration `help:"Grace period to drain requests and the consumer batch on SIGTERM." default:"20s" env:"HEADWATER_HTTP_SHUTDOWN_TIMEOUT" yaml:"shutdownTimeout"`
+	serverLimits    `embed:""`
 }
 
 // Validate checks the listener settings.
@@ -48,7 +49,7 @@ func (c httpConfig) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("http.shutdown-timeout: must be positive")
 	}
-	return nil
+	return c.serverLimits.Validate()
 }
 
 type serveCmd struct {
@@ -64,6 +65,7 @@ type serveCmd struct {
 	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authz.Config     `embed:"" prefix:"authz-"`
+	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }
 
@@ -107,7 +109,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
 		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy, Redactor: perms.Redactor,
-		Auditor: perms.Auditor, Manager: perms.Manager, AuditReader: auditReader,
+		Auditor: perms.Auditor, Manager: perms.Manager, AuditReader: auditReader, Limits: s.GraphQL,
 		Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err
@@ -123,8 +125,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 	obs.RegisterPprof(metricsMux) // profiles only on the operator's listener, never on the public API
 
 	g, gctx := errgroup.WithContext(ctx)
-	api := &http.Server{Addr: s.HTTP.Addr, Handler: authenticate(mux), ReadHeaderTimeout: 10 * time.Second}
-	met := &http.Server{Addr: s.HTTP.MetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second}
+	api := s.HTTP.server(s.HTTP.Addr, authenticate(mux))
+	met := s.HTTP.server(s.HTTP.MetricsAddr, metricsMux)
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
 	if s.RunIn {

@@ -1,0 +1,193 @@
+package resolvers
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authz"
+)
+
+// recordingAuditor keeps audit records in memory (the token manager requires an auditor; audit is not under test).
+type recordingAuditor struct {
+	mu   sync.Mutex
+	recs []authz.AuditRecord
+}
+
+func (a *recordingAuditor) Audit(_ context.Context, r authz.AuditRecord) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.recs = append(a.recs, r)
+	return nil
+}
+
+// noManagers grants MANAGE_GRANTS to nobody: a principal may still create its own user tokens.
+type noManagers struct{}
+
+func (noManagers) CanOn(context.Context, authz.Principal, authz.Privilege, authz.Securable) bool {
+	return false
+}
+
+// TestCallerMistakesAreBadRequest: issue 13 item 15. Each request below is the caller's to fix; each must answer
+// BAD_REQUEST with a message naming what is wrong, never INTERNAL or UNAVAILABLE.
+func TestCallerMistakesAreBadRequest(t *testing.T) {
+	h := newHarness(t, func(d *Deps) {
+		d.Tokens = authn.NewTokenManager(authn.NewTokenStore(d.Store, d.Clock), noManagers{}, &recordingAuditor{}, d.Clock)
+	})
+	h.fx.Job("j")
+	vars := map[string]any{"ns": h.fx.NS}
+	cases := []struct {
+		name, query string
+		vars        map[string]any
+		inMessage   string
+	}{
+		{"runs after an offset past any list", `query($ns: String!) { job(namespace: $ns, name: "j") { runs(after: "o:9223372036854775807") { hasNextPage } } }`,
+			vars, "after"},
+		{"lineage asOf not a time (literal)", `{ lineage(start: {dataset: {namespace: "x", name: "y"}}, asOf: "soon") { truncated } }`,
+			nil, "asOf"},
+		{"lineage asOf not a time (variable)", `query($t: Time) { lineage(start: {dataset: {namespace: "x", name: "y"}}, asOf: $t) { truncated } }`,
+			map[string]any{"t": "soon"}, "asOf"},
+		{"token expiring in the past", `mutation($t: Time) { createApiToken(input: {owner: "alice", expiresAt: $t}) { token } }`,
+			map[string]any{"t": h.fx.Now.Add(-time.Hour).Format(time.RFC3339)}, "expiresAt"},
+	}
+	var last struct {
+		Job struct{ Runs struct{ HasNextPage bool } }
+	}
+	if errs := h.query("", `query($ns: String!) { job(namespace: $ns, name: "j") { runs(after: "o:2147483647") { hasNextPage } } }`, vars, &last); len(errs) != 0 {
+		t.Errorf("the largest offset cursor: %+v", errs)
+	}
+	for _, c := range cases {
+		errs := h.query("", c.query, c.vars, nil)
+		if len(errs) != 1 || errs[0].code() != CodeBadRequest || !strings.Contains(errs[0].Message, c.inMessage) {
+			t.Errorf("%s: errors %+v; want one BAD_REQUEST naming %s", c.name, errs, c.inMessage)
+		}
+	}
+}
+
+func TestBatchedRequestIsBadRequest(t *testing.T) {
+	h := newHarness(t)
+	status, r := h.postRaw(strings.NewReader(`[{"query":"{ __typename }"},{"query":"{ __typename }"}]`), -1, "")
+	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest ||
+		!strings.Contains(r.Errors[0].Message, "batched") {
+		t.Fatalf("status %d errors %+v", status, r.Errors)
+	}
+	status, r = h.postRaw(strings.NewReader(`{"query": 5}`), -1, "")
+	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || strings.Contains(r.Errors[0].Message, "{") {
+		t.Fatalf("undecodable body: status %d errors %+v", status, r.Errors)
+	}
+}
+
+func TestUnsupportedTransportIsBadRequest(t *testing.T) {
+	h := newHarness(t)
+	resp, err := http.Post(h.srv.URL, "text/plain", strings.NewReader(`{ __typename }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r gqlResponse
+	_ = json.NewDecoder(resp.Body).Decode(&r)
+	if resp.StatusCode != http.StatusUnsupportedMediaType || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+		t.Fatalf("status %d errors %+v", resp.StatusCode, r.Errors)
+	}
+}
+
+func TestPersistedQueryHashMismatchIsBadRequest(t *testing.T) {
+	h := newHarness(t)
+	q := `{ __typename }`
+	other := sha256.Sum256([]byte("{ other }"))
+	ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(other[:]) + `"}}`
+	r := h.get(url.Values{"query": {q}, "extensions": {ext}})
+	if len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || !strings.Contains(r.Errors[0].Message, "hash") {
+		t.Fatalf("GET: %+v", r.Errors)
+	}
+	body := `{"query":"{ __typename }","extensions":` + ext + `}`
+	if _, r := h.postRaw(strings.NewReader(body), -1, ""); len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+		t.Fatalf("POST: %+v", r.Errors)
+	}
+	// the refused document was not registered under the wrong hash
+	r = h.get(url.Values{"extensions": {ext}})
+	if len(r.Errors) != 1 || r.Errors[0].Message != "PersistedQueryNotFound" {
+		t.Fatalf("hash only: %+v", r.Errors)
+	}
+}
+
+// TestConcurrentRequestsArePerPrincipal holds a principal's slots with requests whose bodies are still arriving:
+// its next request is refused with 429 and RATE_LIMITED, another principal is served, and the slots free up.
+func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
+	const limit = 2
+	h := newHarness(t, func(d *Deps) { d.Limits.MaxConcurrent = limit })
+	body := queryBody("{ __typename }")
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server's Close, which waits for held requests
+	var wg sync.WaitGroup
+	for range limit {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for { // a held request that met the probes' slot is refused: send it again
+				status, r := h.postRaw(slowBody(body, release), int64(len(body)), "mallory")
+				if status == http.StatusTooManyRequests {
+					continue
+				}
+				if status != http.StatusOK || len(r.Errors) != 0 {
+					t.Errorf("held request: %d %+v", status, r.Errors)
+				}
+				return
+			}
+		}()
+	}
+	waitFor(t, func() bool {
+		status, _ := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory")
+		return status == http.StatusTooManyRequests
+	})
+	status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory")
+	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != CodeRateLimited {
+		t.Errorf("over the limit: %d %+v", status, r.Errors)
+	}
+	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "bob"); status != http.StatusOK || len(r.Errors) != 0 {
+		t.Errorf("another principal: %d %+v", status, r.Errors)
+	}
+	free()
+	wg.Wait()
+	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory"); status != http.StatusOK || len(r.Errors) != 0 {
+		t.Errorf("after release: %d %+v", status, r.Errors)
+	}
+}
+
+// slowBody sends the first byte of body at once and the rest when release closes. A body the server does not
+// read (the request was refused) is abandoned: its writer returns when the client closes the pipe.
+func slowBody(body []byte, release <-chan struct{}) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		if _, err := pw.Write(body[:1]); err != nil {
+			return
+		}
+		<-release
+		_, _ = pw.Write(body[1:])
+		_ = pw.Close()
+	}()
+	return pr
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -145,6 +145,10 @@ func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	return datasetRows(recs), nil
+}
+
+func datasetRows(recs []map[string]any) []HopRow {
 	out := make([]HopRow, 0, len(recs))
 	for _, r := range recs {
 		p := Props(r)
@@ -152,7 +156,7 @@ func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 			In: relOf(p.Sub("inRel")), Out: relOf(p.Sub("outRel")), DstName: nameOf(p.Sub("dstName")),
 			DstCurrent: nameOf(p.Sub("dstCurrent"))})
 	}
-	return out, nil
+	return out
 }
 
 func jobHopCypher(down bool) string {

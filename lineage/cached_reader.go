@@ -28,12 +28,20 @@ type nbValue struct {
 }
 
 func (c cachedReader) key(req HopRequest, node string) cache.Key {
-	return cache.Key{Tier: cache.TierNeighbors, Op: string(req.Kind), Node: node,
+	op := string(req.Kind)
+	if req.Names {
+		op += "N" // names-only rows
+	}
+	return cache.Key{Tier: cache.TierNeighbors, Op: op, Node: node,
 		Direction: string(dirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs, Limit: req.Limit}
 }
 
-// Neighbors serves valid entries from Redis and reads the rest in one inner read.
+// Neighbors serves valid entries from Redis and reads the rest in one inner read. A read restricted to listed
+// neighbours (Only) is not cached: its value depends on the caller's permissions.
 func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, error) {
+	if req.Only != nil {
+		return c.readMissing(ctx, req, req.Keys, HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}})
+	}
 	keys := make([]cache.Key, len(req.Keys))
 	for i, k := range req.Keys {
 		keys[i] = c.key(req, k)
@@ -92,7 +100,7 @@ func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing [
 	for _, k := range missing {
 		gens := entryGens(k, byNode[k].Rows, before, after)
 		out.add(k, *byNode[k], gens)
-		if ok && ok2 {
+		if ok && ok2 && req.Only == nil {
 			items = append(items, cache.Item{Key: c.key(req, k), Value: byNode[k], Gens: gens})
 		}
 	}

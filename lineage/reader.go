@@ -27,6 +27,11 @@ type HopRequest struct {
 	Pubs    []string // publication states that count
 	// Limit, when positive, asks for only the first Limit neighbours of each node in key order (dataset hops).
 	Limit int
+	// Names asks a dataset hop for each neighbour's key and identities only (no relationships, no job): enough
+	// to check permissions on every neighbour of a hub without projecting the ones the caller may not see.
+	Names bool
+	// Only, when set, restricts a dataset hop to the neighbours it lists per frontier key (full rows, uncached).
+	Only map[string][]string
 }
 
 // HopResult is what a hop read found.
@@ -54,6 +59,14 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 	q := graph.HopQuery{Keys: req.Keys, Down: req.Down, AsOf: req.AsOf, Pubs: req.Pubs}
 	if req.Kind == HopDataset {
 		q.Limit = req.Limit
+	}
+	switch {
+	case req.Kind == HopDataset && req.Names:
+		rows, err := r.Store.DatasetHopNames(ctx, q)
+		return HopResult{Rows: rows}, err
+	case req.Kind == HopDataset && req.Only != nil:
+		rows, err := r.Store.DatasetHopTo(ctx, q, req.Only)
+		return HopResult{Rows: rows}, err
 	}
 	switch req.Kind {
 	case HopDataset:

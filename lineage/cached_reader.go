@@ -22,9 +22,8 @@ var _ NeighborReader = cachedReader{}
 
 // nbValue is a cached neighbour list of one node.
 type nbValue struct {
-	Rows            []graph.HopRow  `json:"r"`
-	NoColumnLineage bool            `json:"n,omitempty"`
-	Far             []graph.NameRef `json:"fa,omitempty"`
+	Rows []graph.HopRow  `json:"r"`
+	Far  []graph.NameRef `json:"fa,omitempty"` // field hops: the far side of the field's dataset-level lineage
 }
 
 func (c cachedReader) key(req HopRequest, node string) cache.Key {
@@ -65,8 +64,7 @@ func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult,
 
 func (r *HopResult) add(src string, v nbValue, gens map[string]int64) {
 	r.Rows = append(r.Rows, v.Rows...)
-	if v.NoColumnLineage {
-		r.NoColumnLineage = append(r.NoColumnLineage, src)
+	if len(v.Far) > 0 {
 		r.Far[src] = v.Far
 	}
 	for k, g := range gens {
@@ -91,9 +89,10 @@ func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing [
 	for _, r := range res.Rows {
 		byNode[r.Src].Rows = append(byNode[r.Src].Rows, r)
 	}
-	for _, k := range res.NoColumnLineage {
-		byNode[k].NoColumnLineage = true
-		byNode[k].Far = res.Far[k]
+	for k, far := range res.Far {
+		if v := byNode[k]; v != nil {
+			v.Far = far
+		}
 	}
 	after, ok2 := c.store.Snapshot(ctx, cache.TierNeighbors, dependencies(res.Rows))
 	items := make([]cache.Item, 0, len(missing))

@@ -28,8 +28,7 @@ type hopRows struct {
 	g     groupKey
 	limit int // the neighbour limit of the read (0: every neighbour)
 	rows  []graph.HopRow
-	noCol []string
-	far   map[string][]graph.NameRef
+	far   map[string][]graph.NameRef // field hops: far side of each frontier field's dataset-level lineage
 }
 
 // readMode is what a hop read asks for.
@@ -77,7 +76,7 @@ func (w *walk) read(ctx context.Context, frontier []frontierEntry, m readMode) (
 		for k, v := range res.Gens {
 			w.gens[k] = v
 		}
-		out = append(out, hopRows{g: g, limit: req.Limit, rows: res.Rows, noCol: res.NoColumnLineage, far: res.Far})
+		out = append(out, hopRows{g: g, limit: req.Limit, rows: res.Rows, far: res.Far})
 	}
 	return out, nil
 }
@@ -239,6 +238,7 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 	found := hopFound{neighbours: map[string][]neighbour{}, flags: map[string]edgeFlags{}, hidden: map[string]bool{}}
 	for _, hr := range raw {
 		var kept []graph.HopRow
+		withRows := map[string]bool{}
 		for _, r := range hr.rows {
 			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
 			switch {
@@ -253,9 +253,10 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 			}
 			w.names[r.Dst] = nodeNames{cur: r.DstCurrent, at: r.DstName}
 			kept = append(kept, r)
+			withRows[r.Src] = true
 		}
 		w.collect(found, hr.g, kept)
-		w.noColumnLineage(visibleNoCol(hr, b, w.gate, func(k string) bool {
+		w.noColumnLineage(visibleNoCol(hr, b, withRows, func(k string) bool {
 			return b.ok(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
 		}), hr.g.down)
 	}
@@ -265,12 +266,14 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 	return found
 }
 
-// visibleNoCol keeps the fields without column lineage whose dataset has dataset-level lineage this way with at
-// least one dataset the caller may see (otherwise the gap would reveal hidden lineage).
-func visibleNoCol(hr hopRows, b *batch, _ gate, leave func(string) bool) []string {
+// visibleNoCol is the NO_COLUMN_LINEAGE gap computed from what the caller may see: the frontier fields it may
+// leave that have no column edge it may see this way (withRows) while their dataset has dataset-level lineage this
+// way with at least one dataset it may see. Column edges to hidden fields count as none (their presence must not
+// remove the gap), and lineage with hidden datasets only gives no gap (it would reveal hidden lineage).
+func visibleNoCol(hr hopRows, b *batch, withRows map[string]bool, leave func(string) bool) []string {
 	var out []string
-	for _, k := range hr.noCol {
-		if !leave(k) {
+	for _, k := range sortedKeys(hr.far) {
+		if withRows[k] || !leave(k) {
 			continue
 		}
 		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.ok(farID(n)) }) {

@@ -36,9 +36,9 @@ type HopRequest struct {
 
 // HopResult is what a hop read found.
 type HopResult struct {
-	Rows            []graph.HopRow
-	NoColumnLineage []string // field hops: frontier fields without column lineage where their dataset has lineage
-	// Far names, per NoColumnLineage field, the datasets its dataset has dataset-level lineage with this way.
+	Rows []graph.HopRow
+	// Far names, per frontier field whose dataset has dataset-level lineage this way (field hops), the datasets
+	// at the other end of that lineage.
 	Far map[string][]graph.NameRef
 	// Gens are the cache generations of the nodes this answer depends on (empty when no cache is involved).
 	Gens map[string]int64
@@ -77,7 +77,7 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 		return HopResult{Rows: rows}, err
 	case HopField:
 		res, err := r.Store.FieldHop(ctx, q)
-		return HopResult{Rows: res.Rows, NoColumnLineage: res.NoColumnLineage, Far: res.Far}, err
+		return HopResult{Rows: res.Rows, Far: res.Far}, err
 	}
 	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, ErrBadRequest)
 }

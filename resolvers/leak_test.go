@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/lineage"
@@ -192,25 +193,53 @@ func (w *world) checkShape(mode authz.HiddenMode) {
 // TestOmitIdenticalAnswers: two graphs differing only in parts hidden from the narrow principal (more hidden
 // neighbours, another hidden job between two visible datasets, hidden upstream of the hidden) give byte-identical
 // answers to every operation.
+//
+// Among them (issue 13 item 10): a visible dataset with dataset-level lineage from a visible and a hidden dataset
+// and no column lineage shows a NO_COLUMN_LINEAGE gap on its field; adding column lineage from the hidden dataset
+// only must not remove it ("a column comes from one you cannot see").
 func TestOmitIdenticalAnswers(t *testing.T) {
 	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	ops := w.operations()
+	colDst, hCol := w.columnsFromHidden()
+	ops["lineage fields from hidden"] = struct {
+		q    string
+		vars map[string]any
+	}{leakLineageQ, map[string]any{"ns": w.fx.NS, "name": "pub.coldst", "dir": "UPSTREAM", "depth": 2, "gran": "FIELD"}}
 	before := map[string][]byte{}
-	for name, op := range w.operations() {
+	for name, op := range ops {
 		before[name] = w.post(w.narrow, op.q, op.vars)
 	}
+	if !bytes.Contains(before["lineage fields from hidden"], []byte("NO_COLUMN_LINEAGE")) {
+		t.Fatalf("a field without column lineage under dataset lineage should carry the gap: %s", before["lineage fields from hidden"])
+	}
 	fx := w.fx
+	fx.ColumnFeeds(hCol, colDst, fx.Job(w.hidden("coljob")))
 	extra, extraJob := fx.Dataset(w.hidden("extra")), fx.Job(w.hidden("job2"))
 	fx.Flow(fx.Job("pub.j9"), []string{w.mid}, []string{extra})
 	fx.Flow(extraJob, []string{w.mid}, []string{w.out})
 	fx.Flow(extraJob, []string{fx.Dataset(w.hidden("far"))}, []string{w.h1})
 	extraCol := fx.Field(extra, "c", fx.T0, fx.T0.AddDate(1, 0, 0))
 	fx.ColumnFeeds(w.midCol, extraCol, extraJob)
-	for name, op := range w.operations() {
+	for name, op := range ops {
 		after := w.post(w.narrow, op.q, op.vars)
 		if !bytes.Equal(before[name], after) {
 			t.Errorf("%s: answer changed with hidden parts only:\nbefore %s\nafter  %s", name, before[name], after)
 		}
 	}
+}
+
+// columnsFromHidden writes pub.colsrc -(pub.jcol)-> pub.coldst <-(hidden job)- hidden dataset, each with a
+// column c and no column lineage, and returns the keys of pub.coldst.c and the hidden dataset's c.
+func (w *world) columnsFromHidden() (dst, hidden string) {
+	fx := w.fx
+	src, d, h := fx.Dataset("pub.colsrc"), fx.Dataset("pub.coldst"), fx.Dataset(w.hidden("colsrc"))
+	w.secretKey(h, lineage.DatasetID(h))
+	fx.Flow(fx.Job("pub.jcol"), []string{src}, []string{d})
+	fx.Flow(fx.Job(w.hidden("coljob")), []string{h}, []string{d})
+	fx.Field(src, "c", fx.T0, time.Time{})
+	hidden = fx.Field(h, "c", fx.T0, time.Time{})
+	w.secretKey(hidden, lineage.FieldID(hidden))
+	return fx.Field(d, "c", fx.T0, time.Time{}), hidden
 }
 
 // TestHiddenRootIsNotFound: a root the caller may not see answers byte-identically to a missing one (up to the

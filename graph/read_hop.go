@@ -78,9 +78,11 @@ const inForce = `any(i IN range(0, size(%[1]s.froms)-1) WHERE %[1]s.froms[i] <= 
 
 func inForceOf(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v) }
 
-// nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t.
+// nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t. A dataset with one
+// name (its NAMES degree, read from the degree store in constant time) is named at $t as it is now, so the
+// lookup runs only for renamed or aliased datasets: a hub's neighbours mostly cost a property read.
 func nameAt(v string) string {
-	return `coalesce([(nmAt:DatasetName)-[rAt:NAMES]->(` + v + `) WHERE rAt.kind IN ['PRIMARY','RENAMED'] AND rAt.validFrom <= $t AND $t < rAt.validTo | nmAt{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env})`
+	return `CASE WHEN COUNT { (` + v + `)<-[:NAMES]-() } > 1 THEN coalesce([(nmAt:DatasetName)-[rAt:NAMES]->(` + v + `) WHERE rAt.kind IN ['PRIMARY','RENAMED'] AND rAt.validFrom <= $t AND $t < rAt.validTo | nmAt{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env}) ELSE ` + v + `{.namespace, .name, .env} END`
 }
 
 // Only Run nodes have OF_JOB relationships, so the count leaves the label out: Neo4j then answers it from the

@@ -1,6 +1,10 @@
 package graph
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // datasetHopNamesCypher finds the distinct dataset neighbours of each frontier dataset in force at $t and returns
 // only their keys and identities (now and at $t): what a permission check needs, without the relationships, jobs
@@ -13,6 +17,8 @@ func datasetHopNamesCypher(down bool) string {
 		through = `(s)<-[b:OUTPUT_TO]-(j)<-[a:INPUT_TO]-(n)`
 		declared = `(s)<-[c:DECLARED_FEEDS]-(n:Dataset)`
 	}
+	// One record per frontier node with a flat list per neighbour (key, current namespace, name, env, then the
+	// identity at $t only when it may differ): a hub's thousand neighbours cost a thousand short lists, not maps.
 	return `UNWIND $keys AS k
 MATCH (s:Dataset {key: k})
 CALL (s) {
@@ -24,24 +30,54 @@ CALL (s) {
   WHERE c.validTo > $t AND ` + inForceOf("c") + `
   RETURN n
 }
-RETURN k AS src, n.key AS dst, ` + nameAt("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent
-ORDER BY src, dst`
+WITH k, n, ` + nameAt("n") + ` AS at
+RETURN k AS src, collect(CASE WHEN at.namespace = n.namespace AND at.name = n.name
+  THEN [n.key, n.namespace, n.name, coalesce(n.env, '')]
+  ELSE [n.key, n.namespace, n.name, coalesce(n.env, ''), at.namespace, at.name, coalesce(at.env, '')] END) AS ns`
 }
 
 // DatasetHopNames reads, for every frontier dataset, each dataset neighbour once (Src, Dst, DstName, DstCurrent
-// set; no relationships, no job), in key order. One query for the whole frontier.
+// set; no relationships, no job), in key order per frontier node. One query for the whole frontier.
 func (s *Store) DatasetHopNames(ctx context.Context, q HopQuery) ([]HopRow, error) {
 	recs, err := s.readRecords(ctx, datasetHopNamesCypher(q.Down), hopParams(q))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]HopRow, 0, len(recs))
+	var out []HopRow
 	for _, r := range recs {
-		p := Props(r)
-		out = append(out, HopRow{Src: p.Str("src"), Dst: p.Str("dst"), DstName: nameOf(p.Sub("dstName")),
-			DstCurrent: nameOf(p.Sub("dstCurrent"))})
+		src, _ := r["src"].(string)
+		list, _ := r["ns"].([]any)
+		rows := make([]HopRow, 0, len(list))
+		for _, x := range list {
+			if row, ok := namesRow(src, x); ok {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortFunc(rows, func(a, b HopRow) int { return strings.Compare(a.Dst, b.Dst) })
+		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// namesRow decodes one neighbour list of DatasetHopNames.
+func namesRow(src string, x any) (HopRow, bool) {
+	l, _ := x.([]any)
+	str := func(i int) string {
+		if i >= len(l) {
+			return ""
+		}
+		s, _ := l[i].(string)
+		return s
+	}
+	if len(l) < 4 {
+		return HopRow{}, false
+	}
+	cur := NameRef{Namespace: str(1), Name: str(2), Env: str(3)}
+	at := cur
+	if len(l) >= 7 {
+		at = NameRef{Namespace: str(4), Name: str(5), Env: str(6)}
+	}
+	return HopRow{Src: src, Dst: str(0), DstName: at, DstCurrent: cur}, true
 }
 
 // datasetHopToCypher is the full dataset hop restricted to given neighbours of each frontier dataset: both ends

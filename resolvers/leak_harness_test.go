@@ -66,6 +66,8 @@ type worldOpt struct {
 	mode   authz.HiddenMode
 	cache  bool
 	fanOut int // 0: the default
+	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
+	auditor authz.Auditor
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
@@ -88,6 +90,9 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	}
 	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
+	if o.auditor != nil {
+		d.Auditor = o.auditor
+	}
 	if o.cache {
 		w.rdb = redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})
 		t.Cleanup(func() { _ = w.rdb.Close() })

@@ -30,6 +30,12 @@ const (
 	DefaultResultCacheTTL = 5 * time.Minute
 	// MaxSearchPage is the largest page of search, runs and versions.
 	MaxSearchPage = 100
+	// DefaultSearchScanPerPage is how many hits (visible or not) one search page scans at most.
+	DefaultSearchScanPerPage = 5_000
+	// DefaultSearchScanPerRequest is how many hits all search fields of one request scan together at most.
+	DefaultSearchScanPerRequest = 10_000
+	// DefaultSearchScanPerPrincipal is how many hits per second one principal's searches scan (burst: twice).
+	DefaultSearchScanPerPrincipal = 20_000
 	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
 	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.

@@ -66,6 +66,8 @@ type worldOpt struct {
 	mode   authz.HiddenMode
 	cache  bool
 	fanOut int // 0: the default
+	// lineage adjusts the service configuration when set.
+	lineage func(*lineage.Config)
 	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
 	auditor authz.Auditor
 }
@@ -88,7 +90,11 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}, Policy: pol,
+	lc := lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}
+	if o.lineage != nil {
+		o.lineage(&lc)
+	}
+	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
 	if o.auditor != nil {
 		d.Auditor = o.auditor

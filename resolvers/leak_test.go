@@ -285,3 +285,33 @@ func TestHiddenRootIsNotFound(t *testing.T) {
 		t.Errorf("no denial audited: %+v", w.audit.all())
 	}
 }
+
+// TestLookupByHiddenNameIsNotFound (issue 13 item 13): a visible dataset looked up by another name of it that the
+// caller may not describe (here a symlink in the hidden part of the namespace) answers like a name that does not
+// exist, for dataset and lineage, instead of answering the visible dataset with resolvedFrom naming the hidden
+// name; a caller who may describe that name still finds the dataset through it.
+func TestLookupByHiddenNameIsNotFound(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	var alias string
+	for _, s := range w.secrets {
+		if strings.HasPrefix(s, "sec.alias") {
+			alias = s
+		}
+	}
+	missing := "sec.missing" + strings.Repeat("x", len(alias)-len("sec.missing"))
+	qs := map[string]string{
+		"dataset": `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name resolvedFrom { name kind } } }`,
+		"lineage": `query($ns: String!, $n: String!) { lineage(start: {dataset: {namespace: $ns, name: $n}}) { nodes { id } } }`,
+	}
+	for name, q := range qs {
+		got := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": alias})
+		miss := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": missing})
+		if !bytes.Equal(got, bytes.ReplaceAll(miss, []byte(missing), []byte(alias))) || !bytes.Contains(got, []byte("NOT_FOUND")) {
+			t.Errorf("%s by a hidden name: %s\n differs from a missing name: %s", name, got, miss)
+		}
+	}
+	admin := w.post(w.admin, qs["dataset"], map[string]any{"ns": w.fx.NS, "n": alias})
+	if !bytes.Contains(admin, []byte(`"name":"pub.mid"`)) || !bytes.Contains(admin, []byte(alias)) {
+		t.Errorf("the admin should find pub.mid through its symlink, with resolvedFrom: %s", admin)
+	}
+}

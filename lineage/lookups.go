@@ -84,15 +84,31 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 		}
 		out[k] = runOf(r)
 		if out[k].ErrorMessage != nil && !b.ok("s|"+r.JobKey) {
-			out[k].ErrorMessage = nil
+			out[k].ErrorMessage, out[k].ErrorMessageWithheld = nil, true
 		}
 	}
 	return out, s.guardErrorMessages(ctx, out)
 }
 
 // guardErrorMessages keeps a run's error message (free text, which names what the run touched) only when the
-// caller may describe every dataset the run read or wrote.
+// caller may describe every dataset the run read or wrote and every dataset its job ever read or wrote (a run
+// that failed early may name tables it never reported).
 func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) error {
+	var jobs []string
+	for _, r := range runs {
+		if r.ErrorMessage != nil && !slices.Contains(jobs, r.JobKey) {
+			jobs = append(jobs, r.JobKey)
+		}
+	}
+	clean, err := s.jobsWithVisibleIO(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.ErrorMessage != nil && !clean[r.JobKey] {
+			r.ErrorMessage, r.ErrorMessageWithheld = nil, true
+		}
+	}
 	for _, r := range runs {
 		if r.ErrorMessage == nil {
 			continue
@@ -106,7 +122,7 @@ func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) 
 			return err
 		}
 		if slices.Contains(visible, false) {
-			r.ErrorMessage = nil
+			r.ErrorMessage, r.ErrorMessageWithheld = nil, true
 		}
 	}
 	return nil

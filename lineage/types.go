@@ -167,8 +167,11 @@ type JobVersion struct {
 	DefinitionHash     string
 	SQL                *string
 	SourceCodeLocation *string
-	ValidFrom          *time.Time
-	ValidTo            *time.Time
+	// SQLWithheld says SQL and source code were removed: the caller lacks VIEW_SQL on the job, or the job read
+	// or wrote a dataset the caller may not describe.
+	SQLWithheld bool
+	ValidFrom   *time.Time
+	ValidTo     *time.Time
 }
 
 // Job as answered.
@@ -207,8 +210,11 @@ type Run struct {
 	StartedAt         *time.Time
 	EndedAt           *time.Time
 	ErrorMessage      *string
-	ParentRunID       string
-	RootRunID         string
+	// ErrorMessageWithheld says the error message was removed: the caller lacks VIEW_SQL on the job, or the run
+	// read or wrote a dataset the caller may not describe.
+	ErrorMessageWithheld bool
+	ParentRunID          string
+	RootRunID            string
 }
 
 // IsNode implements Node.

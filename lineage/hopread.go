@@ -119,7 +119,7 @@ func (w *walk) complete(ctx context.Context, frontier []frontierEntry, raw []hop
 			continue
 		}
 		isShort := len(found.neighbours[sk]) < e.Skip+w.spec.fanOut+1
-		if isShort || (w.redact && e.Skip == 0 && !found.hidden[sk]) {
+		if isShort || (w.redact && e.Skip == 0 && !e.Probed && !found.hidden[sk]) {
 			need = append(need, e)
 		}
 		if isShort {
@@ -138,6 +138,41 @@ func (w *walk) complete(ctx context.Context, frontier []frontierEntry, raw []hop
 		only[e.sortKey()] = visible[e.sortKey()]
 	}
 	return w.readOnly(ctx, short, only, found)
+}
+
+// probeWaiting gives the nodes this page returned but did not expand their REDACT placeholders now, on the
+// page that returns them (not on the later page that expands them): it looks for hidden neighbours of every
+// waiting entry not yet looked at, in one names-only read per kind and direction, and marks the entries Probed.
+func (w *walk) probeWaiting(ctx context.Context) error {
+	if !w.redact || w.spec.oneShot {
+		return nil
+	}
+	var todo []frontierEntry
+	mark := func(list []frontierEntry) {
+		for i := range list {
+			if e := &list[i]; e.Skip == 0 && !e.Probed && e.Depth < w.spec.depth {
+				todo = append(todo, *e)
+				e.Probed = true
+			}
+		}
+	}
+	mark(w.pending)
+	mark(w.held)
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.SortFunc(todo, frontierEntry.less)
+	todo = slices.CompactFunc(todo, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
+	found := hopFound{hidden: map[string]bool{}}
+	if _, err := w.scanNames(ctx, todo, found); err != nil {
+		return err
+	}
+	for _, e := range todo {
+		if found.hidden[e.sortKey()] {
+			w.placeholder(e)
+		}
+	}
+	return nil
 }
 
 // scanNames reads the entries' neighbours names only, marks the entries with a hidden neighbour, and returns

@@ -35,7 +35,7 @@ const (
 	// DefaultSearchScanPerRequest is how many hits all search fields of one request scan together at most.
 	DefaultSearchScanPerRequest = 10_000
 	// DefaultSearchScanPerPrincipal is how many hits per second one principal's searches scan (burst: twice).
-	DefaultSearchScanPerPrincipal = 20_000
+	DefaultSearchScanPerPrincipal = 5_000
 	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
 	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.

@@ -22,7 +22,7 @@ type Config struct {
 	// Search scan bounds (searchbudget.go).
 	SearchScanPerPage      int `help:"Hits one search page scans at most (hidden ones included)." default:"5000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PAGE" yaml:"searchScanPerPage"`
 	SearchScanPerRequest   int `help:"Hits all search fields of one request scan together at most." default:"10000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_REQUEST" yaml:"searchScanPerRequest"`
-	SearchScanPerPrincipal int `help:"Hits per second one principal's searches scan (burst twice that); over it a search waits." default:"20000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PRINCIPAL" yaml:"searchScanPerPrincipal"`
+	SearchScanPerPrincipal int `help:"Hits per second one principal's searches scan (burst twice that); over it a search waits." default:"5000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PRINCIPAL" yaml:"searchScanPerPrincipal"`
 }
 
 // minCursorKey is the shortest accepted cursor signing key.

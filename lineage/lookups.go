@@ -391,7 +391,7 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
 	budget := s.requestBudget(ctx)
 	for scanned := 0; len(found) <= lim; {
-		n := budget.allowance(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
+		n := budget.take(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
 		if n == 0 {
 			return found, pos, false, nil
 		}
@@ -399,7 +399,7 @@ func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit,
 		if err != nil {
 			return nil, pos, false, storeErr(err)
 		}
-		budget.spend(len(hits))
+		budget.refund(n - len(hits))
 		got, err := s.searchNodes(ctx, hits)
 		if err != nil {
 			return nil, pos, false, err

@@ -33,17 +33,21 @@ func (s *Service) requestBudget(ctx context.Context) *searchBudget {
 	return &searchBudget{left: s.cfg.SearchScanPerRequest}
 }
 
-// allowance is how many hits the next round may read: at most want, at most what is left.
-func (b *searchBudget) allowance(want int) int {
+// take reserves up to want hits for the next round (what is left, at most) and returns how many; concurrent
+// search fields of one request cannot together read more than the budget.
+func (b *searchBudget) take(want int) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return max(0, min(want, b.left))
+	n := max(0, min(want, b.left))
+	b.left -= n
+	return n
 }
 
-func (b *searchBudget) spend(n int) {
+// refund returns the part of a reservation the round did not read.
+func (b *searchBudget) refund(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.left -= n
+	b.left += n
 }
 
 // principalScans rate-limits the hits each principal's searches scan (Config.SearchScanPerPrincipal per second,

@@ -46,8 +46,8 @@ func (w *world) operations() map[string]struct {
 		"dataset": {`query($ns: String!) { dataset(namespace: $ns, name: "pub.mid") { id name tags { name }
   aliases { namespace name kind } fields { path } lastWrittenBy { runId job { name } inputs { dataset { name } }
   outputs { dataset { name } } errorMessage jobVersion { sql } } } }`, map[string]any{"ns": ns}},
-		"job runs": {`query($ns: String!) { job(namespace: $ns, name: "pub.j2") { name version { sql }
-  runs { nodes { runId errorMessage inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
+		"job runs": {`query($ns: String!) { job(namespace: $ns, name: "pub.j2") { name version { sql sqlWithheld }
+  runs { nodes { runId errorMessage errorMessageWithheld inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
 			map[string]any{"ns": ns}},
 		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
   ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "pub.m"}},
@@ -292,12 +292,7 @@ func TestHiddenRootIsNotFound(t *testing.T) {
 // name; a caller who may describe that name still finds the dataset through it.
 func TestLookupByHiddenNameIsNotFound(t *testing.T) {
 	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
-	var alias string
-	for _, s := range w.secrets {
-		if strings.HasPrefix(s, "sec.alias") {
-			alias = s
-		}
-	}
+	alias := w.alias
 	missing := "sec.missing" + strings.Repeat("x", len(alias)-len("sec.missing"))
 	qs := map[string]string{
 		"dataset": `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name resolvedFrom { name kind } } }`,

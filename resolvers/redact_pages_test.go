@@ -95,7 +95,7 @@ func (w *world) hiddenAt(pos string, siblings []string) string {
 func (w *world) pageUnion(start string, max int) (string, int) {
 	w.t.Helper()
 	vars := map[string]any{"ns": w.fx.NS, "name": start, "dir": "DOWNSTREAM", "depth": 2, "gran": "DATASET", "max": max}
-	names := map[string]string{} // id -> name
+	names := map[string]string{}  // id -> name
 	firstPage := map[string]int{} // id -> the page that first returned it
 	union := map[string]bool{}
 	var placeholders []string

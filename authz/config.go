@@ -44,12 +44,28 @@ type Components struct {
 	Policy  *GrantPolicy
 	Manager *Manager
 	Auditor *KafkaAuditor
+	// RequestAuditor writes the per-request records (sensitive reads, denials) asynchronously through Auditor,
+	// so an answer never waits for the audit stream; grant changes stay synchronous (Manager, token admin).
+	RequestAuditor *AsyncAuditor
 	// Redactor makes REDACT placeholder ids; nil unless a redact key is configured.
 	Redactor *Redactor
 }
 
-// Close closes the audit producer.
-func (c *Components) Close() error { return c.Auditor.Close() }
+// auditDrainTimeout bounds how long Close waits for queued request audit records to reach the audit stream.
+const auditDrainTimeout = 10 * time.Second
+
+// Close drains the request audit queue, then closes the audit producer.
+func (c *Components) Close() error {
+	if c.RequestAuditor != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), auditDrainTimeout)
+		defer cancel()
+		if lost, err := c.RequestAuditor.Close(ctx); err != nil {
+			_ = c.Auditor.Close()
+			return fmt.Errorf("audit queue not drained, %d records lost: %w", lost, err)
+		}
+	}
+	return c.Auditor.Close()
+}
 
 // SetupDeps are what Setup needs from the rest of the process.
 type SetupDeps struct {
@@ -105,6 +121,7 @@ func Setup(ctx context.Context, c Config, d SetupDeps) (*Components, error) {
 		}
 		d.Log.Info("policy file applied", "path", c.PolicyFile, "changes", len(res.Changed), "epoch", res.Epoch)
 	}
+	comp.RequestAuditor = NewAsyncAuditor(aud, AsyncOptions{Log: d.Log, Registerer: d.Registerer})
 	return comp, nil
 }
 

@@ -15,8 +15,9 @@ const (
 	TierResults = "res"
 )
 
-// keyVersion changes whenever the meaning of a cached value changes.
-const keyVersion = 3
+// keyVersion changes whenever the meaning of a cached value changes. 4: a field hop's entry holds the far side
+// of the dataset-level lineage of every field, not only of fields without column edges (issue 13 item 10).
+const keyVersion = 4
 
 // Key is every input that determines a cached value. Build keys only through String.
 type Key struct {

@@ -2,15 +2,14 @@ package graph
 
 import "context"
 
-// FieldHopResult is one field-level hop: the column edges found, and for frontier fields without any column
-// edge, whether their dataset has dataset-level lineage that way (column lineage missing, not lineage absent).
+// FieldHopResult is one field-level hop: the column edges found, and for every frontier field whose dataset has
+// dataset-level lineage this way, the datasets at the other end. The caller decides whether column lineage is
+// missing from what it may see (no visible column edge, a visible far dataset): whether a field has column edges
+// at all is not the question, since they may all lead to fields the caller may not see.
 type FieldHopResult struct {
 	Rows []HopRow
-	// NoColumnLineage lists frontier field keys that have no column edge this way although their dataset has
-	// dataset-level lineage this way.
-	NoColumnLineage []string
-	// Far names, per key in NoColumnLineage, the datasets (current identity, at most MaxFarDatasets) its dataset
-	// has dataset-level lineage with this way, so the caller can tell whether any of them is visible.
+	// Far names, per frontier field key whose dataset has dataset-level lineage this way, the datasets (current
+	// identity, at most MaxFarDatasets) at its other end.
 	Far map[string][]NameRef
 }
 
@@ -19,10 +18,10 @@ const MaxFarDatasets = 50
 
 func fieldHopCypher(down bool) string {
 	col := `(s)-[c:COLUMN_FEEDS]->(n:Field)`
-	dsLeg := `(d:Dataset {key: s.datasetKey})-[a:INPUT_TO]->(:Job)-[b:OUTPUT_TO]->(o:Dataset)`
+	dsLeg := `(d)-[a:INPUT_TO]->(:Job)-[b:OUTPUT_TO]->(o:Dataset)`
 	if !down {
 		col = `(s)<-[c:COLUMN_FEEDS]-(n:Field)`
-		dsLeg = `(d:Dataset {key: s.datasetKey})<-[a:OUTPUT_TO]-(:Job)<-[b:INPUT_TO]-(o:Dataset)`
+		dsLeg = `(d)<-[a:OUTPUT_TO]-(:Job)<-[b:INPUT_TO]-(o:Dataset)`
 	}
 	return `UNWIND $keys AS k
 MATCH (s:Field {key: k})
@@ -34,10 +33,14 @@ WITH k, s, collect(CASE WHEN n IS NULL THEN null ELSE {dst: n.key, dd: n.dataset
   rel: properties(c), job: CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END,
   dstName: CASE WHEN nd IS NULL THEN null ELSE ` + nameAt("nd") + ` END,
   dstCurrent: CASE WHEN nd IS NULL THEN null ELSE nd{.namespace, .name, .env} END} END) AS rows
-RETURN k AS src, rows,
-  CASE WHEN size(rows) = 0 THEN [` + dsLeg + `
+WITH s.datasetKey AS dk, collect({k: k, rows: rows}) AS fs
+OPTIONAL MATCH (d:Dataset {key: dk})
+WITH fs, CASE WHEN d IS NULL THEN [] ELSE [` + dsLeg + `
     WHERE a.validTo > $t AND ` + inForceOf("a") + ` AND b.validTo > $t AND ` + inForceOf("b") + `
-    | o{.namespace, .name, .env}][..$maxFar] ELSE [] END AS far`
+    | o{.namespace, .name, .env}][..$maxFar] END AS far
+UNWIND fs AS f
+RETURN f.k AS src, f.rows AS rows, far
+ORDER BY src`
 }
 
 // FieldHop reads the column-lineage neighbours of every frontier field in one query.
@@ -53,7 +56,6 @@ func (s *Store) FieldHop(ctx context.Context, q HopQuery) (FieldHopResult, error
 		p := Props(r)
 		src := p.Str("src")
 		if far := p.List("far"); len(far) > 0 {
-			res.NoColumnLineage = append(res.NoColumnLineage, src)
 			for _, f := range far {
 				res.Far[src] = append(res.Far[src], nameOf(f))
 			}

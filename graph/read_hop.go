@@ -78,9 +78,11 @@ const inForce = `any(i IN range(0, size(%[1]s.froms)-1) WHERE %[1]s.froms[i] <= 
 
 func inForceOf(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v) }
 
-// nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t.
+// nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t. A dataset with one
+// name (its NAMES degree, read from the degree store in constant time) is named at $t as it is now, so the
+// lookup runs only for renamed or aliased datasets: a hub's neighbours mostly cost a property read.
 func nameAt(v string) string {
-	return `coalesce([(nmAt:DatasetName)-[rAt:NAMES]->(` + v + `) WHERE rAt.kind IN ['PRIMARY','RENAMED'] AND rAt.validFrom <= $t AND $t < rAt.validTo | nmAt{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env})`
+	return `CASE WHEN COUNT { (` + v + `)<-[:NAMES]-() } > 1 THEN coalesce([(nmAt:DatasetName)-[rAt:NAMES]->(` + v + `) WHERE rAt.kind IN ['PRIMARY','RENAMED'] AND rAt.validFrom <= $t AND $t < rAt.validTo | nmAt{.namespace, .name, .env}][0], ` + v + `{.namespace, .name, .env}) ELSE ` + v + `{.namespace, .name, .env} END`
 }
 
 // Only Run nodes have OF_JOB relationships, so the count leaves the label out: Neo4j then answers it from the
@@ -145,6 +147,10 @@ func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	return datasetRows(recs), nil
+}
+
+func datasetRows(recs []map[string]any) []HopRow {
 	out := make([]HopRow, 0, len(recs))
 	for _, r := range recs {
 		p := Props(r)
@@ -152,7 +158,7 @@ func (s *Store) DatasetHop(ctx context.Context, q HopQuery) ([]HopRow, error) {
 			In: relOf(p.Sub("inRel")), Out: relOf(p.Sub("outRel")), DstName: nameOf(p.Sub("dstName")),
 			DstCurrent: nameOf(p.Sub("dstCurrent"))})
 	}
-	return out, nil
+	return out
 }
 
 func jobHopCypher(down bool) string {

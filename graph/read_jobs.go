@@ -68,3 +68,34 @@ WHERE v.validFrom <= $t AND $t < v.validTo RETURN v.key AS key ORDER BY v.validF
 	}
 	return Props(recs[0]).Str("key"), nil
 }
+
+// MaxJobDatasetsChecked bounds the datasets JobDatasets returns per job; a job with more is reported truncated
+// (its free text is then withheld from anyone without a global grant: fail closed).
+const MaxJobDatasetsChecked = 2000
+
+// JobDatasets lists, per job, the datasets it has ever read or written (current identity; any interval), at
+// most MaxJobDatasetsChecked each; truncated names the jobs that have more.
+func (s *Store) JobDatasets(ctx context.Context, jobKeys []string) (map[string][]NameRef, map[string]bool, error) {
+	recs, err := s.readRecords(ctx, `UNWIND $keys AS k
+MATCH (j:Job {key: k})
+CALL (j) {
+  MATCH (d:Dataset)-[:INPUT_TO]->(j) RETURN d
+  UNION
+  MATCH (j)-[:OUTPUT_TO]->(d:Dataset) RETURN d
+}
+WITH k, collect(d{.key, .namespace, .name, .env}) AS ds
+RETURN k, ds[..$max] AS ds, size(ds) > $max AS truncated`, map[string]any{"keys": anyList(jobKeys), "max": MaxJobDatasetsChecked})
+	if err != nil {
+		return nil, nil, err
+	}
+	out, truncated := map[string][]NameRef{}, map[string]bool{}
+	for _, r := range recs {
+		p := Props(r)
+		k := p.Str("k")
+		for _, d := range p.List("ds") {
+			out[k] = append(out[k], nameOf(d))
+		}
+		truncated[k] = p.Bool("truncated")
+	}
+	return out, truncated, nil
+}

@@ -36,6 +36,12 @@ const (
 	// maxPageOffset is the largest offset an offset cursor ("o:<n>") may carry; a larger one is no cursor this
 	// service made (the store fails on offsets near the 64-bit limit instead of answering an empty page).
 	maxPageOffset = math.MaxInt32
+	// DefaultSearchScanPerPage is how many hits (visible or not) one search page scans at most.
+	DefaultSearchScanPerPage = 5_000
+	// DefaultSearchScanPerRequest is how many hits all search fields of one request scan together at most.
+	DefaultSearchScanPerRequest = 10_000
+	// DefaultSearchScanPerPrincipal is how many hits per second one principal's searches scan (burst: twice).
+	DefaultSearchScanPerPrincipal = 5_000
 	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
 	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.

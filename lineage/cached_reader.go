@@ -22,18 +22,25 @@ var _ NeighborReader = cachedReader{}
 
 // nbValue is a cached neighbour list of one node.
 type nbValue struct {
-	Rows            []graph.HopRow  `json:"r"`
-	NoColumnLineage bool            `json:"n,omitempty"`
-	Far             []graph.NameRef `json:"fa,omitempty"`
+	Rows []graph.HopRow  `json:"r"`
+	Far  []graph.NameRef `json:"fa,omitempty"` // field hops: the far side of the field's dataset-level lineage
 }
 
 func (c cachedReader) key(req HopRequest, node string) cache.Key {
-	return cache.Key{Tier: cache.TierNeighbors, Op: string(req.Kind), Node: node,
+	op := string(req.Kind)
+	if req.Names {
+		op += "N" // names-only rows
+	}
+	return cache.Key{Tier: cache.TierNeighbors, Op: op, Node: node,
 		Direction: string(dirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs, Limit: req.Limit}
 }
 
-// Neighbors serves valid entries from Redis and reads the rest in one inner read.
+// Neighbors serves valid entries from Redis and reads the rest in one inner read. A read restricted to listed
+// neighbours (Only) is not cached: its value depends on the caller's permissions.
 func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, error) {
+	if req.Only != nil {
+		return c.readMissing(ctx, req, req.Keys, HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}})
+	}
 	keys := make([]cache.Key, len(req.Keys))
 	for i, k := range req.Keys {
 		keys[i] = c.key(req, k)
@@ -57,8 +64,7 @@ func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult,
 
 func (r *HopResult) add(src string, v nbValue, gens map[string]int64) {
 	r.Rows = append(r.Rows, v.Rows...)
-	if v.NoColumnLineage {
-		r.NoColumnLineage = append(r.NoColumnLineage, src)
+	if len(v.Far) > 0 {
 		r.Far[src] = v.Far
 	}
 	for k, g := range gens {
@@ -83,16 +89,17 @@ func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing [
 	for _, r := range res.Rows {
 		byNode[r.Src].Rows = append(byNode[r.Src].Rows, r)
 	}
-	for _, k := range res.NoColumnLineage {
-		byNode[k].NoColumnLineage = true
-		byNode[k].Far = res.Far[k]
+	for k, far := range res.Far {
+		if v := byNode[k]; v != nil {
+			v.Far = far
+		}
 	}
 	after, ok2 := c.store.Snapshot(ctx, cache.TierNeighbors, dependencies(res.Rows))
 	items := make([]cache.Item, 0, len(missing))
 	for _, k := range missing {
 		gens := entryGens(k, byNode[k].Rows, before, after)
 		out.add(k, *byNode[k], gens)
-		if ok && ok2 {
+		if ok && ok2 && req.Only == nil {
 			items = append(items, cache.Item{Key: c.key(req, k), Value: byNode[k], Gens: gens})
 		}
 	}

@@ -25,6 +25,9 @@ type frontierEntry struct {
 	Down  bool    `json:"d,omitempty"`
 	Depth int     `json:"h"`
 	Skip  int     `json:"s,omitempty"` // neighbours already returned (fan-out continuation)
+	// Probed: the page that returned the node already looked for hidden neighbours this way (REDACT) and
+	// showed the placeholder if there were any; expanding the entry need not look again.
+	Probed bool `json:"p,omitempty"`
 }
 
 func (e frontierEntry) less(o frontierEntry) int {

@@ -185,7 +185,7 @@ func (w *walk) expandable(frontier []frontierEntry) []frontierEntry {
 // it leaves, what it reaches), keeps what the caller may see, then takes each entry's neighbours in order within
 // the fan-out and node budgets. Hidden neighbours never count against a budget nor a fan-out marker.
 func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEntry, error) {
-	raw, err := w.read(ctx, frontier, true)
+	raw, err := w.read(ctx, frontier, readMode{limited: true})
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +194,8 @@ func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEnt
 		return nil, err
 	}
 	found := w.sift(raw, checked)
-	if short := w.cutShort(frontier, raw, found); len(short) > 0 {
-		if err := w.reread(ctx, short, found); err != nil {
-			return nil, err
-		}
+	if err := w.complete(ctx, frontier, raw, found); err != nil {
+		return nil, err
 	}
 	var next []frontierEntry
 	for i, e := range frontier {

@@ -105,7 +105,9 @@ func rowNames(d *Dataset) graph.DatasetRow {
 		CurrentName: d.CurrentName}
 }
 
-// guardSQL removes SQL and source code from versions of jobs the caller may not VIEW_SQL.
+// guardSQL removes SQL and source code, and says so (SQLWithheld), from versions of jobs the caller may not
+// VIEW_SQL, and from versions of jobs that read or wrote a dataset the caller may not describe: that free text
+// names the datasets (issue 13 item 14).
 func (s *Service) guardSQL(ctx context.Context, vs map[string]*JobVersion) error {
 	var jobs []string
 	for _, v := range vs {
@@ -120,10 +122,64 @@ func (s *Service) guardSQL(ctx context.Context, vs map[string]*JobVersion) error
 	if err != nil {
 		return err
 	}
+	allowed := make([]string, 0, len(ok))
+	for k := range ok {
+		allowed = append(allowed, k)
+	}
+	clean, err := s.jobsWithVisibleIO(ctx, allowed)
+	if err != nil {
+		return err
+	}
 	for _, v := range vs {
-		if _, allowed := ok[v.JobKey]; !allowed {
-			v.SQL, v.SourceCodeLocation = nil, nil
+		if (v.SQL != nil || v.SourceCodeLocation != nil) && !clean[v.JobKey] {
+			v.SQL, v.SourceCodeLocation, v.SQLWithheld = nil, nil, true
 		}
 	}
 	return nil
+}
+
+// jobsWithVisibleIO returns the jobs every one of whose inputs and outputs the caller may describe (one read and
+// one policy call for the list). A job with more datasets than graph.MaxJobDatasetsChecked is not in it, unless
+// the caller may describe the whole graph.
+func (s *Service) jobsWithVisibleIO(ctx context.Context, jobs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	if scope, err := s.scope(ctx); err != nil {
+		return nil, err
+	} else if scope.Global { // may describe everything: nothing to withhold
+		for _, j := range jobs {
+			out[j] = true
+		}
+		return out, nil
+	}
+	ds, truncated, err := s.store.JobDatasets(ctx, jobs)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	b := newBatch()
+	for _, j := range jobs {
+		if truncated[j] {
+			continue
+		}
+		var cands []authz.Candidate
+		for _, d := range ds[j] {
+			cands = append(cands, authz.Candidate{Kind: authz.KindDataset, Namespace: d.Namespace, Name: d.Name})
+		}
+		if len(cands) == 0 {
+			out[j] = true // no dataset to name
+			continue
+		}
+		b.add(j, authz.PrivDescribe, cands...)
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if _, checked := b.index[j]; checked && b.ok(j) {
+			out[j] = true
+		}
+	}
+	return out, nil
 }

@@ -28,48 +28,62 @@ type hopRows struct {
 	g     groupKey
 	limit int // the neighbour limit of the read (0: every neighbour)
 	rows  []graph.HopRow
-	noCol []string
-	far   map[string][]graph.NameRef
+	far   map[string][]graph.NameRef // field hops: far side of each frontier field's dataset-level lineage
+}
+
+// readMode is what a hop read asks for.
+type readMode struct {
+	limited bool                // dataset hops: only the neighbours this page can take
+	names   bool                // dataset hops: every neighbour's key and identities only
+	only    map[string][]string // dataset hops: full rows of these neighbours only, per entry sort key
 }
 
 // read issues one batched read per (kind, direction) present in the frontier: one for a one-way walk. With
 // limited, a dataset read asks for only as many neighbours per node as this page can take (the furthest fan-out
 // window plus one, to know whether there are more), so a hub's thousand neighbours are not all projected to
-// show two hundred; hop re-reads in full the nodes where hidden or filtered neighbours left the window short.
-func (w *walk) read(ctx context.Context, frontier []frontierEntry, limited bool) ([]hopRows, error) {
+// show two hundred; complete reads the rest where the window may have missed something.
+func (w *walk) read(ctx context.Context, frontier []frontierEntry, m readMode) ([]hopRows, error) {
 	groups := map[groupKey][]string{}
 	skip := map[groupKey]int{}
+	only := map[groupKey]map[string][]string{}
 	var order []groupKey
 	for _, e := range frontier {
 		g := groupKey{e.Kind, e.Down}
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
+			only[g] = map[string][]string{}
 		}
 		groups[g] = append(groups[g], e.Key)
 		skip[g] = max(skip[g], e.Skip)
+		if m.only != nil {
+			only[g][e.Key] = m.only[e.sortKey()]
+		}
 	}
 	out := make([]hopRows, 0, len(order))
 	for _, g := range order {
-		limit := 0
-		if limited && g.kind == HopDataset {
-			limit = skip[g] + w.spec.fanOut + 1
+		req := HopRequest{Kind: g.kind, Keys: groups[g], Down: g.down, AsOf: w.spec.asOf, AsOfKey: w.spec.asOfKey,
+			Pubs: w.spec.pubs, Names: m.names}
+		if m.limited && g.kind == HopDataset {
+			req.Limit = skip[g] + w.spec.fanOut + 1
 		}
-		res, err := w.reader.Neighbors(ctx, HopRequest{Kind: g.kind, Keys: groups[g], Down: g.down,
-			AsOf: w.spec.asOf, AsOfKey: w.spec.asOfKey, Pubs: w.spec.pubs, Limit: limit})
+		if m.only != nil {
+			req.Only = only[g]
+		}
+		res, err := w.reader.Neighbors(ctx, req)
 		if err != nil {
 			return nil, unavailable(err)
 		}
 		for k, v := range res.Gens {
 			w.gens[k] = v
 		}
-		out = append(out, hopRows{g: g, limit: limit, rows: res.Rows, noCol: res.NoColumnLineage, far: res.Far})
+		out = append(out, hopRows{g: g, limit: req.Limit, rows: res.Rows, far: res.Far})
 	}
 	return out, nil
 }
 
-// cutShort returns the entries whose limited read may have left out neighbours this page needs: the read reached
-// its limit for the entry, yet fewer neighbours than the fan-out window (plus one) survived the policy and filters.
-func (w *walk) cutShort(frontier []frontierEntry, raw []hopRows, found hopFound) []frontierEntry {
+// fullReads returns the sort keys of the entries whose limited read reached its limit: they may have more
+// neighbours than were read.
+func fullReads(raw []hopRows) map[string]bool {
 	full := map[string]bool{}
 	for _, hr := range raw {
 		if hr.limit == 0 {
@@ -88,19 +102,110 @@ func (w *walk) cutShort(frontier []frontierEntry, raw []hopRows, found hopFound)
 			}
 		}
 	}
-	var out []frontierEntry
-	for _, e := range frontier {
-		sk := e.sortKey()
-		if full[sk] && len(found.neighbours[sk]) < e.Skip+w.spec.fanOut+1 {
-			out = append(out, e)
-		}
-	}
-	return out
+	return full
 }
 
-// reread reads the short entries again without a limit and replaces what the hop found for them.
-func (w *walk) reread(ctx context.Context, short []frontierEntry, found hopFound) error {
-	raw, err := w.read(ctx, short, false)
+// complete finishes what a limited read may have left out, for the entries whose read reached its limit: an
+// entry whose visible neighbours fell short of its fan-out window (hidden ones took places in it), and, in REDACT
+// mode, an entry expanded for the first time (Skip 0) whose read showed no hidden neighbour (one may lie beyond
+// the window). It reads those entries' neighbours names only, checks them, records whether any is hidden, and
+// reads in full only the visible neighbours of the short entries: hidden neighbours are never projected.
+func (w *walk) complete(ctx context.Context, frontier []frontierEntry, raw []hopRows, found hopFound) error {
+	full := fullReads(raw)
+	var need, short []frontierEntry
+	for _, e := range frontier {
+		sk := e.sortKey()
+		if !full[sk] {
+			continue
+		}
+		isShort := len(found.neighbours[sk]) < e.Skip+w.spec.fanOut+1
+		if isShort || (w.redact && e.Skip == 0 && !e.Probed && !found.hidden[sk]) {
+			need = append(need, e)
+		}
+		if isShort {
+			short = append(short, e)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	visible, err := w.scanNames(ctx, need, found)
+	if err != nil || len(short) == 0 {
+		return err
+	}
+	only := map[string][]string{}
+	for _, e := range short {
+		only[e.sortKey()] = visible[e.sortKey()]
+	}
+	return w.readOnly(ctx, short, only, found)
+}
+
+// probeWaiting gives the nodes this page returned but did not expand their REDACT placeholders now, on the
+// page that returns them (not on the later page that expands them): it looks for hidden neighbours of every
+// waiting entry not yet looked at, in one names-only read per kind and direction, and marks the entries Probed.
+func (w *walk) probeWaiting(ctx context.Context) error {
+	if !w.redact || w.spec.oneShot {
+		return nil
+	}
+	var todo []frontierEntry
+	mark := func(list []frontierEntry) {
+		for i := range list {
+			if e := &list[i]; e.Skip == 0 && !e.Probed && e.Depth < w.spec.depth {
+				todo = append(todo, *e)
+				e.Probed = true
+			}
+		}
+	}
+	mark(w.pending)
+	mark(w.held)
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.SortFunc(todo, frontierEntry.less)
+	todo = slices.CompactFunc(todo, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
+	found := hopFound{hidden: map[string]bool{}}
+	if _, err := w.scanNames(ctx, todo, found); err != nil {
+		return err
+	}
+	for _, e := range todo {
+		if found.hidden[e.sortKey()] {
+			w.placeholder(e)
+		}
+	}
+	return nil
+}
+
+// scanNames reads the entries' neighbours names only, marks the entries with a hidden neighbour, and returns
+// each entry's visible neighbours in key order.
+func (w *walk) scanNames(ctx context.Context, entries []frontierEntry, found hopFound) (map[string][]string, error) {
+	raw, err := w.read(ctx, entries, readMode{names: true})
+	if err != nil {
+		return nil, err
+	}
+	checked, err := w.authorize(ctx, entries, raw)
+	if err != nil {
+		return nil, err
+	}
+	visible := map[string][]string{}
+	for _, hr := range raw {
+		for _, r := range hr.rows {
+			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
+			if !checked.ok(leaveID(sk)) {
+				continue
+			}
+			if checked.ok(nodeID(r.Dst)) {
+				visible[sk] = append(visible[sk], r.Dst)
+			} else {
+				found.hidden[sk] = true
+			}
+		}
+	}
+	return visible, nil
+}
+
+// readOnly reads the short entries' visible neighbours in full and replaces what the hop found for them.
+func (w *walk) readOnly(ctx context.Context, short []frontierEntry, only map[string][]string, found hopFound) error {
+	raw, err := w.read(ctx, short, readMode{only: only})
 	if err != nil {
 		return err
 	}
@@ -111,7 +216,8 @@ func (w *walk) reread(ctx context.Context, short []frontierEntry, found hopFound
 	again := w.sift(raw, checked)
 	for _, e := range short {
 		sk := e.sortKey()
-		found.neighbours[sk], found.hidden[sk] = again.neighbours[sk], again.hidden[sk]
+		found.neighbours[sk] = again.neighbours[sk]
+		found.hidden[sk] = found.hidden[sk] || again.hidden[sk]
 	}
 	for id, f := range again.flags {
 		found.flags[id] = f
@@ -167,6 +273,7 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 	found := hopFound{neighbours: map[string][]neighbour{}, flags: map[string]edgeFlags{}, hidden: map[string]bool{}}
 	for _, hr := range raw {
 		var kept []graph.HopRow
+		withRows := map[string]bool{}
 		for _, r := range hr.rows {
 			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
 			switch {
@@ -181,9 +288,10 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 			}
 			w.names[r.Dst] = nodeNames{cur: r.DstCurrent, at: r.DstName}
 			kept = append(kept, r)
+			withRows[r.Src] = true
 		}
 		w.collect(found, hr.g, kept)
-		w.noColumnLineage(visibleNoCol(hr, b, w.gate, func(k string) bool {
+		w.noColumnLineage(visibleNoCol(hr, b, withRows, func(k string) bool {
 			return b.ok(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
 		}), hr.g.down)
 	}
@@ -193,12 +301,14 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 	return found
 }
 
-// visibleNoCol keeps the fields without column lineage whose dataset has dataset-level lineage this way with at
-// least one dataset the caller may see (otherwise the gap would reveal hidden lineage).
-func visibleNoCol(hr hopRows, b *batch, _ gate, leave func(string) bool) []string {
+// visibleNoCol is the NO_COLUMN_LINEAGE gap computed from what the caller may see: the frontier fields it may
+// leave that have no column edge it may see this way (withRows) while their dataset has dataset-level lineage this
+// way with at least one dataset it may see. Column edges to hidden fields count as none (their presence must not
+// remove the gap), and lineage with hidden datasets only gives no gap (it would reveal hidden lineage).
+func visibleNoCol(hr hopRows, b *batch, withRows map[string]bool, leave func(string) bool) []string {
 	var out []string
-	for _, k := range hr.noCol {
-		if !leave(k) {
+	for _, k := range sortedKeys(hr.far) {
+		if withRows[k] || !leave(k) {
 			continue
 		}
 		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.ok(farID(n)) }) {

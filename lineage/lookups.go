@@ -115,7 +115,7 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 		}
 		out[k] = runOf(r)
 		if out[k].ErrorMessage != nil && !b.ok("s|"+r.JobKey) {
-			out[k].ErrorMessage = nil
+			out[k].ErrorMessage, out[k].ErrorMessageWithheld = nil, true
 		}
 		// The conflict tells that some other job used the runId: its producers need it, other readers would
 		// learn of a job they may not see (OMIT), so only the job's producers see it.
@@ -125,8 +125,24 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 }
 
 // guardErrorMessages keeps a run's error message (free text, which names what the run touched) only when the
-// caller may describe every dataset the run read or wrote.
+// caller may describe every dataset the run read or wrote and every dataset its job ever read or wrote (a run
+// that failed early may name tables it never reported).
 func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) error {
+	var jobs []string
+	for _, r := range runs {
+		if r.ErrorMessage != nil && !slices.Contains(jobs, r.JobKey) {
+			jobs = append(jobs, r.JobKey)
+		}
+	}
+	clean, err := s.jobsWithVisibleIO(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.ErrorMessage != nil && !clean[r.JobKey] {
+			r.ErrorMessage, r.ErrorMessageWithheld = nil, true
+		}
+	}
 	for _, r := range runs {
 		if r.ErrorMessage == nil {
 			continue
@@ -140,7 +156,7 @@ func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) 
 			return err
 		}
 		if slices.Contains(visible, false) {
-			r.ErrorMessage = nil
+			r.ErrorMessage, r.ErrorMessageWithheld = nil, true
 		}
 	}
 	return nil
@@ -365,14 +381,15 @@ func (s *Service) RunEvents(ctx context.Context, runKey string) ([]*RunEventSumm
 // Search finds datasets and jobs by name, keeping only those the caller may describe. Pages are positioned
 // after the last hit returned (never by an offset, which would count hidden hits), and a page scans on until it
 // has a visible hit more than it returns or the matches run out, so whether a page is empty, and hasNextPage, depend
-// only on what the caller may see. The one exception is a page that scans searchScanMax hits (far beyond the
-// design's graph): it ends there with hasNextPage. Cursors are sealed and bound to the caller and the query, so
-// a position never shows which hit it names.
+// only on what the caller may see. The exception is a page that reaches a scan bound (searchbudget.go: hits per
+// page, per request, per principal and second): it ends there with hasNextPage and a cursor after the last hit
+// scanned. Cursors are sealed and bound to the caller and the query, so a position never shows which hit it names.
 func (s *Service) Search(ctx context.Context, q string, first *int, after *string) (*SearchConnection, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, badRequest("query: must not be empty")
 	}
-	cursorContext := "search\x00" + digest(authz.FromContext(ctx).Subject) + "\x00" + q
+	subject := authz.FromContext(ctx).Subject
+	cursorContext := "search\x00" + digest(subject) + "\x00" + q
 	lim, pos, err := s.searchPage(first, after, cursorContext)
 	if err != nil {
 		return nil, err
@@ -381,31 +398,16 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	var found []searchFound
-	exhausted := false
-	for scanned := 0; scanned < searchScanMax && len(found) <= lim; {
-		hits, err := s.store.SearchAfter(ctx, q, pos, searchBatch)
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		got, err := s.searchNodes(ctx, hits)
-		if err != nil {
-			return nil, err
-		}
-		found = append(found, got...)
-		scanned += len(hits)
-		if len(hits) < searchBatch {
-			exhausted = true
-			break
-		}
-		pos = hits[len(hits)-1]
+	found, pos, exhausted, err := s.searchScan(ctx, q, pos, lim, subject)
+	if err != nil {
+		return nil, err
 	}
 	c := &SearchConnection{Nodes: []SearchResult{}, PermissionsFiltered: !scope.Global,
 		HasNextPage: len(found) > lim || !exhausted}
 	for _, f := range found[:min(lim, len(found))] {
 		c.Nodes = append(c.Nodes, f.node)
 	}
-	end := pos // the scan cap: continue after the last hit scanned
+	end := pos // a scan bound: continue after the last hit scanned
 	if len(found) > 0 && (len(found) > lim || exhausted) {
 		end = found[min(lim, len(found))-1].hit
 	}
@@ -419,6 +421,38 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 		c.EndCursor = after
 	}
 	return c, nil
+}
+
+// searchScan reads hits after pos in batches until it has lim+1 visible ones, the matches run out (exhausted),
+// or a scan bound is reached; it returns the visible hits and the last hit scanned.
+func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
+	budget := s.requestBudget(ctx)
+	for scanned := 0; len(found) <= lim; {
+		n := budget.take(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
+		if n == 0 {
+			return found, pos, false, nil
+		}
+		hits, err := s.store.SearchAfter(ctx, q, pos, n)
+		if err != nil {
+			return nil, pos, false, storeErr(err)
+		}
+		budget.refund(n - len(hits))
+		got, err := s.searchNodes(ctx, hits)
+		if err != nil {
+			return nil, pos, false, err
+		}
+		found = append(found, got...)
+		scanned += len(hits)
+		paid := s.scans.charge(ctx, subject, len(hits)) // waits while the principal is over its scan rate
+		if len(hits) < n {
+			return found, pos, true, nil
+		}
+		pos = hits[len(hits)-1]
+		if !paid {
+			return found, pos, false, nil
+		}
+	}
+	return found, pos, false, nil
 }
 
 type searchFound struct {
@@ -457,8 +491,7 @@ func (s *Service) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]se
 
 // Search paging.
 const (
-	searchBatch   = 500     // hits read per round
-	searchScanMax = 200_000 // hits one page may scan before it ends with hasNextPage (design: 30,000 datasets)
+	searchBatch = 500 // hits read per round (scan bounds: searchbudget.go)
 )
 
 // searchCursor is the sealed position after a hit, for one caller and query.

@@ -146,6 +146,9 @@ func (s *Service) Lineage(ctx context.Context, a LineageArgs) (*LineageGraph, er
 	if err := w.run(ctx, frontier); err != nil {
 		return nil, storeErr(err)
 	}
+	if err := w.probeWaiting(ctx); err != nil {
+		return nil, storeErr(err)
+	}
 	g, err := s.finish(ctx, w, a, p, st, scope)
 	if err != nil {
 		return nil, storeErr(err)

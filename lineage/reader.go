@@ -27,13 +27,18 @@ type HopRequest struct {
 	Pubs    []string // publication states that count
 	// Limit, when positive, asks for only the first Limit neighbours of each node in key order (dataset hops).
 	Limit int
+	// Names asks a dataset hop for each neighbour's key and identities only (no relationships, no job): enough
+	// to check permissions on every neighbour of a hub without projecting the ones the caller may not see.
+	Names bool
+	// Only, when set, restricts a dataset hop to the neighbours it lists per frontier key (full rows, uncached).
+	Only map[string][]string
 }
 
 // HopResult is what a hop read found.
 type HopResult struct {
-	Rows            []graph.HopRow
-	NoColumnLineage []string // field hops: frontier fields without column lineage where their dataset has lineage
-	// Far names, per NoColumnLineage field, the datasets its dataset has dataset-level lineage with this way.
+	Rows []graph.HopRow
+	// Far names, per frontier field whose dataset has dataset-level lineage this way (field hops), the datasets
+	// at the other end of that lineage.
 	Far map[string][]graph.NameRef
 	// Gens are the cache generations of the nodes this answer depends on (empty when no cache is involved).
 	Gens map[string]int64
@@ -55,6 +60,14 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 	if req.Kind == HopDataset {
 		q.Limit = req.Limit
 	}
+	switch {
+	case req.Kind == HopDataset && req.Names:
+		rows, err := r.Store.DatasetHopNames(ctx, q)
+		return HopResult{Rows: rows}, err
+	case req.Kind == HopDataset && req.Only != nil:
+		rows, err := r.Store.DatasetHopTo(ctx, q, req.Only)
+		return HopResult{Rows: rows}, err
+	}
 	switch req.Kind {
 	case HopDataset:
 		rows, err := r.Store.DatasetHop(ctx, q)
@@ -64,7 +77,7 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 		return HopResult{Rows: rows}, err
 	case HopField:
 		res, err := r.Store.FieldHop(ctx, q)
-		return HopResult{Rows: res.Rows, NoColumnLineage: res.NoColumnLineage, Far: res.Far}, err
+		return HopResult{Rows: res.Rows, Far: res.Far}, err
 	}
 	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, ErrBadRequest)
 }

@@ -147,7 +147,7 @@ func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, m
 	if !found {
 		return row, binding, ident, missing
 	}
-	ok, err := s.visible(ctx, datasetCandidates(row)...)
+	ok, err := s.visible(ctx, lookupCandidates(row, binding, t, cns, cname)...)
 	if err == nil && !ok && mode == startReuse {
 		// A reused resolution may carry names from before a rename: never deny on them.
 		return s.lookupDataset(ctx, ns, name, t, startRefresh)
@@ -156,6 +156,18 @@ func (s *Service) lookupDataset(ctx context.Context, ns, name string, t int64, m
 		return row, binding, ident, firstErr(err, missing)
 	}
 	return row, binding, ident, nil
+}
+
+// lookupCandidates are the identities a lookup must be allowed to describe: the dataset's (now and at t) and,
+// when the name asked is another one (an old name, a symlink), that name too. A name the caller may not describe
+// then answers NOT_FOUND like a name that does not exist, instead of confirming which visible dataset it denotes
+// (issue 13 item 13).
+func lookupCandidates(row graph.DatasetRow, b graph.NameBinding, t int64, ns, name string) []authz.Candidate {
+	cands := datasetCandidates(row)
+	if resolvedFrom(b, t) != nil {
+		cands = append(cands, authz.Candidate{Kind: authz.KindDataset, Key: row.Key, Namespace: ns, Name: name})
+	}
+	return cands
 }
 
 // resolveDatasetName reads which dataset ident denotes at t. With a start cache (the service has a cache

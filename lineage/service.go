@@ -49,6 +49,7 @@ type Service struct {
 	cursor cursorCodec
 	log    *slog.Logger
 	starts *startCache // nil without a cache store: start names are resolved in Neo4j on every request
+	scans  *principalScans
 }
 
 // NewService validates the configuration and composes the neighbour reader: Neo4j, decorated by the cache.
@@ -58,7 +59,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: store, cache: o.Cache, policy: o.Policy, canon: o.Canon, clock: o.Clock, cfg: cfg,
-		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, log: o.Log}
+		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, log: o.Log, scans: newPrincipalScans(cfg.SearchScanPerPrincipal)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -169,8 +169,11 @@ type JobVersion struct {
 	DefinitionHash     string
 	SQL                *string
 	SourceCodeLocation *string
-	ValidFrom          *time.Time
-	ValidTo            *time.Time
+	// SQLWithheld says SQL and source code were removed: the caller lacks VIEW_SQL on the job, or the job read
+	// or wrote a dataset the caller may not describe.
+	SQLWithheld bool
+	ValidFrom   *time.Time
+	ValidTo     *time.Time
 }
 
 // Job as answered.
@@ -209,10 +212,13 @@ type Run struct {
 	StartedAt         *time.Time
 	EndedAt           *time.Time
 	ErrorMessage      *string
-	ParentRunID       string
-	RootRunID         string
-	ParentKey         string // the parent run's key (ParentRunID under the job the parent facet names)
-	RootKey           string
+	// ErrorMessageWithheld says the error message was removed: the caller lacks VIEW_SQL on the job, or the run
+	// read or wrote a dataset the caller may not describe.
+	ErrorMessageWithheld bool
+	ParentRunID          string
+	RootRunID            string
+	ParentKey            string // the parent run's key (ParentRunID under the job the parent facet names)
+	RootKey              string
 	// RunIDConflict: another job reported a run with the same runId; shown only to the job's producers (ADR 0019).
 	RunIDConflict bool
 }

@@ -255,6 +255,7 @@ type ComplexityRoot struct {
 		DefinitionHash     func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		SQL                func(childComplexity int) int
+		SQLWithheld        func(childComplexity int) int
 		SourceCodeLocation func(childComplexity int) int
 		ValidFrom          func(childComplexity int) int
 		ValidTo            func(childComplexity int) int
@@ -337,21 +338,22 @@ type ComplexityRoot struct {
 	}
 
 	Run struct {
-		ConflictingStates func(childComplexity int) int
-		EndedAt           func(childComplexity int) int
-		ErrorMessage      func(childComplexity int) int
-		Events            func(childComplexity int) int
-		ID                func(childComplexity int) int
-		Inputs            func(childComplexity int) int
-		Job               func(childComplexity int) int
-		JobVersion        func(childComplexity int) int
-		Outputs           func(childComplexity int) int
-		Parent            func(childComplexity int) int
-		Root              func(childComplexity int) int
-		RunID             func(childComplexity int) int
-		RunIDConflict     func(childComplexity int) int
-		StartedAt         func(childComplexity int) int
-		State             func(childComplexity int) int
+		ConflictingStates    func(childComplexity int) int
+		EndedAt              func(childComplexity int) int
+		ErrorMessage         func(childComplexity int) int
+		ErrorMessageWithheld func(childComplexity int) int
+		Events               func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Inputs               func(childComplexity int) int
+		Job                  func(childComplexity int) int
+		JobVersion           func(childComplexity int) int
+		Outputs              func(childComplexity int) int
+		Parent               func(childComplexity int) int
+		Root                 func(childComplexity int) int
+		RunID                func(childComplexity int) int
+		RunIDConflict        func(childComplexity int) int
+		StartedAt            func(childComplexity int) int
+		State                func(childComplexity int) int
 	}
 
 	RunConnection struct {
@@ -1354,6 +1356,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobVersion.SQL(childComplexity), true
+	case "JobVersion.sqlWithheld":
+		if e.ComplexityRoot.JobVersion.SQLWithheld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobVersion.SQLWithheld(childComplexity), true
 	case "JobVersion.sourceCodeLocation":
 		if e.ComplexityRoot.JobVersion.SourceCodeLocation == nil {
 			break
@@ -1797,6 +1805,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Run.ErrorMessage(childComplexity), true
+	case "Run.errorMessageWithheld":
+		if e.ComplexityRoot.Run.ErrorMessageWithheld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Run.ErrorMessageWithheld(childComplexity), true
 	case "Run.events":
 		if e.ComplexityRoot.Run.Events == nil {
 			break
@@ -2366,6 +2380,8 @@ type JobVersion {
   definitionHash: String!
   sql: String
   sourceCodeLocation: String
+  "True when sql and sourceCodeLocation were withheld: the caller lacks VIEW_SQL on the job, or the job read or wrote a dataset the caller may not describe."
+  sqlWithheld: Boolean!
   validFrom: Time
   validTo: Time
 }
@@ -2403,6 +2419,8 @@ type Run implements Node {
   startedAt: Time
   endedAt: Time
   errorMessage: String
+  "True when errorMessage was withheld: the caller lacks VIEW_SQL on the job, or the run or its job read or wrote a dataset the caller may not describe."
+  errorMessageWithheld: Boolean!
   parent: Run
   root: Run
   "The run's events in event-time order."
@@ -3093,6 +3111,8 @@ func (ec *executionContext) childFields_JobVersion(ctx context.Context, field gr
 		return ec.fieldContext_JobVersion_sql(ctx, field)
 	case "sourceCodeLocation":
 		return ec.fieldContext_JobVersion_sourceCodeLocation(ctx, field)
+	case "sqlWithheld":
+		return ec.fieldContext_JobVersion_sqlWithheld(ctx, field)
 	case "validFrom":
 		return ec.fieldContext_JobVersion_validFrom(ctx, field)
 	case "validTo":
@@ -3215,6 +3235,8 @@ func (ec *executionContext) childFields_Run(ctx context.Context, field graphql.C
 		return ec.fieldContext_Run_endedAt(ctx, field)
 	case "errorMessage":
 		return ec.fieldContext_Run_errorMessage(ctx, field)
+	case "errorMessageWithheld":
+		return ec.fieldContext_Run_errorMessageWithheld(ctx, field)
 	case "parent":
 		return ec.fieldContext_Run_parent(ctx, field)
 	case "root":
@@ -7574,6 +7596,29 @@ func (ec *executionContext) fieldContext_JobVersion_sourceCodeLocation(_ context
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "String")
 }
 
+func (ec *executionContext) _JobVersion_sqlWithheld(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobVersion_sqlWithheld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SQLWithheld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobVersion_sqlWithheld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _JobVersion_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9553,6 +9598,29 @@ func (ec *executionContext) _Run_errorMessage(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Run_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Run", field, false, false, "String")
+}
+
+func (ec *executionContext) _Run_errorMessageWithheld(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Run_errorMessageWithheld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessageWithheld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Run_errorMessageWithheld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Run", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Run_parent(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
@@ -13219,6 +13287,11 @@ func (ec *executionContext) _JobVersion(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "sqlWithheld":
+			out.Values[i] = ec._JobVersion_sqlWithheld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "validFrom":
 			out.Values[i] = ec._JobVersion_validFrom(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -13842,6 +13915,11 @@ func (ec *executionContext) _Run(ctx context.Context, sel ast.SelectionSet, obj 
 		case "errorMessage":
 			out.Values[i] = ec._Run_errorMessage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorMessageWithheld":
+			out.Values[i] = ec._Run_errorMessageWithheld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":

@@ -55,6 +55,7 @@ type world struct {
 	rdb     *redis.Client
 	prefix  string
 	secrets []string // hidden names, keys and public ids
+	alias   string   // a symlink of pub.mid in the hidden part of the namespace
 	roles   []string
 	// principals
 	admin, narrow, narrow2 string
@@ -66,6 +67,10 @@ type worldOpt struct {
 	mode   authz.HiddenMode
 	cache  bool
 	fanOut int // 0: the default
+	// lineage adjusts the service configuration when set.
+	lineage func(*lineage.Config)
+	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
+	auditor authz.Auditor
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
@@ -86,8 +91,15 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}, Policy: pol,
+	lc := lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}
+	if o.lineage != nil {
+		o.lineage(&lc)
+	}
+	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
+	if o.auditor != nil {
+		d.Auditor = o.auditor
+	}
 	if o.cache {
 		w.rdb = redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})
 		t.Cleanup(func() { _ = w.rdb.Close() })
@@ -137,10 +149,14 @@ func (w *world) build() {
 	fx.Run(runVisible, j2, []string{w.mid}, []string{w.h1}, graph.PubPublished, "START", "COMPLETE")
 	fx.Run(runHidden, w.jHidden, []string{w.mid}, []string{w.out}, graph.PubPublished, "START", "COMPLETE")
 	fx.Exec(`MATCH (d:Dataset {key: $k}) SET d.tags = ['pii']`, map[string]any{"k": w.mid})
+	w.alias = w.hidden("alias")
 	fx.Exec(`MATCH (d:Dataset {key: $k}) MERGE (n:DatasetName {ident: $ident}) SET n.namespace = $ns, n.name = $name, n.env = ''
 MERGE (n)-[r:NAMES]->(d) SET r.kind = 'SYMLINK', r.validFrom = 0, r.validTo = $open`,
-		map[string]any{"k": w.mid, "ident": graph.DatasetIdent("", fx.NS, w.hidden("alias")), "ns": fx.NS,
-			"name": w.secrets[len(w.secrets)-1], "open": graph.OpenEnd})
+		map[string]any{"k": w.mid, "ident": graph.DatasetIdent("", fx.NS, w.alias), "ns": fx.NS,
+			"name": w.alias, "open": graph.OpenEnd})
+	fx.Exec(`MATCH (j:Job {key: $j}) CREATE (j)-[:HAS_VERSION]->(:JobVersion {key: $k, jobKey: $j, definitionHash: $k,
+  sql: $sql, validFrom: 0, validTo: $open})`, map[string]any{"j": j2, "k": j2 + "-leak-v1",
+		"sql": "INSERT INTO " + h1n + " SELECT * FROM pub.mid", "open": graph.OpenEnd})
 	fx.Exec(`MATCH (r:Run {key: $id}) SET r.errorMessage = $msg`, map[string]any{"id": runVisible, "msg": "failed writing " + h1n})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/lineage"
@@ -45,8 +46,8 @@ func (w *world) operations() map[string]struct {
 		"dataset": {`query($ns: String!) { dataset(namespace: $ns, name: "pub.mid") { id name tags { name }
   aliases { namespace name kind } fields { path } lastWrittenBy { runId job { name } inputs { dataset { name } }
   outputs { dataset { name } } errorMessage jobVersion { sql } } } }`, map[string]any{"ns": ns}},
-		"job runs": {`query($ns: String!) { job(namespace: $ns, name: "pub.j2") { name version { sql }
-  runs { nodes { runId errorMessage inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
+		"job runs": {`query($ns: String!) { job(namespace: $ns, name: "pub.j2") { name version { sql sqlWithheld }
+  runs { nodes { runId errorMessage errorMessageWithheld inputs { dataset { name } } outputs { dataset { name } } events { eventId } } } } }`,
 			map[string]any{"ns": ns}},
 		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
   ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "pub.m"}},
@@ -192,25 +193,53 @@ func (w *world) checkShape(mode authz.HiddenMode) {
 // TestOmitIdenticalAnswers: two graphs differing only in parts hidden from the narrow principal (more hidden
 // neighbours, another hidden job between two visible datasets, hidden upstream of the hidden) give byte-identical
 // answers to every operation.
+//
+// Among them (issue 13 item 10): a visible dataset with dataset-level lineage from a visible and a hidden dataset
+// and no column lineage shows a NO_COLUMN_LINEAGE gap on its field; adding column lineage from the hidden dataset
+// only must not remove it ("a column comes from one you cannot see").
 func TestOmitIdenticalAnswers(t *testing.T) {
 	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	ops := w.operations()
+	colDst, hCol := w.columnsFromHidden()
+	ops["lineage fields from hidden"] = struct {
+		q    string
+		vars map[string]any
+	}{leakLineageQ, map[string]any{"ns": w.fx.NS, "name": "pub.coldst", "dir": "UPSTREAM", "depth": 2, "gran": "FIELD"}}
 	before := map[string][]byte{}
-	for name, op := range w.operations() {
+	for name, op := range ops {
 		before[name] = w.post(w.narrow, op.q, op.vars)
 	}
+	if !bytes.Contains(before["lineage fields from hidden"], []byte("NO_COLUMN_LINEAGE")) {
+		t.Fatalf("a field without column lineage under dataset lineage should carry the gap: %s", before["lineage fields from hidden"])
+	}
 	fx := w.fx
+	fx.ColumnFeeds(hCol, colDst, fx.Job(w.hidden("coljob")))
 	extra, extraJob := fx.Dataset(w.hidden("extra")), fx.Job(w.hidden("job2"))
 	fx.Flow(fx.Job("pub.j9"), []string{w.mid}, []string{extra})
 	fx.Flow(extraJob, []string{w.mid}, []string{w.out})
 	fx.Flow(extraJob, []string{fx.Dataset(w.hidden("far"))}, []string{w.h1})
 	extraCol := fx.Field(extra, "c", fx.T0, fx.T0.AddDate(1, 0, 0))
 	fx.ColumnFeeds(w.midCol, extraCol, extraJob)
-	for name, op := range w.operations() {
+	for name, op := range ops {
 		after := w.post(w.narrow, op.q, op.vars)
 		if !bytes.Equal(before[name], after) {
 			t.Errorf("%s: answer changed with hidden parts only:\nbefore %s\nafter  %s", name, before[name], after)
 		}
 	}
+}
+
+// columnsFromHidden writes pub.colsrc -(pub.jcol)-> pub.coldst <-(hidden job)- hidden dataset, each with a
+// column c and no column lineage, and returns the keys of pub.coldst.c and the hidden dataset's c.
+func (w *world) columnsFromHidden() (dst, hidden string) {
+	fx := w.fx
+	src, d, h := fx.Dataset("pub.colsrc"), fx.Dataset("pub.coldst"), fx.Dataset(w.hidden("colsrc"))
+	w.secretKey(h, lineage.DatasetID(h))
+	fx.Flow(fx.Job("pub.jcol"), []string{src}, []string{d})
+	fx.Flow(fx.Job(w.hidden("coljob")), []string{h}, []string{d})
+	fx.Field(src, "c", fx.T0, time.Time{})
+	hidden = fx.Field(h, "c", fx.T0, time.Time{})
+	w.secretKey(hidden, lineage.FieldID(hidden))
+	return fx.Field(d, "c", fx.T0, time.Time{}), hidden
 }
 
 // TestHiddenRootIsNotFound: a root the caller may not see answers byte-identically to a missing one (up to the
@@ -254,5 +283,30 @@ func TestHiddenRootIsNotFound(t *testing.T) {
 	}
 	if !denied {
 		t.Errorf("no denial audited: %+v", w.audit.all())
+	}
+}
+
+// TestLookupByHiddenNameIsNotFound (issue 13 item 13): a visible dataset looked up by another name of it that the
+// caller may not describe (here a symlink in the hidden part of the namespace) answers like a name that does not
+// exist, for dataset and lineage, instead of answering the visible dataset with resolvedFrom naming the hidden
+// name; a caller who may describe that name still finds the dataset through it.
+func TestLookupByHiddenNameIsNotFound(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	alias := w.alias
+	missing := "sec.missing" + strings.Repeat("x", len(alias)-len("sec.missing"))
+	qs := map[string]string{
+		"dataset": `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name resolvedFrom { name kind } } }`,
+		"lineage": `query($ns: String!, $n: String!) { lineage(start: {dataset: {namespace: $ns, name: $n}}) { nodes { id } } }`,
+	}
+	for name, q := range qs {
+		got := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": alias})
+		miss := w.post(w.narrow, q, map[string]any{"ns": w.fx.NS, "n": missing})
+		if !bytes.Equal(got, bytes.ReplaceAll(miss, []byte(missing), []byte(alias))) || !bytes.Contains(got, []byte("NOT_FOUND")) {
+			t.Errorf("%s by a hidden name: %s\n differs from a missing name: %s", name, got, miss)
+		}
+	}
+	admin := w.post(w.admin, qs["dataset"], map[string]any{"ns": w.fx.NS, "n": alias})
+	if !bytes.Contains(admin, []byte(`"name":"pub.mid"`)) || !bytes.Contains(admin, []byte(alias)) {
+		t.Errorf("the admin should find pub.mid through its symlink, with resolvedFrom: %s", admin)
 	}
 }

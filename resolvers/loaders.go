@@ -24,6 +24,7 @@ type loaders struct {
 	jobs        *dataloadgen.Loader[string, *lineage.Job]
 	runs        *dataloadgen.Loader[string, *lineage.Run]
 	jobVersions *dataloadgen.Loader[string, *lineage.JobVersion]
+	svc         *lineage.Service // also gives each request its search scan budget (withLoaders)
 }
 
 type loadersKey struct{}
@@ -35,6 +36,7 @@ func newLoaders(svc *lineage.Service) *loaders {
 		jobs:        dataloadgen.NewMappedLoader(svc.JobsByKeys, opt),
 		runs:        dataloadgen.NewMappedLoader(svc.RunsByKeys, opt),
 		jobVersions: dataloadgen.NewMappedLoader(svc.JobVersionsByKeys, opt),
+		svc:         svc,
 	}
 }
 
@@ -59,8 +61,9 @@ func datasetBatch(svc *lineage.Service) func(context.Context, []datasetKey) (map
 	}
 }
 
+// withLoaders returns the request's context with its loaders and its search scan budget.
 func withLoaders(ctx context.Context, l *loaders) context.Context {
-	return context.WithValue(ctx, loadersKey{}, l)
+	return context.WithValue(l.svc.WithRequestBudget(ctx), loadersKey{}, l)
 }
 
 // loadersFrom returns the request's loaders; a context without them (a resolver called outside the handler)

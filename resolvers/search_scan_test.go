@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
+	"github.com/headwater-data/headwater/lineage"
 )
 
 const searchScanQ = `query($q: String!, $first: Int, $after: String) { search(query: $q, first: $first, after: $after) {
@@ -89,5 +91,126 @@ func TestSearchScansPastHiddenHits(t *testing.T) {
 	}
 	if a := ask(w.admin, tok+"scan", nil).Data.Search; len(a.Nodes) != 1 || a.Nodes[0].Name != fmt.Sprintf("pua.%sscan.0000", tok) {
 		t.Fatalf("admin should see the hidden datasets first: %+v", a)
+	}
+}
+
+// bulkHidden writes datasets named names (outside the narrow principals' "pub" prefix) in one query.
+func (w *world) bulkHidden(names []string) {
+	w.t.Helper()
+	var rows []any
+	for _, name := range names {
+		w.secrets = append(w.secrets, name)
+		rows = append(rows, map[string]any{"key": graph.DatasetKey(w.fx.Env, w.fx.NS, name), "name": name,
+			"ident": graph.DatasetIdent(w.fx.Env, w.fx.NS, name)})
+	}
+	if _, err := neo4j.ExecuteQuery(w.t.Context(), w.fx.Store.Driver, `UNWIND $rows AS row
+		MERGE (d:Dataset {key: row.key}) SET d.namespace = $ns, d.name = row.name, d.env = $env, d.tags = [],
+			d.createdAt = 0, d.updatedAt = 0
+		MERGE (n:DatasetName {ident: row.ident}) SET n.namespace = $ns, n.name = row.name, n.env = $env
+		MERGE (n)-[r:NAMES]->(d) SET r.kind = 'PRIMARY', r.validFrom = 0, r.validTo = $open`,
+		map[string]any{"rows": rows, "ns": w.fx.NS, "env": w.fx.Env, "open": graph.OpenEnd},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.fx.Store.Database)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// scanWorld writes 3,000 hidden datasets "pua.<tok>.kNNNN", 3,000 "pua.<tok>.mNNNN" and the visible
+// "pub.<tok>.kv", which sorts after all of them; it returns tok.
+func scanWorld(w *world) string {
+	tok := strings.ToLower(testenv.Token(6))
+	var names []string
+	for i := range 3000 {
+		names = append(names, fmt.Sprintf("pua.%s.k%04d", tok, i), fmt.Sprintf("pua.%s.m%04d", tok, i))
+	}
+	w.bulkHidden(names)
+	w.fx.Dataset("pub." + tok + ".kv")
+	return tok
+}
+
+// TestSearchScanBounded (issue 13 item 12): a search page scans at most lineage.DefaultSearchScanPerPage hits
+// and all search fields of one request at most lineage.DefaultSearchScanPerRequest together; a page that reaches
+// a bound ends with hasNextPage and a cursor from which paging on finds the rest.
+func TestSearchScanBounded(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	tok := scanWorld(w)
+	ask := func(q string, after *string) searchScanAnswer {
+		t.Helper()
+		vars := map[string]any{"q": q, "first": 1}
+		if after != nil {
+			vars["after"] = *after
+		}
+		body := w.post(w.narrow, searchScanQ, vars)
+		w.noLeak("bounded search", body)
+		var a searchScanAnswer
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatalf("%s: %s", err, body)
+		}
+		return a
+	}
+	// 6,000 hidden hits before the visible one: the first page stops at 5,000, the next finds it.
+	first := ask(tok+".", nil).Data.Search
+	if len(first.Nodes) != 0 || !first.HasNextPage || first.EndCursor == nil {
+		t.Fatalf("a page behind 6,000 hidden hits should end at the %d-hit scan bound with a cursor: %+v",
+			lineage.DefaultSearchScanPerPage, first)
+	}
+	second := ask(tok+".", first.EndCursor).Data.Search
+	if len(second.Nodes) != 1 || second.Nodes[0].Name != "pub."+tok+".kv" || second.HasNextPage {
+		t.Fatalf("the page after the scan bound: %+v, want the visible hit and no next page", second)
+	}
+	// Four aliased searches, each behind 3,000 hidden hits: together they may scan 10,000, not 12,004.
+	q := `query($q: String!) {`
+	for i := range 4 {
+		q += fmt.Sprintf(" s%d: search(query: $q, first: 1) { nodes { ... on Dataset { name } } endCursor hasNextPage }", i)
+	}
+	body := w.post(w.narrow, q+" }", map[string]any{"q": tok + ".k"})
+	w.noLeak("aliased searches", body)
+	var r struct {
+		Data map[string]struct {
+			Nodes       []struct{ Name string }
+			EndCursor   *string
+			HasNextPage bool
+		}
+	}
+	if err := json.Unmarshal(body, &r); err != nil || len(r.Data) != 4 {
+		t.Fatalf("%v: %s", err, body)
+	}
+	complete := 0
+	for alias, s := range r.Data {
+		switch {
+		case len(s.Nodes) == 1 && !s.HasNextPage:
+			complete++
+		case len(s.Nodes) == 0 && s.HasNextPage && s.EndCursor != nil:
+		default:
+			t.Errorf("%s: %+v, want the visible hit or an empty page with a cursor", alias, s)
+		}
+	}
+	if complete == 4 {
+		t.Errorf("four aliased searches each scanned 3,001 hits, beyond the request's %d: %s",
+			lineage.DefaultSearchScanPerRequest, body)
+	}
+}
+
+// TestSearchScanRatePerPrincipal (issue 13 item 12): a principal whose searches scanned more than its rate
+// allows waits; another principal does not.
+func TestSearchScanRatePerPrincipal(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit, lineage: func(c *lineage.Config) { c.SearchScanPerPrincipal = 2000 }})
+	tok := scanWorld(w)
+	timed := func(p string) time.Duration {
+		t0 := time.Now()
+		body := w.post(p, searchScanQ, map[string]any{"q": tok + ".k", "first": 1})
+		w.noLeak("rate-limited search", body)
+		if !strings.Contains(string(body), "pub."+tok+".kv") {
+			t.Fatalf("the search lost its visible hit: %s", body)
+		}
+		return time.Since(t0)
+	}
+	timed(w.narrow) // 3,001 hits of a 4,000 burst
+	slow := timed(w.narrow)
+	other := timed(w.narrow2)
+	if slow < 700*time.Millisecond {
+		t.Errorf("the second search of 3,001 hits at 2,000 hits/s took %s: not rate limited", slow)
+	}
+	if other > slow/2 {
+		t.Errorf("another principal's search took %s (the limited one %s): limits must be per principal", other, slow)
 	}
 }

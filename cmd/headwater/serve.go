@@ -109,7 +109,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
 		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy, Redactor: perms.Redactor,
-		Auditor: perms.Auditor, Manager: perms.Manager, AuditReader: auditReader, Limits: s.GraphQL,
+		Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader, Limits: s.GraphQL,
 		Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err

@@ -364,6 +364,10 @@ roles:
         on: {namespace: "%[1]s-allowed"}
       - privileges: [PRODUCE]
         on: {namespace: "s3://%[1]s-allowed"}
+      - privileges: [PRODUCE]
+        on: {namespace: "%[1]s-own"}
+      - privileges: [PRODUCE]
+        on: {namespace: "s3://%[1]s-own"}
 bindings:
   - role: %[1]s-all
     subjects: [%[2]s, %[3]s]

@@ -18,7 +18,8 @@ import (
 )
 
 // Issue 13 item 1: producers change only what they own (docs/adr/0018-producers-change-only-what-they-own.md).
-// The attacker is the suite's narrow producer, holding PRODUCE on "<run>-allowed" and "s3://<run>-allowed" only;
+// The attacker is the suite's narrow producer, holding PRODUCE on "<run>-allowed", "<run>-own" and their s3://
+// namespaces only (this test writes in "-own", which no other test does, so its replay compares only its own data);
 // the victim namespace V is written by the suite's full principal. Each attack goes through the gateway with the
 // attacker's API token, and what V's readers see is read back through GraphQL.
 func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
@@ -29,7 +30,7 @@ func TestProducersChangeOnlyWhatTheyOwn(t *testing.T) {
 	srv := start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+archive)
 	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
 	o := &ownTest{t: t, api: api, victimNS: "s3://" + runID + "-victim-" + testenv.Token(4),
-		mineNS: "s3://" + runID + "-allowed", jobNS: runID + "-allowed"}
+		mineNS: "s3://" + runID + "-own", jobNS: runID + "-own"}
 	var accepted []string
 	// sendAndWait posts and waits until the accepted events are projected.
 	sendAndWait := func(t *testing.T, tok string, evs ...map[string]any) {

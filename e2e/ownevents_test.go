@@ -161,8 +161,17 @@ func TestProducerSeesWhatBecameOfItsOwnEvents(t *testing.T) {
 	if reason := waitQuarantined(t, store, extID); !strings.Contains(reason, "control character") {
 		t.Fatalf("external event quarantined with reason %q", reason)
 	}
-	if st := eventState(t, api, token, extID); st["rule"] != "control-character" || st["field"] != "outputs[0].name" {
+	// Event ids are scoped by principal (item 5): the principal the topic is bound to asks, with a token of its own.
+	topicToken, _, err := authn.NewTokenStore(store, time.Now).Create(context.Background(),
+		authn.NewToken{Owner: topicPrincipal, Kind: "producer", CreatedBy: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := eventState(t, api, topicToken, extID); st["rule"] != "control-character" || st["field"] != "outputs[0].name" {
 		t.Fatalf("external event's quarantine: %v", st)
+	}
+	if st := eventState(t, api, token, extID); st["state"] != "PENDING" {
+		t.Fatalf("another principal learns of the topic principal's event: %v", st)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -31,7 +32,7 @@ func TestQuarantinedPageIsBoundedByItsScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Scanned != 2 || got.LastKey != prefix+"-2" || len(got.Rows) != 1 || got.Rows[0].EventID != prefix+"-1" {
+	if got.Scanned != 2 || got.LastKey != graph.EventKey(prefix+"b", prefix+"-2") || len(got.Rows) != 1 || got.Rows[0].EventID != prefix+"-1" {
 		t.Fatalf("first scan: %+v", got)
 	}
 	got, err = s.QuarantinedPage(t.Context(), prefix+"a", got.LastKey, 3, 1)

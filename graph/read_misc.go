@@ -11,6 +11,8 @@ type EventStatusRow struct {
 	Field       string
 	Producer    string
 	ReceivedAt  int64
+	// Payload is the projected event's stored payload (project.UnresolvedInPayload reads what it lost).
+	Payload any
 }
 
 // EventStatus looks an event id up among projected (Event) and quarantined (Quarantined) nodes.
@@ -26,6 +28,7 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 		out.Projected = true
 		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
+		out.Payload = e["payload"]
 	}
 	if q != nil {
 		out.Quarantined = true

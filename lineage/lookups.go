@@ -10,6 +10,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/project"
 )
 
 // Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
@@ -467,11 +468,43 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 	case row.Projected:
 		st.State, st.Producer = EventProjected, strOrNil(row.Event.Producer)
 		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
+		if st.UnresolvedIdentities, err = s.eventUnresolved(ctx, row); err != nil {
+			return nil, err
+		}
 	case row.Quarantined:
 		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
 		st.Producer, st.ReceivedAt = strOrNil(row.Producer), timeOrNil(row.ReceivedAt)
 	}
 	return st, nil
+}
+
+// eventUnresolved lists the identifiers a projected event stated that name no single dataset (issue 14 item 1:
+// nothing vanishes silently). They may name anything, like quarantine reasons, so only a caller that may describe
+// the whole graph sees them; anyone else gets an empty list.
+func (s *Service) eventUnresolved(ctx context.Context, row graph.EventStatusRow) ([]*UnresolvedIdentity, error) {
+	ids, err := project.UnresolvedInPayload(row.Payload)
+	if err != nil || len(ids) == 0 {
+		return []*UnresolvedIdentity{}, storeErrOrNil(err)
+	}
+	scope, err := s.scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []*UnresolvedIdentity{}
+	if !scope.Global {
+		return out, nil
+	}
+	for _, u := range ids {
+		out = append(out, &UnresolvedIdentity{Namespace: u.Namespace, Name: u.Name, Reason: u.Reason})
+	}
+	return out, nil
+}
+
+func storeErrOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return storeErr(err)
 }
 
 // eventVisible hides what the caller may not see as PENDING, the answer for an unknown id: a projected event of

@@ -385,4 +385,14 @@ type EventStatus struct {
 	ReceivedAt *time.Time
 	EventType  *string
 	EventTime  *time.Time
+	// UnresolvedIdentities are the dataset identifiers the event stated that were not bound to one dataset.
+	UnresolvedIdentities []*UnresolvedIdentity
+}
+
+// UnresolvedIdentity is an identifier that names no single dataset: it could not be canonicalised (the rule it
+// broke is in the reason) or its binding conflicted. It is recorded, never dropped.
+type UnresolvedIdentity struct {
+	Namespace string
+	Name      string
+	Reason    string
 }

@@ -166,14 +166,15 @@ type ComplexityRoot struct {
 	}
 
 	EventStatus struct {
-		EventTime  func(childComplexity int) int
-		EventType  func(childComplexity int) int
-		Field      func(childComplexity int) int
-		ID         func(childComplexity int) int
-		Producer   func(childComplexity int) int
-		Reason     func(childComplexity int) int
-		ReceivedAt func(childComplexity int) int
-		State      func(childComplexity int) int
+		EventTime            func(childComplexity int) int
+		EventType            func(childComplexity int) int
+		Field                func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Producer             func(childComplexity int) int
+		Reason               func(childComplexity int) int
+		ReceivedAt           func(childComplexity int) int
+		State                func(childComplexity int) int
+		UnresolvedIdentities func(childComplexity int) int
 	}
 
 	Evidence struct {
@@ -372,6 +373,12 @@ type ComplexityRoot struct {
 		Masking     func(childComplexity int) int
 		Subtype     func(childComplexity int) int
 		Type        func(childComplexity int) int
+	}
+
+	UnresolvedIdentity struct {
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Reason    func(childComplexity int) int
 	}
 }
 
@@ -994,6 +1001,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventStatus.State(childComplexity), true
+	case "EventStatus.unresolvedIdentities":
+		if e.ComplexityRoot.EventStatus.UnresolvedIdentities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventStatus.UnresolvedIdentities(childComplexity), true
 
 	case "Evidence.derivation":
 		if e.ComplexityRoot.Evidence.Derivation == nil {
@@ -1895,6 +1908,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Transformation.Type(childComplexity), true
 
+	case "UnresolvedIdentity.name":
+		if e.ComplexityRoot.UnresolvedIdentity.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Name(childComplexity), true
+	case "UnresolvedIdentity.namespace":
+		if e.ComplexityRoot.UnresolvedIdentity.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Namespace(childComplexity), true
+	case "UnresolvedIdentity.reason":
+		if e.ComplexityRoot.UnresolvedIdentity.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Reason(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -2415,7 +2447,17 @@ type EventStatus {
   receivedAt: Time
   eventType: String
   eventTime: Time
+  """
+  Dataset identifiers this event stated that name no single dataset: one that could not be canonicalised (the
+  reason names the rule it broke) or whose binding conflicted. The run keeps its other inputs and outputs; these
+  are recorded, never dropped. Empty for a caller without a global describe grant (the identifiers may name
+  anything).
+  """
+  unresolvedIdentities: [UnresolvedIdentity!]!
 }
+
+"An identifier that names no single dataset, and why."
+type UnresolvedIdentity { namespace: String! name: String! reason: String! }
 
 # The audit stream (docs/permissions.md, Audit): one record per request that touched sensitive nodes or was refused,
 # per grant change, per API-token change and per read of the stream itself.
@@ -2769,6 +2811,8 @@ func (ec *executionContext) childFields_EventStatus(ctx context.Context, field g
 		return ec.fieldContext_EventStatus_eventType(ctx, field)
 	case "eventTime":
 		return ec.fieldContext_EventStatus_eventTime(ctx, field)
+	case "unresolvedIdentities":
+		return ec.fieldContext_EventStatus_unresolvedIdentities(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventStatus", field.Name)
 }
@@ -3111,6 +3155,18 @@ func (ec *executionContext) childFields_Transformation(ctx context.Context, fiel
 		return ec.fieldContext_Transformation_description(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Transformation", field.Name)
+}
+
+func (ec *executionContext) childFields_UnresolvedIdentity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_UnresolvedIdentity_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_UnresolvedIdentity_name(ctx, field)
+	case "reason":
+		return ec.fieldContext_UnresolvedIdentity_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnresolvedIdentity", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5966,6 +6022,38 @@ func (ec *executionContext) _EventStatus_eventTime(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_EventStatus_eventTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "Time")
+}
+
+func (ec *executionContext) _EventStatus_unresolvedIdentities(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventStatus_unresolvedIdentities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnresolvedIdentities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
+			return ec.marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventStatus_unresolvedIdentities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnresolvedIdentity(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
@@ -9671,6 +9759,75 @@ func (ec *executionContext) fieldContext_Transformation_description(_ context.Co
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "String")
 }
 
+func (ec *executionContext) _UnresolvedIdentity_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
+func (ec *executionContext) _UnresolvedIdentity_name(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
+func (ec *executionContext) _UnresolvedIdentity_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12075,6 +12232,11 @@ func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "unresolvedIdentities":
+			out.Values[i] = ec._EventStatus_unresolvedIdentities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13434,6 +13596,49 @@ func (ec *executionContext) _Transformation(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var unresolvedIdentityImplementors = []string{"UnresolvedIdentity"}
+
+func (ec *executionContext) _UnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, obj *lineage.UnresolvedIdentity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unresolvedIdentityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnresolvedIdentity")
+		case "namespace":
+			out.Values[i] = ec._UnresolvedIdentity_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._UnresolvedIdentity_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._UnresolvedIdentity_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -14698,6 +14903,30 @@ func (ec *executionContext) marshalNTransformationType2githubᚗcomᚋheadwater�
 		graphql.AddInvalidNullFromMarshaler(ctx, "TransformationType!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, v *lineage.UnresolvedIdentity) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UnresolvedIdentity!")
+		return graphql.Null
+	}
+	return ec._UnresolvedIdentity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -399,9 +399,10 @@ func (a *answer) lineage(start map[string]any, granularity string) {
 // so they are read from the READ relationship's facets as stored).
 func (a *answer) assertions() {
 	recs := a.cypher(`MATCH (r:Run)-[x:READ]->(d:Dataset) WHERE d.namespace CONTAINS $w AND x.facets CONTAINS 'dataQualityAssertions'
-		RETURN r.runId AS run, d.name AS ds, x.facets AS f`, map[string]any{"w": a.p.work})
+		RETURN r.key AS run, d.name AS ds, x.facets AS f`, map[string]any{"w": a.p.work})
 	for _, rec := range recs {
-		run, _ := rec.Get("run")
+		key, _ := rec.Get("run")
+		run := a.gql(`query($id: ID!) { run(id: $id) { runId } }`, map[string]any{"id": key})["run"].(map[string]any)["runId"]
 		ds, _ := rec.Get("ds")
 		f, _ := rec.Get("f")
 		var facets struct {

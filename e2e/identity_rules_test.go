@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/normalize"
+	"github.com/headwater-data/headwater/internal/testenv"
+)
+
+// Issue 14 item 1: an identifier Headwater cannot canonicalise must never vanish. For every normalisation rule
+// (ingest/normalize/errors.go), one event through the gateway states an output that breaks it, beside outputs
+// that are canonicalised (an absolute DuckDB path, as dbt-duckdb sends it, and an ordinary one). Each output is
+// either projected as the run's output or answered by event(id) as an unresolved identity naming its rule; the
+// gateway may also refuse the whole event with the rule named (still not silent). No rule drops an identifier.
+func TestEveryIdentityRuleCanonicalisesOrIsNamed(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	api := freePort(t)
+	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
+	o := &ownTest{t: t, api: api, jobNS: runID + "-rules-" + testenv.Token(4)}
+	good := "s3://e2e-" + o.jobNS + "-ok"
+	duck := "duckdb:///tmp/" + o.jobNS + "/warehouse.duckdb"
+	cases := []struct {
+		rule   string // "" = canonicalised
+		ns, nm string
+		wantNS string // canonical namespace when canonicalised
+	}{
+		{"", good, "orders", good},
+		{"", duck, "warehouse.main.orders", duck},
+		{"", "DUCKDB://:memory:", "memory.main.t", "duckdb://:memory:"},
+		{"", "sqlite:///var/lib/" + o.jobNS + "/app.db", "main.users", "sqlite:///var/lib/" + o.jobNS + "/app.db"},
+		{normalize.RuleEmpty, "//", o.jobNS + "-empty", ""},
+		{normalize.RuleWhitespace, "s3://e2e-" + o.jobNS + "-ws", "x ", ""},
+		{normalize.RuleControl, "s3://e2e-" + o.jobNS + "-ctl", "a\u0001b", ""},
+		{normalize.RuleInvalidURI, "postgres://e2e " + o.jobNS, "t", ""},
+		{normalize.RuleInvalidPort, "postgres://e2e-" + o.jobNS + ":70000", "t", ""},
+		{normalize.RuleNoHost, "postgres://", o.jobNS + "-nohost", ""},
+	}
+	var outs []map[string]any
+	for _, c := range cases {
+		outs = append(outs, map[string]any{"namespace": c.ns, "name": c.nm})
+	}
+	ev := o.run(o.jobNS, nil, outs)
+	code, body := o.post(t, token, ev)
+	if code != 202 {
+		t.Fatalf("POST: %d %v (a refusal would have to name the rule; this test expects acceptance)", code, body)
+	}
+	id := body["eventId"].(string)
+	waitEvents(t, store, []string{id}, projectTimeout)
+	st := o.gql(t, `query($id: ID!) { event(id: $id) { state unresolvedIdentities { namespace name reason } } }`,
+		map[string]any{"id": id})["event"].(map[string]any)
+	if st["state"] != "PROJECTED" {
+		t.Fatalf("event state %v, want PROJECTED", st["state"])
+	}
+	unres := map[string]string{}
+	for _, x := range st["unresolvedIdentities"].([]any) {
+		u := x.(map[string]any)
+		unres[u["namespace"].(string)+"\x00"+u["name"].(string)] = u["reason"].(string)
+	}
+	run := ev["run"].(map[string]any)["runId"].(string)
+	r := o.gql(t, `query($id: ID!) { run(id: $id) { outputs { dataset { namespace name } } } }`,
+		map[string]any{"id": run})["run"].(map[string]any)
+	written := map[string]bool{}
+	for _, x := range r["outputs"].([]any) {
+		d := x.(map[string]any)["dataset"].(map[string]any)
+		written[d["namespace"].(string)+"\x00"+d["name"].(string)] = true
+	}
+	for _, c := range cases {
+		key := c.ns + "\x00" + c.nm
+		if c.rule == "" {
+			if !written[c.wantNS+"\x00"+c.nm] {
+				t.Errorf("%q %q: not among the run's outputs %v", c.ns, c.nm, written)
+			}
+			continue
+		}
+		reason, ok := unres[key]
+		if !ok {
+			t.Errorf("rule %s: %q %q neither projected nor named by event(id) (unresolved: %v): dropped silently",
+				c.rule, c.ns, c.nm, unres)
+			continue
+		}
+		if !strings.Contains(reason, "(rule "+c.rule+")") {
+			t.Errorf("rule %s: %q %q named with reason %q, which does not name the rule", c.rule, c.ns, c.nm, reason)
+		}
+	}
+	if len(unres) != 6 {
+		t.Errorf("event(id) names %d unresolved identities, want 6: %v", len(unres), unres)
+	}
+}

@@ -146,7 +146,9 @@ func (p *producerRun) answer(t *testing.T) *answer {
 	return &answer{p: p, t: t, runs: map[string]string{}, snaps: map[string]string{}, nodeID: map[string]string{}}
 }
 
-func (a *answer) add(format string, args ...any) { a.lines = append(a.lines, fmt.Sprintf(format, args...)) }
+func (a *answer) add(format string, args ...any) {
+	a.lines = append(a.lines, fmt.Sprintf(format, args...))
+}
 
 func (a *answer) gql(q string, vars map[string]any) map[string]any {
 	o := &ownTest{api: a.p.api}

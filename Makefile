@@ -50,8 +50,10 @@ producers:
 	scripts/producers/all.sh
 
 ## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target), with the real producers.
+## A failing set-up stops the target (set -e), so no test runs without its producer.
 test: stack-up check-generated vet
-	env $$(scripts/producers/all.sh) HEADWATER_TEST_PYTHON=$$(scripts/pyenv.sh) $(GO) test -count=1 -p 2 -timeout 30m ./...
+	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
+	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m ./...
 
 ## bench: benchmarks (see docs/loadtest.md); needs the bench profile for design-scale data.
 bench: build

@@ -13,7 +13,8 @@ import (
 // (ingest/normalize/errors.go), one event through the gateway states an output that breaks it, beside outputs
 // that are canonicalised (an absolute DuckDB path, as dbt-duckdb sends it, and an ordinary one). Each output is
 // either projected as the run's output or answered by event(id) as an unresolved identity naming its rule; the
-// gateway may also refuse the whole event with the rule named (still not silent). No rule drops an identifier.
+// gateway may also refuse the whole event with the rule named (still not silent). No rule drops an identifier, and
+// neither does an input, a symlink or a column-lineage input that breaks one.
 func TestEveryIdentityRuleCanonicalisesOrIsNamed(t *testing.T) {
 	store := testenv.Store(t)
 	kc := testenv.KafkaConfig(t)
@@ -43,7 +44,24 @@ func TestEveryIdentityRuleCanonicalisesOrIsNamed(t *testing.T) {
 	for _, c := range cases {
 		outs = append(outs, map[string]any{"namespace": c.ns, "name": c.nm})
 	}
-	ev := o.run(o.jobNS, nil, outs)
+	// The same hole in the other places an event names a dataset: an input, a symlink, a column-lineage input.
+	badInput := map[string]any{"namespace": "mysql://", "name": o.jobNS + "-input"}
+	badSymlink := map[string]any{"namespace": "postgres://e2e-" + o.jobNS + ":0", "name": "sym", "type": "TABLE"}
+	badColumn := map[string]any{"namespace": "redshift://", "name": o.jobNS + "-col", "field": "a"}
+	outs[0]["facets"] = map[string]any{
+		"symlinks": map[string]any{"_producer": "https://example.com/e2e", "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/SymlinksDatasetFacet.json",
+			"identifiers": []any{badSymlink}},
+		"columnLineage": map[string]any{"_producer": "https://example.com/e2e", "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+			"fields": map[string]any{"a": map[string]any{"inputFields": []any{badColumn}}}},
+	}
+	others := []struct {
+		rule, ns, nm string
+	}{
+		{normalize.RuleNoHost, "mysql://", o.jobNS + "-input"},
+		{normalize.RuleInvalidPort, badSymlink["namespace"].(string), "sym"},
+		{normalize.RuleNoHost, "redshift://", o.jobNS + "-col"},
+	}
+	ev := o.run(o.jobNS, []map[string]any{badInput}, outs)
 	code, body := o.post(t, token, ev)
 	if code != 202 {
 		t.Fatalf("POST: %d %v (a refusal would have to name the rule; this test expects acceptance)", code, body)
@@ -86,7 +104,13 @@ func TestEveryIdentityRuleCanonicalisesOrIsNamed(t *testing.T) {
 			t.Errorf("rule %s: %q %q named with reason %q, which does not name the rule", c.rule, c.ns, c.nm, reason)
 		}
 	}
-	if len(unres) != 6 {
-		t.Errorf("event(id) names %d unresolved identities, want 6: %v", len(unres), unres)
+	for _, c := range others {
+		reason, ok := unres[c.ns+"\x00"+c.nm]
+		if !ok || !strings.Contains(reason, "(rule "+c.rule+")") {
+			t.Errorf("rule %s: %q %q (not an output) named with %q (present: %v)", c.rule, c.ns, c.nm, reason, ok)
+		}
+	}
+	if len(unres) != 9 {
+		t.Errorf("event(id) names %d unresolved identities, want 9: %v", len(unres), unres)
 	}
 }

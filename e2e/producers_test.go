@@ -145,6 +145,14 @@ type answer struct {
 	nodeID map[string]string // node id -> rendered name
 	// ignore drops lines matching it from the comparison; each use names the issue item it waits for.
 	ignore []*regexp.Regexp
+	// mask rewrites what a producer reports nondeterministically (each use says why); applied after normalising.
+	mask []masking
+}
+
+// masking replaces the matches of re in a line by with.
+type masking struct {
+	re   *regexp.Regexp
+	with string
 }
 
 func (p *producerRun) answer(t *testing.T) *answer {
@@ -212,6 +220,9 @@ func (a *answer) build() string {
 	var kept []string
 	for _, l := range a.lines {
 		l = a.normalise(l)
+		for _, m := range a.mask {
+			l = m.re.ReplaceAllString(l, m.with)
+		}
 		drop := false
 		for _, re := range a.ignore {
 			if re.MatchString(l) {

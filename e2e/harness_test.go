@@ -33,7 +33,7 @@ import (
 
 // Each run of the suite gets its own principals: a token for `subject` (everything on everything) and a
 // principal bound to external Kafka topics, granted by a policy file of its own.
-var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken string
+var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken, readerToken string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "headwater-e2e")
@@ -336,11 +336,19 @@ roles:
         on: {namespace: "%[1]s-allowed"}
       - privileges: [PRODUCE]
         on: {namespace: "s3://%[1]s-allowed"}
+  - name: %[1]s-reader
+    grants:
+      - privileges: [DESCRIBE]
+        on: {namespace: "%[1]s-readable"}
+      - privileges: [DESCRIBE]
+        on: {namespace: "s3://%[1]s-readable"}
 bindings:
   - role: %[1]s-all
     subjects: [%[2]s, %[3]s]
   - role: %[1]s-narrow
     subjects: [%[1]s-narrow-producer]
+  - role: %[1]s-reader
+    subjects: [%[1]s-reader]
 `, runID, subject, topicPrincipal)
 	if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
 		return err
@@ -361,6 +369,10 @@ bindings:
 		return err
 	}
 	narrowToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-narrow-producer", Kind: "producer", CreatedBy: "e2e"})
+	if err != nil {
+		return err
+	}
+	readerToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-reader", Kind: "user", CreatedBy: "e2e"})
 	return err
 }
 

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +115,54 @@ func TestEveryIdentityRuleCanonicalisesOrIsNamed(t *testing.T) {
 	}
 	if len(unres) != 9 {
 		t.Errorf("event(id) names %d unresolved identities, want 9: %v", len(unres), unres)
+	}
+}
+
+// event(id){unresolvedIdentities} may name anything (like a quarantine reason): a caller who may see the event's
+// run but not the whole graph gets the event PROJECTED with an empty list; the global caller gets the identifier.
+func TestUnresolvedIdentitiesOnlyForAGlobalCaller(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	api := freePort(t)
+	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
+	o := &ownTest{t: t, api: api}
+	jobNS := runID + "-readable" // the reader principal may describe it (harness_test.go policy)
+	bad := map[string]any{"namespace": "postgres://", "name": "hidden-" + testenv.Token(4)}
+	ev := o.run(jobNS, nil, []map[string]any{{"namespace": "s3://" + runID + "-readable", "name": "out-" + testenv.Token(4)}, bad})
+	code, body := o.post(t, token, ev)
+	if code != 202 {
+		t.Fatalf("POST: %d %v", code, body)
+	}
+	id := body["eventId"].(string)
+	waitEvents(t, store, []string{id}, projectTimeout)
+	q := `query($id: ID!) { event(id: $id) { state unresolvedIdentities { namespace name } } }`
+	ask := func(tok string) map[string]any {
+		o := &ownTest{t: t, api: api}
+		b, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"id": id}})
+		req, _ := http.NewRequest(http.MethodPost, "http://"+o.api+"/graphql", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Data struct {
+				Event map[string]any `json:"event"`
+			} `json:"data"`
+			Errors []any `json:"errors"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+			t.Fatalf("graphql: %v %v", err, out.Errors)
+		}
+		return out.Data.Event
+	}
+	if e := ask(token); e["state"] != "PROJECTED" || len(e["unresolvedIdentities"].([]any)) != 1 {
+		t.Fatalf("global caller: %v, want PROJECTED naming the one unresolved identity", e)
+	}
+	if e := ask(readerToken); e["state"] != "PROJECTED" || len(e["unresolvedIdentities"].([]any)) != 0 {
+		t.Fatalf("reader: %v, want PROJECTED with no unresolved identities", e)
 	}
 }

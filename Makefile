@@ -7,7 +7,7 @@ STACK := scripts/stack/stack.sh
 BIN   := bin/headwater
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet
+.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet
 
 all: build
 
@@ -45,9 +45,15 @@ vet:
 unit:
 	$(GO) test -count=1 -short ./...
 
-## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target).
+## producers: set up the real producers the e2e tests run (dbt, Spark with Iceberg, Airflow) in .state/producers.
+producers:
+	scripts/producers/all.sh
+
+## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target), with the real producers.
+## A failing set-up stops the target (set -e), so no test runs without its producer.
 test: stack-up check-generated vet
-	HEADWATER_TEST_PYTHON=$$(scripts/pyenv.sh) $(GO) test -count=1 -p 2 -timeout 30m ./...
+	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
+	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m ./...
 
 ## bench: benchmarks (see docs/loadtest.md); needs the bench profile for design-scale data.
 bench: build

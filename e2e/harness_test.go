@@ -33,7 +33,7 @@ import (
 
 // Each run of the suite gets its own principals: a token for `subject` (everything on everything) and a
 // principal bound to external Kafka topics, granted by a policy file of its own.
-var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken string
+var binary, policyFile, runID, subject, token, topicPrincipal, narrowToken, readerToken string
 
 // tokenA and tokenB are two producers, each with PRODUCE and DESCRIBE on its own namespaces only
 // (<runID>-a, s3://<runID>-a and <runID>-b, s3://<runID>-b).
@@ -368,6 +368,12 @@ roles:
         on: {namespace: "%[1]s-own"}
       - privileges: [PRODUCE]
         on: {namespace: "s3://%[1]s-own"}
+  - name: %[1]s-reader
+    grants:
+      - privileges: [DESCRIBE]
+        on: {namespace: "%[1]s-readable"}
+      - privileges: [DESCRIBE]
+        on: {namespace: "s3://%[1]s-readable"}
 bindings:
   - role: %[1]s-all
     subjects: [%[2]s, %[3]s]
@@ -377,6 +383,8 @@ bindings:
     subjects: [%[1]s-producer-a]
   - role: %[1]s-prod-b
     subjects: [%[1]s-producer-b]
+  - role: %[1]s-reader
+    subjects: [%[1]s-reader]
 `, runID, subject, topicPrincipal)
 	if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
 		return err
@@ -403,7 +411,10 @@ bindings:
 	if tokenA, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-a", Kind: "producer", CreatedBy: "e2e"}); err != nil {
 		return err
 	}
-	tokenB, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-b", Kind: "producer", CreatedBy: "e2e"})
+	if tokenB, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-b", Kind: "producer", CreatedBy: "e2e"}); err != nil {
+		return err
+	}
+	readerToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-reader", Kind: "user", CreatedBy: "e2e"})
 	return err
 }
 

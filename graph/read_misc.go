@@ -13,6 +13,8 @@ type EventStatusRow struct {
 	Producer    string
 	Principal   string // the principal of the quarantined event
 	ReceivedAt  int64
+	// Payload is the projected event's stored payload (project.UnresolvedInPayload reads what it lost).
+	Payload any
 }
 
 // RuleIDConflict is the quarantine rule of an event whose id its principal already used for other content.
@@ -31,6 +33,7 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 		out.Projected = true
 		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
+		out.Payload = e["payload"]
 	}
 	if q != nil {
 		out.Quarantined = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/project"
 )
 
 // Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
@@ -541,6 +542,9 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 	case row.Projected:
 		st.State, st.Producer = EventProjected, strOrNil(row.Event.Producer)
 		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
+		if st.UnresolvedIdentities, err = s.eventUnresolved(row); err != nil {
+			return nil, err
+		}
 	}
 	if row.Projected && row.Event.RunKey != "" {
 		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey}) // shown only when the caller may describe it
@@ -550,6 +554,21 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 		st.Run = runs[row.Event.RunKey]
 	}
 	return st, nil
+}
+
+// eventUnresolved lists the identifiers a projected event stated that name no single dataset (issue 14 item 1:
+// nothing vanishes silently). Event ids are scoped by principal (ADR 0019), so only the producer that stated them
+// asks: they name nothing it did not send itself.
+func (s *Service) eventUnresolved(row graph.EventStatusRow) ([]*UnresolvedIdentity, error) {
+	ids, err := project.UnresolvedInPayload(row.Payload)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	out := make([]*UnresolvedIdentity, 0, len(ids))
+	for _, u := range ids {
+		out = append(out, &UnresolvedIdentity{Namespace: u.Namespace, Name: u.Name, Reason: u.Reason})
+	}
+	return out, nil
 }
 
 // FieldsByKeys batch-loads fields (dataloader).

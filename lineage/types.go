@@ -398,4 +398,14 @@ type EventStatus struct {
 	Rule       *string // the rule a quarantined event broke
 	// Run is the run a projected RunEvent belongs to (nil for other events and runs the caller may not describe).
 	Run *Run
+	// UnresolvedIdentities are the dataset identifiers the event stated that were not bound to one dataset.
+	UnresolvedIdentities []*UnresolvedIdentity
+}
+
+// UnresolvedIdentity is an identifier that names no single dataset: it could not be canonicalised (the rule it
+// broke is in the reason) or its binding conflicted. It is recorded, never dropped.
+type UnresolvedIdentity struct {
+	Namespace string
+	Name      string
+	Reason    string
 }

@@ -166,16 +166,17 @@ type ComplexityRoot struct {
 	}
 
 	EventStatus struct {
-		EventTime  func(childComplexity int) int
-		EventType  func(childComplexity int) int
-		Field      func(childComplexity int) int
-		ID         func(childComplexity int) int
-		Producer   func(childComplexity int) int
-		Reason     func(childComplexity int) int
-		ReceivedAt func(childComplexity int) int
-		Rule       func(childComplexity int) int
-		Run        func(childComplexity int) int
-		State      func(childComplexity int) int
+		EventTime            func(childComplexity int) int
+		EventType            func(childComplexity int) int
+		Field                func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Producer             func(childComplexity int) int
+		Reason               func(childComplexity int) int
+		ReceivedAt           func(childComplexity int) int
+		Rule                 func(childComplexity int) int
+		Run                  func(childComplexity int) int
+		State                func(childComplexity int) int
+		UnresolvedIdentities func(childComplexity int) int
 	}
 
 	Evidence struct {
@@ -395,6 +396,12 @@ type ComplexityRoot struct {
 		Masking     func(childComplexity int) int
 		Subtype     func(childComplexity int) int
 		Type        func(childComplexity int) int
+	}
+
+	UnresolvedIdentity struct {
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Reason    func(childComplexity int) int
 	}
 }
 
@@ -1030,6 +1037,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventStatus.State(childComplexity), true
+	case "EventStatus.unresolvedIdentities":
+		if e.ComplexityRoot.EventStatus.UnresolvedIdentities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventStatus.UnresolvedIdentities(childComplexity), true
 
 	case "Evidence.derivation":
 		if e.ComplexityRoot.Evidence.Derivation == nil {
@@ -2028,6 +2041,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Transformation.Type(childComplexity), true
 
+	case "UnresolvedIdentity.name":
+		if e.ComplexityRoot.UnresolvedIdentity.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Name(childComplexity), true
+	case "UnresolvedIdentity.namespace":
+		if e.ComplexityRoot.UnresolvedIdentity.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Namespace(childComplexity), true
+	case "UnresolvedIdentity.reason":
+		if e.ComplexityRoot.UnresolvedIdentity.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnresolvedIdentity.Reason(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -2574,6 +2606,12 @@ type EventStatus {
   rule: String
   "The run a projected RunEvent belongs to, when the caller may describe its job."
   run: Run
+  """
+  Dataset identifiers this event stated that name no single dataset: one that could not be canonicalised (the
+  reason names the rule it broke) or whose binding conflicted. The run keeps its other inputs and outputs; these
+  are recorded, never dropped. Only the producer that sent the event asks (event ids are scoped by principal).
+  """
+  unresolvedIdentities: [UnresolvedIdentity!]!
 }
 
 "One quarantined event."
@@ -2594,6 +2632,9 @@ type QuarantinedEvent {
 }
 
 type QuarantinedEventConnection { nodes: [QuarantinedEvent!]! endCursor: String hasNextPage: Boolean! }
+
+"An identifier that names no single dataset, and why."
+type UnresolvedIdentity { namespace: String! name: String! reason: String! }
 
 # The audit stream (docs/permissions.md, Audit): one record per request that touched sensitive nodes or was refused,
 # per grant change, per API-token change and per read of the stream itself.
@@ -2951,6 +2992,8 @@ func (ec *executionContext) childFields_EventStatus(ctx context.Context, field g
 		return ec.fieldContext_EventStatus_rule(ctx, field)
 	case "run":
 		return ec.fieldContext_EventStatus_run(ctx, field)
+	case "unresolvedIdentities":
+		return ec.fieldContext_EventStatus_unresolvedIdentities(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventStatus", field.Name)
 }
@@ -3333,6 +3376,18 @@ func (ec *executionContext) childFields_Transformation(ctx context.Context, fiel
 		return ec.fieldContext_Transformation_description(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Transformation", field.Name)
+}
+
+func (ec *executionContext) childFields_UnresolvedIdentity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_UnresolvedIdentity_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_UnresolvedIdentity_name(ctx, field)
+	case "reason":
+		return ec.fieldContext_UnresolvedIdentity_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnresolvedIdentity", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6270,6 +6325,38 @@ func (ec *executionContext) fieldContext_EventStatus_run(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Run(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventStatus_unresolvedIdentities(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventStatus_unresolvedIdentities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnresolvedIdentities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
+			return ec.marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventStatus_unresolvedIdentities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnresolvedIdentity(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10353,6 +10440,75 @@ func (ec *executionContext) fieldContext_Transformation_description(_ context.Co
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "String")
 }
 
+func (ec *executionContext) _UnresolvedIdentity_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
+func (ec *executionContext) _UnresolvedIdentity_name(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
+func (ec *executionContext) _UnresolvedIdentity_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnresolvedIdentity_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnresolvedIdentity_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12767,6 +12923,11 @@ func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "unresolvedIdentities":
+			out.Values[i] = ec._EventStatus_unresolvedIdentities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14258,6 +14419,49 @@ func (ec *executionContext) _Transformation(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var unresolvedIdentityImplementors = []string{"UnresolvedIdentity"}
+
+func (ec *executionContext) _UnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, obj *lineage.UnresolvedIdentity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unresolvedIdentityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnresolvedIdentity")
+		case "namespace":
+			out.Values[i] = ec._UnresolvedIdentity_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._UnresolvedIdentity_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._UnresolvedIdentity_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -15554,6 +15758,30 @@ func (ec *executionContext) marshalNTransformationType2githubᚗcomᚋheadwater�
 		graphql.AddInvalidNullFromMarshaler(ctx, "TransformationType!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, v *lineage.UnresolvedIdentity) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UnresolvedIdentity!")
+		return graphql.Null
+	}
+	return ec._UnresolvedIdentity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -47,9 +47,28 @@ func parseNamespace(entity, ns string) (nsURI, error) {
 	authority, path := splitAuthority(rest)
 	u.rest = strings.TrimRight(path, "/")
 	if err := u.setAuthority(entity, ns, authority); err != nil {
+		if lf, ok := localFileNamespace(u.scheme, rest); ok {
+			return lf, nil
+		}
 		return nsURI{}, err
 	}
 	return u, nil
+}
+
+// localFileNamespace: an embedded database's namespace names a local file, not a host (dbt-duckdb sends
+// duckdb://{profile path}, so an absolute path gives duckdb:///abs/warehouse.duckdb, and ":memory:" gives
+// duckdb://:memory:). When the authority does not parse as a host, the remainder is the file's path and is
+// kept verbatim but for trailing slashes (paths are case-sensitive). Only a remainder of nothing but slashes,
+// which names no file, is still refused.
+func localFileNamespace(scheme, rest string) (nsURI, bool) {
+	if !isLocalFileDB(scheme) {
+		return nsURI{}, false
+	}
+	path := strings.TrimRight(rest, "/")
+	if path == "" {
+		return nsURI{}, false
+	}
+	return nsURI{scheme: scheme, rest: path, isURI: true}, true
 }
 
 func bareNamespace(entity, ns string) (nsURI, error) {

@@ -67,6 +67,13 @@ func TestDatasetCanonical(t *testing.T) {
 		{"opaque namespace kept", "My-Datasource", "X", "prod", "My-Datasource", "X"},
 		{"opaque namespace trailing slash", "my-ns/", "x", "prod", "my-ns", "x"},
 		{"glue arn kept", "arn:aws:glue:us-east-1:123456789012", "table/db/t", "prod", "arn:aws:glue:us-east-1:123456789012", "table/db/t"},
+		// Issue 14 item 1: embedded databases name a local file (dbt-duckdb sends duckdb://{profile path}).
+		{"duckdb absolute path", "duckdb:///tmp/Proj/warehouse.duckdb", "warehouse.main.Orders", "prod", "duckdb:///tmp/Proj/warehouse.duckdb", "warehouse.main.Orders"},
+		{"duckdb absolute path, scheme case and trailing slash", "DuckDB:///tmp/w.duckdb/", "w.main.t", "prod", "duckdb:///tmp/w.duckdb", "w.main.t"},
+		{"duckdb in memory", "duckdb://:memory:", "memory.main.t", "prod", "duckdb://:memory:", "memory.main.t"},
+		{"duckdb relative path (host form, unchanged)", "duckdb://warehouse.duckdb", "warehouse.main.t", "prod", "duckdb://warehouse.duckdb", "warehouse.main.t"},
+		{"sqlite absolute path", "sqlite:///var/lib/app/App.db", "main.users", "prod", "sqlite:///var/lib/app/App.db", "main.users"},
+		{"sqlite windows path", `sqlite://C:\data\app.db`, "main.users", "prod", `sqlite://C:\data\app.db`, "main.users"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +127,8 @@ func TestDatasetRejects(t *testing.T) {
 		{"port zero", "postgres://db:0", "t", PartNamespace, RuleInvalidPort},
 		{"two colons", "postgres://db:1:2", "t", PartNamespace, RuleInvalidURI},
 		{"empty host in list", "kafka://a:9092,", "t", PartNamespace, RuleInvalidURI},
+		{"duckdb names no file", "duckdb:///", "t", PartNamespace, RuleNoHost},
+		{"sqlite names no file", "sqlite://", "t", PartNamespace, RuleNoHost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,6 +90,12 @@ func hostOptional(scheme string) bool {
 	return scheme == "file" || scheme == "dbfs"
 }
 
+// isLocalFileDB: embedded databases whose namespace is the path of a local database file (duckdb://{path},
+// sqlite://{path}) rather than a host; see localFileNamespace.
+func isLocalFileDB(scheme string) bool {
+	return scheme == "duckdb" || scheme == "sqlite"
+}
+
 // isBareNamespace: platform namespaces written without "://" (OpenLineage uses "bigquery" and "file"), which are
 // lower-cased like a scheme. Their lower-cased form is also the scheme that selects the name rules.
 func isBareNamespace(lower string) bool {

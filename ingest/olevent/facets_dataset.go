@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Dataset facet keys Headwater interprets, besides the shared ownership, tags, documentation and lineage.
@@ -200,14 +201,21 @@ func (l *wireLifecycle) lifecycle() *Lifecycle {
 	return lc
 }
 
-// wireVersion accepts datasetVersion as a string or, unambiguously, as a JSON number (kept as its literal).
+// wireVersion accepts datasetVersion as a string or, unambiguously, as a JSON integer (kept as its literal). A
+// number with a fraction or an exponent is refused (issue 14 item 4): a version is an id, and a producer that
+// writes one as a double (the OpenLineage Spark integration writes Iceberg snapshot ids so in
+// icebergCommitReport, 8.5715264512767805E18) has already lost digits; storing it would name a version that
+// never existed.
 type wireVersion struct {
 	DatasetVersion json.RawMessage `json:"datasetVersion"`
 }
 
 func checkVersion(v *wireVersion) *problem {
+	if lossyNumber(v.DatasetVersion) {
+		return bad("datasetVersion", RuleType, "datasetVersion %s is a number with a fraction or exponent, which cannot be an exact id; send it as a string", truncate(string(v.DatasetVersion)))
+	}
 	if v.version() == "" {
-		return bad("datasetVersion", RuleRequired, "datasetVersion is required and must be a non-empty string or a number")
+		return bad("datasetVersion", RuleRequired, "datasetVersion is required and must be a non-empty string or an integer")
 	}
 	return nil
 }
@@ -218,10 +226,19 @@ func (v *wireVersion) version() string {
 		return s
 	}
 	var n json.Number
-	if json.Unmarshal(v.DatasetVersion, &n) == nil {
+	if json.Unmarshal(v.DatasetVersion, &n) == nil && !lossyNumber(v.DatasetVersion) {
 		return n.String()
 	}
 	return ""
+}
+
+// lossyNumber: a JSON number literal that is not a plain integer (it has a fraction or an exponent).
+func lossyNumber(raw json.RawMessage) bool {
+	lit := strings.TrimSpace(string(raw))
+	if lit == "" || (lit[0] != '-' && (lit[0] < '0' || lit[0] > '9')) {
+		return false
+	}
+	return strings.ContainsAny(lit, ".eE")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

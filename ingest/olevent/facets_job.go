@@ -17,11 +17,14 @@ const (
 	FacetLineage            = "lineage"
 )
 
-// Processing types of the jobType facet.
+// Processing types of the jobType facet. The spec names BATCH and STREAMING; SERVICE is Headwater's own; NONE is
+// what the OpenLineage Spark integration sends for the application job (jobType APPLICATION), which wraps the
+// SQL jobs that do the processing (issue 14 item 5). Any other value is kept raw with a warning.
 const (
 	ProcessingBatch     = "BATCH"
 	ProcessingStreaming = "STREAMING"
 	ProcessingService   = "SERVICE"
+	ProcessingNone      = "NONE"
 )
 
 type wireJob struct {
@@ -38,10 +41,10 @@ type wireJobType struct {
 
 func checkJobType(j *wireJobType) *problem {
 	switch strings.ToUpper(j.ProcessingType) {
-	case "", ProcessingBatch, ProcessingStreaming, ProcessingService:
+	case "", ProcessingBatch, ProcessingStreaming, ProcessingService, ProcessingNone:
 		return nil
 	}
-	return bad("processingType", RuleEnum, "processingType must be BATCH, STREAMING or SERVICE, got %q", truncate(j.ProcessingType))
+	return bad("processingType", RuleEnum, "processingType must be BATCH, STREAMING, SERVICE or NONE, got %q", truncate(j.ProcessingType))
 }
 
 type wireSQL struct {

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/headwater-data/headwater/internal/testenv"
+)
+
+// Issue 14 items 4 and 5 through the gateway, with events the real Spark integration sent (ingest/olevent/
+// testdata/producers): the application event's processingType NONE is accepted without a warning and served; an
+// Iceberg write's version is the exact datasetVersion string, and the same write with the version as the lossy
+// double icebergCommitReport carries is answered with a warning naming the field and stores no version.
+func TestRealSparkEventsThroughTheGateway(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	api := freePort(t)
+	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
+	o := &ownTest{t: t, api: api}
+	jobNS := runID + "-spark-" + testenv.Token(4)
+	dir := "/tmp/" + jobNS // the fixtures' dataset paths move under a directory of this test
+	load := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "ingest", "olevent", "testdata", "producers", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte(`"hw-spark"`), []byte(`"`+jobNS+`"`))
+		b = bytes.ReplaceAll(b, []byte("/tmp/hw-spark"), []byte(dir))
+		b = regexp.MustCompile(`"eventTime":"[^"]*"`).ReplaceAll(b,
+			[]byte(`"eventTime":"`+time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)+`"`))
+		for _, id := range regexp.MustCompile(`"runId":"([^"]*)"`).FindAllSubmatch(b, -1) {
+			b = bytes.ReplaceAll(b, id[1], []byte(uuid.NewString())) // fresh runs (the parent keeps pointing at the same new id)
+		}
+		return b
+	}
+	post := func(raw []byte) (string, []any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/api/v1/lineage", bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(authed(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST: %d %v", resp.StatusCode, body)
+		}
+		w, _ := body["warnings"].([]any)
+		return body["eventId"].(string), w
+	}
+
+	app := load("spark-application-start.json")
+	appID, warnings := post(app)
+	if len(warnings) != 0 {
+		t.Errorf("Spark application event answered with warnings %v, want none", warnings)
+	}
+	exact := load("spark-iceberg-insert-complete.json")
+	exactID, warnings := post(exact)
+	if len(warnings) != 0 {
+		t.Errorf("Iceberg write answered with warnings %v, want none", warnings)
+	}
+	lossy := bytes.Replace(load("spark-iceberg-insert-complete.json"), []byte(`"datasetVersion":"2833508311136907611"`),
+		[]byte(`"datasetVersion":2.8335083111369078E18`), 1)
+	lossyID, warnings := post(lossy)
+	if len(warnings) != 1 || !strings.Contains(jsonOf(warnings), "outputs[0].facets.version.datasetVersion") {
+		t.Errorf("lossy version answered with warnings %v, want one naming outputs[0].facets.version.datasetVersion", warnings)
+	}
+	waitEvents(t, store, []string{appID, exactID, lossyID}, projectTimeout)
+
+	job := o.gql(t, `query($ns: String!) { job(namespace: $ns, name: "hw_producers_spark") { processingType jobType integration } }`,
+		map[string]any{"ns": jobNS})["job"].(map[string]any)
+	if job["processingType"] != "NONE" || job["jobType"] != "APPLICATION" || job["integration"] != "SPARK" {
+		t.Errorf("application job = %v, want NONE/APPLICATION/SPARK", job)
+	}
+	for raw, want := range map[string]any{string(exact): "2833508311136907611", string(lossy): nil} {
+		run := regexp.MustCompile(`"run":\{"runId":"([^"]*)"`).FindStringSubmatch(raw)[1]
+		r := o.gql(t, `query($id: ID!) { run(id: $id) { outputs { version } } }`, map[string]any{"id": run})["run"].(map[string]any)
+		outs := r["outputs"].([]any)
+		if len(outs) != 1 || outs[0].(map[string]any)["version"] != want {
+			t.Errorf("run %s outputs %v, want one with version %v", run, outs, want)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Spark 3.5 with the OpenLineage listener and Iceberg (Hadoop catalog) runs testdata/producers/spark/job.py:
+// CSV read, filter, aggregate, parquet write, saveAsTable, Iceberg CTAS/INSERT/ALTER RENAME COLUMN/INSERT and a
+// read of the table's .snapshots metadata table, sent over the HTTP transport with an API key. The whole answer is
+// compared with testdata/producers/spark.golden.
+func TestProducerSpark(t *testing.T) {
+	home := producerHome(t, "HEADWATER_TEST_SPARK", "scripts/producers/spark.sh")
+	var jars []string
+	for _, j := range []string{"openlineage-spark_2.12.jar", "iceberg-spark-runtime-3.5_2.12.jar"} {
+		path := filepath.Join(home, "jars", j)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("Spark jar missing (%v): run scripts/producers/spark.sh", err)
+		}
+		jars = append(jars, path)
+	}
+	p := newProducerRun(t, "spark")
+	src, _ := filepath.Abs("testdata/producers/spark")
+	copyTree(t, src, p.work)
+	events := filepath.Join(p.work, "events.jsonl")
+	env := []string{"SPARK_LOCAL_IP=127.0.0.1", "PYSPARK_PYTHON=" + filepath.Join(home, "venv", "bin", "python")}
+	p.run(t, p.work, env, 0, filepath.Join(home, "venv", "bin", "python"), filepath.Join(p.work, "job.py"),
+		p.work, p.url(), token, p.jobNS, events, strings.Join(jars, ","))
+
+	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
+	a := p.answer(t)
+	a.ignore = append(a.ignore,
+		// Issue 14 item 2 (metadata tables, left to the projection work): Spark reports the read of
+		// ice.db.orders.snapshots as an input named by the base table's location, with the snapshots table's
+		// schema and a symlink db.orders.snapshots. Today the symlink becomes an alias of the base table, the
+		// snapshots columns become (observed-on-read) fields of it, and the read is an input of the base table
+		// at its current snapshot. The right answer keeps the metadata table off the base table's identity and
+		// schema, so those lines are left out until item 2 lands.
+		regexp.MustCompile(`alias \S+ db\.orders\.snapshots `),
+		regexp.MustCompile(`iceberg_wh/db/orders field (committed_at|snapshot_id|parent_id|operation|manifest_list|summary)`),
+		regexp.MustCompile(`^run hw_producers_spark\.project#1 input `),
+		// Not an issue 14 item (reported with it): a run that reports lifecycleStateChange OVERWRITE on each of its
+		// events (START, RUNNING..., COMPLETE) gets one Headwater-made version overwrite@<eventTime> per event,
+		// five for one overwrite. The right number is one per run; left out until that is decided.
+		regexp.MustCompile(`version \$OVERWRITE\d+ lifecycle=OVERWRITE$`),
+	)
+	// The CTAS runs an inner append (job append_data.ice_db_orders, its first run). Whether that run's COMPLETE
+	// carries the new snapshot id depends on whether Iceberg's commit landed before the listener built the event:
+	// both happen here from run to run, and both are right, so that one version is masked.
+	a.mask = append(a.mask, masking{regexp.MustCompile(`^(run hw_producers_spark\.append_data\.ice_db_orders#1 output \S+ \S+ version=)\S+`),
+		"${1}(the CTAS snapshot, or none)"})
+	compareGolden(t, "spark", a.build())
+}

@@ -1,0 +1,2 @@
+select customer_id, first_name || ' ' || last_name as full_name
+from {{ ref('raw_customers') }}

@@ -93,7 +93,10 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	} else {
 		var p prepared
 		if p, err = h.prepareBatch(ctx, msgs); err == nil {
-			err = h.combine.run(ctx, p, h.projectBatch)
+			var poison []kafkaio.Message
+			if poison, err = h.combine.run(ctx, p.envs); err == nil {
+				err = h.finishBatch(ctx, append(p.bad, poison...))
+			}
 		}
 	}
 	if errors.Is(err, errAbandoned) || ctx.Err() != nil {

@@ -270,7 +270,7 @@ func fairnessPhase(t *testing.T) time.Duration {
 		}
 		return d
 	}
-	return 20 * time.Second
+	return 30 * time.Second
 }
 
 // pair returns a START and a COMPLETE of one run of job, with event ids prefixed by the principal.

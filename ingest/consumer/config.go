@@ -23,7 +23,7 @@ const (
 // Config is the consumer configuration.
 type Config struct {
 	BatchSize int           `help:"Most messages projected in one Neo4j batch." default:"2000" env:"HEADWATER_CONSUMER_BATCH_SIZE" yaml:"batchSize"`
-	BatchWait time.Duration `help:"Longest wait to fill a batch." default:"500ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
+	BatchWait time.Duration `help:"Longest a message waits, from its Kafka timestamp, for its batch to fill." default:"500ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
 	// Parallel is how many group-commit transactions this process runs at once. A second one overlaps the first's
 	// Go work and commit, but the two take turns on the hub datasets, new dataset names and hot unresolved
 	// identities both touch (locks held until commit). Measured on the design-size graph (docs/bench/2026-11-30-b):

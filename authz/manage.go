@@ -49,22 +49,24 @@ func (m *Manager) DeleteRole(ctx context.Context, caller Principal, name string)
 	return m.change(ctx, caller, "deleteRole", rootOnly, Change{Op: OpDeleteRole, Role: &Role{Name: name}})
 }
 
-// Grant adds a grant to a role; it needs MANAGE_GRANTS on the grant's securable.
+// Grant adds a grant (ALLOW or DENY) to a role. It needs MANAGE_GRANTS on the grant's securable and on every
+// securable the role already holds grants on: a steward changes only roles confined to what it manages, so it
+// cannot deny through, or add to, a role that reaches beyond (a root administrators' role).
 func (m *Manager) Grant(ctx context.Context, caller Principal, g Grant) error {
 	g, err := m.canonicalGrant(g)
 	if err != nil {
 		return err
 	}
-	return m.change(ctx, caller, "grant", only(g.On), Change{Op: OpGrant, Grant: &g})
+	return m.change(ctx, caller, "grant", m.grantSecurables(g), Change{Op: OpGrant, Grant: &g})
 }
 
-// Revoke removes a grant; it needs MANAGE_GRANTS on the grant's securable.
+// Revoke removes a grant; it needs what Grant needs.
 func (m *Manager) Revoke(ctx context.Context, caller Principal, g Grant) error {
 	g, err := m.canonicalGrant(g)
 	if err != nil {
 		return err
 	}
-	return m.change(ctx, caller, "revoke", only(g.On), Change{Op: OpRevoke, Grant: &g})
+	return m.change(ctx, caller, "revoke", m.grantSecurables(g), Change{Op: OpRevoke, Grant: &g})
 }
 
 // BindRole binds a subject to a role. It needs MANAGE_GRANTS on every securable the role holds grants on (on
@@ -78,36 +80,61 @@ func (m *Manager) UnbindRole(ctx context.Context, caller Principal, b RoleBindin
 	return m.change(ctx, caller, "unbindRole", m.roleSecurables(b.Role), Change{Op: OpUnbindRole, Binding: &b})
 }
 
+// need is one securable a caller must manage for an operation, and why (for the audit record's reason).
+type need struct {
+	on  Securable
+	why string
+}
+
 // securables lists what a caller must manage for an operation, read from the evaluator after a refresh.
-type securables func(*Evaluator) []Securable
+type securables func(*Evaluator) []need
 
-func rootOnly(*Evaluator) []Securable { return []Securable{Root()} }
+func rootOnly(*Evaluator) []need { return []need{{on: Root()}} }
 
-func only(s Securable) securables { return func(*Evaluator) []Securable { return []Securable{s} } }
-
+// roleSecurables: every securable the role holds grants on, ROOT for a role without grants (binding a subject
+// to an empty role hands out whatever the role gains later).
 func (m *Manager) roleSecurables(role string) securables {
-	return func(ev *Evaluator) []Securable {
-		var out []Securable
-		for _, g := range ev.grants[role] {
-			out = append(out, g.On)
-		}
+	return func(ev *Evaluator) []need {
+		out := roleNeeds(ev, role)
 		if len(out) == 0 {
-			out = []Securable{Root()}
+			out = []need{{on: Root()}}
 		}
 		return out
 	}
 }
 
-func (m *Manager) change(ctx context.Context, caller Principal, op string, need securables, c Change) error {
+// grantSecurables: the grant's securable and every securable its role already holds grants on. A role
+// without grants needs only the grant's securable: after the change it is confined to it.
+func (m *Manager) grantSecurables(g Grant) securables {
+	return func(ev *Evaluator) []need { return append([]need{{on: g.On}}, roleNeeds(ev, g.Role)...) }
+}
+
+// roleNeeds lists the distinct securables the role holds grants on (ALLOW and DENY alike).
+func roleNeeds(ev *Evaluator, role string) []need {
+	var out []need
+	seen := map[string]bool{}
+	for _, g := range ev.grants[role] {
+		if k := g.On.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, need{on: g.On, why: "role " + role + " holds a grant there"})
+		}
+	}
+	return out
+}
+
+func (m *Manager) change(ctx context.Context, caller Principal, op string, needs securables, c Change) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
 	if err := m.policy.Refresh(ctx); err != nil {
 		return err
 	}
-	for _, s := range need(m.policy.Evaluator()) {
-		if !m.policy.CanOn(ctx, caller, PrivManageGrants, s) {
-			reason := "MANAGE_GRANTS missing on " + s.String()
+	for _, n := range needs(m.policy.Evaluator()) {
+		if !m.policy.CanOn(ctx, caller, PrivManageGrants, n.on) {
+			reason := "MANAGE_GRANTS missing on " + n.on.String()
+			if n.why != "" {
+				reason += " (" + n.why + ")"
+			}
 			err := m.audit.Audit(ctx, m.record(caller, op, DecisionDeny, reason, []Change{c}, 0))
 			return errors.Join(fmt.Errorf("%w: %s", ErrForbidden, reason), err)
 		}

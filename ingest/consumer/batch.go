@@ -128,86 +128,42 @@ func (h *handler) prepareBatch(ctx context.Context, msgs []*sarama.ConsumerMessa
 	return p, nil
 }
 
-// projectBatch projects and (for bad messages) quarantines a prepared batch. It returns nil only when every
-// message is either in Neo4j or on the quarantine topic.
-func (h *handler) projectBatch(ctx context.Context, p prepared) error {
-	envs, bad := p.envs, p.bad
-	poison, err := h.apply(ctx, envs)
-	if err != nil {
-		return err
-	}
+// finishBatch quarantines a projected batch's bad messages (invalid, and poison found while projecting it) and
+// records what became visible. It returns nil only when every message is either in Neo4j or on the quarantine
+// topic.
+func (h *handler) finishBatch(ctx context.Context, bad []kafkaio.Message) error {
 	if h.d.AfterProject != nil {
 		h.d.AfterProject()
 	}
-	bad = append(bad, poison...)
 	if len(bad) > 0 {
 		if err := h.d.Quarantine.Send(ctx, bad); err != nil {
 			return err
 		}
 		h.d.Metrics.quarantined.Add(float64(len(bad)))
 	}
-	h.observe(envs)
 	return nil
 }
 
-// apply projects the envelopes. When the batch fails while Neo4j is healthy, it bisects: each half is applied
-// on its own, recursively, so one poison event costs O(log n) extra transactions and a batch that was merely too
-// big for one transaction still goes through in halves; an event that fails alone is returned as a quarantine
-// message. While Neo4j is unreachable it waits and retries, so an outage never quarantines good events.
-func (h *handler) apply(ctx context.Context, envs []project.Envelope) ([]kafkaio.Message, error) {
-	if len(envs) == 0 {
-		return nil, nil
-	}
-	for {
-		err := h.applyOnce(ctx, envs)
-		if err == nil {
-			return nil, nil
-		}
-		if ctx.Err() != nil {
-			return nil, errAbandoned
-		}
-		if h.d.Health.Ping(ctx) == nil {
-			h.d.Log.Warn("batch failed; bisecting", "events", len(envs), "err", err)
-			return h.bisect(ctx, envs, err)
-		}
-		h.d.Log.Warn("graph unavailable; retrying batch", "events", len(envs), "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, errAbandoned
-		case <-time.After(retryBackoff):
-		}
+// projection is how the combiner projects: one transaction per call (while Neo4j is unreachable the combiner
+// waits and retries, so an outage never quarantines good events), Neo4j's health to tell a poison event from an
+// outage, and the quarantine message of an event that fails alone.
+func (h *handler) projection() projection {
+	return projection{
+		apply:   h.applyOnce,
+		healthy: func(ctx context.Context) bool { return h.d.Health.Ping(ctx) == nil },
+		poison:  h.poisonMessage,
+		done:    h.observe,
+		warn:    h.d.Log.Warn,
 	}
 }
 
-// bisect applies the halves of a failed batch; a single event that fails while Neo4j is healthy is poison.
-func (h *handler) bisect(ctx context.Context, envs []project.Envelope, cause error) ([]kafkaio.Message, error) {
-	if len(envs) == 1 {
-		if h.d.Health.Ping(ctx) != nil {
-			return nil, cause // an outage after all: retry the batch later
-		}
-		e := envs[0]
-		h.d.Log.Error("poison event quarantined", "eventId", e.Event.ID, "err", cause)
-		raw, _ := json.Marshal(json.RawMessage(e.Event.Raw))
-		rec := kafkaio.QuarantineRecord{EventID: e.Event.ID, Reason: "projection failed: " + cause.Error(),
-			Producer: e.Event.Producer, Principal: e.Principal, Stage: "consumer", ReceivedAt: e.ReceivedAt, Source: e.Source}
-		return []kafkaio.Message{kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, raw)}, nil
-	}
-	var poison []kafkaio.Message
-	for _, half := range [][]project.Envelope{envs[:len(envs)/2], envs[len(envs)/2:]} {
-		err := h.applyOnce(ctx, half)
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil, errAbandoned
-		}
-		p, err := h.bisect(ctx, half, err)
-		if err != nil {
-			return nil, err
-		}
-		poison = append(poison, p...)
-	}
-	return poison, nil
+// poisonMessage is the quarantine message of an event that failed to project alone while Neo4j was healthy.
+func (h *handler) poisonMessage(e project.Envelope, cause error) kafkaio.Message {
+	h.d.Log.Error("poison event quarantined", "eventId", e.Event.ID, "principal", e.Principal, "err", cause)
+	raw, _ := json.Marshal(json.RawMessage(e.Event.Raw))
+	rec := kafkaio.QuarantineRecord{EventID: e.Event.ID, Reason: "projection failed: " + cause.Error(),
+		Producer: e.Event.Producer, Principal: e.Principal, Stage: "consumer", ReceivedAt: e.ReceivedAt, Source: e.Source}
+	return kafkaio.QuarantineMessage(h.kc.QuarantineTopic, rec, raw)
 }
 
 func (h *handler) applyOnce(ctx context.Context, envs []project.Envelope) error {

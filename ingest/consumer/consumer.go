@@ -88,7 +88,9 @@ type Consumer struct {
 
 // New builds a consumer.
 func New(cfg Config, kc kafkaio.Config, d Deps) *Consumer {
-	return &Consumer{cfg: cfg, kc: kc, deps: d, h: &handler{cfg: cfg, kc: kc, d: d, combine: newCombiner(cfg.Parallel, cfg.BatchSize)}}
+	h := &handler{cfg: cfg, kc: kc, d: d}
+	h.combine = newCombiner(cfg.Parallel, cfg.BatchSize, cfg.fairSlice(), d.Now, h.projection())
+	return &Consumer{cfg: cfg, kc: kc, deps: d, h: h}
 }
 
 // Run consumes until ctx is cancelled. On cancellation the current batch finishes (or is abandoned before its

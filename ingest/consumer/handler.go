@@ -25,14 +25,17 @@ var _ sarama.ConsumerGroupHandler = (*handler)(nil)
 func (h *handler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (h *handler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 
-// ConsumeClaim batches the partition's messages (BatchSize or BatchWait, whichever first) and processes each
-// batch; offsets are marked and committed only after the batch is in Neo4j (or quarantined).
+// ConsumeClaim batches the partition's messages (BatchSize, or once its oldest message is BatchWait old,
+// whichever first) and processes each batch; offsets are marked and committed only after the batch is in Neo4j
+// (or quarantined).
 func (h *handler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
 	ctx := sess.Context()
 	batch := make([]*sarama.ConsumerMessage, 0, h.cfg.BatchSize)
 	timer := time.NewTimer(h.cfg.BatchWait)
+	stopTimer(timer)
 	defer timer.Stop()
 	flush := func() error {
+		stopTimer(timer)
 		if len(batch) == 0 {
 			return nil
 		}
@@ -53,18 +56,31 @@ func (h *handler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 			if !ok {
 				return flush()
 			}
+			if len(batch) == 0 {
+				timer.Reset(h.batchWait(m))
+			}
 			batch = append(batch, m)
 			if len(batch) >= h.cfg.BatchSize {
 				if err := flush(); err != nil {
 					return err
 				}
-				resetTimer(timer, h.cfg.BatchWait)
 			}
 		case <-timer.C:
+			// Take what is already fetched (a backlog's old messages must not flush one by one).
+			for drained := false; !drained && len(batch) < h.cfg.BatchSize; {
+				select {
+				case m, ok := <-claim.Messages():
+					if !ok {
+						return flush()
+					}
+					batch = append(batch, m)
+				default:
+					drained = true
+				}
+			}
 			if err := flush(); err != nil {
 				return err
 			}
-			timer.Reset(h.cfg.BatchWait)
 		case <-ctx.Done():
 			// Rebalance or shutdown: the unflushed batch is not marked; the next owner re-reads it.
 			return nil
@@ -72,14 +88,24 @@ func (h *handler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 	}
 }
 
-func resetTimer(t *time.Timer, d time.Duration) {
+// batchWait is how long a batch whose first message is m may still wait to fill: BatchWait from the message's
+// Kafka timestamp, so a message that arrived while the previous batch was being projected does not wait a whole
+// BatchWait more (clamped to [0, BatchWait] against clock skew).
+func (h *handler) batchWait(m *sarama.ConsumerMessage) time.Duration {
+	if m.Timestamp.IsZero() {
+		return h.cfg.BatchWait
+	}
+	return min(max(h.cfg.BatchWait-h.d.Now().Sub(m.Timestamp), 0), h.cfg.BatchWait)
+}
+
+// stopTimer stops t and drains a tick it already delivered.
+func stopTimer(t *time.Timer) {
 	if !t.Stop() {
 		select {
 		case <-t.C:
 		default:
 		}
 	}
-	t.Reset(d)
 }
 
 // errAbandoned means the batch was not finished because the session ended; its offsets stay unmarked.
@@ -93,7 +119,10 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	} else {
 		var p prepared
 		if p, err = h.prepareBatch(ctx, msgs); err == nil {
-			err = h.combine.run(ctx, p, h.projectBatch)
+			var poison []kafkaio.Message
+			if poison, err = h.combine.run(ctx, p.envs); err == nil {
+				err = h.finishBatch(ctx, append(p.bad, poison...))
+			}
 		}
 	}
 	if errors.Is(err, errAbandoned) || ctx.Err() != nil {

@@ -190,7 +190,7 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte,
 	if inBatch != nil {
 		inBatch[ev.ID] = digest
 	}
-	msg := kafkaio.Message{Topic: g.kafka.EventsTopic, Key: olevent.PartitionKey(&ev), Value: raw, Headers: map[string]string{
+	msg := kafkaio.Message{Topic: g.kafka.EventsTopic, Key: olevent.PartitionKey(&ev), Lane: kafkaio.ProducerLane(req.principal), Value: raw, Headers: map[string]string{
 		kafkaio.HeaderEventID:    ev.ID,
 		kafkaio.HeaderReceivedAt: req.receivedAt.Format(time.RFC3339Nano),
 		kafkaio.HeaderPrincipal:  req.principal,

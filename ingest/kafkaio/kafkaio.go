@@ -103,7 +103,7 @@ func (c Config) NewSaramaConfig() *sarama.Config {
 }
 
 // ProducerConfig is the durable producer configuration: acks=all, idempotent, murmur2 partitioning like the Java
-// and Python clients so a run's events land on the same partition whoever writes them.
+// and Python clients (by key, or by a message's Lane when set).
 func (c Config) ProducerConfig() *sarama.Config {
 	sc := c.NewSaramaConfig()
 	sc.Producer.RequiredAcks = sarama.WaitForAll
@@ -116,7 +116,7 @@ func (c Config) ProducerConfig() *sarama.Config {
 	sc.Producer.MaxMessageBytes = c.MaxMessageBytes
 	sc.Producer.Timeout = c.ProduceTimeout
 	sc.Producer.Compression = sarama.CompressionLZ4
-	sc.Producer.Partitioner = sarama.NewCustomPartitioner(sarama.WithAbsFirst(), sarama.WithCustomHashFunction(NewMurmur2))
+	sc.Producer.Partitioner = newLanePartitioner
 	return sc
 }
 

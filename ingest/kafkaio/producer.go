@@ -17,8 +17,10 @@ var ErrUnavailable = errors.New("kafka unavailable")
 
 // Message is one record to produce.
 type Message struct {
-	Topic   string
-	Key     string
+	Topic string
+	Key   string
+	// Lane, when set, chooses the partition instead of Key (ProducerLane); the key is still sent.
+	Lane    string
 	Value   []byte
 	Headers map[string]string
 }
@@ -49,6 +51,9 @@ func (p *Producer) Send(ctx context.Context, msgs []Message) error {
 		pm := &sarama.ProducerMessage{Topic: m.Topic, Value: sarama.ByteEncoder(m.Value)}
 		if m.Key != "" {
 			pm.Key = sarama.StringEncoder(m.Key)
+		}
+		if m.Lane != "" {
+			pm.Metadata = partitionBy(m.Lane)
 		}
 		for k, v := range m.Headers {
 			pm.Headers = append(pm.Headers, sarama.RecordHeader{Key: []byte(k), Value: []byte(v)})

@@ -126,7 +126,8 @@ type GrantInput struct {
 }
 
 // Grant management (docs/permissions.md). Every operation needs MANAGE_GRANTS (on ROOT for roles; on the grant's
-// securable for grant and revoke; on every securable the role holds grants on for bindings) and is audited. A
+// securable and on every securable the role already holds grants on for grant and revoke; on every securable the
+// role holds grants on for bindings) and is audited. A
 // refused operation answers FORBIDDEN. Tokens: anyone may create and revoke user tokens for themselves; anything
 // else needs MANAGE_GRANTS on ROOT.
 type Mutation struct {

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -138,26 +135,7 @@ func TestUnresolvedIdentitiesOnlyForTheProducerThatSentThem(t *testing.T) {
 	waitEvents(t, store, []string{id}, projectTimeout)
 	q := `query($id: ID!) { event(id: $id) { state unresolvedIdentities { namespace name } } }`
 	ask := func(tok string) map[string]any {
-		o := &ownTest{t: t, api: api}
-		b, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"id": id}})
-		req, _ := http.NewRequest(http.MethodPost, "http://"+o.api+"/graphql", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out struct {
-			Data struct {
-				Event map[string]any `json:"event"`
-			} `json:"data"`
-			Errors []any `json:"errors"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-			t.Fatalf("graphql: %v %v", err, out.Errors)
-		}
-		return out.Data.Event
+		return gql(t, api, tok, q, map[string]any{"id": id})["event"].(map[string]any)
 	}
 	if e := ask(token); e["state"] != "PROJECTED" || len(e["unresolvedIdentities"].([]any)) != 1 {
 		t.Fatalf("the producer that sent it: %v, want PROJECTED naming the one unresolved identity", e)

@@ -21,23 +21,11 @@ import (
 // gql posts a GraphQL query with tok and returns data (errors fail the test).
 func gql(t *testing.T, api, tok, query string, vars map[string]any) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	data, errs := gqlErrs(t, api, tok, query, vars)
+	if len(errs) > 0 {
+		t.Fatalf("graphql %.60s: %v", query, errs)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Data   map[string]any `json:"data"`
-		Errors []any          `json:"errors"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("graphql %.60s: %v %v", query, err, out.Errors)
-	}
-	return out.Data
+	return data
 }
 
 // postEvent sends one event to the gateway with tok and returns the status and the answer.

@@ -33,14 +33,14 @@ func runOnce(t *testing.T, args ...string) string {
 
 // knownDifferences are the properties in which an upgraded version-1 graph differs from a version-2 projection
 // of its archive, by design or as a recorded gap (docs/adr/0019-runs-and-event-ids-scoped.md, "Upgrading a graph
-// version 1 wrote"): digest (version 2 records the digest of the events it accepts; version 1 did not, and the
+// version 1 really wrote"): digest (version 2 records the digest of the events it accepts; version 1 did not, and the
 // upgrade cannot know what the gateway computed), normVersion (which version wrote the node: the upgrade keeps
 // "1" on what it does not rewrite) and Field.observedOnRead (ADR 0018; version 1 never wrote it and the in-place
 // upgrade does not refold fields, so schemas seen only on read stay unlabelled: the recorded gap).
 var knownDifferences = regexp.MustCompile(`(digest|normVersion|observedOnRead)=("[^"]*"|true|false)(, )?`)
 
-// comparable is a dump without the known differences.
-func comparable(dump string) string {
+// comparableDump is a dump without the known differences.
+func comparableDump(dump string) string {
 	return strings.ReplaceAll(knownDifferences.ReplaceAllString(dump, ""), ", }", "}")
 }
 
@@ -85,7 +85,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion1(t *testing.T) {
 	if !strings.Contains(out, "re-keyed") || !strings.Contains(out, "replayed") {
 		t.Fatalf("upgrade output:\n%s", out)
 	}
-	upgraded := comparable(dumpFixture(t, store, fx))
+	upgraded := comparableDump(dumpFixture(t, store, fx))
 	if n := countV1Runs(t, store, v1); n != 0 {
 		t.Errorf("%d runs of the fixture still keyed by the bare runId after the upgrade", n)
 	}
@@ -99,7 +99,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion1(t *testing.T) {
 	// The graph version 2 projects from the same archive, from nothing.
 	eraseFixture(t, store, g, v1)
 	runOnce(t, "replay", "--dir="+copyArchive(t))
-	fresh := comparable(dumpFixture(t, store, fx))
+	fresh := comparableDump(dumpFixture(t, store, fx))
 	if upgraded != fresh {
 		t.Errorf("the upgraded version-1 graph differs from a version-2 projection of its archive:\n%s", diff(upgraded, fresh))
 	}
@@ -108,7 +108,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion1(t *testing.T) {
 	eraseFixture(t, store, g, v1)
 	loadV1Graph(t, store, g)
 	runOnce(t, "replay", "--dir="+copyArchive(t))
-	if skipped := comparable(dumpFixture(t, store, fx)); skipped == fresh {
+	if skipped := comparableDump(dumpFixture(t, store, fx)); skipped == fresh {
 		t.Error("replay without the upgrade gave the version-2 graph: the test cannot tell an upgraded graph")
 	}
 	eraseFixture(t, store, g, v1)

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -277,5 +276,3 @@ func newUUID() string { return uuid.NewString() }
 
 // b64 marks a []byte property in the export.
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
-
-var _ = sort.Strings

@@ -31,7 +31,7 @@ RETURN properties(e) AS e, properties(q) AS q`, map[string]any{"id": id})
 	var out EventStatusRow
 	if e != nil {
 		out.Projected = true
-		out.Event = EventRow{Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
+		out.Event = EventRow{ID: eventIDOf(e), Key: e.Str("key"), RunKey: e.Str("runKey"), Kind: e.Str("kind"), EventType: e.Str("eventType"),
 			Producer: e.Str("producer"), EventTime: e.Int("eventTime"), ReceivedAt: e.Int("receivedAt")}
 		out.Payload = e["payload"]
 	}

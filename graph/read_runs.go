@@ -20,9 +20,10 @@ type RunIORow struct {
 
 // EventRow is one projected event of a run.
 type EventRow struct {
-	Key, Kind, EventType, Producer string
-	RunKey                         string
-	EventTime, ReceivedAt          int64
+	// ID is the producer's event id; Key the node's key (EventKey: the id scoped by its principal).
+	ID, Key, Kind, EventType, Producer string
+	RunKey                             string
+	EventTime, ReceivedAt              int64
 }
 
 const runProjection = `r{.key, .runId, .jobKey, .state, .conflictingStates, .startedAt, .endedAt, .parentRunId,
@@ -111,6 +112,14 @@ ORDER BY rel, ds`, map[string]any{"k": runKey})
 	return out, nil
 }
 
+// eventIDOf is an Event node's producer event id (a node written before ids were scoped has only its key).
+func eventIDOf(p Props) string {
+	if id := p.Str("eventId"); id != "" {
+		return id
+	}
+	return p.Str("key")
+}
+
 // RunEvents lists a run's projected events in event-time order.
 func (s *Store) RunEvents(ctx context.Context, runKey string) ([]EventRow, error) {
 	recs, err := s.readRecords(ctx, `MATCH (e:Event)-[:OF_RUN]->(:Run {key: $k})
@@ -121,7 +130,7 @@ RETURN properties(e) AS e ORDER BY e.eventTime, e.receivedAt, e.key`, map[string
 	out := make([]EventRow, len(recs))
 	for i, r := range recs {
 		p := Props(r).Sub("e")
-		out[i] = EventRow{Key: p.Str("key"), Kind: p.Str("kind"), EventType: p.Str("eventType"),
+		out[i] = EventRow{ID: eventIDOf(p), Key: p.Str("key"), Kind: p.Str("kind"), EventType: p.Str("eventType"),
 			Producer: p.Str("producer"), EventTime: p.Int("eventTime"), ReceivedAt: p.Int("receivedAt")}
 	}
 	return out, nil

@@ -132,6 +132,6 @@ func runIOOf(r graph.RunIORow) *RunIO {
 }
 
 func eventOf(r graph.EventRow) *RunEventSummary {
-	return &RunEventSummary{EventID: r.Key, EventType: strOrNil(r.EventType), EventTime: graph.FromMillis(r.EventTime),
+	return &RunEventSummary{EventID: r.ID, EventType: strOrNil(r.EventType), EventTime: graph.FromMillis(r.EventTime),
 		ReceivedAt: timeOrNil(r.ReceivedAt), Producer: strOrNil(r.Producer)}
 }

@@ -92,6 +92,7 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name); empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -118,7 +119,7 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	runs, err := p.projector.UpgradeRuns(ctx, "")
+	runs, err := p.projector.UpgradeRuns(ctx, u.NamespacePrefix)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,8 @@ func (p *Projector) UpgradeQuarantined(ctx context.Context, keyPrefix string) (i
 }
 
 // UpgradeRuns re-keys every version-1 run of the jobs whose namespace starts with jobNamespacePrefix ("" for
-// all), upgradeBatch runs per transaction, and returns how many it re-keyed.
+// all) and the placeholder parents those runs name, upgradeBatch runs per transaction, and returns how many it
+// re-keyed.
 func (p *Projector) UpgradeRuns(ctx context.Context, jobNamespacePrefix string) (int, error) {
 	total := 0
 	for {
@@ -106,10 +107,16 @@ func (p *Projector) UpgradeRuns(ctx context.Context, jobNamespacePrefix string) 
 
 // upgradeRuns re-keys one batch of version-1 runs.
 func (w *txWriter) upgradeRuns(prefix string) (int, error) {
+	// A placeholder parent (no state, no events) names a job that may have no node, so a prefix cannot find it by
+	// its job: it goes with the batch of a run that names it as parent.
 	out, err := w.run(`MATCH (r:Run) WHERE r.runId IS NULL AND NOT r.key CONTAINS $sep
 		OPTIONAL MATCH (j:Job {key: r.jobKey})
 		WITH r, j WHERE $p = '' OR j.namespace STARTS WITH $p
 		WITH r LIMIT $n
+		OPTIONAL MATCH (r)-[:CHILD_OF]->(ph:Run) WHERE ph.runId IS NULL AND NOT ph.key CONTAINS $sep AND ph.state IS NULL
+		WITH collect(r) + collect(ph) AS rs
+		UNWIND rs AS r
+		WITH DISTINCT r
 		OPTIONAL MATCH (e:Event {runKey: r.key})
 		RETURN r.key AS run, r.jobKey AS job, r.state IS NOT NULL AS stated,
 			collect(CASE WHEN e IS NULL THEN null ELSE [e.key, e.payload] END) AS evs`,

@@ -137,6 +137,10 @@ type Dataset struct {
 	Tags          []Tag
 	Description   string
 	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
+
+	// MetadataTableOf is the identity the producer sent for an Iceberg metadata table (its base table's), which
+	// the decoder replaced by the metadata table's own name (metatables.go, ADR 0025); nil for other datasets.
+	MetadataTableOf *Identifier
 }
 
 // SchemaField is one field; nested fields are flattened with Path joined by ".".

@@ -83,7 +83,7 @@ func renameMetadataTable(d *Dataset) (Identifier, bool) {
 	sym := d.Symlinks[i]
 	d.Namespace, d.Name = sym.Namespace, sym.Name
 	d.Symlinks = append(d.Symlinks[:i:i], d.Symlinks[i+1:]...)
-	d.MetadataTableOf = &base
+	d.MetadataTable = &MetadataTable{Base: base, Symlink: i}
 	return base, true
 }
 

@@ -84,8 +84,8 @@ func TestSparkIcebergSnapshotsReadIsItsOwnDataset(t *testing.T) {
 		t.Fatalf("input = %s %s symlinks %v, want the metadata table file:/tmp/hw-spark/iceberg_wh db.orders.snapshots, no symlink",
 			in.Namespace, in.Name, in.Symlinks)
 	}
-	if in.MetadataTableOf == nil || *in.MetadataTableOf != (Identifier{Namespace: "file", Name: "/tmp/hw-spark/iceberg_wh/db/orders"}) {
-		t.Fatalf("MetadataTableOf = %+v, want the base table's location", in.MetadataTableOf)
+	if mt := in.MetadataTable; mt == nil || *mt != (MetadataTable{Base: Identifier{Namespace: "file", Name: "/tmp/hw-spark/iceberg_wh/db/orders"}}) {
+		t.Fatalf("MetadataTable = %+v, want the base table's location and symlink 0", in.MetadataTable)
 	}
 	if len(in.Schema) == 0 || in.Schema[0].Path != "committed_at" || in.Version != "915943724423177363" {
 		t.Fatalf("schema %v version %q: the metadata table keeps its own schema and the read's version", in.Schema, in.Version)

@@ -138,9 +138,16 @@ type Dataset struct {
 	Description   string
 	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
 
-	// MetadataTableOf is the identity the producer sent for an Iceberg metadata table (its base table's), which
-	// the decoder replaced by the metadata table's own name (metatables.go, ADR 0025); nil for other datasets.
-	MetadataTableOf *Identifier
+	// MetadataTable is set on an Iceberg metadata table, which the decoder renamed (metatables.go, ADR 0025); nil
+	// for other datasets.
+	MetadataTable *MetadataTable
+}
+
+// MetadataTable records how the decoder renamed an Iceberg metadata table: Base is the identity the producer sent
+// (its base table's), and its own name came from symlinks.identifiers[Symlink] (no longer in Symlinks).
+type MetadataTable struct {
+	Base    Identifier
+	Symlink int
 }
 
 // SchemaField is one field; nested fields are flattened with Path joined by ".".

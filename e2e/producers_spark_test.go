@@ -33,15 +33,6 @@ func TestProducerSpark(t *testing.T) {
 	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
 	a := p.answer(t)
 	a.ignore = append(a.ignore,
-		// Issue 14 item 2 (metadata tables, left to the projection work): Spark reports the read of
-		// ice.db.orders.snapshots as an input named by the base table's location, with the snapshots table's
-		// schema and a symlink db.orders.snapshots. Today the symlink becomes an alias of the base table, the
-		// snapshots columns become (observed-on-read) fields of it, and the read is an input of the base table
-		// at its current snapshot. The right answer keeps the metadata table off the base table's identity and
-		// schema, so those lines are left out until item 2 lands.
-		regexp.MustCompile(`alias \S+ db\.orders\.snapshots `),
-		regexp.MustCompile(`iceberg_wh/db/orders field (committed_at|snapshot_id|parent_id|operation|manifest_list|summary)`),
-		regexp.MustCompile(`^run hw_producers_spark\.project#1 input `),
 		// Not an issue 14 item (reported with it): a run that reports lifecycleStateChange OVERWRITE on each of its
 		// events (START, RUNNING..., COMPLETE) gets one Headwater-made version overwrite@<eventTime> per event,
 		// five for one overwrite. The right number is one per run; left out until that is decided.

@@ -129,13 +129,22 @@ func (c *checker) parent(path string, p *olevent.ParentRef) {
 
 // datasetRec checks one dataset of the event and every identity and field its interpreted facets name.
 func (c *checker) datasetRec(path string, d *olevent.Dataset) {
-	c.dataset(path, d.Namespace, d.Name)
 	facets := path + ".facets"
+	mt := d.MetadataTable // an Iceberg metadata table is named by one of the symlinks it was sent with (ADR 0025)
+	if mt != nil {
+		c.dataset(fmt.Sprintf("%s.symlinks.identifiers[%d]", facets, mt.Symlink), d.Namespace, d.Name)
+	} else {
+		c.dataset(path, d.Namespace, d.Name)
+	}
 	for _, f := range d.Schema {
 		c.field(facets+".schema.fields", f.Path)
 	}
 	for i, s := range d.Symlinks {
-		c.dataset(fmt.Sprintf("%s.symlinks.identifiers[%d]", facets, i), s.Namespace, s.Name)
+		sent := i
+		if mt != nil && i >= mt.Symlink {
+			sent++
+		}
+		c.dataset(fmt.Sprintf("%s.symlinks.identifiers[%d]", facets, sent), s.Namespace, s.Name)
 	}
 	if lc := d.Lifecycle; lc != nil && lc.PreviousIdentifier != nil {
 		c.dataset(facets+".lifecycleStateChange.previousIdentifier", lc.PreviousIdentifier.Namespace, lc.PreviousIdentifier.Name)

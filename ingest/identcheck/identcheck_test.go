@@ -90,6 +90,17 @@ func TestCheckNamesThePath(t *testing.T) {
 			"outputs[1].facets.lineage.inputs[1].field", normalize.RuleControl},
 		{"input namespace", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
 			Inputs: []olevent.Dataset{{Namespace: "postgres://db\xff", Name: "t"}}}, "inputs[0].namespace", normalize.RuleUTF8},
+		// An Iceberg metadata table is named by the symlink it was sent with (ADR 0025): its own name and the
+		// symlinks after it keep the paths the producer sent them at.
+		{"metadata table name", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
+			Inputs: []olevent.Dataset{{Namespace: "file:/wh", Name: "db.t.snapshots\x1b",
+				MetadataTable: &olevent.MetadataTable{Base: olevent.Identifier{Namespace: "file", Name: "/wh/db/t"}, Symlink: 1}}}},
+			"inputs[0].facets.symlinks.identifiers[1].name", normalize.RuleControl},
+		{"symlink after a metadata table's", olevent.Event{Job: &olevent.Job{Namespace: "j", Name: "n"},
+			Inputs: []olevent.Dataset{{Namespace: "file:/wh", Name: "db.t.snapshots",
+				Symlinks:      []olevent.Identifier{{Namespace: "file:/wh", Name: "a"}, {Namespace: "file:/wh", Name: "b\x1b"}},
+				MetadataTable: &olevent.MetadataTable{Base: olevent.Identifier{Namespace: "file", Name: "/wh/db/t"}, Symlink: 1}}}},
+			"inputs[0].facets.symlinks.identifiers[2].name", normalize.RuleControl},
 	}
 	for _, tt := range tests {
 		ve := identcheck.Check(norm, &tt.ev)

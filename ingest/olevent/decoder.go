@@ -174,6 +174,7 @@ func (d *Decoder) build(kind Kind, w *wireEvent, raw []byte) (Event, *Validation
 		ds := buildDataset(w.Dataset, "dataset", &ev.FacetIssues)
 		ev.Dataset = &ds
 	}
+	resolveMetadataTables(&ev)
 	return ev, nil
 }
 

@@ -2,6 +2,7 @@ package olevent
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,84 @@ func TestIcebergVersionIsTheExactStringNeverTheDouble(t *testing.T) {
 	exact := bytes.Replace(raw, []byte(`"datasetVersion":"2833508311136907611"`), []byte(`"datasetVersion":2833508311136907611`), 1)
 	if v := decodeOK(t, producerDecoder(t), exact).Outputs[0].Version; v != "2833508311136907611" {
 		t.Fatalf("integer literal version = %q", v)
+	}
+}
+
+// Issue 14 item 2 (ADR 0025): the OpenLineage Spark integration reports `SELECT ... FROM ice.db.orders.snapshots`
+// as an input named by the base table's location, with the snapshots table's schema and one symlink
+// db.orders.snapshots. The decoder makes it its own dataset, named by that symlink; the base table is not named.
+func TestSparkIcebergSnapshotsReadIsItsOwnDataset(t *testing.T) {
+	raw := fixture(t, filepath.Join("producers", "spark-iceberg-snapshots-read-complete.json"))
+	if !bytes.Contains(raw, []byte(`"name":"/tmp/hw-spark/iceberg_wh/db/orders"`)) {
+		t.Fatal("fixture no longer names the input by the base table's location")
+	}
+	ev := decodeOK(t, producerDecoder(t), raw)
+	if len(ev.Inputs) != 1 {
+		t.Fatalf("inputs %+v, want one", ev.Inputs)
+	}
+	in := ev.Inputs[0]
+	if in.Namespace != "file:/tmp/hw-spark/iceberg_wh" || in.Name != "db.orders.snapshots" || len(in.Symlinks) != 0 {
+		t.Fatalf("input = %s %s symlinks %v, want the metadata table file:/tmp/hw-spark/iceberg_wh db.orders.snapshots, no symlink",
+			in.Namespace, in.Name, in.Symlinks)
+	}
+	if mt := in.MetadataTable; mt == nil || *mt != (MetadataTable{Base: Identifier{Namespace: "file", Name: "/tmp/hw-spark/iceberg_wh/db/orders"}}) {
+		t.Fatalf("MetadataTable = %+v, want the base table's location and symlink 0", in.MetadataTable)
+	}
+	if len(in.Schema) == 0 || in.Schema[0].Path != "committed_at" || in.Version != "915943724423177363" {
+		t.Fatalf("schema %v version %q: the metadata table keeps its own schema and the read's version", in.Schema, in.Version)
+	}
+}
+
+// The cases around it: an ordinary Iceberg table called history (two-part name, or its location ends in the
+// name), a non-Iceberg dataset, and column lineage that names the base table for a metadata table's column.
+func TestIcebergMetadataTableRecognition(t *testing.T) {
+	base := Dataset{Namespace: "file", Name: "/wh/db/orders", Facets: map[string]json.RawMessage{
+		"catalog": json.RawMessage(`{"framework":"iceberg","type":"hadoop"}`)},
+		Symlinks: []Identifier{{Namespace: "file:/wh", Name: "db.orders.history", Type: "TABLE"}}}
+	for name, c := range map[string]struct {
+		mod  func(d *Dataset)
+		want bool
+	}{
+		"metadata table": {func(d *Dataset) {}, true},
+		"storage layer says iceberg": {func(d *Dataset) {
+			d.Facets = map[string]json.RawMessage{"storage": json.RawMessage(`{"storageLayer":"iceberg"}`)}
+		}, true},
+		"all_ table":                 {func(d *Dataset) { d.Symlinks[0].Name = "db.orders.all_manifests" }, true},
+		"table called history":       {func(d *Dataset) { d.Symlinks[0].Name = "db.history" }, false},
+		"location ends in history":   {func(d *Dataset) { d.Name = "/wh/a/b/history"; d.Symlinks[0].Name = "a.b.history" }, false},
+		"branch is the table's data": {func(d *Dataset) { d.Symlinks[0].Name = "db.orders.branch_dev" }, false},
+		"not iceberg": {func(d *Dataset) {
+			d.Facets = map[string]json.RawMessage{"storage": json.RawMessage(`{"storageLayer":"delta"}`)}
+		}, false},
+	} {
+		d := base
+		d.Symlinks = append([]Identifier(nil), base.Symlinks...)
+		c.mod(&d)
+		if _, got := metadataTableOf(&d); got != c.want {
+			t.Errorf("%s: metadata table = %v, want %v", name, got, c.want)
+		}
+	}
+
+	// A job reading the snapshots table and the table itself: lineage of snapshot_id names the base identity (as
+	// Spark does) and goes to the snapshots table; amount stays the base table's.
+	snap := base
+	snap.Symlinks = []Identifier{{Namespace: "file:/wh", Name: "db.orders.snapshots"}}
+	snap.Schema = []SchemaField{{Path: "snapshot_id"}}
+	plain := Dataset{Namespace: "file", Name: "/wh/db/orders", Schema: []SchemaField{{Path: "amount"}}}
+	out := Dataset{Namespace: "file", Name: "/wh/out", ColumnLineage: &ColumnLineage{Fields: map[string][]InputField{
+		"s": {{Namespace: "file", Name: "/wh/db/orders", Field: "snapshot_id"}},
+		"a": {{Namespace: "file", Name: "/wh/db/orders", Field: "amount"}}}}}
+	ev := Event{Inputs: []Dataset{snap, plain}, Outputs: []Dataset{out}}
+	resolveMetadataTables(&ev)
+	f := ev.Outputs[0].ColumnLineage.Fields
+	if f["s"][0].Name != "db.orders.snapshots" || f["a"][0].Name != "/wh/db/orders" {
+		t.Fatalf("column lineage %+v, want snapshot_id from db.orders.snapshots and amount from the table", f)
+	}
+	// Without the table's own read, every reference to the base identity is the metadata table's.
+	ev = Event{Inputs: []Dataset{snap}, Outputs: []Dataset{{Namespace: "file", Name: "/wh/out", ColumnLineage: &ColumnLineage{
+		Dataset: []InputField{{Namespace: "file", Name: "/wh/db/orders"}}}}}}
+	resolveMetadataTables(&ev)
+	if got := ev.Outputs[0].ColumnLineage.Dataset[0]; got.Namespace != "file:/wh" || got.Name != "db.orders.snapshots" {
+		t.Fatalf("dataset-level lineage %+v, want the snapshots table", got)
 	}
 }

@@ -137,6 +137,17 @@ type Dataset struct {
 	Tags          []Tag
 	Description   string
 	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
+
+	// MetadataTable is set on an Iceberg metadata table, which the decoder renamed (metatables.go, ADR 0025); nil
+	// for other datasets.
+	MetadataTable *MetadataTable
+}
+
+// MetadataTable records how the decoder renamed an Iceberg metadata table: Base is the identity the producer sent
+// (its base table's), and its own name came from symlinks.identifiers[Symlink] (no longer in Symlinks).
+type MetadataTable struct {
+	Base    Identifier
+	Symlink int
 }
 
 // SchemaField is one field; nested fields are flattened with Path joined by ".".

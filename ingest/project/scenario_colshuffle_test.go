@@ -125,3 +125,56 @@ func TestScenarioShuffledColumnChainGivesTheSameGraph(t *testing.T) {
 		}
 	}
 }
+
+// Issue 14 item 3: an input named only by an output's column lineage (dbt-ol's seeds, Spark's Iceberg V2 appends
+// with `inputs: []`) gets an OBSERVED INPUT_TO whose derivation says so; a run that lists it says "run"; a later
+// COMPLETE run that names it nowhere closes it. The run's own inputs stay what it reported.
+func TestScenarioColumnLineageImpliesTheInputEdge(t *testing.T) {
+	s := newScen(t)
+	out := func(pairs map[string][]string) []olevent.Dataset { return []olevent.Dataset{s.colOut("stg", pairs)} }
+	s.apply(
+		s.runEv("r1s", olevent.TypeStart, 10, "model", "r1", []olevent.Dataset{s.ds("src")}, nil),
+		s.runEv("r1c", olevent.TypeComplete, 20, "model", "r1", nil,
+			out(map[string][]string{"id": {"seed.id"}, "name": {"src.name"}})),
+	)
+	seed := s.edge("in", "model", s.dsKey("seed"), "OBSERVED")
+	if seed == nil || seed["derivation"] != "columnLineage" || s.intervals(seed) != "[20,open)PUBLISHED" {
+		t.Fatalf("the seed's input edge: %v %s", seed, s.intervals(seed))
+	}
+	if src := s.edge("in", "model", s.dsKey("src"), "OBSERVED"); src == nil || src["derivation"] != "run" {
+		t.Fatalf("the declared input's edge: %v", src)
+	}
+	if n := s.one(`MATCH (r:Run {key: $k})-[:READ]->(d:Dataset) RETURN count(d) AS n`,
+		map[string]any{"k": s.runKey("model", "r1")})["n"]; n != int64(1) {
+		t.Fatalf("the run's inputs are what it reported (src only): %v", n)
+	}
+	// A run that lists the seed among its inputs: the latest evidence is the run's own.
+	s.apply(
+		s.runEv("r2s", olevent.TypeStart, 30, "model", "r2", []olevent.Dataset{s.ds("src"), s.ds("seed")}, nil),
+		s.runEv("r2c", olevent.TypeComplete, 40, "model", "r2", nil, out(map[string][]string{"id": {"seed.id"}})),
+	)
+	if e := s.edge("in", "model", s.dsKey("seed"), "OBSERVED"); e["derivation"] != "run" || s.intervals(e) != "[20,open)PUBLISHED" {
+		t.Fatalf("after a run that lists the seed: %v %s", e, s.intervals(e))
+	}
+	// A COMPLETE run whose column lineage no longer names the seed, nor its inputs: the edge closes.
+	s.apply(
+		s.runEv("r3s", olevent.TypeStart, 50, "model", "r3", []olevent.Dataset{s.ds("src")}, nil),
+		s.runEv("r3c", olevent.TypeComplete, 60, "model", "r3", nil, out(map[string][]string{"name": {"src.name"}})),
+	)
+	if e := s.edge("in", "model", s.dsKey("seed"), "OBSERVED"); s.intervals(e) != "[20,60)PUBLISHED" {
+		t.Fatalf("after a run that does not name the seed: %s", s.intervals(e))
+	}
+	// The same in any order, in any batches.
+	want := s.dump()
+	s.wipe()
+	s.apply(s.runEv("r3c", olevent.TypeComplete, 60, "model", "r3", nil, out(map[string][]string{"name": {"src.name"}})))
+	s.apply(s.runEv("r1c", olevent.TypeComplete, 20, "model", "r1", nil,
+		out(map[string][]string{"id": {"seed.id"}, "name": {"src.name"}})),
+		s.runEv("r2s", olevent.TypeStart, 30, "model", "r2", []olevent.Dataset{s.ds("src"), s.ds("seed")}, nil))
+	s.apply(s.runEv("r2c", olevent.TypeComplete, 40, "model", "r2", nil, out(map[string][]string{"id": {"seed.id"}})),
+		s.runEv("r3s", olevent.TypeStart, 50, "model", "r3", []olevent.Dataset{s.ds("src")}, nil))
+	s.apply(s.runEv("r1s", olevent.TypeStart, 10, "model", "r1", []olevent.Dataset{s.ds("src")}, nil))
+	if got := s.dump(); got != want {
+		t.Fatalf("out of order differs:\n%s", diffLines(want, got))
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 )
 
@@ -53,10 +52,8 @@ func TestProducerDbt(t *testing.T) {
 
 	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
 	a := p.answer(t)
-	// Issue 14 item 3 (dataset edges implied by column lineage, left to the projection work): dbt-ol leaves the
-	// seed raw_customers out of stg_customers' inputs while its column lineage names it. Today there is no dataset
-	// edge raw_customers -> stg_customers; the right answer has one with column-lineage evidence. The dataset-level
-	// edge lines out of raw_customers are left out of the comparison until item 3 lands (column edges are kept).
-	a.ignore = append(a.ignore, regexp.MustCompile(`^edge \S+ warehouse\.main\.raw_customers -> `))
+	// Issue 14 item 3: dbt-ol leaves the seed raw_customers out of stg_customers' inputs while its column lineage
+	// names it; the dataset edge raw_customers -> stg_customers is derived from the column lineage, and its evidence
+	// says so (source columnLineage).
 	compareGolden(t, "dbt", a.build())
 }

@@ -60,6 +60,10 @@ const (
 	PubAttempted = "ATTEMPTED"
 	PubWithheld  = "WITHHELD"
 	PubPending   = "PENDING"
+
+	// DerivationColumnLineage is the derivation of an OBSERVED INPUT_TO that a run's inputs did not list but the
+	// column lineage of one of its outputs names (issue 14 item 3; other OBSERVED edges have derivation "run").
+	DerivationColumnLineage = "columnLineage"
 )
 
 // NameKind says how a DatasetName binds to a Dataset.

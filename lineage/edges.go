@@ -177,6 +177,15 @@ func staleThreshold(job *graph.JobBrief, ec edgeCtx) time.Duration {
 	return max(ec.staleMin, time.Duration(float64(usual)*ec.staleFactor))
 }
 
+// derivationOf is how a pair's evidence was derived: the main leg's derivation, except that an input leg the
+// projector derived from an output's column lineage (the run did not list the input, issue 14 item 3) says so.
+func derivationOf(p pair) string {
+	if p.in != nil && p.in.Derivation == graph.DerivationColumnLineage {
+		return graph.DerivationColumnLineage
+	}
+	return p.main().Derivation
+}
+
 func evidenceOf(k EvidenceKind, p pair, ec edgeCtx) Evidence {
 	r := p.main()
 	_, _, pub, _ := p.inForce(ec)
@@ -185,9 +194,10 @@ func evidenceOf(k EvidenceKind, p pair, ec edgeCtx) Evidence {
 		observed = r.FirstObservedAt
 	}
 	pb := Publication(pub)
-	ev := Evidence{Kind: k, Producer: strOrNil(r.Producer), Source: strOrNil(r.Derivation),
+	derivation := derivationOf(p)
+	ev := Evidence{Kind: k, Producer: strOrNil(r.Producer), Source: strOrNil(derivation),
 		EventIDs: slices.Clone(r.EventIDs), RunID: strOrNil(r.LastRunID), JobVersion: strOrNil(r.JobVersion),
-		ObservedAt: graph.FromMillis(observed), Publication: &pb, Derivation: strOrNil(r.Derivation)}
+		ObservedAt: graph.FromMillis(observed), Publication: &pb, Derivation: strOrNil(derivation)}
 	if ev.EventIDs == nil {
 		ev.EventIDs = []string{}
 	}

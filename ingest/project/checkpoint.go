@@ -16,6 +16,9 @@ type latestRef struct {
 	RunState   string `json:"s"`
 	JobVersion string `json:"v,omitempty"`
 	Producer   string `json:"p,omitempty"`
+	// Via is how the evidence listed the subject: "" the run's inputs or outputs, derivColumnLineage an output's
+	// column lineage only.
+	Via string `json:"d,omitempty"`
 }
 
 func (a latestRef) after(b latestRef) bool {
@@ -63,8 +66,9 @@ const storedCheckpointEvery = int64(60 * 60 * 1000)
 const storedCheckpointHorizon = int64(24 * 60 * 60 * 1000)
 
 // checkpointColsVersion marks checkpoints that carry the column-lineage fold; a job with column lineage whose
-// checkpoint predates it is folded in full once.
-const checkpointColsVersion = 1
+// checkpoint predates it is folded in full once. Version 2: the OBSERVED fold also derives the INPUT_TO edges an
+// output's column lineage implies (derivColumnLineage), which older checkpoints lack.
+const checkpointColsVersion = 2
 
 // usable reports whether a job's next batch may fold into the checkpoint as far as column lineage goes.
 func (ck *jobCheckpoint) usable() bool { return !ck.HasCols || ck.ColsVersion == checkpointColsVersion }
@@ -113,6 +117,9 @@ func foldObserved(prev map[string]*edgeAgg, runs []jobRun, cuts map[string][]int
 	for _, r := range runs {
 		for _, io := range r.IO {
 			subjects[subjectKey{dirOf(io.Dir), io.DS}] = true
+			for _, in := range io.colInputs() {
+				subjects[subjectKey{graph.RelInputTo, in}] = true
+			}
 		}
 	}
 	out := make(map[string]*edgeAgg, len(subjects))
@@ -132,13 +139,19 @@ func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAg
 	var refs []evidenceRef
 	for i := range runs {
 		r := &runs[i]
-		io := r.find(s)
+		io, via := r.find(s), ""
+		if io == nil && s.Dir == graph.RelInputTo {
+			if io = r.colInput(s.DS); io != nil {
+				via = derivColumnLineage
+			}
+		}
 		switch {
 		case io != nil:
 			ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
 			refs = append(refs, evidenceRef{run: r, io: io})
 			agg.First = min(agg.First, io.FirstAt)
-			ref := latestRef{LastAt: io.LastAt, RunID: r.ID, RunState: r.State, JobVersion: r.JobVersion, Producer: io.Producer}
+			ref := latestRef{LastAt: io.LastAt, RunID: r.ID, RunState: r.State, JobVersion: r.JobVersion, Producer: io.Producer,
+				Via: via}
 			if agg.Latest.RunID == "" || ref.after(agg.Latest) {
 				agg.Latest = ref
 			}
@@ -172,8 +185,13 @@ func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
 			continue
 		}
 		s := parseSubject(k)
+		derivation := "run"
+		if a.Latest.Via != "" {
+			derivation = a.Latest.Via
+		}
 		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindObserved, Props: edgeProps(ivs, a.First,
-			a.Latest.LastAt, a.Latest.Producer, a.EventIDs, a.Latest.JobVersion, a.Latest.RunID, a.Latest.RunState, "run")})
+			a.Latest.LastAt, a.Latest.Producer, a.EventIDs, a.Latest.JobVersion, a.Latest.RunID, a.Latest.RunState,
+			derivation)})
 	}
 	return out
 }

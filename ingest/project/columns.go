@@ -199,6 +199,23 @@ func closingRuns(runs []jobRun, m mapping) []Evidence {
 	return ev
 }
 
+// firstNaming is the earliest listing time of a mapping from (or dataset-level dependency on) dataset in.
+func (d *colsDoc) firstNaming(in string) (int64, bool) {
+	var at int64
+	found := false
+	for _, f := range d.Fields {
+		if f.In == in && (!found || f.FirstAt < at) {
+			at, found = f.FirstAt, true
+		}
+	}
+	for _, x := range d.Dataset {
+		if x.In == in && (!found || x.FirstAt < at) {
+			at, found = x.FirstAt, true
+		}
+	}
+	return at, found
+}
+
 func (d *colsDoc) has(m mapping) bool {
 	for _, f := range d.Fields {
 		if f.In == m.In && f.InField == m.InField && f.Out == m.OutField {

@@ -47,10 +47,61 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 			}
 		}
 	}
+	if err := w.queueColumnDependents(&out, states); err != nil {
+		return err
+	}
 	if err := w.writeDatasets(&out); err != nil {
 		return err
 	}
 	return w.projectDeclaredColumns(out.declLogs)
+}
+
+// queueColumnDependents finds the column lineage resolved into the field histories of the datasets whose fields
+// change in this batch, before the stale Field nodes (and their COLUMN_FEEDS) go: the jobs whose COLUMN_FEEDS
+// touch those fields are queued (their checkpoint's FieldSigs then no longer match, so their column lineage is
+// folded again from all runs against the new histories), and the datasets whose declared COLUMN_FEEDS touch them
+// have their declared column lineage recomputed. Without this an earlier observation arriving later (a field
+// history that now starts earlier, so has another key) would orphan the edges of jobs not in the batch (issue 14
+// item 0). Every column-lineage listing mentions its fields (addMentions), so a listing always resolves to some
+// history and has an edge on it: the edges name every dependent.
+func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsState) error {
+	if len(out.fieldDatasets) == 0 {
+		return nil
+	}
+	rows, err := w.runAs("queueColumnDependents", `UNWIND $ds AS k
+		MATCH (:Dataset {key: k})-[:HAS_FIELD]->(:Field)-[c:COLUMN_FEEDS]-(:Field)
+		WITH DISTINCT c
+		RETURN DISTINCT c.jobKey AS job, CASE WHEN c.jobKey = '' THEN endNode(c).datasetKey ELSE '' END AS decl`,
+		map[string]any{"ds": out.fieldDatasets})
+	if err != nil {
+		return err
+	}
+	var load []string
+	for _, r := range rows {
+		job, _ := r.Get("job")
+		decl, _ := r.Get("decl")
+		switch k := asStr(decl); {
+		case asStr(job) != "":
+			w.queueJob(asStr(job))
+		case k == "" || out.declLogs[k] != nil:
+		case states[k] != nil:
+			out.declLogs[k] = states[k].Log
+		default:
+			load = append(load, k)
+		}
+	}
+	if len(load) == 0 {
+		return nil
+	}
+	sort.Strings(load)
+	more, err := w.lockDatasets(load)
+	if err != nil {
+		return err
+	}
+	for k, st := range more {
+		out.declLogs[k] = st.Log
+	}
+	return nil
 }
 
 // lockDatasets takes the write lock of each dataset (in key order) and reads its state.

@@ -62,6 +62,53 @@ func (r *jobRun) find(s subjectKey) *jobIO {
 	return nil
 }
 
+// derivColumnLineage is the derivation of an OBSERVED INPUT_TO whose latest evidence is a run that did not list the
+// dataset among its inputs but whose column lineage for one of its outputs names it (issue 14 item 3): dbt-ol
+// leaves seeds out of `inputs`, the Spark integration reports Iceberg V2 appends with `inputs: []`. Naming a
+// dataset's columns as the source of an output's is reading it, and reading needs no ownership (ADR 0018).
+const derivColumnLineage = graph.DerivationColumnLineage
+
+// colInput is the run's reading of ds evidenced only by the column lineage of its outputs (not the output itself):
+// first named at the earliest listing of a mapping from ds, last at the latest event that wrote such an output,
+// published like the run's reads. nil when no output's column lineage names ds.
+func (r *jobRun) colInput(ds string) *jobIO {
+	var in *jobIO
+	for i := range r.IO {
+		o := &r.IO[i]
+		if o.Dir != graph.RelWrote || o.Cols == nil || o.DS == ds {
+			continue
+		}
+		at, ok := o.Cols.firstNaming(ds)
+		if !ok {
+			continue
+		}
+		if in == nil {
+			in = &jobIO{Dir: graph.RelRead, DS: ds, FirstAt: at, LastAt: o.LastAt, Producer: o.Producer,
+				Pub: runPub(r.State, r.Streaming, "")}
+		}
+		in.FirstAt, in.LastAt = min(in.FirstAt, at), max(in.LastAt, o.LastAt)
+		in.EventIDs = lastFew(append(in.EventIDs, o.EventIDs...))
+	}
+	return in
+}
+
+// colInputs are the datasets other than the output that a WROTE's column lineage names, sorted.
+func (io *jobIO) colInputs() []string {
+	if io.Dir != graph.RelWrote || io.Cols == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, f := range io.Cols.Fields {
+		set[f.In] = true
+	}
+	for _, d := range io.Cols.Dataset {
+		set[d.In] = true
+	}
+	delete(set, io.DS)
+	delete(set, "")
+	return sortedKeys(set)
+}
+
 // evidenceRef is a run's listing of a subject.
 type evidenceRef struct {
 	run *jobRun
@@ -154,7 +201,7 @@ func edgeProps(ivs []Interval, first, last int64, producer string, eventIDs []st
 		validTo = max(validTo, iv.To)
 	}
 	kind := graph.KindObserved
-	if derivation != "run" {
+	if derivation != "run" && derivation != derivColumnLineage {
 		kind = graph.KindDeclared
 	}
 	return map[string]any{"kind": kind, "froms": froms, "tos": tos, "pubs": pubs, "validTo": validTo,

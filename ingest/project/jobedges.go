@@ -343,6 +343,9 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 	for _, r := range runs {
 		for _, io := range r.IO {
 			ds[io.DS] = true
+			for _, in := range io.colInputs() { // the INPUT_TO its column lineage implies is cut like any other
+				ds[in] = true
+			}
 		}
 	}
 	for _, k := range columnDatasets(runs) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -16,29 +18,13 @@ type graphqlMetrics struct {
 
 func newGraphQLMetrics(reg prometheus.Registerer) *graphqlMetrics {
 	return &graphqlMetrics{
-		cacheRequests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_cache_requests_total",
+		cacheRequests: obs.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_cache_requests_total",
 			Help: "Lookups in the GraphQL in-process caches (cache: query, apq)."}, []string{"cache"})),
-		cacheHits: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_cache_hits_total",
+		cacheHits: obs.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_cache_hits_total",
 			Help: "Lookups in the GraphQL in-process caches that found an entry."}, []string{"cache"})),
-		refusals: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_refused_total",
+		refusals: obs.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_refused_total",
 			Help: "GraphQL requests refused by a request limit before gqlgen validated them, by rule."}, []string{"rule"})),
 	}
-}
-
-// register registers c, reusing an identical collector already registered (one process, several handlers).
-func register(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 func (m *graphqlMetrics) refused(rule refusalRule) { m.refusals.WithLabelValues(string(rule)).Inc() }

@@ -126,3 +126,20 @@ func RedactedValue(name string, v any) any {
 	}
 	return v
 }
+
+// Register registers c with reg and returns it, or the identical collector already registered there (one
+// process may build several handlers over one registry). A nil reg leaves c unregistered.
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -62,7 +63,7 @@ func NewAuthenticator(cfg Config, tokens TokenVerifier, client *http.Client, clo
 // Authenticate authenticates a request from its Authorization header.
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Identity, error) {
 	raw, err := bearer(r)
-	if err == ErrMissing && a.cfg.DevNoAuth {
+	if errors.Is(err, ErrMissing) && a.cfg.DevNoAuth {
 		return Identity{Principal: authz.Principal{Subject: authz.AnonymousSubject, Kind: KindUser}, Method: MethodDev}, nil
 	}
 	if err != nil {

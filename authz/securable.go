@@ -103,22 +103,6 @@ func trimSeparators(s string) string {
 	return s
 }
 
-// segments splits a name into separator-led segments: "a.b/c" -> ["a", ".b", "/c"].
-func segments(name string) []string {
-	var out []string
-	start := 0
-	for i := 1; i < len(name); i++ {
-		if isSeparator(name[i]) {
-			out = append(out, name[start:i])
-			start = i
-		}
-	}
-	if name != "" {
-		out = append(out, name[start:])
-	}
-	return out
-}
-
 // PrefixCovers reports whether a name prefix covers a name on whole segments.
 func PrefixCovers(prefix, name string) bool {
 	prefix = trimSeparators(prefix)

@@ -102,7 +102,7 @@ func (s *segNode) collect(name string) masks {
 	return acc
 }
 
-// eachSegment yields the separator-led segments of a name without allocating (see segments).
+// eachSegment yields the separator-led segments of a name without allocating (the "Name segments" rule in securable.go).
 func eachSegment(name string) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		start := 0

@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -80,8 +81,8 @@ func (p *producerRun) run(t *testing.T, dir string, env []string, wantExit int, 
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatalf("%s %v: %v\n%s", name, args, err, tail(string(out), 6000))
 		}
 		code = ee.ExitCode()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,7 @@ func runPython(t *testing.T, python string, args ...string) string {
 	out, err := exec.Command(python, args...).Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("openlineage python client %v: %v\n%s", args[1:], err, stderr)

@@ -11,8 +11,7 @@ import (
 
 // walkSpec is a resolved, validated lineage request.
 type walkSpec struct {
-	start       []frontierEntry // depth-0 entries (one per direction walked)
-	depth       int             // requested total depth
+	depth       int // requested total depth
 	maxNodes    int
 	asOf        int64
 	asOfKey     string

@@ -20,10 +20,6 @@ const benchFan = 15
 // buildTree writes a 3-level downstream tree in bulk: every dataset of level l feeds benchFan datasets of level
 // l+1 through one job. Every other child is named "sec.*" (hidden from the narrow principal), the rest "pub.*".
 func buildTree(b *testing.B, fx *lineagetest.Fixture) {
-	type flow struct {
-		job, in string
-		outs    []string
-	}
 	var ds []map[string]any
 	var flows []map[string]any
 	name := func(parent string, i int) string {

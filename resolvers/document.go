@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -45,8 +46,8 @@ func (d documentLimits) MutateOperationParameters(_ context.Context, p *graphql.
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(src, d.lim.MaxTokens)
 	if err != nil {
-		gqlErr, ok := err.(*gqlerror.Error)
-		if !ok {
+		var gqlErr *gqlerror.Error
+		if !errors.As(err, &gqlErr) {
 			gqlErr = gqlerror.Wrap(err)
 		}
 		errcode.Set(gqlErr, errcode.ParseFailed) // the presenter answers BAD_REQUEST, as for gqlgen's own parse

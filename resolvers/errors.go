@@ -52,7 +52,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &de):
 			gqlErr.Message = de.Message
 			setCode(gqlErr, codeOf(de))
-			if de.Class == lineage.ErrUnavailable {
+			if errors.Is(de.Class, lineage.ErrUnavailable) {
 				log.Warn("store unavailable", "path", gqlErr.Path.String(), "err", err)
 			}
 		case isForbidden(err):

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,7 +83,7 @@ func logEffectiveConfig(log *slog.Logger, k *kong.Context) {
 // so `neo4j: {maxPoolSize: 10}` sets --neo4j-max-pool-size.
 func yamlResolver(r io.Reader) (kong.Resolver, error) {
 	var doc map[string]any
-	if err := yaml.NewDecoder(r).Decode(&doc); err != nil && err != io.EOF {
+	if err := yaml.NewDecoder(r).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("configuration file: %w", err)
 	}
 	flat := map[string]any{}

@@ -44,7 +44,7 @@ func (r *wireRunRef) ref() *ParentRef {
 }
 
 func checkParent(p *wireParent) *problem {
-	if pr := p.wireRunRef.check(""); pr != nil {
+	if pr := p.check(""); pr != nil {
 		return pr
 	}
 	if p.Root != nil {

@@ -205,7 +205,7 @@ const checkpointPinWindow = int64(24 * 60 * 60 * 1000)
 // nextCheckpoint picks the latest time at or after from such that no run straddles it (starts before it and has
 // an event at or after it) and no recent run without a terminal event starts before it.
 func nextCheckpoint(runs []jobRun, from, pinWindow int64) int64 {
-	var maxLast int64 = from
+	maxLast := from
 	for _, r := range runs {
 		maxLast = max(maxLast, r.Last+1)
 	}

@@ -85,9 +85,8 @@ func (w *txWriter) lookup(idents []string) (map[string][]string, error) {
 
 // bindRow is one identifier to bind (or create) with the earliest time it was seen.
 type bindRow struct {
-	id     *ident
-	t      int64
-	target string // for symlinks: the dataset the symlink names
+	id *ident
+	t  int64
 }
 
 // bindPlain binds every identifier not yet bound; an unbound one creates its own Dataset node (PRIMARY name).

@@ -113,7 +113,7 @@ func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.Rou
 		h.ServeHTTP(w, r.WithContext(authz.WithPrincipal(r.Context(), authz.Principal{Subject: "compare", Kind: "user"})))
 	}))
 	t.Cleanup(srv.Close)
-	var rt http.RoundTripper = http.DefaultTransport
+	rt := http.DefaultTransport
 	if doer != nil {
 		rt = doer(rt)
 	}

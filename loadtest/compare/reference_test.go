@@ -31,7 +31,6 @@ func (r rel) inForce(t int64) bool {
 // than the depth returned. The naive query and Headwater must both equal it.
 type reference struct {
 	rels []rel
-	ns   map[string]string // dataset key -> namespace/name (for messages)
 }
 
 func readReference(ctx context.Context, t *testing.T, s *graph.Store, prefix string) reference {

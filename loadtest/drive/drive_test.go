@@ -204,7 +204,7 @@ func TestVisibleShareSamplesAFixedSubset(t *testing.T) {
 		if cfg.sampled(id) {
 			n++
 		}
-		if cfg.sampled(id) != cfg.sampled(id) {
+		if first, again := cfg.sampled(id), cfg.sampled(id); first != again {
 			t.Fatal("sampling is not deterministic")
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 // expected computes from the world alone what the loader must write.
 type expected struct {
-	datasets, names, fields, jobs, inputs, outputs, runs int64
+	datasets, fields, jobs, inputs, outputs, runs int64
 }
 
 func expect(w *gen.World, runDays int) expected {

@@ -7,7 +7,7 @@ STACK := scripts/stack/stack.sh
 BIN   := bin/headwater
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet
+.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet lint race
 
 all: build
 
@@ -41,6 +41,18 @@ check-generated:
 vet:
 	$(GO) vet ./...
 
+## lint: golangci-lint (pinned, installed into .state/bin by scripts/lint.sh) with .golangci.yml: the layering
+## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint.
+lint:
+	scripts/lint.sh
+
+## race: the race detector over the packages whose tests need no servers. loadtest/gen is left out: its
+## generator tests take ~50 s under -race and run no goroutines of their own.
+RACE_PKGS := ./ingest/normalize ./ingest/olevent ./internal/ttlcache ./ingest/ownership ./ingest/identcheck \
+	./ingest/archive ./ingest/producecheck ./loadtest/report ./loadtest/drive
+race:
+	$(GO) test -race -short -count=1 $(RACE_PKGS)
+
 ## unit: fast tests that need no servers.
 unit:
 	$(GO) test -count=1 -short ./...
@@ -51,7 +63,7 @@ producers:
 
 ## test: the whole suite against the real Neo4j, Kafka and Redis (started by this target), with the real producers.
 ## A failing set-up stops the target (set -e), so no test runs without its producer.
-test: stack-up check-generated vet
+test: stack-up check-generated vet lint race
 	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
 	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m ./...
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -29,6 +30,9 @@ type Message struct {
 type Producer struct {
 	p       sarama.SyncProducer
 	timeout time.Duration
+	// inflight counts SendMessages calls still running, including those whose Send gave up waiting (context or
+	// timeout): sarama panics when the producer is closed under one, so Close waits for them.
+	inflight sync.WaitGroup
 }
 
 // NewProducer connects a durable producer.
@@ -61,7 +65,11 @@ func (p *Producer) Send(ctx context.Context, msgs []Message) error {
 		pms[i] = pm
 	}
 	done := make(chan error, 1)
-	go func() { done <- p.p.SendMessages(pms) }()
+	p.inflight.Add(1)
+	go func() {
+		defer p.inflight.Done()
+		done <- p.p.SendMessages(pms)
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -75,8 +83,12 @@ func (p *Producer) Send(ctx context.Context, msgs []Message) error {
 	}
 }
 
-// Close flushes and closes the producer.
-func (p *Producer) Close() error { return p.p.Close() }
+// Close waits for sends still in flight (they end with sarama's own retries and timeouts), then flushes and
+// closes the producer.
+func (p *Producer) Close() error {
+	p.inflight.Wait()
+	return p.p.Close()
+}
 
 // QuarantineRecord is the value written to the quarantine topic for a rejected or poison event.
 type QuarantineRecord struct {

@@ -334,15 +334,10 @@ func waitQuarantined(t *testing.T, store *graph.Store, id string) string {
 	return ""
 }
 
-// setupPrincipals writes the suite's policy file and creates its API token.
-func setupPrincipals(dir string) error {
-	runID = "e2e-" + testenv.Token(4)
-	subject, topicPrincipal = runID+"-user", runID+"-kafka-producer"
-	policyFile = filepath.Join(dir, "policy.yaml")
-	policy := fmt.Sprintf(`version: 1
-hiddenNeighbours: OMIT
-roles:
-  - name: %[1]s-all
+// adminAndProducerRoles are the policy-file roles <prefix>-all (every grant), <prefix>-prod-a and <prefix>-prod-b
+// (PRODUCE, DESCRIBE and VIEW_LINEAGE on <prefix>-a / <prefix>-b and their s3:// namespaces only).
+func adminAndProducerRoles(prefix string) string {
+	return fmt.Sprintf(`  - name: %[1]s-all
     grants:
       - privileges: [MANAGE_GRANTS]
         on: {all: true}
@@ -358,7 +353,18 @@ roles:
         on: {namespace: "%[1]s-b"}
       - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
         on: {namespace: "s3://%[1]s-b"}
-  - name: %[1]s-narrow
+`, prefix)
+}
+
+// setupPrincipals writes the suite's policy file and creates its API token.
+func setupPrincipals(dir string) error {
+	runID = "e2e-" + testenv.Token(4)
+	subject, topicPrincipal = runID+"-user", runID+"-kafka-producer"
+	policyFile = filepath.Join(dir, "policy.yaml")
+	policy := fmt.Sprintf(`version: 1
+hiddenNeighbours: OMIT
+roles:
+`+adminAndProducerRoles(runID)+`  - name: %[1]s-narrow
     grants:
       - privileges: [PRODUCE]
         on: {namespace: "%[1]s-allowed"}

@@ -122,23 +122,7 @@ func serveFixtureAPI(t *testing.T, fx string) string {
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`version: 1
 hiddenNeighbours: OMIT
 roles:
-  - name: %[1]s-all
-    grants:
-      - privileges: [MANAGE_GRANTS]
-        on: {all: true}
-  - name: %[1]s-prod-a
-    grants:
-      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
-        on: {namespace: "%[1]s-a"}
-      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
-        on: {namespace: "s3://%[1]s-a"}
-  - name: %[1]s-prod-b
-    grants:
-      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
-        on: {namespace: "%[1]s-b"}
-      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
-        on: {namespace: "s3://%[1]s-b"}
-bindings:
+`+adminAndProducerRoles(fx)+`bindings:
   - role: %[1]s-all
     subjects: [%[2]s]
   - role: %[1]s-prod-a

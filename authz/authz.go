@@ -1,6 +1,7 @@
 // Package authz is the permission seam of the query path: who is asking (Principal, carried in the request
-// context) and which nodes they may reach (Policy, asked once per traversal hop with the hop's whole candidate
-// set). AllowAll (development, tests) and GrantPolicy (policy.go, the grant model) implement it.
+// context) and what they may see (Policy: the scope once per request, one batched Check of mixed privileges per
+// traversal hop or lookup, and the policy-wide Settings). AllowAll (development, tests) and GrantPolicy (policy.go,
+// the grant model) implement it.
 //
 // Invariant: the expander never returns, caches into a principal's view, or expands a node the Policy did not
 // allow for that principal.
@@ -58,12 +59,18 @@ type Scope struct {
 	Global bool
 }
 
-// Policy decides visibility while the expander walks the graph.
+// Policy decides visibility while the expander walks the graph. It is the one permission seam of the query side:
+// the lineage service asks Scope once per request, Check once per hop or lookup, and Settings for how hidden
+// neighbours and sensitive nodes are shown.
 type Policy interface {
 	// Scope returns the principal's scope for cache keys and the permissionsFiltered flag.
 	Scope(ctx context.Context, p Principal) (Scope, error)
-	// AllowHop is called once per hop with all candidate nodes of that hop; allowed[i] answers candidates[i].
-	AllowHop(ctx context.Context, p Principal, candidates []Candidate) (allowed []bool, err error)
+	// Check answers a batch of checks of mixed privileges in one call; allowed[i] answers checks[i]. The expander
+	// asks one batch per hop (VIEW_LINEAGE on the nodes it leaves, DESCRIBE on the nodes and jobs it reaches),
+	// never one call per node.
+	Check(ctx context.Context, p Principal, checks []Check) (allowed []bool, err error)
+	// Settings are the policy-wide settings: hidden-neighbour mode, sensitive namespaces and tags.
+	Settings() Settings
 }
 
 // AllowAllFingerprint is the scope fingerprint of AllowAll.
@@ -79,11 +86,14 @@ func (AllowAll) Scope(context.Context, Principal) (Scope, error) {
 	return Scope{Fingerprint: AllowAllFingerprint, Global: true}, nil
 }
 
-// AllowHop implements Policy.
-func (AllowAll) AllowHop(_ context.Context, _ Principal, candidates []Candidate) ([]bool, error) {
-	out := make([]bool, len(candidates))
+// Check implements Policy: everything is allowed.
+func (AllowAll) Check(_ context.Context, _ Principal, checks []Check) ([]bool, error) {
+	out := make([]bool, len(checks))
 	for i := range out {
 		out[i] = true
 	}
 	return out, nil
 }
+
+// Settings implements Policy: OMIT, nothing sensitive.
+func (AllowAll) Settings() Settings { return Settings{}.normalized() }

@@ -37,7 +37,7 @@ func TestSetupAppliesPolicyFileAndAudits(t *testing.T) {
 		t.Error("settings from the policy file not in force")
 	}
 	viewer := Principal{Subject: f.prefix + "-viewer"}
-	ok, err := comp.Policy.AllowHop(f.ctx, viewer, []Candidate{ds(f.ns, "x.y")})
+	ok, err := describe(f.ctx, comp.Policy, viewer, []Candidate{ds(f.ns, "x.y")})
 	if err != nil || !ok[0] {
 		t.Errorf("file grant not in force: %v %v", ok, err)
 	}

@@ -49,7 +49,7 @@ MERGE (fl:Field {key: $fk}) SET fl.datasetKey = $dk, fl.path = 'col'`,
 	if _, err := pol.Scope(f.ctx, eve); err != nil {
 		t.Fatal(err)
 	}
-	got, err := pol.AllowHop(f.ctx, eve, []Candidate{{Kind: KindJob, Key: jk}, {Kind: KindJob, Key: "job_unknown"}})
+	got, err := describe(f.ctx, pol, eve, []Candidate{{Kind: KindJob, Key: jk}, {Kind: KindJob, Key: "job_unknown"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ type PolicyOptions struct {
 }
 
 // GrantPolicy is the grant-based Policy: it evaluates a compiled Evaluator of the current epoch and reloads it
-// when the epoch changes. Scope checks the epoch (see EpochCheckInterval); AllowHop and the Can* checks use the
+// when the epoch changes. Scope checks the epoch (see EpochCheckInterval); Check and the Can* checks use the
 // evaluator Scope last made current, so a request sees one grant state unless a change lands mid-request, in
 // which case it sees the newer one.
 type GrantPolicy struct {
@@ -72,7 +72,7 @@ func NewGrantPolicy(ctx context.Context, src GrantSource, opts PolicyOptions) (*
 // Evaluator returns the evaluator in force.
 func (g *GrantPolicy) Evaluator() *Evaluator { return g.cur.Load() }
 
-// Settings returns the policy-wide settings (hidden-neighbour mode, sensitive namespaces and tags).
+// Settings implements Policy: the policy-wide settings (hidden-neighbour mode, sensitive namespaces and tags).
 func (g *GrantPolicy) Settings() Settings { return g.cur.Load().Settings() }
 
 // Refresh reads the epoch and recompiles when it changed. The management service calls it after a change.
@@ -124,28 +124,8 @@ func (g *GrantPolicy) Scope(ctx context.Context, p Principal) (Scope, error) {
 	return g.cur.Load().Scope(p, ClaimedRoles(ctx, p)), nil
 }
 
-// AllowHop implements Policy: whether p may DESCRIBE (see) each candidate.
-func (g *GrantPolicy) AllowHop(ctx context.Context, p Principal, candidates []Candidate) ([]bool, error) {
-	return g.Allow(ctx, p, PrivDescribe, candidates)
-}
-
-// Allow answers priv for every candidate, resolving the names of candidates known only by key in one batch.
-func (g *GrantPolicy) Allow(ctx context.Context, p Principal, priv Privilege, candidates []Candidate) ([]bool, error) {
-	cands, err := g.named(ctx, candidates)
-	if err != nil {
-		return nil, err
-	}
-	ev, claimed := g.cur.Load(), ClaimedRoles(ctx, p)
-	v, bit := ev.viewOf(p, claimed), priv.bit()
-	out := make([]bool, len(cands))
-	for i, c := range cands {
-		out[i] = v.can(bit, c, ev.envOf)
-	}
-	return out, nil
-}
-
 // Can answers priv on one named candidate (VIEW_LINEAGE on the node a hop leaves, VIEW_SQL, VIEW_SENSITIVE).
-// A candidate without a namespace is allowed only by an undenied ROOT grant; use Allow to resolve names.
+// A candidate without a namespace is allowed only by an undenied ROOT grant; use Check to resolve names.
 func (g *GrantPolicy) Can(ctx context.Context, p Principal, priv Privilege, c Candidate) bool {
 	return g.cur.Load().Can(p, ClaimedRoles(ctx, p), priv, c)
 }

@@ -143,7 +143,7 @@ func TestManagerChecksAuditsAndTakesEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed, _ := f.policy.AllowHop(f.ctx, alice, []Candidate{orders})
+	allowed, _ := describe(f.ctx, f.policy, alice, []Candidate{orders})
 	if allowed[0] {
 		t.Fatal("alice sees orders before any grant")
 	}
@@ -158,7 +158,7 @@ func TestManagerChecksAuditsAndTakesEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed, _ = f.policy.AllowHop(f.ctx, alice, []Candidate{orders, ds(f.ns, "analytics.finance_secret")})
+	allowed, _ = describe(f.ctx, f.policy, alice, []Candidate{orders, ds(f.ns, "analytics.finance_secret")})
 	if !allowed[0] || allowed[1] {
 		t.Errorf("after grant: allowed = %v, want [true false]", allowed)
 	}
@@ -179,7 +179,7 @@ func TestManagerChecksAuditsAndTakesEffect(t *testing.T) {
 	if err := f.mgr.Revoke(f.ctx, f.admin, g); err != nil {
 		t.Fatal(err)
 	}
-	allowed, _ = f.policy.AllowHop(f.ctx, alice, []Candidate{orders})
+	allowed, _ = describe(f.ctx, f.policy, alice, []Candidate{orders})
 	if allowed[0] {
 		t.Error("revoked grant still in force")
 	}

@@ -7,25 +7,15 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-// settingsSource is a policy that knows the policy-wide settings (hidden-neighbour mode, sensitive markings).
-type settingsSource interface {
-	Settings() authz.Settings
-}
-
 // gate is the query side's one entry to the permission model: batched checks of mixed privileges (one call per
 // hop or per lookup), the hidden-neighbour mode, sensitive markings and REDACT placeholder ids.
 type gate struct {
 	policy   authz.Policy
-	checker  authz.Checker // nil: every privilege is answered by Policy.AllowHop (describe)
 	redactor *authz.Redactor
 }
 
 func newGate(p authz.Policy, r *authz.Redactor) gate {
-	g := gate{policy: p, redactor: r}
-	if c, ok := p.(authz.Checker); ok {
-		g.checker = c
-	}
-	return g
+	return gate{policy: p, redactor: r}
 }
 
 // check answers a batch in one policy call.
@@ -33,23 +23,11 @@ func (g gate) check(ctx context.Context, p authz.Principal, checks []authz.Check
 	if len(checks) == 0 {
 		return nil, nil
 	}
-	if g.checker != nil {
-		return g.checker.Check(ctx, p, checks)
-	}
-	cands := make([]authz.Candidate, len(checks))
-	for i, c := range checks {
-		cands[i] = c.Candidate
-	}
-	return g.policy.AllowHop(ctx, p, cands)
+	return g.policy.Check(ctx, p, checks)
 }
 
-// settings are the policy's settings (OMIT, nothing sensitive for a policy without settings).
-func (g gate) settings() authz.Settings {
-	if s, ok := g.policy.(settingsSource); ok {
-		return s.Settings()
-	}
-	return authz.AllowAll{}.Settings()
-}
+// settings are the policy's settings.
+func (g gate) settings() authz.Settings { return g.policy.Settings() }
 
 // redact reports whether hidden neighbours are shown as placeholders. REDACT without a redactor (no key) falls
 // back to OMIT, which discloses less.

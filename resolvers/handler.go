@@ -31,8 +31,8 @@ type Deps struct {
 	Clock      func() time.Time
 	// Canonicalizer canonicalises identifiers like ingestion does (nil: identity).
 	Canonicalizer lineage.Canonicalizer
-	// Policy decides visibility (nil: authz.AllowAll). components.Policy (*authz.GrantPolicy) also answers the
-	// batched mixed-privilege checks (VIEW_LINEAGE, VIEW_SQL, VIEW_SENSITIVE) and the hidden-neighbour settings.
+	// Policy decides visibility (nil: authz.AllowAll): the scope, the batched mixed-privilege checks (DESCRIBE,
+	// VIEW_LINEAGE, VIEW_SQL, VIEW_SENSITIVE) and the hidden-neighbour settings.
 	Policy authz.Policy
 	// Redactor makes REDACT placeholder ids (components.Redactor); nil answers a REDACT policy as OMIT.
 	Redactor *authz.Redactor

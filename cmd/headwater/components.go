@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headwater-data/headwater/authn"
-	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
@@ -123,13 +122,6 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 	}
 	d.AfterProject = crashFailpoint(log)
 	return consumer.New(cc, kc, d)
-}
-
-// permissions wires the grant model: policy file, grant store, policy, audit stream.
-func (p *pipeline) permissions(ctx context.Context, c authz.Config, kc kafkaio.Config, log *slog.Logger,
-	reg prometheus.Registerer) (*authz.Components, error) {
-	return authz.Setup(ctx, c, authz.SetupDeps{Store: p.store, Kafka: kc, Canonicalizer: p.norm,
-		EnvironmentOf: p.norm.Environment, Registerer: reg, Log: log, Clock: time.Now})
 }
 
 // authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens). tokens

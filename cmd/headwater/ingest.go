@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -28,7 +27,7 @@ type ingestCmd struct {
 	Identity    identityConfig   `embed:"" prefix:"identity-"`
 	Consumer    consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive     archive.Config   `embed:"" prefix:"archive-"`
-	Authz       authz.Config     `embed:"" prefix:"authz-"`
+	Authz       authzConfig      `embed:"" prefix:"authz-"`
 	HTTP        serverLimits     `embed:"" prefix:"http-"`
 }
 

@@ -64,7 +64,7 @@ type serveCmd struct {
 	Archive  archive.Config   `embed:"" prefix:"archive-"`
 	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
-	Authz    authz.Config     `embed:"" prefix:"authz-"`
+	Authz    authzConfig      `embed:"" prefix:"authz-"`
 	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }

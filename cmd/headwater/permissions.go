@@ -1,4 +1,4 @@
-package authz
+package main
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 )
 
-// Config is the permission configuration (grant policy, policy file, audit stream).
-type Config struct {
+// authzConfig is the permission configuration (grant policy, policy file, audit stream).
+type authzConfig struct {
 	PolicyFile         string        `help:"YAML policy file applied at start (roles, grants, bindings, sensitive namespaces and tags, hidden-neighbour mode); empty: grants only through the API." default:"" env:"HEADWATER_AUTHZ_POLICY_FILE" yaml:"policyFile"`
 	PolicySource       string        `help:"Tag of what the policy file creates; a sync removes only items carrying it. Change only to run several independent policy files." default:"file" env:"HEADWATER_AUTHZ_POLICY_SOURCE" yaml:"policySource"`
 	AuditTopic         string        `help:"Kafka topic of the append-only audit stream." default:"headwater.audit" env:"HEADWATER_AUTHZ_AUDIT_TOPIC" yaml:"auditTopic"`
@@ -26,7 +27,7 @@ type Config struct {
 const maxEpochCheckInterval = time.Minute
 
 // Validate reports the first invalid setting by name.
-func (c Config) Validate() error {
+func (c authzConfig) Validate() error {
 	switch {
 	case c.AuditTopic == "":
 		return errors.New("authz.audit-topic: must not be empty")
@@ -38,24 +39,24 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Components are the wired permission services.
-type Components struct {
-	Store   *GrantStore
-	Policy  *GrantPolicy
-	Manager *Manager
-	Auditor *KafkaAuditor
+// permServices are the wired permission services.
+type permServices struct {
+	Store   *authz.GrantStore
+	Policy  *authz.GrantPolicy
+	Manager *authz.Manager
+	Auditor *authz.KafkaAuditor
 	// RequestAuditor writes the per-request records (sensitive reads, denials) asynchronously through Auditor,
 	// so an answer never waits for the audit stream; grant changes stay synchronous (Manager, token admin).
-	RequestAuditor *AsyncAuditor
+	RequestAuditor *authz.AsyncAuditor
 	// Redactor makes REDACT placeholder ids; nil unless a redact key is configured.
-	Redactor *Redactor
+	Redactor *authz.Redactor
 }
 
 // auditDrainTimeout bounds how long Close waits for queued request audit records to reach the audit stream.
 const auditDrainTimeout = 10 * time.Second
 
 // Close drains the request audit queue, then closes the audit producer.
-func (c *Components) Close() error {
+func (c *permServices) Close() error {
 	if c.RequestAuditor != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), auditDrainTimeout)
 		defer cancel()
@@ -67,47 +68,43 @@ func (c *Components) Close() error {
 	return c.Auditor.Close()
 }
 
-// SetupDeps are what Setup needs from the rest of the process.
-type SetupDeps struct {
+// permDeps are what the permission services need from the rest of the process.
+type permDeps struct {
 	Store         *graph.Store
 	Kafka         kafkaio.Config
-	Canonicalizer Canonicalizer // normalize.Normalizer; nil takes securables as given
-	EnvironmentOf EnvironmentOf
-	Names         NameResolver // nil: GraphNames over Store
+	Canonicalizer authz.Canonicalizer // normalize.Normalizer; nil takes securables as given
+	EnvironmentOf authz.EnvironmentOf
 	Registerer    prometheus.Registerer
 	Log           *slog.Logger
 	Clock         func() time.Time
 }
 
-// Setup wires the permission services: it reads the policy file (if any), creates the audit topic and producer,
-// loads the grants, and applies the policy file idempotently.
-func Setup(ctx context.Context, c Config, d SetupDeps) (*Components, error) {
+// permissions wires the grant model over this pipeline's store and normaliser.
+func (p *pipeline) permissions(ctx context.Context, c authzConfig, kc kafkaio.Config, log *slog.Logger,
+	reg prometheus.Registerer) (*permServices, error) {
+	return setupPermissions(ctx, c, permDeps{Store: p.store, Kafka: kc, Canonicalizer: p.norm,
+		EnvironmentOf: p.norm.Environment, Registerer: reg, Log: log, Clock: time.Now})
+}
+
+// setupPermissions composes the permission services: it reads the policy file (if any), creates the audit topic
+// and producer, loads the grants, and applies the policy file idempotently.
+func setupPermissions(ctx context.Context, c authzConfig, d permDeps) (*permServices, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var pf *PolicyFile
-	settings := Settings{}
-	if c.PolicyFile != "" {
-		f, err := LoadPolicyFile(c.PolicyFile)
-		if err != nil {
-			return nil, err
-		}
-		f.Source = c.PolicySource
-		pf, settings = &f, f.Settings()
-	}
-	var red *Redactor
-	if c.RedactKey != "" || settings.HiddenNeighbours == HiddenRedact {
-		r, err := NewRedactor(c.RedactKey)
-		if err != nil {
-			return nil, fmt.Errorf("authz.redact-key: %w", err)
-		}
-		red = r
-	}
-	aud, err := NewKafkaAuditor(d.Kafka, c.AuditTopic)
+	pf, settings, err := readPolicyFile(c)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := setupPolicy(ctx, c, d, settings, aud)
+	red, err := redactor(c, settings)
+	if err != nil {
+		return nil, err
+	}
+	aud, err := authz.NewKafkaAuditor(d.Kafka, c.AuditTopic)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := grantServices(ctx, c, d, settings, aud)
 	if err != nil {
 		_ = aud.Close()
 		return nil, err
@@ -121,25 +118,48 @@ func Setup(ctx context.Context, c Config, d SetupDeps) (*Components, error) {
 		}
 		d.Log.Info("policy file applied", "path", c.PolicyFile, "changes", len(res.Changed), "epoch", res.Epoch)
 	}
-	comp.RequestAuditor = NewAsyncAuditor(aud, AsyncOptions{Log: d.Log, Registerer: d.Registerer})
+	comp.RequestAuditor = authz.NewAsyncAuditor(aud, authz.AsyncOptions{Log: d.Log, Registerer: d.Registerer})
 	return comp, nil
 }
 
-func setupPolicy(ctx context.Context, c Config, d SetupDeps, settings Settings, aud *KafkaAuditor) (*Components, error) {
-	names := d.Names
-	if names == nil {
-		names = GraphNames{Store: d.Store}
+// readPolicyFile loads the configured policy file (nil when none) and the settings it declares.
+func readPolicyFile(c authzConfig) (*authz.PolicyFile, authz.Settings, error) {
+	if c.PolicyFile == "" {
+		return nil, authz.Settings{}, nil
 	}
-	var metrics *PolicyMetrics
+	f, err := authz.LoadPolicyFile(c.PolicyFile)
+	if err != nil {
+		return nil, authz.Settings{}, err
+	}
+	f.Source = c.PolicySource
+	return &f, f.Settings(), nil
+}
+
+// redactor is the REDACT placeholder-id maker: required when the settings say REDACT, nil without a key.
+func redactor(c authzConfig, settings authz.Settings) (*authz.Redactor, error) {
+	if c.RedactKey == "" && settings.HiddenNeighbours != authz.HiddenRedact {
+		return nil, nil
+	}
+	r, err := authz.NewRedactor(c.RedactKey)
+	if err != nil {
+		return nil, fmt.Errorf("authz.redact-key: %w", err)
+	}
+	return r, nil
+}
+
+// grantServices composes the grant store, the policy over it (names resolved in the graph) and the manager.
+func grantServices(ctx context.Context, c authzConfig, d permDeps, settings authz.Settings, aud *authz.KafkaAuditor) (*permServices, error) {
+	var metrics *authz.PolicyMetrics
 	if d.Registerer != nil {
-		metrics = NewPolicyMetrics(d.Registerer)
+		metrics = authz.NewPolicyMetrics(d.Registerer)
 	}
-	store := NewGrantStore(d.Store, d.Clock)
-	pol, err := NewGrantPolicy(ctx, store, PolicyOptions{Settings: settings, EnvironmentOf: d.EnvironmentOf,
-		Names: names, EpochCheckInterval: c.EpochCheckInterval, Clock: d.Clock, Log: d.Log, Metrics: metrics})
+	store := authz.NewGrantStore(d.Store, d.Clock)
+	pol, err := authz.NewGrantPolicy(ctx, store, authz.PolicyOptions{Settings: settings, EnvironmentOf: d.EnvironmentOf,
+		Names: authz.GraphNames{Store: d.Store}, EpochCheckInterval: c.EpochCheckInterval, Clock: d.Clock, Log: d.Log,
+		Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
-	return &Components{Store: store, Policy: pol, Auditor: aud,
-		Manager: NewManager(store, pol, aud, d.Canonicalizer, d.Clock)}, nil
+	return &permServices{Store: store, Policy: pol, Auditor: aud,
+		Manager: authz.NewManager(store, pol, aud, d.Canonicalizer, d.Clock)}, nil
 }

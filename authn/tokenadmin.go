@@ -7,17 +7,17 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
 )
 
 // ErrForbidden means the caller may not manage that token.
 var ErrForbidden = errors.New("forbidden")
 
-// ManageChecker answers whether a principal holds a privilege on a securable (authz.GrantPolicy).
+// ManageChecker answers whether a principal holds a privilege on a securable (grantpolicy.GrantPolicy).
 type ManageChecker interface {
-	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s authz.Securable) bool
+	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool
 }
-
-var _ ManageChecker = (*authz.GrantPolicy)(nil)
 
 // TokenManager is the API-token service behind the management API. A principal may create and revoke user
 // tokens for itself; tokens for anyone else, and service or producer tokens, need MANAGE_GRANTS on ROOT.
@@ -25,12 +25,12 @@ var _ ManageChecker = (*authz.GrantPolicy)(nil)
 type TokenManager struct {
 	store *TokenStore
 	authz ManageChecker
-	audit authz.Auditor
+	audit audit.Auditor
 	clock func() time.Time
 }
 
 // NewTokenManager returns the token service.
-func NewTokenManager(store *TokenStore, checker ManageChecker, audit authz.Auditor, clock func() time.Time) *TokenManager {
+func NewTokenManager(store *TokenStore, checker ManageChecker, audit audit.Auditor, clock func() time.Time) *TokenManager {
 	return &TokenManager{store: store, authz: checker, audit: audit, clock: clock}
 }
 
@@ -45,7 +45,7 @@ func (m *TokenManager) Create(ctx context.Context, caller authz.Principal, req N
 	if err != nil {
 		return "", TokenInfo{}, err
 	}
-	return tok, info, m.record(ctx, caller, "createToken", authz.DecisionAllow, "token "+info.ID+" for "+info.Owner)
+	return tok, info, m.record(ctx, caller, "createToken", audit.DecisionAllow, "token "+info.ID+" for "+info.Owner)
 }
 
 // Revoke revokes a token.
@@ -61,19 +61,19 @@ func (m *TokenManager) Revoke(ctx context.Context, caller authz.Principal, id st
 	if err := m.store.Revoke(ctx, id, caller.Subject); err != nil {
 		return err
 	}
-	return m.record(ctx, caller, "revokeToken", authz.DecisionAllow, "token "+id+" of "+info.Owner)
+	return m.record(ctx, caller, "revokeToken", audit.DecisionAllow, "token "+id+" of "+info.Owner)
 }
 
 func (m *TokenManager) check(ctx context.Context, caller authz.Principal, op string, self bool, owner string) error {
-	if self || m.authz.CanOn(ctx, caller, authz.PrivManageGrants, authz.Root()) {
+	if self || m.authz.CanOn(ctx, caller, authz.PrivManageGrants, grant.Root()) {
 		return nil
 	}
 	reason := "MANAGE_GRANTS on ROOT needed to manage tokens of " + owner
 	return errors.Join(fmt.Errorf("%w: %s", ErrForbidden, reason),
-		m.record(ctx, caller, op, authz.DecisionDeny, reason))
+		m.record(ctx, caller, op, audit.DecisionDeny, reason))
 }
 
-func (m *TokenManager) record(ctx context.Context, p authz.Principal, op string, d authz.Decision, reason string) error {
-	return m.audit.Audit(ctx, authz.AuditRecord{Time: m.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
+func (m *TokenManager) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
+	return m.audit.Audit(ctx, audit.AuditRecord{Time: m.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
 		Operation: op, Decision: d, Reason: reason})
 }

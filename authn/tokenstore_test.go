@@ -10,6 +10,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -119,9 +121,9 @@ func flip(b byte) string {
 	return "A"
 }
 
-type recAuditor struct{ recs []authz.AuditRecord }
+type recAuditor struct{ recs []audit.AuditRecord }
 
-func (r *recAuditor) Audit(_ context.Context, rec authz.AuditRecord) error {
+func (r *recAuditor) Audit(_ context.Context, rec audit.AuditRecord) error {
 	r.recs = append(r.recs, rec)
 	return nil
 }
@@ -129,8 +131,8 @@ func (r *recAuditor) Audit(_ context.Context, rec authz.AuditRecord) error {
 // rootAdmins holds MANAGE_GRANTS on ROOT for the listed subjects.
 type rootAdmins map[string]bool
 
-func (a rootAdmins) CanOn(_ context.Context, p authz.Principal, priv authz.Privilege, s authz.Securable) bool {
-	return a[p.Subject] && priv == authz.PrivManageGrants && s.Kind == authz.SecRoot
+func (a rootAdmins) CanOn(_ context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool {
+	return a[p.Subject] && priv == authz.PrivManageGrants && s.Kind == grant.SecRoot
 }
 
 func TestTokenManagerPermissions(t *testing.T) {

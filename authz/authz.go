@@ -1,7 +1,7 @@
 // Package authz is the permission seam of the query path: who is asking (Principal, carried in the request
 // context) and what they may see (Policy: the scope once per request, one batched Check of mixed privileges per
-// traversal hop or lookup, and the policy-wide Settings). AllowAll (development, tests) and GrantPolicy (policy.go,
-// the grant model) implement it.
+// traversal hop or lookup, and the policy-wide Settings). AllowAll (development, tests) and grantpolicy.GrantPolicy (the
+// grant model) implement it.
 //
 // Invariant: the expander never returns, caches into a principal's view, or expands a node the Policy did not
 // allow for that principal.
@@ -73,8 +73,8 @@ type Policy interface {
 	Settings() Settings
 }
 
-// AllowAllFingerprint is the scope fingerprint of AllowAll.
-const AllowAllFingerprint = "allow-all"
+// allowAllFingerprint is the scope fingerprint of AllowAll.
+const allowAllFingerprint = "allow-all"
 
 // AllowAll lets every principal see everything. It is the policy until grants exist.
 type AllowAll struct{}
@@ -83,7 +83,7 @@ var _ Policy = AllowAll{}
 
 // Scope implements Policy.
 func (AllowAll) Scope(context.Context, Principal) (Scope, error) {
-	return Scope{Fingerprint: AllowAllFingerprint, Global: true}, nil
+	return Scope{Fingerprint: allowAllFingerprint, Global: true}, nil
 }
 
 // Check implements Policy: everything is allowed.
@@ -96,4 +96,4 @@ func (AllowAll) Check(_ context.Context, _ Principal, checks []Check) ([]bool, e
 }
 
 // Settings implements Policy: OMIT, nothing sensitive.
-func (AllowAll) Settings() Settings { return Settings{}.normalized() }
+func (AllowAll) Settings() Settings { return Settings{}.Normalized() }

@@ -3,7 +3,6 @@ package authz
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // HiddenMode says how an answer shows neighbours the caller may not see.
@@ -27,15 +26,15 @@ type Settings struct {
 
 // Validate checks the mode.
 func (s Settings) Validate() error {
-	switch s.normalized().HiddenNeighbours {
+	switch s.Normalized().HiddenNeighbours {
 	case HiddenOmit, HiddenRedact:
 		return nil
 	}
 	return fmt.Errorf("%w: hiddenNeighbours %q must be OMIT or REDACT", ErrInvalid, s.HiddenNeighbours)
 }
 
-// normalized defaults the mode to OMIT and sorts the lists.
-func (s Settings) normalized() Settings {
+// Normalized defaults the mode to OMIT and sorts the lists.
+func (s Settings) Normalized() Settings {
 	if s.HiddenNeighbours == "" {
 		s.HiddenNeighbours = HiddenOmit
 	}
@@ -48,11 +47,6 @@ func sortedUnique(in []string) []string {
 	out := slices.Clone(in)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func (s Settings) hash() string {
-	return string(s.HiddenNeighbours) + "|" + strings.Join(s.SensitiveNamespaces, "\x1f") + "|" +
-		strings.Join(s.SensitiveTags, "\x1f")
 }
 
 // Sensitive reports whether a node is sensitive: its namespace is marked sensitive, or it carries a sensitive

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
@@ -46,7 +49,7 @@ WITH j UNWIND $outs AS o MATCH (d:Dataset {key: o}) CREATE (j)-[b:OUTPUT_TO]->(d
 // in OMIT and REDACT mode. `go test ./lineage -run XXX -bench HiddenDegree -benchtime 200x`
 func BenchmarkHiddenDegree(b *testing.B) {
 	store := testenv.Store(b)
-	gs := authz.NewGrantStore(store, time.Now)
+	gs := grantstore.NewGrantStore(store, time.Now)
 	red, err := authz.NewRedactor("bench-redact-key-0123456789abcdef0123")
 	if err != nil {
 		b.Fatal(err)
@@ -55,19 +58,19 @@ func BenchmarkHiddenDegree(b *testing.B) {
 		fx := lineagetest.New(b, store)
 		buildHub(fx, hidden)
 		narrow, role := fx.NS+"-narrow", fx.NS+"-rnarrow"
-		if _, err := gs.Apply(context.Background(), "bench", []authz.Change{
-			{Op: authz.OpCreateRole, Role: &authz.Role{Name: role}},
-			{Op: authz.OpGrant, Grant: &authz.Grant{Role: role, Privilege: authz.PrivViewLineage,
-				On: authz.Securable{Kind: authz.SecPrefix, Namespace: fx.NS, Name: "pub"}}},
-			{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: narrow, Role: role}},
+		if _, err := gs.Apply(context.Background(), "bench", []grant.Change{
+			{Op: grant.OpCreateRole, Role: &grant.Role{Name: role}},
+			{Op: grant.OpGrant, Grant: &grant.Grant{Role: role, Privilege: authz.PrivViewLineage,
+				On: grant.Securable{Kind: grant.SecPrefix, Namespace: fx.NS, Name: "pub"}}},
+			{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: narrow, Role: role}},
 		}); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() {
-			_, _ = gs.Apply(context.Background(), "bench-cleanup", []authz.Change{{Op: authz.OpDeleteRole, Role: &authz.Role{Name: role}}})
+			_, _ = gs.Apply(context.Background(), "bench-cleanup", []grant.Change{{Op: grant.OpDeleteRole, Role: &grant.Role{Name: role}}})
 		})
 		for _, mode := range []authz.HiddenMode{authz.HiddenOmit, authz.HiddenRedact} {
-			pol, err := authz.NewGrantPolicy(context.Background(), gs, authz.PolicyOptions{Names: authz.GraphNames{Store: store},
+			pol, err := grantpolicy.NewGrantPolicy(context.Background(), gs, grantpolicy.PolicyOptions{Names: grantstore.GraphNames{Store: store},
 				EpochCheckInterval: time.Second, Settings: authz.Settings{HiddenNeighbours: mode}})
 			if err != nil {
 				b.Fatal(err)

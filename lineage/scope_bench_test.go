@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
@@ -75,25 +78,25 @@ func BenchmarkScopedLineage(b *testing.B) {
 	store := testenv.Store(b)
 	fx := lineagetest.New(b, store)
 	buildTree(b, fx)
-	gs := authz.NewGrantStore(store, time.Now)
+	gs := grantstore.NewGrantStore(store, time.Now)
 	admin, narrow := fx.NS+"-admin", fx.NS+"-narrow"
 	roleA, roleN := fx.NS+"-radmin", fx.NS+"-rnarrow"
-	_, err := gs.Apply(context.Background(), "bench", []authz.Change{
-		{Op: authz.OpCreateRole, Role: &authz.Role{Name: roleA}}, {Op: authz.OpCreateRole, Role: &authz.Role{Name: roleN}},
-		{Op: authz.OpGrant, Grant: &authz.Grant{Role: roleA, Privilege: authz.PrivViewLineage, On: authz.Root()}},
-		{Op: authz.OpGrant, Grant: &authz.Grant{Role: roleN, Privilege: authz.PrivViewLineage,
-			On: authz.Securable{Kind: authz.SecPrefix, Namespace: fx.NS, Name: "pub"}}},
-		{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: admin, Role: roleA}},
-		{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: narrow, Role: roleN}},
+	_, err := gs.Apply(context.Background(), "bench", []grant.Change{
+		{Op: grant.OpCreateRole, Role: &grant.Role{Name: roleA}}, {Op: grant.OpCreateRole, Role: &grant.Role{Name: roleN}},
+		{Op: grant.OpGrant, Grant: &grant.Grant{Role: roleA, Privilege: authz.PrivViewLineage, On: grant.Root()}},
+		{Op: grant.OpGrant, Grant: &grant.Grant{Role: roleN, Privilege: authz.PrivViewLineage,
+			On: grant.Securable{Kind: grant.SecPrefix, Namespace: fx.NS, Name: "pub"}}},
+		{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: admin, Role: roleA}},
+		{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: narrow, Role: roleN}},
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		_, _ = gs.Apply(context.Background(), "bench-cleanup", []authz.Change{
-			{Op: authz.OpDeleteRole, Role: &authz.Role{Name: roleA}}, {Op: authz.OpDeleteRole, Role: &authz.Role{Name: roleN}}})
+		_, _ = gs.Apply(context.Background(), "bench-cleanup", []grant.Change{
+			{Op: grant.OpDeleteRole, Role: &grant.Role{Name: roleA}}, {Op: grant.OpDeleteRole, Role: &grant.Role{Name: roleN}}})
 	})
-	pol, err := authz.NewGrantPolicy(context.Background(), gs, authz.PolicyOptions{Names: authz.GraphNames{Store: store},
+	pol, err := grantpolicy.NewGrantPolicy(context.Background(), gs, grantpolicy.PolicyOptions{Names: grantstore.GraphNames{Store: store},
 		EpochCheckInterval: time.Second})
 	if err != nil {
 		b.Fatal(err)

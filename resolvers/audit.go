@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
-// AuditReader reads pages of the audit stream, newest first (authz.KafkaAuditReader).
+// AuditReader reads pages of the audit stream, newest first (auditkafka.KafkaAuditReader).
 type AuditReader interface {
-	ReadAudit(ctx context.Context, q authz.AuditQuery) (authz.AuditPage, error)
+	ReadAudit(ctx context.Context, q audit.AuditQuery) (audit.AuditPage, error)
 }
 
-var _ AuditReader = (*authz.KafkaAuditReader)(nil)
-
-// auditGate decides who may read the audit stream and audits every read (authz.Manager).
+// auditGate decides who may read the audit stream and audits every read (manage.Manager).
 type auditGate interface {
 	AuthorizeAuditRead(ctx context.Context, caller authz.Principal, requestID, filter string) error
 }
 
-var _ auditGate = (*authz.Manager)(nil)
+var _ auditGate = (*manage.Manager)(nil)
 
 // defaultAuditPage is the page size when `first` is omitted.
 const defaultAuditPage = 100
@@ -78,19 +78,19 @@ func auditBadRequest(msg string) error {
 }
 
 // query validates the arguments and maps them to the reader's query.
-func (a auditArgs) query(caller authz.Principal) (authz.AuditQuery, error) {
-	q := authz.AuditQuery{Limit: defaultAuditPage, Principal: deref(a.principal)}
+func (a auditArgs) query(caller authz.Principal) (audit.AuditQuery, error) {
+	q := audit.AuditQuery{Limit: defaultAuditPage, Principal: deref(a.principal)}
 	if a.first != nil {
 		q.Limit = *a.first
 	}
-	if q.Limit < 1 || q.Limit > authz.MaxAuditPage {
-		return q, auditBadRequest(fmt.Sprintf("first must be between 1 and %d", authz.MaxAuditPage))
+	if q.Limit < 1 || q.Limit > audit.MaxAuditPage {
+		return q, auditBadRequest(fmt.Sprintf("first must be between 1 and %d", audit.MaxAuditPage))
 	}
 	if a.since != nil {
 		q.Since = a.since.UTC()
 	}
 	if a.decision != nil {
-		q.Decision = authz.Decision(*a.decision)
+		q.Decision = audit.Decision(*a.decision)
 	}
 	if a.after != nil {
 		before, err := decodeAuditCursor(*a.after, a.binding(caller))

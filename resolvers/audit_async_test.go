@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
 )
 
 // slowSink is an audit stream that takes delay to acknowledge each record (a loaded or distant Kafka).
@@ -14,7 +15,7 @@ type slowSink struct {
 	mem   memAudit
 }
 
-func (s *slowSink) Audit(ctx context.Context, r authz.AuditRecord) error {
+func (s *slowSink) Audit(ctx context.Context, r audit.AuditRecord) error {
 	time.Sleep(s.delay)
 	return s.mem.Audit(ctx, r)
 }
@@ -26,7 +27,7 @@ func (s *slowSink) Audit(ctx context.Context, r authz.AuditRecord) error {
 func TestDenialAnswerDoesNotWaitForAudit(t *testing.T) {
 	const delay = time.Second
 	sink := &slowSink{delay: delay}
-	async := authz.NewAsyncAuditor(sink, authz.AsyncOptions{})
+	async := audit.NewAsyncAuditor(sink, audit.AsyncOptions{})
 	t.Cleanup(func() { _, _ = async.Close(context.Background()) })
 	w := newWorld(t, worldOpt{mode: authz.HiddenOmit, auditor: async})
 	q := `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name } }`
@@ -40,7 +41,7 @@ func TestDenialAnswerDoesNotWaitForAudit(t *testing.T) {
 	deadline := time.Now().Add(5 * delay)
 	for time.Now().Before(deadline) {
 		for _, r := range sink.mem.all() {
-			if r.Principal == w.narrow && r.Decision == authz.DecisionDeny {
+			if r.Principal == w.narrow && r.Decision == audit.DecisionDeny {
 				return
 			}
 		}

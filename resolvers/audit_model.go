@@ -3,12 +3,13 @@ package resolvers
 import (
 	"strconv"
 
-	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
 // connectionOf maps a page of the audit stream to its GraphQL connection.
-func connectionOf(p authz.AuditPage, binding string) *model.AuditConnection {
+func connectionOf(p audit.AuditPage, binding string) *model.AuditConnection {
 	out := &model.AuditConnection{Nodes: make([]*model.AuditRecord, 0, len(p.Entries)), HasNextPage: p.More,
 		Truncated: p.Truncated, Scanned: p.Scanned, Undecodable: p.Undecodable}
 	for _, e := range p.Entries {
@@ -21,7 +22,7 @@ func connectionOf(p authz.AuditPage, binding string) *model.AuditConnection {
 	return out
 }
 
-func auditRecordOf(e authz.AuditEntry) *model.AuditRecord {
+func auditRecordOf(e audit.AuditEntry) *model.AuditRecord {
 	r := &model.AuditRecord{ID: "a" + strconv.FormatInt(int64(e.Partition), 10) + ":" + strconv.FormatInt(e.Offset, 10),
 		Time: e.Time, RequestID: optString(e.RequestID), Principal: e.Principal, PrincipalKind: optString(e.PrincipalKind),
 		Operation: e.Operation, Decision: model.AuditDecision(e.Decision), Reason: optString(e.Reason),
@@ -41,7 +42,7 @@ func auditRecordOf(e authz.AuditEntry) *model.AuditRecord {
 	return r
 }
 
-func auditChangeOf(c authz.Change) *model.AuditGrantChange {
+func auditChangeOf(c grant.Change) *model.AuditGrantChange {
 	out := &model.AuditGrantChange{Op: string(c.Op)}
 	if c.Role != nil {
 		out.Role = &model.AuditRole{Name: c.Role.Name, Description: optString(c.Role.Description),

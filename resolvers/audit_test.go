@@ -11,6 +11,12 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/auditkafka"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 )
@@ -20,8 +26,8 @@ import (
 type auditWorld struct {
 	t                                    *testing.T
 	srv                                  *httptest.Server
-	mgr                                  *authz.Manager
-	aud                                  *authz.KafkaAuditor
+	mgr                                  *manage.Manager
+	aud                                  *auditkafka.KafkaAuditor
 	ns                                   string
 	admin, denyAdmin, steward, bystander string
 }
@@ -30,12 +36,12 @@ func newAuditWorld(t *testing.T) *auditWorld {
 	t.Helper()
 	store, kc := testenv.Store(t), testenv.KafkaConfig(t)
 	topic := "t." + testenv.Token(4) + ".audit"
-	aud, err := authz.NewKafkaAuditor(kc, topic)
+	aud, err := auditkafka.NewKafkaAuditor(kc, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = aud.Close() })
-	reader, err := authz.NewKafkaAuditReader(kc, topic)
+	reader, err := auditkafka.NewKafkaAuditReader(kc, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +49,13 @@ func newAuditWorld(t *testing.T) *auditWorld {
 	ns := testenv.Namespace(t)
 	w := &auditWorld{t: t, aud: aud, ns: ns, admin: ns + "-admin", denyAdmin: ns + "-deny-admin",
 		steward: ns + "-steward", bystander: ns + "-bystander"}
-	grants := authz.NewGrantStore(store, time.Now)
+	grants := grantstore.NewGrantStore(store, time.Now)
 	w.setupGrants(grants)
-	pol, err := authz.NewGrantPolicy(t.Context(), grants, authz.PolicyOptions{Names: authz.GraphNames{Store: store}})
+	pol, err := grantpolicy.NewGrantPolicy(t.Context(), grants, grantpolicy.PolicyOptions{Names: grantstore.GraphNames{Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.mgr = authz.NewManager(grants, pol, aud, nil, time.Now)
+	w.mgr = manage.NewManager(grants, pol, aud, nil, time.Now)
 	w.srv = serveAs(t, Deps{Store: store, Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
 		Auditor: aud, Manager: w.mgr, AuditReader: reader}, "")
 	return w
@@ -57,31 +63,31 @@ func newAuditWorld(t *testing.T) *auditWorld {
 
 // setupGrants: admin manages ROOT; denyAdmin too but is denied DESCRIBE on one prefix; steward manages one
 // namespace only.
-func (w *auditWorld) setupGrants(grants *authz.GrantStore) {
+func (w *auditWorld) setupGrants(grants *grantstore.GrantStore) {
 	role := func(n string) string { return w.ns + "-" + n }
-	var cs []authz.Change
+	var cs []grant.Change
 	for _, r := range []string{"admin", "deny-admin", "steward"} {
-		cs = append(cs, authz.Change{Op: authz.OpCreateRole, Role: &authz.Role{Name: role(r)}})
+		cs = append(cs, grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: role(r)}})
 	}
-	grant := func(r string, p authz.Privilege, e authz.Effect, on authz.Securable) authz.Change {
-		return authz.Change{Op: authz.OpGrant, Grant: &authz.Grant{Role: role(r), Privilege: p, Effect: e, On: on}}
+	grantOf := func(r string, p authz.Privilege, e grant.Effect, on grant.Securable) grant.Change {
+		return grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: role(r), Privilege: p, Effect: e, On: on}}
 	}
-	bind := func(s, r string) authz.Change {
-		return authz.Change{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: s, Role: role(r)}}
+	bind := func(s, r string) grant.Change {
+		return grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: s, Role: role(r)}}
 	}
-	nsSec := authz.Securable{Kind: authz.SecNamespace, Namespace: w.ns}
-	cs = append(cs, grant("admin", authz.PrivManageGrants, authz.Allow, authz.Root()),
-		grant("deny-admin", authz.PrivManageGrants, authz.Allow, authz.Root()),
-		grant("deny-admin", authz.PrivDescribe, authz.Deny, authz.Securable{Kind: authz.SecPrefix, Namespace: w.ns, Name: "hr"}),
-		grant("steward", authz.PrivManageGrants, authz.Allow, nsSec),
+	nsSec := grant.Securable{Kind: grant.SecNamespace, Namespace: w.ns}
+	cs = append(cs, grantOf("admin", authz.PrivManageGrants, grant.Allow, grant.Root()),
+		grantOf("deny-admin", authz.PrivManageGrants, grant.Allow, grant.Root()),
+		grantOf("deny-admin", authz.PrivDescribe, grant.Deny, grant.Securable{Kind: grant.SecPrefix, Namespace: w.ns, Name: "hr"}),
+		grantOf("steward", authz.PrivManageGrants, grant.Allow, nsSec),
 		bind(w.admin, "admin"), bind(w.denyAdmin, "deny-admin"), bind(w.steward, "steward"))
 	if _, err := grants.Apply(w.t.Context(), "audit-test", cs); err != nil {
 		w.t.Fatalf("apply grants: %v", err)
 	}
 	w.t.Cleanup(func() {
-		var del []authz.Change
+		var del []grant.Change
 		for _, r := range []string{"admin", "deny-admin", "steward", "viewers"} {
-			del = append(del, authz.Change{Op: authz.OpDeleteRole, Role: &authz.Role{Name: role(r)}})
+			del = append(del, grant.Change{Op: grant.OpDeleteRole, Role: &grant.Role{Name: role(r)}})
 		}
 		_, _ = grants.Apply(context.Background(), "audit-test-cleanup", del)
 	})
@@ -170,20 +176,20 @@ func oneError(t *testing.T, errs []gqlError, code string) {
 func (w *auditWorld) writeHistory() {
 	w.t.Helper()
 	ctx := w.t.Context()
-	ra := authz.NewRequestAudit(authz.Principal{Subject: w.bystander, Kind: "service"}, "graphql", "req-lineage", time.Now)
+	ra := audit.NewRequestAudit(authz.Principal{Subject: w.bystander, Kind: "service"}, "graphql", "req-lineage", time.Now)
 	ra.Denied(authz.Candidate{Kind: authz.KindDataset, Key: "ds-secret", Namespace: w.ns, Name: "hr.salaries"}, "root not visible")
 	if err := ra.Flush(ctx, w.aud); err != nil {
 		w.t.Fatal(err)
 	}
 	admin, steward := authz.Principal{Subject: w.admin, Kind: "user"}, authz.Principal{Subject: w.steward, Kind: "user"}
-	if err := w.mgr.CreateRole(ctx, admin, authz.Role{Name: w.ns + "-viewers"}); err != nil {
+	if err := w.mgr.CreateRole(ctx, admin, grant.Role{Name: w.ns + "-viewers"}); err != nil {
 		w.t.Fatal(err)
 	}
-	g := authz.Grant{Role: w.ns + "-viewers", Privilege: authz.PrivViewSQL, On: authz.Securable{Kind: authz.SecNamespace, Namespace: w.ns}}
+	g := grant.Grant{Role: w.ns + "-viewers", Privilege: authz.PrivViewSQL, On: grant.Securable{Kind: grant.SecNamespace, Namespace: w.ns}}
 	if err := w.mgr.Grant(ctx, admin, g); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.mgr.CreateRole(ctx, steward, authz.Role{Name: w.ns + "-nope"}); err == nil {
+	if err := w.mgr.CreateRole(ctx, steward, grant.Role{Name: w.ns + "-nope"}); err == nil {
 		w.t.Fatal("steward created a role without MANAGE_GRANTS on ROOT")
 	}
 }

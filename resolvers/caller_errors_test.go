@@ -16,15 +16,17 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
 )
 
 // recordingAuditor keeps audit records in memory (the token manager requires an auditor; audit is not under test).
 type recordingAuditor struct {
 	mu   sync.Mutex
-	recs []authz.AuditRecord
+	recs []audit.AuditRecord
 }
 
-func (a *recordingAuditor) Audit(_ context.Context, r authz.AuditRecord) error {
+func (a *recordingAuditor) Audit(_ context.Context, r audit.AuditRecord) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.recs = append(a.recs, r)
@@ -34,7 +36,7 @@ func (a *recordingAuditor) Audit(_ context.Context, r authz.AuditRecord) error {
 // noManagers grants MANAGE_GRANTS to nobody: a principal may still create its own user tokens.
 type noManagers struct{}
 
-func (noManagers) CanOn(context.Context, authz.Principal, authz.Privilege, authz.Securable) bool {
+func (noManagers) CanOn(context.Context, authz.Principal, authz.Privilege, grant.Securable) bool {
 	return false
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
@@ -58,7 +59,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case isForbidden(err):
 			gqlErr.Message = forbiddenMessage
 			setCode(gqlErr, CodeForbidden)
-		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, authz.ErrUnknownRole):
+		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, grant.ErrUnknownRole):
 			gqlErr.Message = invalidMessage(err)
 			setCode(gqlErr, CodeBadRequest)
 		case errors.Is(err, authz.ErrUnavailable) || errors.Is(err, authn.ErrUnavailable):
@@ -97,7 +98,7 @@ func isForbidden(err error) bool {
 // invalidMessage is the public text of a malformed management input: the model's validation message (it names
 // only what the caller sent), or "unknown role" (only reached after the caller's MANAGE_GRANTS was checked).
 func invalidMessage(err error) string {
-	if errors.Is(err, authz.ErrUnknownRole) {
+	if errors.Is(err, grant.ErrUnknownRole) {
 		return "unknown role"
 	}
 	var de *lineage.Error

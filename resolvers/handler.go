@@ -16,6 +16,8 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/lineage"
@@ -37,12 +39,12 @@ type Deps struct {
 	// Redactor makes REDACT placeholder ids (components.Redactor); nil answers a REDACT policy as OMIT.
 	Redactor *authz.Redactor
 	// Auditor receives one record per GraphQL request that touched sensitive nodes or was denied (nil: no audit).
-	Auditor authz.Auditor
+	Auditor audit.Auditor
 	// Manager serves the grant-management mutations (nil: they answer FORBIDDEN).
-	Manager *authz.Manager
+	Manager *manage.Manager
 	// Tokens serves createApiToken and revokeApiToken (nil: they answer FORBIDDEN).
 	Tokens *authn.TokenManager
-	// AuditReader serves auditRecords (authz.NewKafkaAuditReader on the audit topic); it needs Manager too,
+	// AuditReader serves auditRecords (auditkafka.NewKafkaAuditReader on the audit topic); it needs Manager too,
 	// which decides who may read and audits every read. Either nil: auditRecords answers FORBIDDEN.
 	AuditReader AuditReader
 	// Limits bound each request before gqlgen parses it (zero values: the defaults).
@@ -81,7 +83,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 			srv.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		a := authz.NewRequestAudit(authz.FromContext(ctx), "graphql", requestID(r), d.Clock)
+		a := audit.NewRequestAudit(authz.FromContext(ctx), "graphql", requestID(r), d.Clock)
 		srv.ServeHTTP(w, r.WithContext(authz.WithRequestAudit(ctx, a)))
 		if err := a.Flush(context.WithoutCancel(r.Context()), d.Auditor); err != nil {
 			d.Log.Error("audit record not written", "err", err)

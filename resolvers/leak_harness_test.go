@@ -16,6 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
@@ -27,20 +32,20 @@ const testRedactKey = "leak-suite-redact-key-0123456789abcdef"
 // memAudit keeps audit records in memory.
 type memAudit struct {
 	mu   sync.Mutex
-	recs []authz.AuditRecord
+	recs []audit.AuditRecord
 }
 
-func (m *memAudit) Audit(_ context.Context, r authz.AuditRecord) error {
+func (m *memAudit) Audit(_ context.Context, r audit.AuditRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.recs = append(m.recs, r)
 	return nil
 }
 
-func (m *memAudit) all() []authz.AuditRecord {
+func (m *memAudit) all() []audit.AuditRecord {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]authz.AuditRecord(nil), m.recs...)
+	return append([]audit.AuditRecord(nil), m.recs...)
 }
 
 // world is one leak-suite graph with grants: visible names under the prefix "pub", hidden ones under "sec" with
@@ -48,8 +53,8 @@ func (m *memAudit) all() []authz.AuditRecord {
 type world struct {
 	t       *testing.T
 	fx      *lineagetest.Fixture
-	grants  *authz.GrantStore
-	policy  *authz.GrantPolicy
+	grants  *grantstore.GrantStore
+	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
 	rdb     *redis.Client
@@ -70,18 +75,18 @@ type worldOpt struct {
 	// lineage adjusts the service configuration when set.
 	lineage func(*lineage.Config)
 	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
-	auditor authz.Auditor
+	auditor audit.Auditor
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
 	t.Helper()
 	store := testenv.Store(t)
 	fx := lineagetest.New(t, store)
-	w := &world{t: t, fx: fx, grants: authz.NewGrantStore(store, time.Now), audit: &memAudit{}, prefix: fx.NS}
+	w := &world{t: t, fx: fx, grants: grantstore.NewGrantStore(store, time.Now), audit: &memAudit{}, prefix: fx.NS}
 	w.admin, w.narrow, w.narrow2 = fx.NS+"-admin", fx.NS+"-narrow", fx.NS+"-narrow2"
 	w.build()
 	w.setupGrants()
-	pol, err := authz.NewGrantPolicy(t.Context(), w.grants, authz.PolicyOptions{Names: authz.GraphNames{Store: store},
+	pol, err := grantpolicy.NewGrantPolicy(t.Context(), w.grants, grantpolicy.PolicyOptions{Names: grantstore.GraphNames{Store: store},
 		Settings: authz.Settings{HiddenNeighbours: o.mode, SensitiveTags: []string{"pii"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +101,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 		o.lineage(&lc)
 	}
 	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
-		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
+		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now)}
 	if o.auditor != nil {
 		d.Auditor = o.auditor
 	}
@@ -162,36 +167,36 @@ MERGE (n)-[r:NAMES]->(d) SET r.kind = 'SYMLINK', r.validFrom = 0, r.validTo = $o
 
 func (w *world) role(n string) string { return w.prefix + "-" + n }
 
-func (w *world) apply(cs ...authz.Change) {
+func (w *world) apply(cs ...grant.Change) {
 	w.t.Helper()
 	if _, err := w.grants.Apply(context.Background(), "leak-test", cs); err != nil {
 		w.t.Fatalf("apply grants: %v", err)
 	}
 }
 
-func (w *world) pubPrefix() authz.Securable {
-	return authz.Securable{Kind: authz.SecPrefix, Namespace: w.fx.NS, Name: "pub"}
+func (w *world) pubPrefix() grant.Securable {
+	return grant.Securable{Kind: grant.SecPrefix, Namespace: w.fx.NS, Name: "pub"}
 }
 
 // setupGrants: admin manages everything; narrow sees lineage of pub.*; narrow2 too, minus SQL (a different scope).
 func (w *world) setupGrants() {
 	for _, r := range []string{"admin", "narrow", "narrow2"} {
 		w.roles = append(w.roles, w.role(r))
-		w.apply(authz.Change{Op: authz.OpCreateRole, Role: &authz.Role{Name: w.role(r)}})
+		w.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: w.role(r)}})
 	}
-	g := func(role string, p authz.Privilege, on authz.Securable) authz.Change {
-		return authz.Change{Op: authz.OpGrant, Grant: &authz.Grant{Role: w.role(role), Privilege: p, On: on}}
+	g := func(role string, p authz.Privilege, on grant.Securable) grant.Change {
+		return grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: w.role(role), Privilege: p, On: on}}
 	}
-	bind := func(subject, role string) authz.Change {
-		return authz.Change{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: subject, Role: w.role(role)}}
+	bind := func(subject, role string) grant.Change {
+		return grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: subject, Role: w.role(role)}}
 	}
-	w.apply(g("admin", authz.PrivManageGrants, authz.Root()), g("narrow", authz.PrivViewLineage, w.pubPrefix()),
+	w.apply(g("admin", authz.PrivManageGrants, grant.Root()), g("narrow", authz.PrivViewLineage, w.pubPrefix()),
 		g("narrow", authz.PrivViewSQL, w.pubPrefix()), g("narrow2", authz.PrivViewLineage, w.pubPrefix()),
 		bind(w.admin, "admin"), bind(w.narrow, "narrow"), bind(w.narrow2, "narrow2"))
 	w.t.Cleanup(func() {
-		var cs []authz.Change
+		var cs []grant.Change
 		for _, r := range w.roles {
-			cs = append(cs, authz.Change{Op: authz.OpDeleteRole, Role: &authz.Role{Name: r}})
+			cs = append(cs, grant.Change{Op: grant.OpDeleteRole, Role: &grant.Role{Name: r}})
 		}
 		_, _ = w.grants.Apply(context.Background(), "leak-test-cleanup", cs)
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/lineage"
 )
 
@@ -279,7 +280,7 @@ func TestHiddenRootIsNotFound(t *testing.T) {
 	}
 	denied := false
 	for _, r := range w.audit.all() {
-		denied = denied || (r.Principal == w.narrow && r.Decision == authz.DecisionDeny)
+		denied = denied || (r.Principal == w.narrow && r.Decision == audit.DecisionDeny)
 	}
 	if !denied {
 		t.Errorf("no denial audited: %+v", w.audit.all())

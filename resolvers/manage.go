@@ -8,6 +8,8 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
@@ -16,7 +18,7 @@ import (
 var errNoManagement = fmt.Errorf("%w: management is not enabled", authz.ErrForbidden)
 
 // manage runs one grant-management operation as the caller.
-func (r *Resolver) manage(ctx context.Context, op func(*authz.Manager, authz.Principal) error) (bool, error) {
+func (r *Resolver) manage(ctx context.Context, op func(*manage.Manager, authz.Principal) error) (bool, error) {
 	if r.manager == nil {
 		return false, errNoManagement
 	}
@@ -27,48 +29,48 @@ func (r *Resolver) manage(ctx context.Context, op func(*authz.Manager, authz.Pri
 }
 
 // grantOf maps a GraphQL grant to the model's.
-func grantOf(in model.GrantInput) (authz.Grant, error) {
+func grantOf(in model.GrantInput) (grant.Grant, error) {
 	on, err := securableOf(in.On)
 	if err != nil {
-		return authz.Grant{}, err
+		return grant.Grant{}, err
 	}
-	eff := authz.Allow
+	eff := grant.Allow
 	if in.Effect != nil && *in.Effect == model.GrantEffectDeny {
-		eff = authz.Deny
+		eff = grant.Deny
 	}
-	return authz.Grant{Role: in.Role, Privilege: authz.Privilege(in.Privilege), Effect: eff, On: on,
-		Source: authz.SourceAPI}, nil
+	return grant.Grant{Role: in.Role, Privilege: authz.Privilege(in.Privilege), Effect: eff, On: on,
+		Source: grant.SourceAPI}, nil
 }
 
 // securableOf maps the policy-file shaped input to a securable; Validate (in the Manager) checks the rest.
-func securableOf(in *model.SecurableInput) (authz.Securable, error) {
+func securableOf(in *model.SecurableInput) (grant.Securable, error) {
 	if in == nil {
-		return authz.Securable{}, fmt.Errorf("%w: on: a securable is required", authz.ErrInvalid)
+		return grant.Securable{}, fmt.Errorf("%w: on: a securable is required", authz.ErrInvalid)
 	}
 	ns, set := deref(in.Namespace), 0
-	var s authz.Securable
-	pick := func(kind authz.SecurableKind, name *string) {
+	var s grant.Securable
+	pick := func(kind grant.SecurableKind, name *string) {
 		if name != nil {
 			set++
-			s = authz.Securable{Kind: kind, Namespace: ns, Name: *name}
+			s = grant.Securable{Kind: kind, Namespace: ns, Name: *name}
 		}
 	}
-	pick(authz.SecPrefix, in.Prefix)
-	pick(authz.SecDataset, in.Dataset)
-	pick(authz.SecJob, in.Job)
+	pick(grant.SecPrefix, in.Prefix)
+	pick(grant.SecDataset, in.Dataset)
+	pick(grant.SecJob, in.Job)
 	switch {
 	case deref(in.All):
 		set++
-		s = authz.Root()
+		s = grant.Root()
 	case in.Environment != nil:
 		set++
-		s = authz.Securable{Kind: authz.SecEnvironment, Environment: *in.Environment}
+		s = grant.Securable{Kind: grant.SecEnvironment, Environment: *in.Environment}
 	case set == 0 && in.Namespace != nil:
 		set++
-		s = authz.Securable{Kind: authz.SecNamespace, Namespace: ns}
+		s = grant.Securable{Kind: grant.SecNamespace, Namespace: ns}
 	}
 	if set != 1 || (in.Environment != nil && in.Namespace != nil) || (deref(in.All) && in.Namespace != nil) {
-		return authz.Securable{}, fmt.Errorf("%w: on: give exactly one of all, environment, namespace (with at most one of prefix, dataset, job)", authz.ErrInvalid)
+		return grant.Securable{}, fmt.Errorf("%w: on: give exactly one of all, environment, namespace (with at most one of prefix, dataset, job)", authz.ErrInvalid)
 	}
 	return s, nil
 }

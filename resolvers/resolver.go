@@ -8,7 +8,7 @@ package resolvers
 
 import (
 	"github.com/headwater-data/headwater/authn"
-	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/lineage"
 )
 
@@ -16,7 +16,7 @@ import (
 // context.
 type Resolver struct {
 	svc     *lineage.Service
-	manager *authz.Manager      // nil: management mutations answer FORBIDDEN
+	manager *manage.Manager     // nil: management mutations answer FORBIDDEN
 	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
 	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.
 	auditGate   auditGate

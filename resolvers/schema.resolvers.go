@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
@@ -66,13 +68,13 @@ func (r *lineageEdgeResolver) Job(ctx context.Context, obj *lineage.LineageEdge)
 }
 
 func (r *mutationResolver) CreateRole(ctx context.Context, name string, description *string) (bool, error) {
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
-		return m.CreateRole(ctx, p, authz.Role{Name: name, Description: deref(description), Source: authz.SourceAPI})
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error {
+		return m.CreateRole(ctx, p, grant.Role{Name: name, Description: deref(description), Source: grant.SourceAPI})
 	})
 }
 
 func (r *mutationResolver) DeleteRole(ctx context.Context, name string) (bool, error) {
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.DeleteRole(ctx, p, name) })
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error { return m.DeleteRole(ctx, p, name) })
 }
 
 func (r *mutationResolver) Grant(ctx context.Context, grant model.GrantInput) (bool, error) {
@@ -80,7 +82,7 @@ func (r *mutationResolver) Grant(ctx context.Context, grant model.GrantInput) (b
 	if err != nil {
 		return false, err
 	}
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.Grant(ctx, p, g) })
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error { return m.Grant(ctx, p, g) })
 }
 
 func (r *mutationResolver) Revoke(ctx context.Context, grant model.GrantInput) (bool, error) {
@@ -88,18 +90,18 @@ func (r *mutationResolver) Revoke(ctx context.Context, grant model.GrantInput) (
 	if err != nil {
 		return false, err
 	}
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error { return m.Revoke(ctx, p, g) })
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error { return m.Revoke(ctx, p, g) })
 }
 
 func (r *mutationResolver) BindRole(ctx context.Context, subject string, role string) (bool, error) {
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
-		return m.BindRole(ctx, p, authz.RoleBinding{Subject: subject, Role: role, Source: authz.SourceAPI})
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error {
+		return m.BindRole(ctx, p, grant.RoleBinding{Subject: subject, Role: role, Source: grant.SourceAPI})
 	})
 }
 
 func (r *mutationResolver) UnbindRole(ctx context.Context, subject string, role string) (bool, error) {
-	return r.manage(ctx, func(m *authz.Manager, p authz.Principal) error {
-		return m.UnbindRole(ctx, p, authz.RoleBinding{Subject: subject, Role: role})
+	return r.manage(ctx, func(m *manage.Manager, p authz.Principal) error {
+		return m.UnbindRole(ctx, p, grant.RoleBinding{Subject: subject, Role: role})
 	})
 }
 

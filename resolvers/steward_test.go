@@ -12,6 +12,11 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
+	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
@@ -22,7 +27,7 @@ import (
 type stewardWorld struct {
 	t                 *testing.T
 	fx                *lineagetest.Fixture
-	grants            *authz.GrantStore
+	grants            *grantstore.GrantStore
 	audit             *memAudit
 	srv               *httptest.Server
 	ns, other         string
@@ -35,17 +40,17 @@ func newStewardWorld(t *testing.T) *stewardWorld {
 	t.Helper()
 	store := testenv.Store(t)
 	fx := lineagetest.New(t, store)
-	w := &stewardWorld{t: t, fx: fx, grants: authz.NewGrantStore(store, time.Now), audit: &memAudit{}, ns: fx.NS,
+	w := &stewardWorld{t: t, fx: fx, grants: grantstore.NewGrantStore(store, time.Now), audit: &memAudit{}, ns: fx.NS,
 		other: fx.NS + "-other", admin: fx.NS + "-admin", steward: fx.NS + "-steward", dataset: "orders"}
 	w.admins, w.stewardsR = w.role("admins"), w.role("stewards")
 	fx.Dataset(w.dataset)
 	w.setupGrants()
-	pol, err := authz.NewGrantPolicy(t.Context(), w.grants, authz.PolicyOptions{Names: authz.GraphNames{Store: store}})
+	pol, err := grantpolicy.NewGrantPolicy(t.Context(), w.grants, grantpolicy.PolicyOptions{Names: grantstore.GraphNames{Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.srv = serveAs(t, Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey},
-		Policy: pol, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}, "")
+		Policy: pol, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now)}, "")
 	return w
 }
 
@@ -53,28 +58,28 @@ func (w *stewardWorld) role(n string) string { return w.ns + "-" + n }
 
 func (w *stewardWorld) setupGrants() {
 	roles := []string{"admins", "stewards", "team", "wide", "empty"}
-	var cs []authz.Change
+	var cs []grant.Change
 	for _, r := range roles {
-		cs = append(cs, authz.Change{Op: authz.OpCreateRole, Role: &authz.Role{Name: w.role(r)}})
+		cs = append(cs, grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: w.role(r)}})
 	}
-	g := func(role string, p authz.Privilege, on authz.Securable) authz.Change {
-		return authz.Change{Op: authz.OpGrant, Grant: &authz.Grant{Role: w.role(role), Privilege: p, On: on}}
+	g := func(role string, p authz.Privilege, on grant.Securable) grant.Change {
+		return grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: w.role(role), Privilege: p, On: on}}
 	}
-	bind := func(subject, role string) authz.Change {
-		return authz.Change{Op: authz.OpBindRole, Binding: &authz.RoleBinding{Subject: subject, Role: w.role(role)}}
+	bind := func(subject, role string) grant.Change {
+		return grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: subject, Role: w.role(role)}}
 	}
-	mine, theirs := authz.Securable{Kind: authz.SecNamespace, Namespace: w.ns}, authz.Securable{Kind: authz.SecNamespace, Namespace: w.other}
-	cs = append(cs, g("admins", authz.PrivManageGrants, authz.Root()), g("stewards", authz.PrivManageGrants, mine),
-		g("team", authz.PrivDescribe, authz.Securable{Kind: authz.SecPrefix, Namespace: w.ns, Name: "team"}),
+	mine, theirs := grant.Securable{Kind: grant.SecNamespace, Namespace: w.ns}, grant.Securable{Kind: grant.SecNamespace, Namespace: w.other}
+	cs = append(cs, g("admins", authz.PrivManageGrants, grant.Root()), g("stewards", authz.PrivManageGrants, mine),
+		g("team", authz.PrivDescribe, grant.Securable{Kind: grant.SecPrefix, Namespace: w.ns, Name: "team"}),
 		g("wide", authz.PrivDescribe, mine), g("wide", authz.PrivDescribe, theirs),
 		bind(w.admin, "admins"), bind(w.steward, "stewards"))
 	if _, err := w.grants.Apply(context.Background(), "steward-test", cs); err != nil {
 		w.t.Fatalf("apply grants: %v", err)
 	}
 	w.t.Cleanup(func() {
-		var del []authz.Change
+		var del []grant.Change
 		for _, r := range roles {
-			del = append(del, authz.Change{Op: authz.OpDeleteRole, Role: &authz.Role{Name: w.role(r)}})
+			del = append(del, grant.Change{Op: grant.OpDeleteRole, Role: &grant.Role{Name: w.role(r)}})
 		}
 		_, _ = w.grants.Apply(context.Background(), "steward-test-cleanup", del)
 	})
@@ -85,7 +90,7 @@ const stewardGrantQ = `mutation($role: String!, $priv: Privilege!, $eff: GrantEf
 
 // change runs grant or revoke as principal; it answers true when the mutation succeeded, false when it answered
 // FORBIDDEN, and fails the test on anything else.
-func (w *stewardWorld) change(principal, op, role string, priv authz.Privilege, eff authz.Effect, ns string) bool {
+func (w *stewardWorld) change(principal, op, role string, priv authz.Privilege, eff grant.Effect, ns string) bool {
 	w.t.Helper()
 	q := strings.Replace(stewardGrantQ, "grant(grant", op+"(grant", 1)
 	body := postGraphQL(w.t, w.srv.URL, principal, q,
@@ -119,25 +124,25 @@ func TestStewardCannotDenyAdminsOnItsNamespace(t *testing.T) {
 	if !w.seesDataset(w.admin) {
 		t.Fatal("admin does not see the dataset before any change")
 	}
-	if w.change(w.steward, "grant", w.admins, authz.PrivDescribe, authz.Deny, w.ns) {
+	if w.change(w.steward, "grant", w.admins, authz.PrivDescribe, grant.Deny, w.ns) {
 		t.Fatal("steward added DENY DESCRIBE on its namespace to the administrators' role")
 	}
-	if w.change(w.steward, "grant", w.admins, authz.PrivViewSQL, authz.Allow, w.ns) {
+	if w.change(w.steward, "grant", w.admins, authz.PrivViewSQL, grant.Allow, w.ns) {
 		t.Fatal("steward added a grant to the administrators' role")
 	}
-	if w.change(w.steward, "revoke", w.admins, authz.PrivManageGrants, authz.Allow, w.ns) {
+	if w.change(w.steward, "revoke", w.admins, authz.PrivManageGrants, grant.Allow, w.ns) {
 		t.Fatal("steward revoked on the administrators' role")
 	}
 	if !w.seesDataset(w.admin) {
 		t.Fatal("admin lost the dataset after the steward's refused DENY")
 	}
 	// The administrators still manage the namespace: a DENY DESCRIBE there would have taken MANAGE_GRANTS too.
-	if !w.change(w.admin, "grant", w.role("team"), authz.PrivViewLineage, authz.Allow, w.ns) {
+	if !w.change(w.admin, "grant", w.role("team"), authz.PrivViewLineage, grant.Allow, w.ns) {
 		t.Fatal("admin can no longer grant on the namespace")
 	}
 	var reasons []string
 	for _, r := range w.audit.all() {
-		if r.Principal == w.steward && r.Decision == authz.DecisionDeny {
+		if r.Principal == w.steward && r.Decision == audit.DecisionDeny {
 			reasons = append(reasons, r.Reason)
 		}
 	}
@@ -154,17 +159,17 @@ func TestStewardCannotChangeARoleReachingOutside(t *testing.T) {
 	for _, c := range []struct {
 		op   string
 		priv authz.Privilege
-		eff  authz.Effect
-	}{{"grant", authz.PrivViewLineage, authz.Allow}, {"grant", authz.PrivDescribe, authz.Deny}, {"revoke", authz.PrivDescribe, authz.Allow}} {
+		eff  grant.Effect
+	}{{"grant", authz.PrivViewLineage, grant.Allow}, {"grant", authz.PrivDescribe, grant.Deny}, {"revoke", authz.PrivDescribe, grant.Allow}} {
 		if w.change(w.steward, c.op, wide, c.priv, c.eff, w.ns) {
 			t.Errorf("steward %s %s %s on its namespace to a role with a grant outside it", c.op, c.eff, c.priv)
 		}
 	}
 	// Administrators are unaffected: they manage everything the role holds.
-	if !w.change(w.admin, "grant", wide, authz.PrivDescribe, authz.Deny, w.ns) || !w.change(w.admin, "revoke", wide, authz.PrivDescribe, authz.Deny, w.ns) {
+	if !w.change(w.admin, "grant", wide, authz.PrivDescribe, grant.Deny, w.ns) || !w.change(w.admin, "revoke", wide, authz.PrivDescribe, grant.Deny, w.ns) {
 		t.Error("admin could not grant and revoke a DENY on the wide role")
 	}
-	if !w.change(w.admin, "grant", w.admins, authz.PrivViewSQL, authz.Allow, w.other) {
+	if !w.change(w.admin, "grant", w.admins, authz.PrivViewSQL, grant.Allow, w.other) {
 		t.Error("admin could not add a grant to the administrators' own role")
 	}
 }
@@ -177,14 +182,14 @@ func TestStewardManagesRolesConfinedToItsNamespace(t *testing.T) {
 	steps := []struct {
 		op, role string
 		priv     authz.Privilege
-		eff      authz.Effect
+		eff      grant.Effect
 	}{
-		{"grant", team, authz.PrivViewLineage, authz.Allow},
-		{"grant", team, authz.PrivViewSQL, authz.Deny},
-		{"revoke", team, authz.PrivViewSQL, authz.Deny},
-		{"revoke", team, authz.PrivViewLineage, authz.Allow},
-		{"grant", empty, authz.PrivDescribe, authz.Allow},
-		{"grant", w.stewardsR, authz.PrivViewSQL, authz.Allow},
+		{"grant", team, authz.PrivViewLineage, grant.Allow},
+		{"grant", team, authz.PrivViewSQL, grant.Deny},
+		{"revoke", team, authz.PrivViewSQL, grant.Deny},
+		{"revoke", team, authz.PrivViewLineage, grant.Allow},
+		{"grant", empty, authz.PrivDescribe, grant.Allow},
+		{"grant", w.stewardsR, authz.PrivViewSQL, grant.Allow},
 	}
 	for _, s := range steps {
 		if !w.change(w.steward, s.op, s.role, s.priv, s.eff, w.ns) {
@@ -192,7 +197,7 @@ func TestStewardManagesRolesConfinedToItsNamespace(t *testing.T) {
 		}
 	}
 	// Outside its namespace the steward manages nothing, whatever the role.
-	if w.change(w.steward, "grant", empty, authz.PrivDescribe, authz.Allow, w.other) {
+	if w.change(w.steward, "grant", empty, authz.PrivDescribe, grant.Allow, w.other) {
 		t.Error("steward granted outside its namespace")
 	}
 }

@@ -9,9 +9,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/auditkafka"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantpolicy"
+	"github.com/headwater-data/headwater/authz/grantstore"
+	"github.com/headwater-data/headwater/authz/manage"
+	"github.com/headwater-data/headwater/authz/policyfile"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/producecheck"
+	"github.com/headwater-data/headwater/resolvers"
 )
 
 // authzConfig is the permission configuration (grant policy, policy file, audit stream).
@@ -39,15 +49,26 @@ func (c authzConfig) Validate() error {
 	return nil
 }
 
+// The composition: each consumer declares the narrow interface it needs; these are the implementations wired here.
+var (
+	_ authz.Policy             = (*grantpolicy.GrantPolicy)(nil) // lineage: scope, batched checks, settings
+	_ producecheck.Policy      = (*grantpolicy.GrantPolicy)(nil) // gateway and consumer: PRODUCE
+	_ authn.ManageChecker      = (*grantpolicy.GrantPolicy)(nil) // API tokens: MANAGE_GRANTS on ROOT
+	_ manage.ChangeStore       = (*grantstore.GrantStore)(nil)
+	_ resolvers.AuditReader    = (*auditkafka.KafkaAuditReader)(nil)
+	_ audit.Auditor            = (*auditkafka.KafkaAuditor)(nil)
+	_ grantpolicy.NameResolver = grantstore.GraphNames{}
+)
+
 // permServices are the wired permission services.
 type permServices struct {
-	Store   *authz.GrantStore
-	Policy  *authz.GrantPolicy
-	Manager *authz.Manager
-	Auditor *authz.KafkaAuditor
+	Store   *grantstore.GrantStore
+	Policy  *grantpolicy.GrantPolicy
+	Manager *manage.Manager
+	Auditor *auditkafka.KafkaAuditor
 	// RequestAuditor writes the per-request records (sensitive reads, denials) asynchronously through Auditor,
 	// so an answer never waits for the audit stream; grant changes stay synchronous (Manager, token admin).
-	RequestAuditor *authz.AsyncAuditor
+	RequestAuditor *audit.AsyncAuditor
 	// Redactor makes REDACT placeholder ids; nil unless a redact key is configured.
 	Redactor *authz.Redactor
 }
@@ -72,8 +93,8 @@ func (c *permServices) Close() error {
 type permDeps struct {
 	Store         *graph.Store
 	Kafka         kafkaio.Config
-	Canonicalizer authz.Canonicalizer // normalize.Normalizer; nil takes securables as given
-	EnvironmentOf authz.EnvironmentOf
+	Canonicalizer grant.Canonicalizer // normalize.Normalizer; nil takes securables as given
+	EnvironmentOf grantpolicy.EnvironmentOf
 	Registerer    prometheus.Registerer
 	Log           *slog.Logger
 	Clock         func() time.Time
@@ -100,7 +121,7 @@ func setupPermissions(ctx context.Context, c authzConfig, d permDeps) (*permServ
 	if err != nil {
 		return nil, err
 	}
-	aud, err := authz.NewKafkaAuditor(d.Kafka, c.AuditTopic)
+	aud, err := auditkafka.NewKafkaAuditor(d.Kafka, c.AuditTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +139,16 @@ func setupPermissions(ctx context.Context, c authzConfig, d permDeps) (*permServ
 		}
 		d.Log.Info("policy file applied", "path", c.PolicyFile, "changes", len(res.Changed), "epoch", res.Epoch)
 	}
-	comp.RequestAuditor = authz.NewAsyncAuditor(aud, authz.AsyncOptions{Log: d.Log, Registerer: d.Registerer})
+	comp.RequestAuditor = audit.NewAsyncAuditor(aud, audit.AsyncOptions{Log: d.Log, Registerer: d.Registerer})
 	return comp, nil
 }
 
 // readPolicyFile loads the configured policy file (nil when none) and the settings it declares.
-func readPolicyFile(c authzConfig) (*authz.PolicyFile, authz.Settings, error) {
+func readPolicyFile(c authzConfig) (*policyfile.PolicyFile, authz.Settings, error) {
 	if c.PolicyFile == "" {
 		return nil, authz.Settings{}, nil
 	}
-	f, err := authz.LoadPolicyFile(c.PolicyFile)
+	f, err := policyfile.LoadPolicyFile(c.PolicyFile)
 	if err != nil {
 		return nil, authz.Settings{}, err
 	}
@@ -148,18 +169,18 @@ func redactor(c authzConfig, settings authz.Settings) (*authz.Redactor, error) {
 }
 
 // grantServices composes the grant store, the policy over it (names resolved in the graph) and the manager.
-func grantServices(ctx context.Context, c authzConfig, d permDeps, settings authz.Settings, aud *authz.KafkaAuditor) (*permServices, error) {
-	var metrics *authz.PolicyMetrics
+func grantServices(ctx context.Context, c authzConfig, d permDeps, settings authz.Settings, aud *auditkafka.KafkaAuditor) (*permServices, error) {
+	var metrics *grantpolicy.PolicyMetrics
 	if d.Registerer != nil {
-		metrics = authz.NewPolicyMetrics(d.Registerer)
+		metrics = grantpolicy.NewPolicyMetrics(d.Registerer)
 	}
-	store := authz.NewGrantStore(d.Store, d.Clock)
-	pol, err := authz.NewGrantPolicy(ctx, store, authz.PolicyOptions{Settings: settings, EnvironmentOf: d.EnvironmentOf,
-		Names: authz.GraphNames{Store: d.Store}, EpochCheckInterval: c.EpochCheckInterval, Clock: d.Clock, Log: d.Log,
+	store := grantstore.NewGrantStore(d.Store, d.Clock)
+	pol, err := grantpolicy.NewGrantPolicy(ctx, store, grantpolicy.PolicyOptions{Settings: settings, EnvironmentOf: d.EnvironmentOf,
+		Names: grantstore.GraphNames{Store: d.Store}, EpochCheckInterval: c.EpochCheckInterval, Clock: d.Clock, Log: d.Log,
 		Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
 	return &permServices{Store: store, Policy: pol, Auditor: aud,
-		Manager: authz.NewManager(store, pol, aud, d.Canonicalizer, d.Clock)}, nil
+		Manager: manage.NewManager(store, pol, aud, d.Canonicalizer, d.Clock)}, nil
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
 // permFixture is one test's unique names over the shared Neo4j; the roles it lists are deleted at the end.
 type permFixture struct {
 	ctx     context.Context
-	store   *authz.GrantStore
+	store   *grantstore.GrantStore
 	prefix  string // unique prefix of role names and subjects
 	ns      string // unique namespace
 	created []string
@@ -25,12 +27,12 @@ type permFixture struct {
 
 func newPermFixture(t *testing.T) *permFixture {
 	t.Helper()
-	f := &permFixture{ctx: t.Context(), store: authz.NewGrantStore(testenv.Store(t), time.Now), prefix: testenv.Namespace(t)}
+	f := &permFixture{ctx: t.Context(), store: grantstore.NewGrantStore(testenv.Store(t), time.Now), prefix: testenv.Namespace(t)}
 	f.ns = "postgres://" + f.prefix + ":5432"
 	t.Cleanup(func() {
-		var cs []authz.Change
+		var cs []grant.Change
 		for _, r := range f.created {
-			cs = append(cs, authz.Change{Op: authz.OpDeleteRole, Role: &authz.Role{Name: r}})
+			cs = append(cs, grant.Change{Op: grant.OpDeleteRole, Role: &grant.Role{Name: r}})
 		}
 		_, _ = f.store.Apply(context.Background(), "test-cleanup", cs)
 	})

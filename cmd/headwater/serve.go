@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/headwater-data/headwater/authn"
-	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -98,7 +98,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 
-	auditReader, err := authz.NewKafkaAuditReader(s.Kafka, s.Authz.AuditTopic)
+	auditReader, err := auditkafka.NewKafkaAuditReader(s.Kafka, s.Authz.AuditTopic)
 	if err != nil {
 		return err
 	}

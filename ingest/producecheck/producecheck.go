@@ -19,7 +19,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/ownership"
 )
 
-// Policy answers produce permission on canonical namespaces (authz.GrantPolicy).
+// Policy answers produce permission on canonical namespaces (grantpolicy.GrantPolicy).
 type Policy interface {
 	CanProduce(ctx context.Context, p authz.Principal, jobNamespace string, outputNamespaces []string) (bool, string)
 }

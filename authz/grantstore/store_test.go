@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -318,7 +317,6 @@ bindings:
 	}
 }
 
-func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // envOfTest puts every namespace of these tests in the default environment.
 func envOfTest(string) string { return "default" }

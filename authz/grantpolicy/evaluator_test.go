@@ -261,15 +261,16 @@ func BenchmarkHopCheck5000x200(b *testing.B) {
 	ev := NewEvaluator(snap, authz.Settings{}, envOfTest)
 	g := &GrantPolicy{opts: PolicyOptions{}}
 	g.cur.Store(ev)
-	cands := make([]authz.Candidate, 5000)
-	for i := range cands {
-		cands[i] = ds(fmt.Sprintf("postgres://db%d:5432", i%25), fmt.Sprintf("schema%d.sub%d.table%d", i%10, i%300, i))
+	checks := make([]authz.Check, 5000) // one hop's batch: DESCRIBE on every node it reaches
+	for i := range checks {
+		checks[i] = authz.Check{Priv: authz.PrivDescribe,
+			Candidate: ds(fmt.Sprintf("postgres://db%d:5432", i%25), fmt.Sprintf("schema%d.sub%d.table%d", i%10, i%300, i))}
 	}
 	p := authz.Principal{Subject: "alice"}
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := describe(ctx, g, p, cands); err != nil {
+		if _, err := g.Check(ctx, p, checks); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package grantpolicy
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -110,7 +109,15 @@ func TestInheritanceAndKinds(t *testing.T) {
 
 func TestImplicationTable(t *testing.T) {
 	all := authz.Privileges()
-	implied := map[authz.Privilege][]authz.Privilege{authz.PrivList: {authz.PrivList}, authz.PrivDescribe: {authz.PrivDescribe, authz.PrivList}, authz.PrivViewLineage: {authz.PrivViewLineage, authz.PrivDescribe, authz.PrivList}, authz.PrivViewSQL: {authz.PrivViewSQL, authz.PrivDescribe, authz.PrivList}, authz.PrivViewSensitive: {authz.PrivViewSensitive, authz.PrivDescribe, authz.PrivList}, authz.PrivProduce: {authz.PrivProduce}, authz.PrivManageGrants: all}
+	implied := map[authz.Privilege][]authz.Privilege{
+		authz.PrivList:          {authz.PrivList},
+		authz.PrivDescribe:      {authz.PrivDescribe, authz.PrivList},
+		authz.PrivViewLineage:   {authz.PrivViewLineage, authz.PrivDescribe, authz.PrivList},
+		authz.PrivViewSQL:       {authz.PrivViewSQL, authz.PrivDescribe, authz.PrivList},
+		authz.PrivViewSensitive: {authz.PrivViewSensitive, authz.PrivDescribe, authz.PrivList},
+		authz.PrivProduce:       {authz.PrivProduce},
+		authz.PrivManageGrants:  all,
+	}
 	for granted, want := range implied {
 		ev, p := evalWith(grant.Grant{Privilege: granted, On: grant.Securable{Kind: grant.SecNamespace, Namespace: wh}})
 		for _, q := range all {
@@ -132,7 +139,12 @@ func contains(ps []authz.Privilege, p authz.Privilege) bool {
 }
 
 func TestDenyWins(t *testing.T) {
-	ev, p := evalWith(grant.Grant{Privilege: authz.PrivManageGrants, On: grant.Securable{Kind: grant.SecNamespace, Namespace: wh}}, grant.Grant{Privilege: authz.PrivDescribe, Effect: grant.Deny, On: prefix(wh, "analytics.hr")}, grant.Grant{Privilege: authz.PrivViewLineage, On: grant.Securable{Kind: grant.SecDataset, Namespace: wh, Name: "analytics.hr.salaries"}}, grant.Grant{Privilege: authz.PrivViewSQL, Effect: grant.Deny, On: prefix(wh, "analytics.ops")})
+	ev, p := evalWith(
+		grant.Grant{Privilege: authz.PrivManageGrants, On: grant.Securable{Kind: grant.SecNamespace, Namespace: wh}},
+		grant.Grant{Privilege: authz.PrivDescribe, Effect: grant.Deny, On: prefix(wh, "analytics.hr")},
+		grant.Grant{Privilege: authz.PrivViewLineage, On: grant.Securable{Kind: grant.SecDataset, Namespace: wh, Name: "analytics.hr.salaries"}},
+		grant.Grant{Privilege: authz.PrivViewSQL, Effect: grant.Deny, On: prefix(wh, "analytics.ops")},
+	)
 	cases := []struct {
 		cand authz.Candidate
 		priv authz.Privilege
@@ -274,14 +286,4 @@ func BenchmarkHopCheck5000x200(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// describe asks pol in one Check batch whether p may DESCRIBE each candidate (what a hop asks of the nodes it
-// reaches).
-func describe(ctx context.Context, pol authz.Policy, p authz.Principal, cands []authz.Candidate) ([]bool, error) {
-	checks := make([]authz.Check, len(cands))
-	for i, c := range cands {
-		checks[i] = authz.Check{Priv: authz.PrivDescribe, Candidate: c}
-	}
-	return pol.Check(ctx, p, checks)
 }

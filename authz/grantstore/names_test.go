@@ -45,7 +45,9 @@ MERGE (fl:Field {key: $fk}) SET fl.datasetKey = $dk, fl.path = 'col'`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("jobs")}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("jobs"), Privilege: authz.PrivDescribe, On: prefix(jobNS, "dag")}}, grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: f.prefix + "-eve", Role: f.role("jobs")}})
+	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("jobs")}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("jobs"), Privilege: authz.PrivDescribe, On: prefix(jobNS, "dag")}},
+		grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: f.prefix + "-eve", Role: f.role("jobs")}})
 	eve := authz.Principal{Subject: f.prefix + "-eve"}
 	if _, err := pol.Scope(f.ctx, eve); err != nil {
 		t.Fatal(err)

@@ -53,7 +53,9 @@ func newFixture(t *testing.T) *fixture {
 	f.mgr = manage.NewManager(f.store, pol, f.audit, nil, time.Now)
 	f.admin = authz.Principal{Subject: f.prefix + "-admin", Kind: "user"}
 	// Bootstrap: the admin role is created directly in the store (as the policy file would), then used.
-	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("admin")}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("admin"), Privilege: authz.PrivManageGrants, On: f.nsSec()}}, grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: f.admin.Subject, Role: f.role("admin")}})
+	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("admin")}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("admin"), Privilege: authz.PrivManageGrants, On: f.nsSec()}},
+		grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: f.admin.Subject, Role: f.role("admin")}})
 	t.Cleanup(f.cleanup)
 	return f
 }
@@ -93,7 +95,8 @@ func TestGrantStoreRoundTrip(t *testing.T) {
 	}
 	g := grant.Grant{Role: f.role("fin"), Privilege: authz.PrivViewLineage, Effect: grant.Deny, On: prefix(f.ns, "analytics.finance"), Source: grant.SourceAPI}
 	b := grant.RoleBinding{Subject: f.prefix + "-alice", Role: f.role("fin"), Source: grant.SourceAPI}
-	res := f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("fin"), Description: "finance", Source: grant.SourceAPI}}, grant.Change{Op: grant.OpGrant, Grant: &g}, grant.Change{Op: grant.OpBindRole, Binding: &b})
+	res := f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("fin"), Description: "finance", Source: grant.SourceAPI}},
+		grant.Change{Op: grant.OpGrant, Grant: &g}, grant.Change{Op: grant.OpBindRole, Binding: &b})
 	if res.Epoch <= before || len(res.Changed) != 3 {
 		t.Fatalf("apply: epoch %d (before %d), changed %d, want a bump and 3 changes", res.Epoch, before, len(res.Changed))
 	}
@@ -175,7 +178,8 @@ func TestManagerChecksAuditsAndTakesEffect(t *testing.T) {
 		t.Errorf("granting ROOT as a namespace admin: %v, want ErrForbidden", err)
 	}
 	// Binding a role with grants outside the admin's securables is refused.
-	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("global")}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("global"), Privilege: authz.PrivDescribe, On: grant.Root()}})
+	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("global")}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("global"), Privilege: authz.PrivDescribe, On: grant.Root()}})
 	if err := f.mgr.BindRole(f.ctx, f.admin, grant.RoleBinding{Subject: f.admin.Subject, Role: f.role("global")}); !errors.Is(err, authz.ErrForbidden) {
 		t.Errorf("binding a ROOT role as a namespace admin: %v, want ErrForbidden", err)
 	}
@@ -207,7 +211,9 @@ func TestPolicyChangeOnOtherReplicaTakesEffectNextQuery(t *testing.T) {
 	}
 	bob := authz.Principal{Subject: f.prefix + "-bob"}
 	s0, _ := other.Scope(f.ctx, bob)
-	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("ops")}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("ops"), Privilege: authz.PrivViewLineage, On: f.nsSec()}}, grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: bob.Subject, Role: f.role("ops")}})
+	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("ops")}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("ops"), Privilege: authz.PrivViewLineage, On: f.nsSec()}},
+		grant.Change{Op: grant.OpBindRole, Binding: &grant.RoleBinding{Subject: bob.Subject, Role: f.role("ops")}})
 	s1, err := other.Scope(f.ctx, bob)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +228,9 @@ func TestPolicyChangeOnOtherReplicaTakesEffectNextQuery(t *testing.T) {
 
 func TestClaimedRolesAndProduce(t *testing.T) {
 	f := newFixture(t)
-	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("producer")}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("producer"), Privilege: authz.PrivProduce, On: f.nsSec()}}, grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("producer"), Privilege: authz.PrivProduce, On: grant.Securable{Kind: grant.SecNamespace, Namespace: f.prefix + "-jobs"}}})
+	f.apply(grant.Change{Op: grant.OpCreateRole, Role: &grant.Role{Name: f.role("producer")}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("producer"), Privilege: authz.PrivProduce, On: f.nsSec()}},
+		grant.Change{Op: grant.OpGrant, Grant: &grant.Grant{Role: f.role("producer"), Privilege: authz.PrivProduce, On: grant.Securable{Kind: grant.SecNamespace, Namespace: f.prefix + "-jobs"}}})
 	if err := f.policy.Refresh(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +324,6 @@ bindings:
 		t.Errorf("audit records: %d, want 2 (one per sync that changed something)", n)
 	}
 }
-
 
 // envOfTest puts every namespace of these tests in the default environment.
 func envOfTest(string) string { return "default" }

@@ -50,6 +50,8 @@ lint:
 ## generator tests take ~50 s under -race and run no goroutines of their own.
 RACE_PKGS := ./ingest/normalize ./ingest/olevent ./internal/ttlcache ./ingest/ownership ./ingest/identcheck \
 	./ingest/archive ./ingest/producecheck ./loadtest/report ./loadtest/drive
+# The server-free authz packages (ADR 0029): the seam, the grant model, the evaluator, the policy file, the audit queue.
+RACE_PKGS += ./authz ./authz/grant ./authz/grantpolicy ./authz/policyfile ./authz/audit
 race:
 	$(GO) test -race -short -count=1 $(RACE_PKGS)
 

@@ -1,6 +1,10 @@
 package graph
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // EventStatusRow says what became of an event id.
 type EventStatusRow struct {
@@ -98,12 +102,53 @@ RETURN label, key, name ORDER BY name, label, key SKIP $off LIMIT $lim`,
 
 // JobByName finds a job by its (canonical) namespace and name.
 func (s *Store) JobByName(ctx context.Context, namespace, name string) (JobRow, bool, error) {
+	// The job keyed by the name (reported without a dbt_node facet) first, then a dbt node job whose current name
+	// it is (docs/adr/0027-dbt-job-identity.md).
 	recs, err := s.readRecords(ctx, `MATCH (j:Job {namespace: $ns, name: $name}) RETURN `+jobProjection+` AS j
-ORDER BY j.key LIMIT 1`, map[string]any{"ns": namespace, "name": name})
-	if err != nil || len(recs) == 0 {
+ORDER BY j.dbtUniqueId IS NOT NULL, j.key LIMIT 2`, map[string]any{"ns": namespace, "name": name})
+	if err != nil {
 		return JobRow{}, false, err
 	}
-	return jobRowOf(Props(recs[0]).Sub("j")), true, nil
+	if len(recs) == 0 {
+		// a dbt node job that recorded the name among its names: a seek of the namespace's jobs
+		recs, err = s.readRecords(ctx, `MATCH (j:Job) WHERE j.namespace = $ns AND j.name IS NOT NULL
+AND j.dbtUniqueId IS NOT NULL AND $name IN j.names RETURN `+jobProjection+` AS j ORDER BY j.key LIMIT 2`,
+			map[string]any{"ns": namespace, "name": name})
+		if err != nil || len(recs) == 0 {
+			return JobRow{}, false, err
+		}
+	}
+	first := jobRowOf(Props(recs[0]).Sub("j"))
+	if len(recs) > 1 && first.DbtUniqueID != "" {
+		second := jobRowOf(Props(recs[1]).Sub("j"))
+		return first, false, &AmbiguousJobNameError{Namespace: namespace, Name: name,
+			UniqueIDs: []string{first.DbtUniqueID + " " + first.DbtRole, second.DbtUniqueID + " " + second.DbtRole}}
+	}
+	return first, true, nil
+}
+
+// AmbiguousJobNameError: a job name two dbt node jobs were reported under (two unique_ids or roles under one
+// name, a producer's fault); the job is looked up by its dbt unique_id instead, never guessed.
+type AmbiguousJobNameError struct {
+	Namespace, Name string
+	UniqueIDs       []string // "<unique_id> <role>" of two of them
+}
+
+func (e *AmbiguousJobNameError) Error() string {
+	return fmt.Sprintf("job name %q in namespace %q was reported for several dbt nodes (%s)", e.Name, e.Namespace,
+		strings.Join(e.UniqueIDs, ", "))
+}
+
+// JobByDbtUniqueID returns the job of a dbt node in a job namespace in a role (DbtRoleNode, DbtRoleTests): one
+// key lookup (docs/adr/0027-dbt-job-identity.md).
+func (s *Store) JobByDbtUniqueID(ctx context.Context, namespace, uniqueID, role string) (JobRow, bool, error) {
+	k := DbtJobKey(namespace, uniqueID, role)
+	rows, err := s.JobsByKeys(ctx, []string{k})
+	if err != nil {
+		return JobRow{}, false, err
+	}
+	j, ok := rows[k]
+	return j, ok, nil
 }
 
 // SearchAfter is Search by position: hits strictly after `after` in (name, label, key) order ("" name: from the

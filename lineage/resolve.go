@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/headwater-data/headwater/authz"
@@ -197,9 +198,18 @@ func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, e
 		return graph.JobRow{}, badRequest("job %s %s: %v", ns, name, err)
 	}
 	j, found, err := s.store.JobByName(ctx, cns, cname)
+	if amb := (*graph.AmbiguousJobNameError)(nil); errors.As(err, &amb) {
+		return j, badRequest("job %s %s: %v; ask for it with dbtJob(namespace, uniqueId, role)", ns, name, amb)
+	}
 	if err != nil {
 		return j, storeErr(err)
 	}
+	return s.visibleJob(ctx, j, found, missing)
+}
+
+// visibleJob answers a job found by a lookup, or missing when it was not found or the caller may not describe it
+// (the same answer).
+func (s *Service) visibleJob(ctx context.Context, j graph.JobRow, found bool, missing error) (graph.JobRow, error) {
 	if !found {
 		return j, missing
 	}
@@ -208,6 +218,20 @@ func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, e
 		return j, firstErr(err, missing)
 	}
 	return j, nil
+}
+
+// findDbtJob finds the job of a dbt node in a job namespace (docs/adr/0027-dbt-job-identity.md).
+func (s *Service) findDbtJob(ctx context.Context, ns, uniqueID string, role DbtRole) (graph.JobRow, error) {
+	missing := notFound("dbt job %s %s (%s) not found", ns, uniqueID, role)
+	cns, _, err := s.canon.Job(ns, uniqueID)
+	if err != nil {
+		return graph.JobRow{}, badRequest("dbt job %s %s: %v", ns, uniqueID, err)
+	}
+	j, found, err := s.store.JobByDbtUniqueID(ctx, cns, uniqueID, string(role))
+	if err != nil {
+		return j, storeErr(err)
+	}
+	return s.visibleJob(ctx, j, found, missing)
 }
 
 func (s *Service) findField(ctx context.Context, ref FieldRef, t int64) (graph.FieldRow, graph.DatasetRow, error) {

@@ -201,3 +201,44 @@ func TestScenarioDbtAliasNeedsOwnedJobNamespace(t *testing.T) {
 		t.Fatal("a dbt node job was created for a namespace the producer does not own")
 	}
 }
+
+// A graph projected before ADR 0027 (each dbt-ol name its own job) is upgraded to what projecting the same events
+// today gives; a second upgrade changes nothing. (Not covered: a run whose events disagree on the facet, which
+// leaves the upgraded graph without the facet-less job a fresh projection keeps empty.)
+func TestUpgradeDbtJobsGivesTheFreshProjection(t *testing.T) {
+	s := newScen(t)
+	evs := dbtHistory(s)[:12]
+	s.apply(evs...)
+	want := s.dump()
+	s.wipe()
+	facets := 0
+	for _, e := range evs { // what projection version 2 made of them: the facet was not interpreted
+		j := *e.Job
+		if j.DbtUniqueID != "" {
+			facets++
+		}
+		j.DbtUniqueID = ""
+		e.Job = &j
+		s.apply(e)
+	}
+	if before := s.dump(); before == want {
+		t.Fatal("the earlier projection already has the dbt node jobs: nothing to upgrade")
+	}
+	envs := make([]Envelope, 0, len(evs))
+	for _, e := range evs {
+		envs = append(envs, Envelope{Event: e, ReceivedAt: time.Now(), Principal: testPrincipal, Source: "replay"})
+	}
+	n, err := s.p.UpgradeDbtJobs(s.ctx, envs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != facets {
+		t.Fatalf("moved %d events, want %d", n, facets)
+	}
+	if got := s.dump(); got != want {
+		t.Fatalf("upgraded graph differs from the fresh projection:\n%s", diffLines(want, got))
+	}
+	if n, err := s.p.UpgradeDbtJobs(s.ctx, envs); err != nil || n != 0 {
+		t.Fatalf("second upgrade: %d, %v", n, err)
+	}
+}

@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // EventStatusRow says what became of an event id.
@@ -105,38 +104,42 @@ func (s *Store) JobByName(ctx context.Context, namespace, name string) (JobRow, 
 	// The job keyed by the name (reported without a dbt_node facet) first, then a dbt node job whose current name
 	// it is (docs/adr/0027-dbt-job-identity.md).
 	recs, err := s.readRecords(ctx, `MATCH (j:Job {namespace: $ns, name: $name}) RETURN `+jobProjection+` AS j
-ORDER BY j.dbtUniqueId IS NOT NULL, j.key LIMIT 2`, map[string]any{"ns": namespace, "name": name})
+ORDER BY j.dbtUniqueId IS NOT NULL, j.key LIMIT $max`, map[string]any{"ns": namespace, "name": name, "max": MaxJobsPerName})
 	if err != nil {
 		return JobRow{}, false, err
 	}
 	if len(recs) == 0 {
 		// a dbt node job that recorded the name among its names: a seek of the namespace's jobs
 		recs, err = s.readRecords(ctx, `MATCH (j:Job) WHERE j.namespace = $ns AND j.name IS NOT NULL
-AND j.dbtUniqueId IS NOT NULL AND $name IN j.names RETURN `+jobProjection+` AS j ORDER BY j.key LIMIT 2`,
-			map[string]any{"ns": namespace, "name": name})
+AND j.dbtUniqueId IS NOT NULL AND $name IN j.names RETURN `+jobProjection+` AS j ORDER BY j.key LIMIT $max`,
+			map[string]any{"ns": namespace, "name": name, "max": MaxJobsPerName})
 		if err != nil || len(recs) == 0 {
 			return JobRow{}, false, err
 		}
 	}
 	first := jobRowOf(Props(recs[0]).Sub("j"))
-	if len(recs) > 1 && first.DbtUniqueID != "" {
-		second := jobRowOf(Props(recs[1]).Sub("j"))
-		return first, false, &AmbiguousJobNameError{Namespace: namespace, Name: name,
-			UniqueIDs: []string{first.DbtUniqueID + " " + first.DbtRole, second.DbtUniqueID + " " + second.DbtRole}}
+	if len(recs) == 1 || first.DbtUniqueID == "" {
+		return first, true, nil
 	}
-	return first, true, nil
+	amb := &AmbiguousJobNameError{Namespace: namespace, Name: name}
+	for _, r := range recs {
+		amb.Jobs = append(amb.Jobs, jobRowOf(Props(r).Sub("j")))
+	}
+	return first, false, amb
 }
 
-// AmbiguousJobNameError: a job name two dbt node jobs were reported under (two unique_ids or roles under one
-// name, a producer's fault); the job is looked up by its dbt unique_id instead, never guessed.
+// MaxJobsPerName bounds the dbt node jobs JobByName reads for one name (AmbiguousJobNameError.Jobs).
+const MaxJobsPerName = 20
+
+// AmbiguousJobNameError: a job name several dbt node jobs were reported under (two unique_ids or roles under one
+// name, a producer's fault). The caller decides among those it may see; a job is never guessed.
 type AmbiguousJobNameError struct {
 	Namespace, Name string
-	UniqueIDs       []string // "<unique_id> <role>" of two of them
+	Jobs            []JobRow // at most MaxJobsPerName, in key order
 }
 
 func (e *AmbiguousJobNameError) Error() string {
-	return fmt.Sprintf("job name %q in namespace %q was reported for several dbt nodes (%s)", e.Name, e.Namespace,
-		strings.Join(e.UniqueIDs, ", "))
+	return fmt.Sprintf("job name %q in namespace %q was reported for %d dbt nodes", e.Name, e.Namespace, len(e.Jobs))
 }
 
 // JobByDbtUniqueID returns the job of a dbt node in a job namespace in a role (DbtRoleNode, DbtRoleTests): one

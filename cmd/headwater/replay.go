@@ -92,7 +92,7 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
-	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name); empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), and move only those jobs' events onto their dbt node's job; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -133,8 +133,9 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	return nil
 }
 
-// upgradeDbtJobs moves already-projected events of dbt node jobs onto the job version 3 keys them by
-// (project.UpgradeDbtJobs), reading the archive in batches; replay alone skips them as duplicates.
+// upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto
+// the job version 3 keys them by (project.UpgradeDbtJobs), reading the archive in batches; replay alone skips them
+// as duplicates.
 func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
@@ -145,7 +146,7 @@ func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector,
 	var batch []project.Envelope
 	total := 0
 	flush := func() error {
-		n, err := proj.UpgradeDbtJobs(ctx, batch)
+		n, err := proj.UpgradeDbtJobs(ctx, batch, u.NamespacePrefix)
 		total += n
 		batch = batch[:0]
 		return err

@@ -228,7 +228,7 @@ func TestUpgradeDbtJobsGivesTheFreshProjection(t *testing.T) {
 	for _, e := range evs {
 		envs = append(envs, Envelope{Event: e, ReceivedAt: time.Now(), Principal: testPrincipal, Source: "replay"})
 	}
-	n, err := s.p.UpgradeDbtJobs(s.ctx, envs)
+	n, err := s.p.UpgradeDbtJobs(s.ctx, envs, s.jobNS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestUpgradeDbtJobsGivesTheFreshProjection(t *testing.T) {
 	if got := s.dump(); got != want {
 		t.Fatalf("upgraded graph differs from the fresh projection:\n%s", diffLines(want, got))
 	}
-	if n, err := s.p.UpgradeDbtJobs(s.ctx, envs); err != nil || n != 0 {
+	if n, err := s.p.UpgradeDbtJobs(s.ctx, envs, s.jobNS()); err != nil || n != 0 {
 		t.Fatalf("second upgrade: %d, %v", n, err)
 	}
 }

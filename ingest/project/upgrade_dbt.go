@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -13,13 +14,13 @@ import (
 // they were accepted with); those whose job is a dbt node job under today's rules and whose stored event still
 // names another job get their stored job rewritten, their runs (keys unchanged: a run keeps the name it was
 // reported under) re-folded onto the dbt node job, the jobs' edges folded from all their runs, and a job left with
-// no run and no JobEvent deleted. Idempotent: an event already on its dbt node job changes nothing. It returns how
-// many events it moved.
-func (p *Projector) UpgradeDbtJobs(ctx context.Context, envs []Envelope) (int, error) {
+// no run and no JobEvent deleted. Only jobs whose (canonical) namespace starts with jobNamespacePrefix ("" for
+// all) move. Idempotent: an event already on its dbt node job changes nothing. It returns how many events it moved.
+func (p *Projector) UpgradeDbtJobs(ctx context.Context, envs []Envelope, jobNamespacePrefix string) (int, error) {
 	want := map[string]*jobRec{}
 	for _, env := range envs {
 		r, err := buildRec(env, p.canon)
-		if err != nil || r.Job == nil || r.Job.DbtRole == "" {
+		if err != nil || r.Job == nil || r.Job.DbtRole == "" || !strings.HasPrefix(r.Job.NS, jobNamespacePrefix) {
 			continue // unprojectable events were quarantined; other jobs do not change
 		}
 		want[r.key()] = r.Job

@@ -155,8 +155,8 @@ func TestDbtNodeUniqueIDIsInterpreted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for file, want := range map[string][3]string{
-		"dbt-build-model-start.json":      {"warehouse.main.hw_producers.customer_totals.build.run", "MODEL", "model.hw_producers.customer_totals"},
-		"dbt-build-tests-start.json":      {"warehouse.main.hw_producers.stg_orders.build.test", "TEST", "model.hw_producers.stg_orders"},
+		"dbt-build-model-start.json":     {"warehouse.main.hw_producers.customer_totals.build.run", "MODEL", "model.hw_producers.customer_totals"},
+		"dbt-build-tests-start.json":     {"warehouse.main.hw_producers.stg_orders.build.test", "TEST", "model.hw_producers.stg_orders"},
 		"dbt-structured-test-start.json": {"test.hw_producers.not_null_stg_orders_order_id.81cfe2fe64", "TEST", "test.hw_producers.not_null_stg_orders_order_id.81cfe2fe64"},
 	} {
 		ev := decodeOK(t, d, fixture(t, filepath.Join("producers", file)))

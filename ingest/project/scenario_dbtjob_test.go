@@ -19,7 +19,7 @@ func TestDbtRoleRule(t *testing.T) {
 		{"SEED", "seed.p.raw", graph.DbtRoleNode},
 		{"SNAPSHOT", "snapshot.p.snap", graph.DbtRoleNode},
 		{"TEST", "test.p.not_null_orders_id.81cfe2fe64", graph.DbtRoleNode}, // structured logs, singular tests
-		{"TEST", "model.p.orders", graph.DbtRoleTests},                     // dbt-ol's per-model test job
+		{"TEST", "model.p.orders", graph.DbtRoleTests},                      // dbt-ol's per-model test job
 		{"TEST", "source.p.raw.orders", graph.DbtRoleTests},
 		{"TEST", "seed.p.raw", graph.DbtRoleTests},
 		{"TEST", "snapshot.p.snap", graph.DbtRoleTests},
@@ -41,7 +41,9 @@ func TestDbtRoleRule(t *testing.T) {
 // applyDbtIdentity: the key is (namespace, unique_id, role); the run key stays the reported name's; a producer
 // that does not own the job namespace (the gateway refuses it; the projector does not rely on that) gets no alias.
 func TestApplyDbtIdentity(t *testing.T) {
-	mk := func() *jobRec { return &jobRec{Key: graph.JobKey("ns", "w.m.p.orders.build.run"), NS: "ns", Name: "w.m.p.orders.build.run"} }
+	mk := func() *jobRec {
+		return &jobRec{Key: graph.JobKey("ns", "w.m.p.orders.build.run"), NS: "ns", Name: "w.m.p.orders.build.run"}
+	}
 	ev := &olevent.Job{Namespace: "ns", Name: "w.m.p.orders.build.run", JobType: "MODEL", DbtUniqueID: "model.p.orders"}
 	j := mk()
 	applyDbtIdentity(j, ev, ownership.All())

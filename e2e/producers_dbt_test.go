@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
 // dbt-ol (openlineage-dbt) runs the project in testdata/producers/dbt on DuckDB with an absolute database path
 // and sends to Headwater over the HTTP transport with an API key: a `build` after `docs generate` (typed schemas),
-// then a `run` whose customer_totals model fails. The whole answer is compared with testdata/producers/dbt.golden.
+// a `run --consume-structured-logs` of stg_orders, a `run` of every model, then a `run` whose customer_totals
+// model fails. The whole answer is compared with testdata/producers/dbt.golden.
 func TestProducerDbt(t *testing.T) {
 	home := producerHome(t, "HEADWATER_TEST_DBT", "scripts/producers/dbt.sh")
 	p := newProducerRun(t, "dbt")
@@ -48,12 +51,77 @@ func TestProducerDbt(t *testing.T) {
 	p.run(t, proj, env, 0, dbt, "run", "-q")
 	p.run(t, proj, env, 0, dbt, "docs", "generate", "-q")
 	p.run(t, proj, env, 0, dbtOL, "build")
+	p.run(t, proj, env, 0, dbtOL, "run", "--consume-structured-logs", "--select", "stg_orders")
+	p.run(t, proj, env, 0, dbtOL, "run")
 	p.run(t, proj, env, 1, dbtOL, "run", "--select", "customer_totals", "--vars", "{hw_fail: true}")
 
 	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
 	a := p.answer(t)
+	assertOneJobPerDbtModel(t, a)
 	// Issue 14 item 3: dbt-ol leaves the seed raw_customers out of stg_customers' inputs while its column lineage
 	// names it; the dataset edge raw_customers -> stg_customers is derived from the column lineage, and its evidence
 	// says so (source columnLineage).
 	compareGolden(t, "dbt", a.build())
+}
+
+// Issue 14 item 5 (ADR 0027): dbt-ol names a model's job differently per command (`run`:
+// warehouse.main.<project>.<model>, `build`: ... + ".build.run", structured logs: the unique_id). Each model is one
+// job, found under each of those names and by its unique_id, with the runs of every command.
+func assertOneJobPerDbtModel(t *testing.T, a *answer) {
+	t.Helper()
+	// what every client could ask before ADR 0027, then the fields it added
+	const byName = `query($ns: String!, $n: String!) { job(namespace: $ns, name: $n) { id runs(first: 50) { nodes { runId } } } }`
+	const q = `query($ns: String!, $n: String!, $u: String!) {
+		byName: job(namespace: $ns, name: $n) { id dbtUniqueId dbtRole names }
+		byId: dbtJob(namespace: $ns, uniqueId: $u) { id name } }`
+	const testsQ = `query($ns: String!, $u: String!) { dbtJob(namespace: $ns, uniqueId: $u, role: TESTS) { id name jobType } }`
+	for model, structured := range map[string]bool{"stg_orders": true, "stg_customers": false, "customer_totals": false} {
+		uid := "model.hw_producers." + model
+		names := []string{"warehouse.main.hw_producers." + model, "warehouse.main.hw_producers." + model + ".build.run"}
+		if structured {
+			names = append(names, uid)
+		}
+		sort.Strings(names)
+		var id any
+		for _, n := range names {
+			j, _ := a.gql(byName, map[string]any{"ns": a.p.jobNS, "n": n})["job"].(map[string]any)
+			if j == nil {
+				t.Fatalf("job %s: not found", n)
+			}
+			if id == nil {
+				id = j["id"]
+			}
+			if j["id"] != id {
+				t.Fatalf("%s: job %s is %v, another name of it is %v: two jobs for one model", model, n, j["id"], id)
+			}
+			// build, run, the failing run of customer_totals, the structured-logs run of stg_orders
+			want := 2
+			if model == "customer_totals" || structured {
+				want = 3
+			}
+			if runs := j["runs"].(map[string]any)["nodes"].([]any); len(runs) != want {
+				t.Fatalf("%s: %d runs under job %s, want %d (one per command)", model, len(runs), n, want)
+			}
+			d := a.gql(q, map[string]any{"ns": a.p.jobNS, "n": n, "u": uid})
+			j = d["byName"].(map[string]any)
+			if got := fmt.Sprint(j["names"]); got != fmt.Sprint(names) || j["dbtUniqueId"] != uid || j["dbtRole"] != "NODE" {
+				t.Fatalf("%s: job %s names=%s dbtUniqueId=%v dbtRole=%v, want names %v", model, n, got, j["dbtUniqueId"],
+					j["dbtRole"], names)
+			}
+			if by, _ := d["byId"].(map[string]any); by == nil || by["id"] != id {
+				t.Fatalf("%s: dbtJob(%s) = %v, want job %v", model, uid, d["byId"], id)
+			}
+			// the model's per-model test job (build ran the generic tests of stg_*): another job, NOT_FOUND otherwise
+			data, errs := (&ownTest{api: a.p.api}).gqlErrs(t, testsQ, map[string]any{"ns": a.p.jobNS, "u": uid})
+			tests, _ := data["dbtJob"].(map[string]any)
+			if model == "customer_totals" {
+				if tests != nil || len(errs) != 1 || !strings.Contains(fmt.Sprint(errs), "NOT_FOUND") {
+					t.Fatalf("%s has no tests, dbtJob(role: TESTS) = %v %v", model, tests, errs)
+				}
+			} else if len(errs) > 0 || tests == nil || tests["id"] == id || tests["jobType"] != "TEST" ||
+				tests["name"] != "warehouse.main.hw_producers."+model+".build.test" {
+				t.Fatalf("%s: its TESTS job %v %v", model, tests, errs)
+			}
+		}
+	}
 }

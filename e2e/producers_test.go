@@ -206,8 +206,12 @@ func (a *answer) jobs() []string {
 func (a *answer) build() string {
 	dss := a.datasets()
 	jobs := a.jobs()
-	for _, j := range jobs { // runs first: their labels are used by everything after
-		a.job(j)
+	fetched := make([]map[string]any, len(jobs))
+	for i, j := range jobs { // runs first: their labels are used by everything after, a parent's by its children
+		fetched[i] = a.fetchJob(j)
+	}
+	for i, j := range jobs {
+		a.job(j, fetched[i])
 	}
 	for _, d := range dss {
 		a.dataset(d[0], d[1])
@@ -258,25 +262,34 @@ func (a *answer) normalise(l string) string {
 }
 
 const jobQuery = `query($ns: String!, $n: String!) { job(namespace: $ns, name: $n) {
-	name jobType processingType integration
+	name jobType processingType integration dbtUniqueId dbtRole names
 	runs(first: 100) { nodes { runId state conflictingStates startedAt endedAt errorMessage
 		parent { runId } root { runId }
 		inputs { dataset { namespace name } version publication }
 		outputs { dataset { namespace name } version publication } } } } }`
 
-// job renders a job and its runs; runs are labelled job#1, job#2, ... oldest first.
-func (a *answer) job(name string) {
+// fetchJob reads a job and its runs and labels the runs job#1, job#2, ... oldest first.
+func (a *answer) fetchJob(name string) map[string]any {
 	d := a.gql(jobQuery, map[string]any{"ns": a.p.jobNS, "n": name})
 	j, _ := d["job"].(map[string]any)
 	if j == nil {
 		a.t.Fatalf("job %s: not found", name)
 	}
-	a.add("job %s jobType=%v processingType=%v integration=%v", name, j["jobType"], j["processingType"], j["integration"])
 	runs := j["runs"].(map[string]any)["nodes"].([]any)
 	for i := range runs { // newest first in the answer
 		r := runs[len(runs)-1-i].(map[string]any)
 		a.runs[r["runId"].(string)] = fmt.Sprintf("%s#%d", name, i+1)
 	}
+	return j
+}
+
+// job renders a job fetched by fetchJob and its runs.
+func (a *answer) job(name string, j map[string]any) {
+	a.add("job %s jobType=%v processingType=%v integration=%v", name, j["jobType"], j["processingType"], j["integration"])
+	if j["dbtUniqueId"] != nil { // a dbt node's job (ADR 0027)
+		a.add("job %s dbtUniqueId=%v dbtRole=%v names=%v", name, j["dbtUniqueId"], j["dbtRole"], j["names"])
+	}
+	runs := j["runs"].(map[string]any)["nodes"].([]any)
 	for _, x := range runs {
 		r := x.(map[string]any)
 		label := a.runs[r["runId"].(string)]

@@ -88,6 +88,18 @@ func DatasetKey(env, namespace, name string) string { return hashKey("ds_", env,
 // JobKey is the stable key of a Job node.
 func JobKey(namespace, name string) string { return hashKey("job_", namespace, name) }
 
+// DbtJobKey is the key of the Job node of a dbt node (docs/adr/0027-dbt-job-identity.md): the job namespace, the
+// node's unique_id (the dbt_node job facet) and the job's role for that node (DbtRoleNode, DbtRoleTests).
+func DbtJobKey(namespace, uniqueID, role string) string {
+	return hashKey("jdbt_", namespace, uniqueID, role)
+}
+
+// Roles of a dbt node's job (Job.dbtRole).
+const (
+	DbtRoleNode  = "NODE"  // the job runs the node itself (a model, seed, snapshot or test)
+	DbtRoleTests = "TESTS" // dbt-ol's per-node test job: the generic tests attached to a model, source, seed or snapshot
+)
+
 // JobVersionKey is the key of one definition of a job.
 func JobVersionKey(jobKey, definitionHash string) string {
 	return hashKey("jv_", jobKey, definitionHash)

@@ -6,6 +6,10 @@ import "context"
 type JobRow struct {
 	Key, Namespace, Name, ProcessingType, JobType, Integration, Description string
 	FirstSeenAt, LastSeenAt                                                 int64
+	// A dbt node's job (docs/adr/0027-dbt-job-identity.md): its dbt_node unique_id, role (DbtRoleNode,
+	// DbtRoleTests) and every name it was reported under; "" and nil for other jobs.
+	DbtUniqueID, DbtRole string
+	Names                []string
 }
 
 // JobVersionRow is one definition of a job.
@@ -14,12 +18,14 @@ type JobVersionRow struct {
 	ValidFrom, ValidTo                                               int64
 }
 
-const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt}`
+const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt,
+.dbtUniqueId, .dbtRole, .names}`
 
 func jobRowOf(p Props) JobRow {
 	return JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
 		ProcessingType: p.Str("processingType"), JobType: p.Str("jobType"), Integration: p.Str("integration"),
-		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt")}
+		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt"),
+		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names")}
 }
 
 // JobsByKeys reads jobs by key.

@@ -1,6 +1,9 @@
 package graph
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // EventStatusRow says what became of an event id.
 type EventStatusRow struct {
@@ -98,12 +101,57 @@ RETURN label, key, name ORDER BY name, label, key SKIP $off LIMIT $lim`,
 
 // JobByName finds a job by its (canonical) namespace and name.
 func (s *Store) JobByName(ctx context.Context, namespace, name string) (JobRow, bool, error) {
+	// The job keyed by the name (reported without a dbt_node facet) first, then a dbt node job whose current name
+	// it is (docs/adr/0027-dbt-job-identity.md).
 	recs, err := s.readRecords(ctx, `MATCH (j:Job {namespace: $ns, name: $name}) RETURN `+jobProjection+` AS j
-ORDER BY j.key LIMIT 1`, map[string]any{"ns": namespace, "name": name})
-	if err != nil || len(recs) == 0 {
+ORDER BY j.dbtUniqueId IS NOT NULL, j.key LIMIT $max`, map[string]any{"ns": namespace, "name": name, "max": MaxJobsPerName})
+	if err != nil {
 		return JobRow{}, false, err
 	}
-	return jobRowOf(Props(recs[0]).Sub("j")), true, nil
+	if len(recs) == 0 {
+		// a dbt node job that recorded the name among its names: a seek of the namespace's jobs
+		recs, err = s.readRecords(ctx, `MATCH (j:Job) WHERE j.namespace = $ns AND j.name IS NOT NULL
+AND j.dbtUniqueId IS NOT NULL AND $name IN j.names RETURN `+jobProjection+` AS j ORDER BY j.key LIMIT $max`,
+			map[string]any{"ns": namespace, "name": name, "max": MaxJobsPerName})
+		if err != nil || len(recs) == 0 {
+			return JobRow{}, false, err
+		}
+	}
+	first := jobRowOf(Props(recs[0]).Sub("j"))
+	if len(recs) == 1 || first.DbtUniqueID == "" {
+		return first, true, nil
+	}
+	amb := &AmbiguousJobNameError{Namespace: namespace, Name: name}
+	for _, r := range recs {
+		amb.Jobs = append(amb.Jobs, jobRowOf(Props(r).Sub("j")))
+	}
+	return first, false, amb
+}
+
+// MaxJobsPerName bounds the dbt node jobs JobByName reads for one name (AmbiguousJobNameError.Jobs).
+const MaxJobsPerName = 20
+
+// AmbiguousJobNameError: a job name several dbt node jobs were reported under (two unique_ids or roles under one
+// name, a producer's fault). The caller decides among those it may see; a job is never guessed.
+type AmbiguousJobNameError struct {
+	Namespace, Name string
+	Jobs            []JobRow // at most MaxJobsPerName, in key order
+}
+
+func (e *AmbiguousJobNameError) Error() string {
+	return fmt.Sprintf("job name %q in namespace %q was reported for %d dbt nodes", e.Name, e.Namespace, len(e.Jobs))
+}
+
+// JobByDbtUniqueID returns the job of a dbt node in a job namespace in a role (DbtRoleNode, DbtRoleTests): one
+// key lookup (docs/adr/0027-dbt-job-identity.md).
+func (s *Store) JobByDbtUniqueID(ctx context.Context, namespace, uniqueID, role string) (JobRow, bool, error) {
+	k := DbtJobKey(namespace, uniqueID, role)
+	rows, err := s.JobsByKeys(ctx, []string{k})
+	if err != nil {
+		return JobRow{}, false, err
+	}
+	j, ok := rows[k]
+	return j, ok, nil
 }
 
 // SearchAfter is Search by position: hits strictly after `after` in (name, label, key) order ("" name: from the

@@ -88,10 +88,18 @@ func fieldOf(r graph.FieldRow, asOf time.Time) *Field {
 }
 
 func jobOf(r graph.JobRow, asOf time.Time) *Job {
-	return &Job{ID: JobID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name,
+	j := &Job{ID: JobID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name,
 		ProcessingType: strOrNil(r.ProcessingType), JobType: strOrNil(r.JobType), Integration: strOrNil(r.Integration),
 		Description: strOrNil(r.Description), FirstSeenAt: timeOrNil(r.FirstSeenAt), LastSeenAt: timeOrNil(r.LastSeenAt),
-		AsOf: asOf}
+		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, AsOf: asOf}
+	if r.DbtRole != "" {
+		role := DbtRole(r.DbtRole)
+		j.DbtRole = &role
+	}
+	if len(j.Names) == 0 {
+		j.Names = []string{r.Name}
+	}
+	return j
 }
 
 func jobVersionOf(r graph.JobVersionRow) *JobVersion {

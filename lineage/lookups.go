@@ -36,17 +36,40 @@ func (s *Service) Job(ctx context.Context, ns, name string, asOf *time.Time) (*J
 	return jobOf(j, graph.FromMillis(t)), nil
 }
 
+// DbtJob finds the job of a dbt node by the unique_id its dbt_node facet carried, in a role (default NODE; TESTS is
+// dbt-ol's per-node test job); asOf selects the version (docs/adr/0027-dbt-job-identity.md).
+func (s *Service) DbtJob(ctx context.Context, ns, uniqueID string, role *DbtRole, asOf *time.Time) (*Job, error) {
+	r := DbtRoleNode
+	if role != nil {
+		r = *role
+	}
+	if r != DbtRoleNode && r != DbtRoleTests {
+		return nil, badRequest("role: must be %s or %s, got %q", DbtRoleNode, DbtRoleTests, r)
+	}
+	t, _ := s.asOf(asOf)
+	j, err := s.findDbtJob(ctx, ns, uniqueID, r)
+	if err != nil {
+		return nil, err
+	}
+	return jobOf(j, graph.FromMillis(t)), nil
+}
+
 // Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
 // the run of that job. A runId that names visible runs of several jobs is ambiguous (BAD_REQUEST: ask with the
 // run's id or its job). Ids issued before projection version 2 (a bare runId inside) are runId lookups.
 func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error) {
-	keys, runID, err := s.runCandidates(ctx, id, job)
+	keys, runID, jobKey, err := s.runCandidates(ctx, id, job)
 	if err != nil {
 		return nil, err
 	}
 	runs, err := s.RunsByKeys(ctx, keys)
 	if err != nil {
 		return nil, err
+	}
+	for k, r := range runs {
+		if jobKey != "" && r.JobKey != jobKey { // keyed by one of the job's names, but another job's run
+			delete(runs, k)
+		}
 	}
 	if len(runs) > 1 {
 		return nil, badRequest("id: runId %s names runs of %d jobs; ask with the run's id or its job", runID, len(runs))
@@ -62,25 +85,33 @@ func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error)
 }
 
 // runCandidates returns the keys id may name: the exact key of a node id of projection version 2 or of a job's
-// run, else every run with that runId.
-func (s *Service) runCandidates(ctx context.Context, id string, job *JobRef) ([]string, string, error) {
+// run, else every run with that runId; with job, also the key of that job (the runs must be its own).
+func (s *Service) runCandidates(ctx context.Context, id string, job *JobRef) ([]string, string, string, error) {
 	key := RunKeyOf(id)
 	runID, jobKey := graph.SplitRunKey(key)
 	if job != nil {
 		j, err := s.findJob(ctx, job.Namespace, job.Name)
 		if err != nil {
-			return nil, runID, err
+			return nil, runID, "", err
 		}
-		return []string{graph.RunKey(runID, j.Key)}, runID, nil
+		if len(j.Names) == 0 {
+			return []string{graph.RunKey(runID, j.Key)}, runID, j.Key, nil
+		}
+		// a dbt node job's runs are keyed by the names they were reported under (ADR 0027)
+		keys := make([]string, 0, len(j.Names))
+		for _, n := range j.Names {
+			keys = append(keys, graph.RunKey(runID, graph.JobKey(j.Namespace, n)))
+		}
+		return keys, runID, j.Key, nil
 	}
 	if jobKey != "" {
-		return []string{key}, runID, nil
+		return []string{key}, runID, "", nil
 	}
 	keys, err := s.store.RunsByRunID(ctx, runID)
 	if err != nil {
-		return nil, runID, storeErr(err)
+		return nil, runID, "", storeErr(err)
 	}
-	return keys, runID, nil
+	return keys, runID, "", nil
 }
 
 func (s *Service) runExists(ctx context.Context, keys []string) bool {

@@ -2,7 +2,9 @@ package lineage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
@@ -197,9 +199,46 @@ func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, e
 		return graph.JobRow{}, badRequest("job %s %s: %v", ns, name, err)
 	}
 	j, found, err := s.store.JobByName(ctx, cns, cname)
+	if amb := (*graph.AmbiguousJobNameError)(nil); errors.As(err, &amb) {
+		return s.oneVisibleJob(ctx, amb, missing)
+	}
 	if err != nil {
 		return j, storeErr(err)
 	}
+	return s.visibleJob(ctx, j, found, missing)
+}
+
+// oneVisibleJob answers a name several dbt node jobs were reported under (ADR 0027) with the one of them the
+// caller may describe; none is missing, several are BAD_REQUEST naming only what the caller may see.
+func (s *Service) oneVisibleJob(ctx context.Context, amb *graph.AmbiguousJobNameError, missing error) (graph.JobRow, error) {
+	b := newBatch()
+	for _, j := range amb.Jobs {
+		b.add(j.Key, authz.PrivDescribe, authz.Candidate{Kind: authz.KindJob, Key: j.Key, Namespace: j.Namespace, Name: j.Name})
+	}
+	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+		return graph.JobRow{}, err
+	}
+	var seen []graph.JobRow
+	var ids []string
+	for _, j := range amb.Jobs {
+		if b.ok(j.Key) {
+			seen = append(seen, j)
+			ids = append(ids, j.DbtUniqueID+" ("+j.DbtRole+")")
+		}
+	}
+	switch len(seen) {
+	case 0:
+		return graph.JobRow{}, missing
+	case 1:
+		return seen[0], nil
+	}
+	return graph.JobRow{}, badRequest("name: job %s %s was reported for several dbt nodes (%s); ask for it with "+
+		"dbtJob(namespace, uniqueId, role)", amb.Namespace, amb.Name, strings.Join(ids, ", "))
+}
+
+// visibleJob answers a job found by a lookup, or missing when it was not found or the caller may not describe it
+// (the same answer).
+func (s *Service) visibleJob(ctx context.Context, j graph.JobRow, found bool, missing error) (graph.JobRow, error) {
 	if !found {
 		return j, missing
 	}
@@ -208,6 +247,20 @@ func (s *Service) findJob(ctx context.Context, ns, name string) (graph.JobRow, e
 		return j, firstErr(err, missing)
 	}
 	return j, nil
+}
+
+// findDbtJob finds the job of a dbt node in a job namespace (docs/adr/0027-dbt-job-identity.md).
+func (s *Service) findDbtJob(ctx context.Context, ns, uniqueID string, role DbtRole) (graph.JobRow, error) {
+	missing := notFound("dbt job %s %s (%s) not found", ns, uniqueID, role)
+	cns, _, err := s.canon.Job(ns, uniqueID)
+	if err != nil {
+		return graph.JobRow{}, badRequest("dbt job %s %s: %v", ns, uniqueID, err)
+	}
+	j, found, err := s.store.JobByDbtUniqueID(ctx, cns, uniqueID, string(role))
+	if err != nil {
+		return j, storeErr(err)
+	}
+	return s.visibleJob(ctx, j, found, missing)
 }
 
 func (s *Service) findField(ctx context.Context, ref FieldRef, t int64) (graph.FieldRow, graph.DatasetRow, error) {

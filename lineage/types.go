@@ -48,6 +48,15 @@ type NameKind string
 // EventState is what became of an event.
 type EventState string
 
+// DbtRole is the role of a dbt node's job for that node (docs/adr/0027-dbt-job-identity.md): NODE or TESTS.
+type DbtRole string
+
+// dbt node job roles (graph.DbtRoleNode, graph.DbtRoleTests).
+const (
+	DbtRoleNode  DbtRole = "NODE"
+	DbtRoleTests DbtRole = "TESTS"
+)
+
 // Event states.
 const (
 	EventProjected   EventState = "PROJECTED"
@@ -188,6 +197,9 @@ type Job struct {
 	Description    *string
 	FirstSeenAt    *time.Time
 	LastSeenAt     *time.Time
+	DbtUniqueID    *string
+	DbtRole        *DbtRole
+	Names          []string
 	AsOf           time.Time
 }
 

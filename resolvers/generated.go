@@ -239,6 +239,8 @@ type ComplexityRoot struct {
 	}
 
 	Job struct {
+		DbtRole        func(childComplexity int) int
+		DbtUniqueID    func(childComplexity int) int
 		Description    func(childComplexity int) int
 		FirstSeenAt    func(childComplexity int) int
 		ID             func(childComplexity int) int
@@ -246,6 +248,7 @@ type ComplexityRoot struct {
 		JobType        func(childComplexity int) int
 		LastSeenAt     func(childComplexity int) int
 		Name           func(childComplexity int) int
+		Names          func(childComplexity int) int
 		Namespace      func(childComplexity int) int
 		ProcessingType func(childComplexity int) int
 		Runs           func(childComplexity int, first *int, after *string, state *lineage.RunState) int
@@ -323,6 +326,7 @@ type ComplexityRoot struct {
 	Query struct {
 		AuditRecords      func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
 		Dataset           func(childComplexity int, namespace string, name string, asOf *time.Time) int
+		DbtJob            func(childComplexity int, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) int
 		Event             func(childComplexity int, id string) int
 		Impact            func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
@@ -439,6 +443,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Dataset, error)
 	Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Job, error)
+	DbtJob(ctx context.Context, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) (*lineage.Job, error)
 	Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error)
 	Search(ctx context.Context, query string, first *int, after *string) (*lineage.SearchConnection, error)
 	Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error)
@@ -1279,6 +1284,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Interval.ValidTo(childComplexity), true
 
+	case "Job.dbtRole":
+		if e.ComplexityRoot.Job.DbtRole == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.DbtRole(childComplexity), true
+	case "Job.dbtUniqueId":
+		if e.ComplexityRoot.Job.DbtUniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.DbtUniqueID(childComplexity), true
 	case "Job.description":
 		if e.ComplexityRoot.Job.Description == nil {
 			break
@@ -1321,6 +1338,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Name(childComplexity), true
+	case "Job.names":
+		if e.ComplexityRoot.Job.Names == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Names(childComplexity), true
 	case "Job.namespace":
 		if e.ComplexityRoot.Job.Namespace == nil {
 			break
@@ -1702,6 +1725,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Dataset(childComplexity, args["namespace"].(string), args["name"].(string), args["asOf"].(*time.Time)), true
+	case "Query.dbtJob":
+		if e.ComplexityRoot.Query.DbtJob == nil {
+			break
+		}
+
+		args, err := ec.field_Query_dbtJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.DbtJob(childComplexity, args["namespace"].(string), args["uniqueId"].(string), args["role"].(*lineage.DbtRole), args["asOf"].(*time.Time)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -2240,8 +2274,16 @@ type Query {
   An old name after a rename answers the renamed dataset with ` + "`" + `resolvedFrom` + "`" + ` set.
   """
   dataset(namespace: String!, name: String!, asOf: Time): Dataset
-  "A job by name; ` + "`" + `version` + "`" + ` is the definition valid at asOf (default now)."
+  """
+  A job by name; ` + "`" + `version` + "`" + ` is the definition valid at asOf (default now). A dbt node's job answers to every name
+  it was reported under (` + "`" + `Job.names` + "`" + `); a job reported under that name without a dbt_node facet comes first.
+  """
   job(namespace: String!, name: String!, asOf: Time): Job
+  """
+  The job of a dbt node in a job namespace, by the unique_id its dbt_node job facet carried (docs/adr/0027):
+  role NODE (default) is the job that runs the node, TESTS dbt-ol's per-node job that runs its generic tests.
+  """
+  dbtJob(namespace: String!, uniqueId: String!, role: DbtRole = NODE, asOf: Time): Job
   """
   A run by its node id, or by its runId (UUID): a run is one runId of one job, so a runId that several jobs the
   caller may describe reported is ambiguous (BAD_REQUEST) unless ` + "`" + `job` + "`" + ` names the run's job.
@@ -2432,6 +2474,26 @@ type Job implements Node {
   "The definition valid at the query's asOf (default now)."
   version: JobVersion
   runs(first: Int = 20, after: String, state: RunState): RunConnection!
+  """
+  The dbt node this job runs: the unique_id of its events' dbt_node facet (docs/adr/0027); null for a job reported
+  without one. The TESTS job of a model carries the model's unique_id.
+  """
+  dbtUniqueId: String
+  "The job's role for its dbt node; null when dbtUniqueId is."
+  dbtRole: DbtRole
+  """
+  Every name the job was reported under, sorted: for a dbt node's job one per dbt-ol command or mode (` + "`" + `name` + "`" + ` is
+  the latest event's); for any other job just ` + "`" + `name` + "`" + `.
+  """
+  names: [String!]!
+}
+
+"What a dbt node's job does for the node (docs/adr/0027)."
+enum DbtRole {
+  "Runs the node itself: a model, seed, snapshot, or a test reported as its own job."
+  NODE
+  "dbt-ol's per-node test job (jobType TEST, the node's unique_id): the generic tests attached to a model, source, seed or snapshot."
+  TESTS
 }
 
 type RunConnection { nodes: [Run!]! endCursor: String hasNextPage: Boolean! }
@@ -3141,6 +3203,12 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_version(ctx, field)
 	case "runs":
 		return ec.fieldContext_Job_runs(ctx, field)
+	case "dbtUniqueId":
+		return ec.fieldContext_Job_dbtUniqueId(ctx, field)
+	case "dbtRole":
+		return ec.fieldContext_Job_dbtRole(ctx, field)
+	case "names":
+		return ec.fieldContext_Job_names(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
 }
@@ -3804,6 +3872,44 @@ func (ec *executionContext) field_Query_dataset_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["asOf"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_dbtJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "uniqueId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["uniqueId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*lineage.DbtRole, error) {
+			return ec.unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg3
 	return args, nil
 }
 
@@ -7592,6 +7698,75 @@ func (ec *executionContext) fieldContext_Job_runs(ctx context.Context, field gra
 	return fc, nil
 }
 
+func (ec *executionContext) _Job_dbtUniqueId(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_dbtUniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DbtUniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_dbtUniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
+}
+
+func (ec *executionContext) _Job_dbtRole(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_dbtRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DbtRole, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *lineage.DbtRole) graphql.Marshaler {
+			return ec.marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_dbtRole(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "DbtRole")
+}
+
+func (ec *executionContext) _Job_names(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_names(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Names, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_names(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
+}
+
 func (ec *executionContext) _JobVersion_id(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9004,6 +9179,50 @@ func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field gr
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_job_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_dbtJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_dbtJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().DbtJob(ctx, fc.Args["namespace"].(string), fc.Args["uniqueId"].(string), fc.Args["role"].(*lineage.DbtRole), fc.Args["asOf"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_dbtJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_dbtJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13401,6 +13620,21 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Job_runs(ctx, field, obj)
 				})
+		case "dbtUniqueId":
+			out.Values[i] = ec._Job_dbtUniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dbtRole":
+			out.Values[i] = ec._Job_dbtRole(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "names":
+			out.Values[i] = ec._Job_names(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13904,6 +14138,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_job(ctx, field)
+				})
+		case "dbtJob":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_dbtJob(ctx, field)
 				})
 		case "run":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -16014,6 +16254,25 @@ func (ec *executionContext) unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑd
 	}
 	res, err := ec.unmarshalInputDatasetRef(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx context.Context, v any) (*lineage.DbtRole, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := lineage.DbtRole(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx context.Context, sel ast.SelectionSet, v *lineage.DbtRole) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) marshalOEventStatus2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventStatus(ctx context.Context, sel ast.SelectionSet, v *lineage.EventStatus) graphql.Marshaler {

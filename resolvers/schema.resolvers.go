@@ -123,6 +123,11 @@ func (r *queryResolver) Job(ctx context.Context, namespace string, name string, 
 	return r.svc.Job(ctx, namespace, name, asOf)
 }
 
+// DbtJob is the resolver for the dbtJob field.
+func (r *queryResolver) DbtJob(ctx context.Context, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) (*lineage.Job, error) {
+	return r.svc.DbtJob(ctx, namespace, uniqueID, role, asOf)
+}
+
 // Run is the resolver for the run field.
 func (r *queryResolver) Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error) {
 	return r.svc.Run(ctx, id, job)

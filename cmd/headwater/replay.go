@@ -92,7 +92,7 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
-	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name); empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), and move only those jobs' events onto their dbt node's job; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -123,9 +123,51 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	dbtMoved, err := u.upgradeDbtJobs(ctx, p.projector, rc.log)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
 		keyed, quarantined, runs, project.NormVersion)
+	fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved)
 	return nil
+}
+
+// upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto
+// the job version 3 keys them by (project.UpgradeDbtJobs), reading the archive in batches; replay alone skips them
+// as duplicates.
+func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
+	lim := u.Event.limits()
+	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
+	dec, err := olevent.NewDecoder(lim, time.Now)
+	if err != nil {
+		return 0, err
+	}
+	var batch []project.Envelope
+	total := 0
+	flush := func() error {
+		n, err := proj.UpgradeDbtJobs(ctx, batch, u.NamespacePrefix)
+		total += n
+		batch = batch[:0]
+		return err
+	}
+	err = archive.Read(u.Dir, func(rec archive.Record) error {
+		ev, err := dec.Decode(rec.Event)
+		if err != nil || ev.Job == nil || ev.Job.DbtUniqueID == "" {
+			return nil // replay reports what no longer decodes; only dbt node jobs move
+		}
+		ev.ID = rec.EventID
+		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal,
+			Source: "replay", Owned: rec.Owned})
+		if len(batch) >= replayBatch {
+			return flush()
+		}
+		return nil
+	}, func(seg string, err error) { log.Warn("torn archive segment tail skipped", "segment", seg, "err", err) })
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
 }
 
 // upgradeEventKeys re-keys earlier events by the principal the archive recorded for them, in archive order.

@@ -2,6 +2,7 @@ package olevent
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	FacetTags               = "tags"
 	FacetDocumentation      = "documentation"
 	FacetLineage            = "lineage"
+	FacetDbtNode            = "dbt_node" // openlineage-dbt's DbtNodeJobFacet: the dbt node the job runs
 )
 
 // Processing types of the jobType facet. The spec names BATCH and STREAMING; SERVICE is Headwater's own; NONE is
@@ -130,6 +132,30 @@ func (t *wireTags) tags() []Tag {
 	return out
 }
 
+// wireDbtNode is the part of openlineage-dbt's dbt_node job facet Headwater interprets: the node's unique_id, the
+// job's stable id (docs/adr/0027-dbt-job-identity.md). Its other fields stay in the raw facet.
+type wireDbtNode struct {
+	UniqueID string `json:"unique_id"`
+}
+
+// dbtResourceTypes are the dbt resource types (the unique_id's first part) a dbt_node facet may name.
+var dbtResourceTypes = []string{"model", "seed", "snapshot", "test", "source"}
+
+func checkDbtNode(d *wireDbtNode) *problem {
+	if p := need("", "unique_id", d.UniqueID); p != nil {
+		return p
+	}
+	if len(d.UniqueID) > MaxDbtUniqueIDBytes {
+		return bad("unique_id", RuleMaxLength, "unique_id is longer than %d bytes", MaxDbtUniqueIDBytes)
+	}
+	kind, rest, _ := strings.Cut(d.UniqueID, ".")
+	if rest == "" || !slices.Contains(dbtResourceTypes, kind) {
+		return bad("unique_id", RuleFormat, "unique_id must be <%s>.<package>.<name>, got %q",
+			strings.Join(dbtResourceTypes, "|"), truncate(d.UniqueID))
+	}
+	return nil
+}
+
 // buildJob interprets the job part of a RunEvent or JobEvent.
 func buildJob(w *wireJob, issues *[]FacetIssue) *Job {
 	s := facetScope{path: "job.facets", issues: issues}
@@ -162,6 +188,9 @@ func buildJob(w *wireJob, issues *[]FacetIssue) *Job {
 	}
 	if l := interpret(s, live, FacetLineage, checkJobLineage); l != nil {
 		j.Lineage = l.entries()
+	}
+	if d := interpret(s, live, FacetDbtNode, checkDbtNode); d != nil {
+		j.DbtUniqueID = d.UniqueID
 	}
 	return j
 }

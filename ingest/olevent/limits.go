@@ -19,6 +19,9 @@ const (
 	minJSONDepth = 6
 	// maxEventIDBytes is the longest producer-supplied event id used verbatim; longer ones are hashed.
 	maxEventIDBytes = 256
+	// MaxDbtUniqueIDBytes is the longest dbt_node.unique_id taken as a job's stable id (ADR 0027); a longer one
+	// is a facet warning and the job keeps its name identity. dbt's own ids are a few hundred bytes at most.
+	MaxDbtUniqueIDBytes = 1024
 )
 
 // Limits bound what one event may contain. Every field must be positive.

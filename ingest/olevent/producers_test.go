@@ -145,3 +145,26 @@ func TestIcebergMetadataTableRecognition(t *testing.T) {
 		t.Fatalf("dataset-level lineage %+v, want the snapshots table", got)
 	}
 }
+
+// Issue 14 item 5, ADR 0027: openlineage-dbt 1.54.0's dbt_node job facet carries the node's unique_id, on a
+// model's job (`dbt-ol build`), on the per-model test job (the model's unique_id, jobType TEST) and on a test's
+// own job in structured-logs mode. It is interpreted without warnings.
+func TestDbtNodeUniqueIDIsInterpreted(t *testing.T) {
+	d, err := NewDecoder(DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][3]string{
+		"dbt-build-model-start.json":     {"warehouse.main.hw_producers.customer_totals.build.run", "MODEL", "model.hw_producers.customer_totals"},
+		"dbt-build-tests-start.json":     {"warehouse.main.hw_producers.stg_orders.build.test", "TEST", "model.hw_producers.stg_orders"},
+		"dbt-structured-test-start.json": {"test.hw_producers.not_null_stg_orders_order_id.81cfe2fe64", "TEST", "test.hw_producers.not_null_stg_orders_order_id.81cfe2fe64"},
+	} {
+		ev := decodeOK(t, d, fixture(t, filepath.Join("producers", file)))
+		if len(ev.FacetIssues) != 0 {
+			t.Errorf("%s: facet issues %+v, want none", file, ev.FacetIssues)
+		}
+		if got := [3]string{ev.Job.Name, ev.Job.JobType, ev.Job.DbtUniqueID}; got != want {
+			t.Errorf("%s: job name, jobType, dbt unique_id = %q, want %q", file, got, want)
+		}
+	}
+}

@@ -96,6 +96,7 @@ type Job struct {
 	Owners         []Owner        // ownership job facet
 	Tags           []Tag          // tags job facet (Field is always "")
 	Lineage        []LineageEntry // the job-level `lineage` facet (entries), nil when none
+	DbtUniqueID    string         // dbt_node.unique_id (openlineage-dbt), "" when not sent or unusable (ADR 0027)
 }
 
 // LineageEntry is one entry of the job-level `lineage` facet: a target (dataset or job) and what feeds it.

@@ -31,7 +31,11 @@ type jobBatch struct {
 	job         *jobRec
 	first, last int64
 	meta        map[string]stamped
+	names       map[string]bool // a dbt node job's reported names (ADR 0027)
 }
+
+// jobNameField is the stamped property holding a dbt node job's current name: the name of its latest event.
+const jobNameField = "name"
 
 // upsertJobs MERGEs and locks the Job nodes of the batch: identity on create, first/last seen as min/max, and
 // per-field latest descriptive metadata (stamps kept in metaStamps). JobEvent definitions become JobVersions.
@@ -47,6 +51,14 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 			batch[r.Job.Key] = b
 		}
 		b.first, b.last = min(b.first, r.Time), max(b.last, r.Time)
+		if r.Job.DbtRole != "" {
+			if b.names == nil {
+				b.names = map[string]bool{}
+			}
+			b.names[r.Job.Name] = true
+			raw, _ := json.Marshal(r.Job.Name)
+			setStamped(b.meta, jobNameField, stamped{T: r.Time, E: r.ID, V: raw})
+		}
 		for _, f := range jobMetaFields {
 			if v := jobMetaValue(r.Job, f); v != "" {
 				raw, _ := json.Marshal(v)
@@ -64,9 +76,15 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 	}
 	rows := make([]any, 0, len(keys))
 	for _, k := range keys {
-		props, err := mergeJobMeta(stamps[k], batch[k].meta)
+		props, err := mergeJobMeta(stamps[k].stamps, batch[k].meta)
 		if err != nil {
 			return err
+		}
+		if names := batch[k].names; names != nil {
+			for _, n := range stamps[k].names {
+				names[n] = true
+			}
+			props["names"] = toAny(sortedKeys(names))
 		}
 		rows = append(rows, map[string]any{"key": k, "props": props})
 		w.touch(k)
@@ -79,24 +97,38 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 	return w.jobEventVersions(recs)
 }
 
+// storedJob is what upsertJobs reads back from a locked Job node.
+type storedJob struct {
+	stamps map[string]stamped
+	names  []string
+}
+
 // lockJobMeta MERGEs the jobs (in key order, taking their write locks), updates identity and first/last seen,
-// and returns their metadata stamps.
-func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[string]map[string]stamped, error) {
+// and returns their metadata stamps and recorded names. A dbt node job's name is its stamped current name
+// (upsertJobs), so it is not set here.
+func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[string]storedJob, error) {
 	rows := make([]any, 0, len(keys))
 	for _, k := range keys {
 		b := batch[k]
-		rows = append(rows, map[string]any{"key": k, "ns": b.job.NS, "name": b.job.Name, "first": b.first, "last": b.last})
+		row := map[string]any{"key": k, "ns": b.job.NS, "name": b.job.Name, "first": b.first, "last": b.last,
+			"dbt": nil, "role": nil}
+		if b.job.DbtRole != "" {
+			row["name"], row["dbt"], row["role"] = nil, b.job.DbtUniqueID, b.job.DbtRole
+		}
+		rows = append(rows, row)
 	}
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (j:Job {key: row.key})
-		SET j.namespace = row.ns, j.name = row.name, j.normVersion = $nv,
+		SET j.namespace = row.ns, j.name = coalesce(row.name, j.name), j.normVersion = $nv,
+			j.dbtUniqueId = row.dbt, j.dbtRole = row.role,
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
-		RETURN row.key AS k, j.metaStamps AS stamps`, map[string]any{"rows": rows, "nv": NormVersion})
+		RETURN row.key AS k, j.metaStamps AS stamps, coalesce(j.names, []) AS names`,
+		map[string]any{"rows": rows, "nv": NormVersion})
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]map[string]stamped{}
+	m := map[string]storedJob{}
 	for _, r := range out {
 		rm := r.AsMap()
 		st := map[string]stamped{}
@@ -105,7 +137,11 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 				return nil, fmt.Errorf("decode job meta stamps: %w", err)
 			}
 		}
-		m[asStr(rm["k"])] = st
+		var names []string
+		for _, n := range rm["names"].([]any) {
+			names = append(names, asStr(n))
+		}
+		m[asStr(rm["k"])] = storedJob{stamps: st, names: names}
 	}
 	return m, nil
 }

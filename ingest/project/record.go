@@ -64,9 +64,13 @@ type dsMeta struct {
 	Tags        []olevent.Tag
 }
 
-// jobRec is the job part of an event.
+// jobRec is the job part of an event. Key is the Job node's key: JobKey(NS, Name), or for a dbt node's job
+// DbtJobKey(NS, DbtUniqueID, DbtRole) with NameKey = JobKey(NS, Name), the key runs are stored under (dbtjob.go).
 type jobRec struct {
 	Key, NS, Name  string
+	NameKey        string `json:",omitempty"`
+	DbtUniqueID    string `json:",omitempty"`
+	DbtRole        string `json:",omitempty"`
 	ProcessingType string `json:",omitempty"`
 	JobType        string `json:",omitempty"`
 	Integration    string `json:",omitempty"`
@@ -132,7 +136,7 @@ func (r *rec) runKey() string {
 	case r.PubRunID != "":
 		return graph.RunKey(r.PubRunID, "")
 	case r.RunID != "" && r.Job != nil:
-		return graph.RunKey(r.RunID, r.Job.Key)
+		return graph.RunKey(r.RunID, r.Job.nameKey())
 	}
 	return ""
 }
@@ -154,6 +158,7 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 		if err != nil {
 			return nil, err
 		}
+		applyDbtIdentity(j, ev.Job, env.Owned)
 		r.Job = j
 	}
 	switch ev.Kind {

@@ -65,6 +65,15 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
 			w.queueJob(st.JobKey)
 			w.noteChange(st.JobKey, st.FirstEventAt)
 		}
+		// A run whose events name two jobs (a dbt node job and the job its name keys, ADR 0027) may have been
+		// filed under the other one by an earlier batch: that job's edges are recomputed without it.
+		for _, e := range events[k] {
+			if e.Job != nil && e.Job.Key != st.JobKey {
+				w.touch(e.Job.Key)
+				w.queueJob(e.Job.Key)
+				w.noteChange(e.Job.Key, st.FirstEventAt)
+			}
+		}
 	}
 	return w.writeRuns(states)
 }

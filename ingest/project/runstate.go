@@ -72,7 +72,8 @@ type colObs struct {
 
 // runState is the derived state of one run: a pure function of its events (foldRun).
 type runState struct {
-	Key, RunID, JobKey          string // Key: graph.RunKey(RunID, JobKey)
+	Key, RunID, JobKey          string // Key: graph.RunKey(RunID, the key of the job name it was reported under)
+	dbtJob                      bool   // JobKey is a dbt node's job (ADR 0027)
 	State                       string
 	Conflicting                 []string
 	StartedAt, EndedAt          *int64
@@ -177,7 +178,10 @@ func foldMeta(s *runState, e *rec) {
 		s.StartedAt = &t
 	}
 	s.Producer = e.Producer
-	s.JobKey = e.Job.Key
+	// The run's job: the dbt node job of its latest event that named one (ADR 0027), else the job it was named by.
+	if e.Job.DbtRole != "" || !s.dbtJob {
+		s.JobKey, s.dbtJob = e.Job.Key, e.Job.DbtRole != ""
+	}
 	if e.Job.ProcessingType != "" {
 		s.ProcessingType = e.Job.ProcessingType
 	}

@@ -51,9 +51,11 @@ lint:
 RACE_PKGS := ./ingest/normalize ./ingest/olevent ./internal/ttlcache ./ingest/ownership ./ingest/identcheck \
 	./ingest/archive ./ingest/producecheck ./loadtest/report ./loadtest/drive
 race:
-	$(GO) test -race -short -count=1 $(RACE_PKGS)
+	$(GO) test -race -count=1 $(RACE_PKGS)
 
-## unit: fast tests that need no servers.
+## unit: the tests that need no servers. Under -short every test that needs Neo4j, Kafka or Redis skips
+## (internal/testenv.Servers; the e2e package as a whole), so this runs without the stack. `make test` and CI
+## never pass -short.
 unit:
 	$(GO) test -count=1 -short ./...
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // latestRef is the latest evidence of an edge (by last listing time, then run id).
@@ -176,7 +177,7 @@ func cutsIn(cuts []int64, from, until int64) []int64 {
 
 // edgesFromAggs renders the OBSERVED edges.
 func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []edge
 	for _, k := range keys {
 		a := aggs[k]
@@ -280,7 +281,7 @@ func columnDatasets(runs []jobRun) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return ordered.Keys(set)
 }
 
 func (r *jobRun) hasCols() bool {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // colsDoc is a run's column lineage for one output, as stored (JSON) on its WROTE relationship.
@@ -164,7 +165,7 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 
 // columnEdges renders the folded COLUMN_FEEDS of a job.
 func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []colEdge
 	for _, k := range keys {
 		a := aggs[k]
@@ -294,7 +295,7 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 
 // indirectEdges renders the folded INDIRECT_FEEDS of a job.
 func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []indirectEdge
 	for _, k := range keys {
 		a := aggs[k]

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // declaredColumnEdges derives the DECLARED COLUMN_FEEDS into dataset key from its lineage-facet observations:
@@ -82,13 +83,13 @@ func (w *txWriter) projectDeclaredColumns(logs map[string][]dsObs) error {
 			}
 		}
 	}
-	hists, err := w.loadFieldHists(sortedKeys(involved))
+	hists, err := w.loadFieldHists(ordered.Keys(involved))
 	if err != nil {
 		return err
 	}
 	var edges []colEdge
 	var outs []any
-	for _, k := range sortedKeys(boolKeys(logs)) {
+	for _, k := range ordered.Keys(boolKeys(logs)) {
 		edges = append(edges, declaredColumnEdges(k, logs[k], hists)...)
 		outs = append(outs, map[string]any{"job": "", "out": k})
 	}

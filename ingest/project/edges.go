@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
@@ -106,7 +107,7 @@ func (io *jobIO) colInputs() []string {
 	}
 	delete(set, io.DS)
 	delete(set, "")
-	return sortedKeys(set)
+	return ordered.Keys(set)
 }
 
 // evidenceRef is a run's listing of a subject.

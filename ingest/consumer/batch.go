@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 func (h *handler) isQuarantineTopic(topic string) bool { return topic == h.kc.QuarantineTopic }
@@ -62,11 +63,11 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		if errors.As(err, &ve) {
 			return quarantine(ve.Message, ve.Field, ve.Rule)
 		}
-		return quarantine(err.Error(), "", "invalid")
+		return quarantine(err.Error(), "", rules.Invalid)
 	}
 	owned, d := h.ownership(ctx, m.Topic, external, hdr, principal, &ev)
 	if d != nil {
-		return quarantine(d.Error(), d.Field, "produce-permission")
+		return quarantine(d.Error(), d.Field, rules.ProducePermission)
 	}
 	if d := hdr[kafkaio.HeaderDigest]; d != "" && source == kafkaio.SourceGateway {
 		ev.SetContentDigest(d) // computed by the gateway from the same bytes

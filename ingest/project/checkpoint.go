@@ -136,7 +136,7 @@ func foldObserved(prev map[string]*edgeAgg, runs []jobRun, cuts map[string][]int
 }
 
 func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAgg {
-	var ev []Evidence
+	var ev []Sighting
 	var refs []evidenceRef
 	for i := range runs {
 		r := &runs[i]
@@ -148,7 +148,7 @@ func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAg
 		}
 		switch {
 		case io != nil:
-			ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
+			ev = append(ev, Sighting{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
 			refs = append(refs, evidenceRef{run: r, io: io})
 			agg.First = min(agg.First, io.FirstAt)
 			ref := latestRef{LastAt: io.LastAt, RunID: r.ID, RunState: r.State, JobVersion: r.JobVersion, Producer: io.Producer,
@@ -157,7 +157,7 @@ func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAg
 				agg.Latest = ref
 			}
 		case r.State == olevent.TypeComplete:
-			ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+			ev = append(ev, Sighting{Start: r.Start, CanClose: true, CloseAt: r.Ended})
 		}
 	}
 	agg.EventIDs = lastFew(append(agg.EventIDs, recentEventIDs(refs)...))

@@ -15,10 +15,10 @@ type Interval struct {
 
 // Stored property names of a relationship's intervals (docs/graph-model.md, "Lineage edges").
 const (
-	PropFroms   = "froms"   // []int64: interval starts, sorted
-	PropTos     = "tos"     // []int64: interval ends, parallel to froms; OpenEnd while current
-	PropPubs    = "pubs"    // []string: publication state of each interval, parallel to froms
-	PropValidTo = "validTo" // int64: max(tos), so a query skips closed relationships with one comparison
+	propFroms   = "froms"   // []int64: interval starts, sorted
+	propTos     = "tos"     // []int64: interval ends, parallel to froms; OpenEnd while current
+	propPubs    = "pubs"    // []string: publication state of each interval, parallel to froms
+	propValidTo = "validTo" // int64: max(tos), so a query skips closed relationships with one comparison
 )
 
 // IntervalProps is the stored form of intervals: the parallel arrays froms, tos and pubs and validTo (the latest
@@ -30,7 +30,7 @@ func IntervalProps(ivs []Interval) map[string]any {
 		froms[i], tos[i], pubs[i] = iv.From, iv.To, iv.Pub
 		validTo = max(validTo, iv.To)
 	}
-	return map[string]any{PropFroms: froms, PropTos: tos, PropPubs: pubs, PropValidTo: validTo}
+	return map[string]any{propFroms: froms, propTos: tos, propPubs: pubs, propValidTo: validTo}
 }
 
 // Intervals decodes the relationship's stored intervals; an index missing from one of the parallel arrays is no

@@ -53,8 +53,8 @@ func TestIntervalPredicatesAgree(t *testing.T) {
 			for i, p := range c.pubs {
 				pubs[p], anyPubs[i] = true, p
 			}
-			rel := graph.Rel{Froms: ints(props[graph.PropFroms]), Tos: ints(props[graph.PropTos]),
-				Pubs: strs(props[graph.PropPubs])}
+			rel := graph.Rel{Froms: ints(props["froms"]), Tos: ints(props["tos"]),
+				Pubs: strs(props["pubs"])}
 			_, goSays := graph.InForce(rel.Intervals(), c.t, pubs)
 			res, err := neo4j.ExecuteQuery(t.Context(), s.Driver, cypher, map[string]any{"r": props, "t": c.t,
 				"pubs": anyPubs}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
@@ -74,12 +74,12 @@ func TestIntervalPredicatesAgree(t *testing.T) {
 func TestIntervalPropsRoundTrip(t *testing.T) {
 	ivs := []graph.Interval{{From: 1, To: 5, Pub: graph.PubPublished}, {From: 7, To: graph.OpenEnd, Pub: graph.PubPending}}
 	props := graph.IntervalProps(ivs)
-	rel := graph.Rel{Froms: ints(props[graph.PropFroms]), Tos: ints(props[graph.PropTos]), Pubs: strs(props[graph.PropPubs])}
+	rel := graph.Rel{Froms: ints(props["froms"]), Tos: ints(props["tos"]), Pubs: strs(props["pubs"])}
 	got := rel.Intervals()
-	if len(got) != 2 || got[0] != ivs[0] || got[1] != ivs[1] || props[graph.PropValidTo] != graph.OpenEnd {
-		t.Fatalf("round trip: %+v, validTo %v", got, props[graph.PropValidTo])
+	if len(got) != 2 || got[0] != ivs[0] || got[1] != ivs[1] || props["validTo"] != graph.OpenEnd {
+		t.Fatalf("round trip: %+v, validTo %v", got, props["validTo"])
 	}
-	if got := graph.IntervalProps(nil)[graph.PropValidTo]; got != int64(0) {
+	if got := graph.IntervalProps(nil)["validTo"]; got != int64(0) {
 		t.Fatalf("validTo of no intervals = %v", got)
 	}
 }

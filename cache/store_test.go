@@ -12,6 +12,7 @@ import (
 )
 
 func TestEntriesValidatedByGenerations(t *testing.T) {
+	testenv.Servers(t)
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -52,6 +53,12 @@ func eventKeys(ids []string) []string {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// Every e2e test runs the binary against the real servers (testenv.Servers): -short runs none of them.
+		fmt.Println("e2e: every test needs the real servers; skipped under -short")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "headwater-e2e")
 	if err != nil {
 		panic(err)

@@ -3,7 +3,10 @@
 //
 // Invariants: times are epoch milliseconds; every node is addressed by a stable internal key derived from the
 // identity that created it (never the current name); lineage relationships carry parallel interval arrays
-// (froms/tos/pubs). docs/graph-model.md explains the model; this file is its single source of names.
+// (froms/tos/pubs, interval.go). docs/graph-model.md explains the model. This file lists every node label and
+// relationship type the temporal graph's Cypher names (graph, ingest/project, lineage, loadtest/history); the
+// Cypher writes them literally, so queries read as Cypher, and TestModelNamesAreTheCypherNames checks both ways
+// that the list and the queries agree. Go code that branches on a name uses these constants.
 package graph
 
 import (
@@ -29,6 +32,9 @@ const (
 	LabelUnresolvedIdentity = "UnresolvedIdentity"
 	LabelQuarantined        = "Quarantined"
 	LabelSchemaVersion      = "SchemaVersion"
+	// Internal projector state, read by nothing but the projector (docs/graph-model.md, "Projector details").
+	LabelDatasetLogChunk = "DatasetLogChunk"
+	LabelJobCheckpoint   = "JobCheckpoint"
 )
 
 // Relationship types.

@@ -5,13 +5,12 @@ import (
 	"fmt"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
-	"github.com/headwater-data/headwater/ingest/kafkaio"
 )
 
 // RecordQuarantined stores quarantine records (without payloads, which stay on the quarantine topic) so a producer
-// can ask what became of an event. Idempotent: keyed by event id; the latest record's reason wins.
-func (s *Store) RecordQuarantined(ctx context.Context, recs []kafkaio.QuarantineRecord) error {
+// can ask what became of an event. Idempotent: keyed by event id; the latest record's reason wins. The caller
+// maps the quarantine topic's record (kafkaio.QuarantineRecord) to rows: graph imports no ingest package.
+func (s *Store) RecordQuarantined(ctx context.Context, recs []QuarantinedRow) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -20,7 +19,7 @@ func (s *Store) RecordQuarantined(ctx context.Context, recs []kafkaio.Quarantine
 		// keyed like the Event node: the producer principal's event id (EventKey)
 		rows[i] = map[string]any{"key": EventKey(r.Principal, r.EventID), "eventId": r.EventID, "reason": r.Reason, "field": r.Field, "rule": r.Rule,
 			"producer": r.Producer, "principal": r.Principal, "stage": r.Stage,
-			"receivedAt": Millis(r.ReceivedAt), "payloadRef": r.Source}
+			"receivedAt": r.ReceivedAt, "payloadRef": r.Source}
 	}
 	_, err := neo4j.ExecuteQuery(ctx, s.Driver, `
 UNWIND $rows AS r
@@ -34,7 +33,8 @@ SET q.eventId = r.eventId, q.reason = r.reason, q.field = r.field, q.rule = r.ru
 	return nil
 }
 
-// QuarantinedRow is one stored quarantine record.
+// QuarantinedRow is one stored quarantine record (a quarantine-topic record without its payload; Source is the
+// payload's reference, ReceivedAt epoch milliseconds).
 type QuarantinedRow struct {
 	EventID, Reason, Field, Rule, Producer, Principal, Stage, Source string
 	ReceivedAt                                                       int64

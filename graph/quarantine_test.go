@@ -7,7 +7,6 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -16,10 +15,10 @@ import (
 func TestQuarantinedPageIsBoundedByItsScan(t *testing.T) {
 	s := testenv.Store(t)
 	prefix := "zzq-" + testenv.Token(5)
-	var recs []kafkaio.QuarantineRecord
+	var recs []graph.QuarantinedRow
 	for i, p := range []string{"a", "b", "a", "a", "b"} {
-		recs = append(recs, kafkaio.QuarantineRecord{EventID: prefix + "-" + string(rune('1'+i)), Reason: "r", Rule: "x",
-			Principal: prefix + p, Stage: "gateway", ReceivedAt: time.Now()})
+		recs = append(recs, graph.QuarantinedRow{EventID: prefix + "-" + string(rune('1'+i)), Reason: "r", Rule: "x",
+			Principal: prefix + p, Stage: "gateway", ReceivedAt: graph.Millis(time.Now())})
 	}
 	t.Cleanup(func() {
 		_, _ = neo4j.ExecuteQuery(t.Context(), s.Driver, "MATCH (q:Quarantined) WHERE q.key STARTS WITH $p DELETE q",

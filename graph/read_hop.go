@@ -1,9 +1,6 @@
 package graph
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // HopQuery asks for the lineage neighbours of a whole frontier in one read.
 type HopQuery struct {
@@ -73,10 +70,6 @@ type HopRow struct {
 	DstDataset string `json:"dd,omitempty"`
 	DstPath    string `json:"dp,omitempty"`
 }
-
-const inForce = `any(i IN range(0, size(%[1]s.froms)-1) WHERE %[1]s.froms[i] <= $t AND $t < %[1]s.tos[i] AND %[1]s.pubs[i] IN $pubs)`
-
-func inForceOf(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v) }
 
 // nameAt is a pattern comprehension giving the identity of dataset variable v valid at $t. A dataset with one
 // name (its NAMES degree, read from the degree store in constant time) is named at $t as it is now, so the

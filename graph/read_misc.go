@@ -20,9 +20,6 @@ type EventStatusRow struct {
 	Payload any
 }
 
-// RuleIDConflict is the quarantine rule of an event whose id its principal already used for other content.
-const RuleIDConflict = "id-conflict"
-
 // EventStatus looks an event key (EventKey) up among projected (Event) and quarantined (Quarantined) nodes.
 func (s *Store) EventStatus(ctx context.Context, id string) (EventStatusRow, error) {
 	recs, err := s.readRecords(ctx, `OPTIONAL MATCH (e:Event {key: $id}) OPTIONAL MATCH (q:Quarantined {key: $id})

@@ -56,14 +56,11 @@ func (p pair) lastObserved() int64 {
 	return t
 }
 
-// selectInterval finds the interval of r in force at t with a publication that counts.
+// selectInterval finds the interval of r in force at t with a publication that counts (graph.InForce, the
+// predicate the hop read ran in Cypher).
 func selectInterval(r *graph.Rel, t int64, pubs map[string]bool) (from, to int64, pub string, ok bool) {
-	for i := range r.Froms {
-		if i < len(r.Tos) && i < len(r.Pubs) && r.Froms[i] <= t && t < r.Tos[i] && pubs[r.Pubs[i]] {
-			return r.Froms[i], r.Tos[i], r.Pubs[i], true
-		}
-	}
-	return 0, 0, "", false
+	iv, ok := graph.InForce(r.Intervals(), t, pubs)
+	return iv.From, iv.To, iv.Pub, ok
 }
 
 // inForce returns the pair's interval at t: the intersection of its legs' intervals.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // hopFound is what one hop found and may show: per frontier entry (by sort key) its visible neighbours in
@@ -307,7 +308,7 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 // remove the gap), and lineage with hidden datasets only gives no gap (it would reveal hidden lineage).
 func visibleNoCol(hr hopRows, b *batch, withRows map[string]bool, leave func(string) bool) []string {
 	var out []string
-	for _, k := range sortedKeys(hr.far) {
+	for _, k := range ordered.Keys(hr.far) {
 		if withRows[k] || !leave(k) {
 			continue
 		}
@@ -389,15 +390,6 @@ func (w *walk) attachFlags(found hopFound, sk string) {
 			w.flagged[e.ID] = found.flags[e.ID]
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -11,6 +11,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
@@ -567,7 +568,7 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 		return nil, storeErr(err)
 	}
 	switch {
-	case row.Quarantined && (row.Rule == graph.RuleIDConflict || !row.Projected):
+	case row.Quarantined && (row.Rule == rules.IDConflict || !row.Projected):
 		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
 		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
 	case row.Projected:

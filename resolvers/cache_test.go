@@ -13,6 +13,7 @@ import (
 )
 
 func realRedis(t *testing.T) *redis.Client {
+	testenv.Servers(t)
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("redis: %v; start the stack with scripts/stack/stack.sh up", err)

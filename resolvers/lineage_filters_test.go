@@ -14,7 +14,7 @@ func TestFailedOutputHiddenUnlessIncludeAttempted(t *testing.T) {
 	a, b := fx.Dataset("a"), fx.Dataset("b")
 	j := fx.Job("j")
 	fx.Input(a, j, lineagetest.Leg{RunState: "FAIL"})
-	fx.Output(j, b, lineagetest.Leg{RunState: "FAIL", Intervals: []lineagetest.Interval{{From: fx.T0, Pub: graph.PubAttempted}}})
+	fx.Output(j, b, lineagetest.Leg{RunState: "FAIL", Intervals: []lineagetest.Span{{From: fx.T0, Pub: graph.PubAttempted}}})
 
 	g := h.lineage(map[string]any{"start": dsStart(fx.NS, "a"), "dir": "DOWNSTREAM"})
 	if !eq(g.names(), []string{"a"}) || len(g.Edges) != 0 {

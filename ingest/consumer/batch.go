@@ -10,12 +10,14 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 func (h *handler) isQuarantineTopic(topic string) bool { return topic == h.kc.QuarantineTopic }
@@ -61,11 +63,11 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 		if errors.As(err, &ve) {
 			return quarantine(ve.Message, ve.Field, ve.Rule)
 		}
-		return quarantine(err.Error(), "", "invalid")
+		return quarantine(err.Error(), "", rules.Invalid)
 	}
 	owned, d := h.ownership(ctx, m.Topic, external, hdr, principal, &ev)
 	if d != nil {
-		return quarantine(d.Error(), d.Field, "produce-permission")
+		return quarantine(d.Error(), d.Field, rules.ProducePermission)
 	}
 	if d := hdr[kafkaio.HeaderDigest]; d != "" && source == kafkaio.SourceGateway {
 		ev.SetContentDigest(d) // computed by the gateway from the same bytes
@@ -211,18 +213,23 @@ func (h *handler) keepEpoch(ctx context.Context) {
 
 // recordQuarantined stores quarantine records so `event(id)` can answer QUARANTINED with the reason.
 func (h *handler) recordQuarantined(ctx context.Context, msgs []*sarama.ConsumerMessage) error {
-	recs := make([]kafkaio.QuarantineRecord, 0, len(msgs))
+	recs := make([]graph.QuarantinedRow, 0, len(msgs))
 	for _, m := range msgs {
 		var r kafkaio.QuarantineRecord
 		if err := json.Unmarshal(m.Value, &r); err != nil || r.EventID == "" {
 			h.d.Log.Warn("unreadable quarantine record skipped", "partition", m.Partition, "offset", m.Offset)
 			continue
 		}
-		r.Payload, r.PayloadB64 = nil, nil
-		r.Source = sourceRef(m)
-		recs = append(recs, r)
+		recs = append(recs, quarantinedRow(r, sourceRef(m)))
 	}
 	return h.d.QStore.RecordQuarantined(ctx, recs)
+}
+
+// quarantinedRow is what the graph stores of a quarantine-topic record: no payload, the message as its source.
+func quarantinedRow(r kafkaio.QuarantineRecord, source string) graph.QuarantinedRow {
+	return graph.QuarantinedRow{EventID: r.EventID, Reason: r.Reason, Field: r.Field, Rule: r.Rule,
+		Producer: r.Producer, Principal: r.Principal, Stage: r.Stage, Source: source,
+		ReceivedAt: graph.Millis(r.ReceivedAt)}
 }
 
 func (h *handler) observe(envs []project.Envelope) {

@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -42,7 +43,7 @@ type Sender interface {
 
 // QuarantineStore records quarantined events so their status can be asked for (graph.Store).
 type QuarantineStore interface {
-	RecordQuarantined(ctx context.Context, recs []kafkaio.QuarantineRecord) error
+	RecordQuarantined(ctx context.Context, recs []graph.QuarantinedRow) error
 }
 
 // HealthChecker says whether the graph database answers; used to tell an outage from a poison message.

@@ -8,19 +8,25 @@ import (
 	fastjson "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
-// Rules of whole-request refusals (the per-event rules are olevent's and identcheck's).
+// Rules only the gateway answers (the per-event rules are olevent's and identcheck's; rules other packages act on
+// too, such as rules.MaxBytes, are in internal/rules).
 const (
 	ruleContentEncoding = "content-encoding" // 415: a Content-Encoding other than identity or gzip
 	ruleJSONArray       = "json-array"       // the batch body is valid JSON but not an array
-	ruleMaxBytes        = "max-bytes"        // 413
+	ruleGzip            = "gzip"             // Content-Encoding gzip but not a gzip body
+	ruleRead            = "read"             // the body could not be read
+	ruleMaxBatchEvents  = "max-batch-events" // a batch longer than the configured maximum
+	ruleUnavailable     = "unavailable"      // 503: Kafka did not take the events
+	ruleRateLimit       = "rate-limit"       // 429
 )
 
 // wholeStatus is the HTTP status of a request refused as a whole.
 func wholeStatus(rule string) int {
 	switch rule {
-	case ruleMaxBytes:
+	case rules.MaxBytes:
 		return http.StatusRequestEntityTooLarge
 	case ruleContentEncoding:
 		return http.StatusUnsupportedMediaType

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/ingest/producecheck"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // Decoder validates and decodes one event (olevent.Decoder).
@@ -114,9 +115,9 @@ func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
 	if res.Status == "rejected" {
 		status = http.StatusBadRequest
 		switch res.Error.Rule {
-		case ruleForbidden:
+		case rules.ProducePermission:
 			status = http.StatusForbidden
-		case ruleIDConflict:
+		case rules.IDConflict:
 			status = http.StatusConflict
 		}
 	}
@@ -135,7 +136,7 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(items) > g.cfg.MaxBatchEvents {
-		g.rejectWhole(r.Context(), w, req, &ErrorBody{Field: "body", Rule: "max-batch-events",
+		g.rejectWhole(r.Context(), w, req, &ErrorBody{Field: "body", Rule: ruleMaxBatchEvents,
 			Message: "batch has " + strconv.Itoa(len(items)) + " events; the limit is " + strconv.Itoa(g.cfg.MaxBatchEvents)}, body)
 		return
 	}
@@ -164,12 +165,6 @@ func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted, "rejected": len(results) - accepted, "results": results})
 }
 
-// ruleForbidden is the rule of a produce-permission denial (403).
-const ruleForbidden = "produce-permission"
-
-// ruleIDConflict is the rule of an event whose id the same principal recently used for other content (409).
-const ruleIDConflict = "id-conflict"
-
 // prepare validates one event and returns its result and the message to send: the event itself, or its
 // quarantine copy. inBatch holds the ids (and digests) accepted earlier in the same batch request.
 func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte, inBatch map[string]string) (Result, []kafkaio.Message) {
@@ -179,12 +174,12 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte,
 	}
 	owned, d := g.guard.Check(ctx, req.who, &ev)
 	if d != nil {
-		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: ruleForbidden, Message: d.Error()})
+		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: rules.ProducePermission, Message: d.Error()})
 	}
 	olevent.ResolveID(req.headerID, &ev)
 	digest := ev.ContentDigest()
 	if d, seen := inBatch[ev.ID]; (seen && d != digest) || g.ids.conflicts(req.principal, ev.ID, digest) {
-		return g.reject(req, idx, raw, ErrorBody{Field: "eventId", Rule: ruleIDConflict, Message: "event id " + ev.ID +
+		return g.reject(req, idx, raw, ErrorBody{Field: "eventId", Rule: rules.IDConflict, Message: "event id " + ev.ID +
 			" was already accepted from this producer for an event with other content; send it under a new id"})
 	}
 	if inBatch != nil {
@@ -241,7 +236,7 @@ func (g *Gateway) deliver(ctx context.Context, w http.ResponseWriter, req reques
 		g.log.Warn("kafka did not acknowledge", "principal", req.principal, "messages", len(msgs), "err", err)
 		g.m.unavailable.Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfterUnavailable.Seconds())))
-		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Field: "", Rule: "unavailable",
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Field: "", Rule: ruleUnavailable,
 			Message: "events could not be made durable; nothing was accepted; retry later"})
 		return false
 	}
@@ -270,7 +265,7 @@ func (g *Gateway) allow(w http.ResponseWriter, principal string, n int) bool {
 	}
 	g.m.rateLimited.WithLabelValues(principal).Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	writeJSON(w, http.StatusTooManyRequests, ErrorBody{Field: "", Rule: "rate-limit",
+	writeJSON(w, http.StatusTooManyRequests, ErrorBody{Field: "", Rule: ruleRateLimit,
 		Message: "producer " + principal + " is over its event rate; retry after the given delay"})
 	return false
 }
@@ -296,7 +291,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 	if gz {
 		zr, err := gzip.NewReader(src)
 		if err != nil {
-			return nil, &ErrorBody{Field: "body", Rule: "gzip", Message: "Content-Encoding is gzip but the body is not valid gzip"}
+			return nil, &ErrorBody{Field: "body", Rule: ruleGzip, Message: "Content-Encoding is gzip but the body is not valid gzip"}
 		}
 		defer zr.Close()
 		src = zr
@@ -304,13 +299,13 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 	body, err := io.ReadAll(io.LimitReader(src, g.cfg.MaxBodyBytes+1))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || int64(len(body)) > g.cfg.MaxBodyBytes {
-		return body, &ErrorBody{Field: "body", Rule: ruleMaxBytes, Message: "request body exceeds " + strconv.FormatInt(g.cfg.MaxBodyBytes, 10) + " bytes"}
+		return body, &ErrorBody{Field: "body", Rule: rules.MaxBytes, Message: "request body exceeds " + strconv.FormatInt(g.cfg.MaxBodyBytes, 10) + " bytes"}
 	}
 	if err != nil {
-		return body, &ErrorBody{Field: "body", Rule: "read", Message: "request body could not be read"}
+		return body, &ErrorBody{Field: "body", Rule: ruleRead, Message: "request body could not be read"}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return body, &ErrorBody{Field: "body", Rule: "required", Message: "request body is empty"}
+		return body, &ErrorBody{Field: "body", Rule: olevent.RuleRequired, Message: "request body is empty"}
 	}
 	return body, nil
 }
@@ -327,7 +322,7 @@ func errorBody(err error) ErrorBody {
 	if errors.As(err, &ve) {
 		return ErrorBody{Field: ve.Field, Rule: ve.Rule, Message: ve.Message}
 	}
-	return ErrorBody{Field: "body", Rule: "invalid", Message: "event could not be decoded"}
+	return ErrorBody{Field: "body", Rule: rules.Invalid, Message: "event could not be decoded"}
 }
 
 func producerOf(raw []byte) string {

@@ -2,6 +2,8 @@ package olevent
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -47,7 +49,7 @@ func checkFieldCase(doc map[string]any) *ValidationError {
 }
 
 func checkObjectKeys(path, kind string, obj map[string]any) *ValidationError {
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		for _, f := range envelopeFields(kind) {
 			if key != f && strings.EqualFold(key, f) {
 				field := join(path, key)

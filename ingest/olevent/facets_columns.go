@@ -1,6 +1,10 @@
 package olevent
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Legacy (pre-1.x) column-lineage transformationType values and the subtype they map to.
 const (
@@ -35,7 +39,7 @@ type wireColumnLineage struct {
 }
 
 func checkColumnLineage(c *wireColumnLineage) *problem {
-	for _, k := range sortedKeys(c.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(c.Fields)) {
 		for i := range c.Fields[k].InputFields {
 			if p := c.Fields[k].InputFields[i].check(idx(join(join("fields", k), "inputFields"), i)); p != nil {
 				return p

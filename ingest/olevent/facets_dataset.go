@@ -1,10 +1,7 @@
 package olevent
 
 import (
-	"cmp"
 	"encoding/json"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -239,8 +236,4 @@ func lossyNumber(raw json.RawMessage) bool {
 		return false
 	}
 	return strings.ContainsAny(lit, ".eE")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(a, b) })
 }

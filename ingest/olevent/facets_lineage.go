@@ -1,6 +1,10 @@
 package olevent
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Entity types in the `lineage` facet and transformation types of column lineage.
 const (
@@ -105,7 +109,7 @@ type wireFieldEntry struct {
 }
 
 func checkFieldEntries(sub string, fields map[string]wireFieldEntry) *problem {
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if p := checkInputs(join(join(sub, k), "inputs"), fields[k].Inputs); p != nil {
 			return p
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // latestRef is the latest evidence of an edge (by last listing time, then run id).
@@ -135,7 +136,7 @@ func foldObserved(prev map[string]*edgeAgg, runs []jobRun, cuts map[string][]int
 }
 
 func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAgg {
-	var ev []Evidence
+	var ev []Sighting
 	var refs []evidenceRef
 	for i := range runs {
 		r := &runs[i]
@@ -147,7 +148,7 @@ func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAg
 		}
 		switch {
 		case io != nil:
-			ev = append(ev, Evidence{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
+			ev = append(ev, Sighting{Start: r.Start, Lists: true, ListedAt: io.FirstAt, Pub: io.Pub})
 			refs = append(refs, evidenceRef{run: r, io: io})
 			agg.First = min(agg.First, io.FirstAt)
 			ref := latestRef{LastAt: io.LastAt, RunID: r.ID, RunState: r.State, JobVersion: r.JobVersion, Producer: io.Producer,
@@ -156,7 +157,7 @@ func foldSubject(agg edgeAgg, s subjectKey, runs []jobRun, cuts []int64) *edgeAg
 				agg.Latest = ref
 			}
 		case r.State == olevent.TypeComplete:
-			ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+			ev = append(ev, Sighting{Start: r.Start, CanClose: true, CloseAt: r.Ended})
 		}
 	}
 	agg.EventIDs = lastFew(append(agg.EventIDs, recentEventIDs(refs)...))
@@ -176,7 +177,7 @@ func cutsIn(cuts []int64, from, until int64) []int64 {
 
 // edgesFromAggs renders the OBSERVED edges.
 func edgesFromAggs(aggs map[string]*edgeAgg) []edge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []edge
 	for _, k := range keys {
 		a := aggs[k]
@@ -280,7 +281,7 @@ func columnDatasets(runs []jobRun) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return ordered.Keys(set)
 }
 
 func (r *jobRun) hasCols() bool {

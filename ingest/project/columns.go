@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // colsDoc is a run's column lineage for one output, as stored (JSON) on its WROTE relationship.
@@ -105,7 +106,7 @@ func (a *colAgg) key() string {
 // but omits the mapping closes them. Fields are resolved to the history valid at the listing time.
 func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fieldHist) map[string]*colAgg {
 	type listing struct {
-		ev    Evidence
+		ev    Sighting
 		runID string
 		at    int64
 		tt    []olevent.Transformation
@@ -133,19 +134,19 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 				if out[k] == nil {
 					out[k] = a
 				}
-				lists[k] = append(lists[k], listing{ev: Evidence{Start: r.Start, Lists: true, ListedAt: f.FirstAt,
+				lists[k] = append(lists[k], listing{ev: Sighting{Start: r.Start, Lists: true, ListedAt: f.FirstAt,
 					Pub: io.Pub}, runID: r.ID, at: f.FirstAt, tt: f.TT})
 			}
 		}
 	}
-	closers := map[mapping][]Evidence{}
+	closers := map[mapping][]Sighting{}
 	for k, a := range out {
 		cl, ok := closers[a.M]
 		if !ok {
 			cl = closingRuns(runs, a.M)
 			closers[a.M] = cl
 		}
-		ev := append([]Evidence(nil), cl...)
+		ev := append([]Sighting(nil), cl...)
 		for _, l := range lists[k] {
 			ev = append(ev, l.ev)
 		}
@@ -164,7 +165,7 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 
 // columnEdges renders the folded COLUMN_FEEDS of a job.
 func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []colEdge
 	for _, k := range keys {
 		a := aggs[k]
@@ -182,8 +183,8 @@ func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
 }
 
 // closingRuns are the COMPLETE runs that reported column lineage for the mapping's output but not the mapping.
-func closingRuns(runs []jobRun, m mapping) []Evidence {
-	var ev []Evidence
+func closingRuns(runs []jobRun, m mapping) []Sighting {
+	var ev []Sighting
 	for i := range runs {
 		r := &runs[i]
 		if r.State != olevent.TypeComplete {
@@ -192,7 +193,7 @@ func closingRuns(runs []jobRun, m mapping) []Evidence {
 		for _, io := range r.IO {
 			if io.Dir == graph.RelWrote && io.DS == m.Out && io.Cols != nil && len(io.Cols.Fields) > 0 &&
 				!io.Cols.has(m) {
-				ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+				ev = append(ev, Sighting{Start: r.Start, CanClose: true, CloseAt: r.Ended})
 			}
 		}
 	}
@@ -225,14 +226,10 @@ func (d *colsDoc) has(m mapping) bool {
 	return false
 }
 
-func intervalProps(ivs []Interval) map[string]any {
-	froms, tos, pubs := make([]any, len(ivs)), make([]any, len(ivs)), make([]any, len(ivs))
-	var validTo int64
-	for i, iv := range ivs {
-		froms[i], tos[i], pubs[i] = iv.From, iv.To, iv.Pub
-		validTo = max(validTo, iv.To)
-	}
-	return map[string]any{"froms": froms, "tos": tos, "pubs": pubs, "validTo": validTo, "normVersion": NormVersion}
+func intervalProps(ivs []graph.Interval) map[string]any {
+	props := graph.IntervalProps(ivs)
+	props["normVersion"] = NormVersion
+	return props
 }
 
 func addTransformations(props map[string]any, tt []olevent.Transformation) {
@@ -254,7 +251,7 @@ type indAgg struct {
 
 // foldIndirect folds the runs' dataset-level column-lineage dependencies into a copy of prev.
 func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
-	lists := map[string][]Evidence{}
+	lists := map[string][]Sighting{}
 	out := make(map[string]*indAgg, len(prev))
 	for k, a := range prev {
 		c := *a
@@ -274,7 +271,7 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 					a = &indAgg{In: d.In, Out: io.DS}
 					out[k] = a
 				}
-				lists[k] = append(lists[k], Evidence{Start: r.Start, Lists: true, ListedAt: d.FirstAt, Pub: io.Pub})
+				lists[k] = append(lists[k], Sighting{Start: r.Start, Lists: true, ListedAt: d.FirstAt, Pub: io.Pub})
 				for _, t := range d.TT {
 					a.Subtypes = append(a.Subtypes, t.Subtype)
 				}
@@ -294,7 +291,7 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 
 // indirectEdges renders the folded INDIRECT_FEEDS of a job.
 func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
-	keys := sortedKeys(aggs)
+	keys := ordered.Keys(aggs)
 	var out []indirectEdge
 	for _, k := range keys {
 		a := aggs[k]
@@ -313,8 +310,8 @@ func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
 	return out
 }
 
-func datasetClosers(runs []jobRun, in, out string) []Evidence {
-	var ev []Evidence
+func datasetClosers(runs []jobRun, in, out string) []Sighting {
+	var ev []Sighting
 	for i := range runs {
 		r := &runs[i]
 		if r.State != olevent.TypeComplete {
@@ -329,7 +326,7 @@ func datasetClosers(runs []jobRun, in, out string) []Evidence {
 				found = found || d.In == in
 			}
 			if !found {
-				ev = append(ev, Evidence{Start: r.Start, CanClose: true, CloseAt: r.Ended})
+				ev = append(ev, Sighting{Start: r.Start, CanClose: true, CloseAt: r.Ended})
 			}
 		}
 	}

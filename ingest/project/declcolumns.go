@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // declaredColumnEdges derives the DECLARED COLUMN_FEEDS into dataset key from its lineage-facet observations:
@@ -17,7 +18,7 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist)
 			decls = append(decls, o)
 		}
 	}
-	lists := map[target][]Evidence{}
+	lists := map[target][]Sighting{}
 	latest := map[target]declField{}
 	latestAt := map[target]int64{}
 	for _, o := range decls {
@@ -27,7 +28,7 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist)
 				continue
 			}
 			tg := target{in.Key(f.In), out.Key(key)}
-			lists[tg] = append(lists[tg], Evidence{Start: o.T, Lists: true, ListedAt: o.T, Pub: graph.PubPublished})
+			lists[tg] = append(lists[tg], Sighting{Start: o.T, Lists: true, ListedAt: o.T, Pub: graph.PubPublished})
 			if o.T >= latestAt[tg] {
 				latest[tg], latestAt[tg] = f, o.T
 			}
@@ -41,10 +42,10 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist)
 	var out []colEdge
 	for _, tg := range targets {
 		f := latest[tg]
-		ev := append([]Evidence(nil), lists[tg]...)
+		ev := append([]Sighting(nil), lists[tg]...)
 		for _, o := range decls {
 			if !o.declares(f) {
-				ev = append(ev, Evidence{Start: o.T, CanClose: true, CloseAt: o.T})
+				ev = append(ev, Sighting{Start: o.T, CanClose: true, CloseAt: o.T})
 			}
 		}
 		ivs := Intervals(ev, nil)
@@ -82,13 +83,13 @@ func (w *txWriter) projectDeclaredColumns(logs map[string][]dsObs) error {
 			}
 		}
 	}
-	hists, err := w.loadFieldHists(sortedKeys(involved))
+	hists, err := w.loadFieldHists(ordered.Keys(involved))
 	if err != nil {
 		return err
 	}
 	var edges []colEdge
 	var outs []any
-	for _, k := range sortedKeys(boolKeys(logs)) {
+	for _, k := range ordered.Keys(boolKeys(logs)) {
 		edges = append(edges, declaredColumnEdges(k, logs[k], hists)...)
 		outs = append(outs, map[string]any{"job": "", "out": k})
 	}

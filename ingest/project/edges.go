@@ -1,10 +1,12 @@
 package project
 
 import (
+	"maps"
 	"math"
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
@@ -106,7 +108,7 @@ func (io *jobIO) colInputs() []string {
 	}
 	delete(set, io.DS)
 	delete(set, "")
-	return sortedKeys(set)
+	return ordered.Keys(set)
 }
 
 // evidenceRef is a run's listing of a subject.
@@ -165,7 +167,7 @@ func declaredEdges(decls []jobDecl, jobVersion string) []edge {
 	})
 	var out []edge
 	for _, s := range sortedSubjects(subjects) {
-		var ev []Evidence
+		var ev []Sighting
 		var ids []string
 		var first, last int64 = graph.OpenEnd, 0
 		producer := ""
@@ -175,10 +177,10 @@ func declaredEdges(decls []jobDecl, jobVersion string) []edge {
 				set = d.Outputs
 			}
 			if set[s.DS] {
-				ev = append(ev, Evidence{Start: d.T, Lists: true, ListedAt: d.T, Pub: graph.PubPublished})
+				ev = append(ev, Sighting{Start: d.T, Lists: true, ListedAt: d.T, Pub: graph.PubPublished})
 				ids, first, last, producer = append(ids, d.ID), min(first, d.T), max(last, d.T), d.Producer
 			} else {
-				ev = append(ev, Evidence{Start: d.T, CanClose: true, CloseAt: d.T})
+				ev = append(ev, Sighting{Start: d.T, CanClose: true, CloseAt: d.T})
 			}
 		}
 		ivs := Intervals(ev, nil)
@@ -192,20 +194,16 @@ func declaredEdges(decls []jobDecl, jobVersion string) []edge {
 }
 
 // edgeProps builds the properties every lineage relationship carries (docs/graph-model.md).
-func edgeProps(ivs []Interval, first, last int64, producer string, eventIDs []string, jobVersion, runID,
+func edgeProps(ivs []graph.Interval, first, last int64, producer string, eventIDs []string, jobVersion, runID,
 	runState, derivation string) map[string]any {
-	froms, tos, pubs := make([]any, len(ivs)), make([]any, len(ivs)), make([]any, len(ivs))
-	var validTo int64
-	for i, iv := range ivs {
-		froms[i], tos[i], pubs[i] = iv.From, iv.To, iv.Pub
-		validTo = max(validTo, iv.To)
-	}
 	kind := graph.KindObserved
 	if derivation != "run" && derivation != derivColumnLineage {
 		kind = graph.KindDeclared
 	}
-	return map[string]any{"kind": kind, "froms": froms, "tos": tos, "pubs": pubs, "validTo": validTo,
+	props := graph.IntervalProps(ivs)
+	maps.Copy(props, map[string]any{"kind": kind,
 		"firstObservedAt": first, "lastObservedAt": last, "producer": producer, "eventIds": toAny(eventIDs),
 		"jobVersion": jobVersion, "lastRunId": runID, "lastRunState": runState, "derivation": derivation,
-		"normVersion": NormVersion}
+		"normVersion": NormVersion})
+	return props
 }

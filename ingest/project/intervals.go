@@ -6,17 +6,12 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-// Interval is one validity interval of a lineage relationship, [From, To), with its publication state.
-type Interval struct {
-	From, To int64
-	Pub      string
-}
-
-// Evidence is one run's (or declaration's) relation to a subject (a dataset in one direction, or a column
+// Sighting is what one run (or declaration) said of a subject (a dataset in one direction, or a column
 // mapping): either it lists the subject (Lists, at ListedAt, with per-run publication Pub) or, when it is able to
-// close (a COMPLETE run, or a later declaration), it omits it and closes at CloseAt. Start orders runs: only
-// evidence that started after the latest listing run closes the interval.
-type Evidence struct {
+// close (a COMPLETE run, or a later declaration), it omits it and closes at CloseAt. Start orders runs: only a
+// sighting that started after the latest listing run closes the interval. Sightings are the fold's input; its
+// output is graph.Interval, the stored form (the API's evidence of an edge is lineage.Evidence, another thing).
+type Sighting struct {
 	Start    int64
 	Lists    bool
 	ListedAt int64
@@ -51,7 +46,7 @@ func pubRank(p string) int {
 // Intervals derives the validity intervals of one subject from its evidence and its cut times (DROP or RENAME of
 // the dataset). An interval opens at the first listing; it closes at the close time of the first later closing
 // evidence that omits the subject, or at a cut. Silence never closes. The result is independent of input order.
-func Intervals(ev []Evidence, cuts []int64) []Interval {
+func Intervals(ev []Sighting, cuts []int64) []graph.Interval {
 	return foldIntervals(foldState{}, ev, cuts).intervals()
 }
 
@@ -59,13 +54,13 @@ func Intervals(ev []Evidence, cuts []int64) []Interval {
 // start of the latest run that listed the subject in the open interval. Folding evidence whose points all lie
 // after that time into it gives the same result as folding everything at once (see checkpoint.go).
 type foldState struct {
-	Closed        []Interval `json:"c,omitempty"`
-	Open          *Interval  `json:"o,omitempty"`
-	LastListStart int64      `json:"l,omitempty"`
+	Closed        []graph.Interval `json:"c,omitempty"`
+	Open          *graph.Interval  `json:"o,omitempty"`
+	LastListStart int64            `json:"l,omitempty"`
 }
 
 // foldIntervals folds evidence and cuts, in time order, into a copy of st.
-func foldIntervals(st foldState, ev []Evidence, cuts []int64) foldState {
+func foldIntervals(st foldState, ev []Sighting, cuts []int64) foldState {
 	pts := make([]point, 0, len(ev)+len(cuts))
 	for _, e := range ev {
 		switch {
@@ -79,7 +74,7 @@ func foldIntervals(st foldState, ev []Evidence, cuts []int64) foldState {
 		pts = append(pts, point{t: c, cut: true})
 	}
 	sort.Slice(pts, func(i, j int) bool { return pointLess(pts[i], pts[j]) })
-	out := foldState{Closed: append([]Interval(nil), st.Closed...), LastListStart: st.LastListStart}
+	out := foldState{Closed: append([]graph.Interval(nil), st.Closed...), LastListStart: st.LastListStart}
 	if st.Open != nil {
 		o := *st.Open
 		out.Open = &o
@@ -87,7 +82,7 @@ func foldIntervals(st foldState, ev []Evidence, cuts []int64) foldState {
 	for _, p := range pts {
 		switch {
 		case p.open && out.Open == nil:
-			out.Open, out.LastListStart = &Interval{From: p.t, To: graph.OpenEnd, Pub: p.pub}, p.start
+			out.Open, out.LastListStart = &graph.Interval{From: p.t, To: graph.OpenEnd, Pub: p.pub}, p.start
 		case p.open:
 			out.LastListStart = max(out.LastListStart, p.start)
 			if pubRank(p.pub) > pubRank(out.Open.Pub) {
@@ -102,8 +97,8 @@ func foldIntervals(st foldState, ev []Evidence, cuts []int64) foldState {
 }
 
 // intervals renders the state: closed intervals then the open one, empty ones dropped, touching ones joined.
-func (st foldState) intervals() []Interval {
-	all := append([]Interval(nil), st.Closed...)
+func (st foldState) intervals() []graph.Interval {
+	all := append([]graph.Interval(nil), st.Closed...)
 	if st.Open != nil {
 		all = append(all, *st.Open)
 	}
@@ -129,7 +124,7 @@ func pointLess(a, b point) bool {
 }
 
 // dropEmpty removes empty intervals and joins touching intervals of the same publication state.
-func dropEmpty(in []Interval) []Interval {
+func dropEmpty(in []graph.Interval) []graph.Interval {
 	out := in[:0]
 	for _, iv := range in {
 		switch {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // projectJobEdges recomputes, for every affected job, its JobVersion validity, its OBSERVED and DECLARED
@@ -14,7 +15,7 @@ import (
 // or after it (the common, in-order case); otherwise, and for jobs with column lineage or whose datasets' cuts or
 // fields changed, all runs are folded (see checkpoint.go and docs/adr/0006-projection-and-intervals.md).
 func (w *txWriter) projectJobEdges(_ []*rec) error {
-	jobs := sortedKeys(w.extraJobs)
+	jobs := ordered.Keys(w.extraJobs)
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -320,7 +321,7 @@ func columnOutputs(cols map[string]*colAgg, inds map[string]*indAgg, runs []jobR
 			}
 		}
 	}
-	return sortedKeys(set)
+	return ordered.Keys(set)
 }
 
 // loadDatasetsOf reads the cut times of every dataset the runs touch, and the field histories and fieldsSig of
@@ -355,7 +356,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 		MATCH (d:Dataset {key: k})
 		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
 		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo}) AS fields`,
-		map[string]any{"ds": toAny(sortedKeys(ds)), "colDs": toAny(sortedKeys(colDs))})
+		map[string]any{"ds": toAny(ordered.Keys(ds)), "colDs": toAny(ordered.Keys(colDs))})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // jobMetaFields are the descriptive Job properties, each taken from the latest event (by eventTime, then
@@ -69,7 +70,7 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	keys := sortedKeys(boolKeys(batch))
+	keys := ordered.Keys(boolKeys(batch))
 	stamps, err := w.lockJobMeta(keys, batch)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // NormVersion is recorded as normVersion on what the projector writes. Version 2 (issue 13): producers change
@@ -150,7 +151,7 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	res.Duplicates += len(batch) - len(recs)
 	p.events.WithLabelValues("projected").Add(float64(res.Projected))
 	p.events.WithLabelValues("duplicate").Add(float64(res.Duplicates))
-	p.events.WithLabelValues(RuleIDConflict).Add(float64(res.IDConflicts))
+	p.events.WithLabelValues(rules.IDConflict).Add(float64(res.IDConflicts))
 	if res.Unresolved > 0 {
 		// Answers carrying UNRESOLVED_IDENTITY gaps depend on this generation (docs/caching.md).
 		res.Touched = append(res.Touched, UnresolvedGeneration)

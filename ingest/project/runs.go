@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // projectRuns recomputes every affected run from all of its applied events (under the run's write lock) and
@@ -26,7 +27,7 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	siblings, err := w.runsWithIDs(sortedKeys(ids))
+	siblings, err := w.runsWithIDs(ordered.Keys(ids))
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 	for _, keys := range siblings {
 		w.touch(keys...) // their runIdConflict may have changed (read-time flag, lineage.Run)
 	}
-	return w.refoldRuns(sortedKeys(set), recs)
+	return w.refoldRuns(ordered.Keys(set), recs)
 }
 
 // refoldRuns folds the runs (sorted keys) from all their applied events, fresh being this batch's, and rewrites
@@ -122,15 +123,6 @@ func (w *txWriter) noteChange(job string, start int64) {
 	if old, ok := w.changedStart[job]; !ok || start < old {
 		w.changedStart[job] = start
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // loadRunEvents locks the runs (in key order) and returns all their applied events: this batch's from memory

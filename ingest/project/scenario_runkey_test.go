@@ -8,6 +8,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // hijackHistory is a victim job's run r1 (START reading src, COMPLETE writing mart, a quality gate withholding
@@ -146,7 +147,7 @@ func TestScenarioEventIDsAreScopedByPrincipal(t *testing.T) {
 	}
 	q := s.one(`MATCH (q:Quarantined {key: $k}) RETURN q.rule AS rule, q.field AS field, q.principal AS p`,
 		map[string]any{"k": graph.EventKey("producer-a", s.ns+"-shared")})
-	if q["rule"] != RuleIDConflict || q["field"] != "eventId" || q["p"] != "producer-a" {
+	if q["rule"] != rules.IDConflict || q["field"] != "eventId" || q["p"] != "producer-a" {
 		t.Fatalf("quarantine record %v", q)
 	}
 	if n := len(s.query(`MATCH (q:Quarantined {key: $k}) RETURN q`,

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // txWriter holds the state of one attempt of the batch transaction.
@@ -184,9 +185,6 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 // version 2, hand-built events) never conflicts.
 func digestsDiffer(a, b string) bool { return a != "" && b != "" && a != b }
 
-// RuleIDConflict is the quarantine rule of an event whose id its producer already used for another event.
-const RuleIDConflict = graph.RuleIDConflict
-
 // recordConflicts stores the batch's id conflicts as Quarantined records under the event's key, so the producer
 // sees them in event(id). The event projected first under that id stays as it is.
 func (w *txWriter) recordConflicts() error {
@@ -203,7 +201,7 @@ func (w *txWriter) recordConflicts() error {
 		MERGE (q:Quarantined {key: r.key})
 		SET q.eventId = r.eventId, q.reason = r.reason, q.field = 'eventId', q.rule = $rule, q.producer = r.producer,
 			q.principal = r.principal, q.stage = 'projector', q.receivedAt = r.receivedAt`,
-		map[string]any{"rows": rows, "rule": RuleIDConflict})
+		map[string]any{"rows": rows, "rule": rules.IDConflict})
 	return err
 }
 

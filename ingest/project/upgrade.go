@@ -8,6 +8,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // Projection version 2 (docs/adr/0019-runs-and-event-ids-scoped.md) keys runs by (runId, job) and events by
@@ -86,7 +87,7 @@ func (p *Projector) UpgradeRuns(ctx context.Context, jobNamespacePrefix string) 
 			w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
 			var err error
 			n, err = w.upgradeRuns(jobNamespacePrefix)
-			touched = sortedKeys(w.touched)
+			touched = ordered.Keys(w.touched)
 			return nil, err
 		}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 		_ = sess.Close(context.Background())
@@ -170,7 +171,7 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 		SET r.runId = r.key, r.key = row.new`, map[string]any{"rows": renames}); err != nil {
 		return 0, err
 	}
-	keys := sortedKeys(runs)
+	keys := ordered.Keys(runs)
 	sort.Strings(keys)
 	if err := w.refoldRuns(keys, nil); err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/internal/rules"
 )
 
 // Sender makes messages durable (kafkaio.Producer).
@@ -57,7 +58,7 @@ func Run(ctx context.Context, kc kafkaio.Config, send Sender, sel Selector) (Res
 		if len(payload) == 0 {
 			payload = r.PayloadB64
 		}
-		if len(payload) == 0 || r.Rule == "max-bytes" {
+		if len(payload) == 0 || r.Rule == rules.MaxBytes {
 			res.NoPayload = append(res.NoPayload, id)
 			continue
 		}

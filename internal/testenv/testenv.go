@@ -1,5 +1,7 @@
 // Package testenv connects integration tests to the real Neo4j, Kafka and Redis that scripts/stack/stack.sh
 // starts. Tests never skip when a server is missing: they fail with a message saying how to start the stack.
+// The one skip is asked for: under `go test -short` (`make unit`) every test that needs a server skips (Servers;
+// Store, KafkaConfig and Redis call it), so -short runs exactly the tests that need none. CI never passes -short.
 //
 // Tests share one Neo4j database, so every test scopes its data with a unique namespace (Namespace) and never
 // deletes data it did not create.
@@ -41,9 +43,20 @@ func KafkaBrokers() []string {
 // RedisAddr is the Redis address tests use.
 func RedisAddr() string { return Env("HEADWATER_REDIS_ADDR", "127.0.0.1:6379") }
 
+// Servers marks a test that needs the real Neo4j, Kafka or Redis: under -short it skips the test, otherwise it
+// does nothing (a missing server then fails the test). Call it first in a test that reaches a server without
+// Store, KafkaConfig or Redis.
+func Servers(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the real servers; -short runs only the tests that need none")
+	}
+}
+
 // Store opens the real Neo4j, migrates it, and closes it when the test ends.
 func Store(t testing.TB) *graph.Store {
 	t.Helper()
+	Servers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, err := graph.Open(ctx, graph.Config{URI: Neo4jURI(), Database: "neo4j", MaxPoolSize: 20,
@@ -74,6 +87,7 @@ func Token(n int) string {
 // KafkaConfig returns a Kafka configuration with unique topics for one test; the topics are created.
 func KafkaConfig(t testing.TB) kafkaio.Config {
 	t.Helper()
+	Servers(t)
 	tok := Token(4)
 	c := kafkaio.Config{Brokers: KafkaBrokers(), EventsTopic: "t." + tok + ".events", QuarantineTopic: "t." + tok + ".quarantine",
 		Partitions: 3, Replication: 1, ClientID: "headwater-test", ProduceTimeout: 10 * time.Second,
@@ -88,6 +102,7 @@ func KafkaConfig(t testing.TB) kafkaio.Config {
 // ReadTopic reads n messages from the topic (all partitions, from the oldest) or fails after timeout.
 func ReadTopic(t testing.TB, c kafkaio.Config, topic string, n int, timeout time.Duration) []*sarama.ConsumerMessage {
 	t.Helper()
+	Servers(t)
 	client, err := sarama.NewClient(c.Brokers, c.NewSaramaConfig())
 	if err != nil {
 		t.Fatalf("kafka client: %v", err)

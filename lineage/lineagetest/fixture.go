@@ -6,6 +6,7 @@ package lineagetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -80,17 +81,30 @@ func (f *Fixture) Job(name string) string {
 	return key
 }
 
-// Interval is one validity interval with its publication.
-type Interval struct {
-	From, To time.Time // zero To: open
+// Span is how a fixture writes one stored validity interval (graph.Interval) in times: zero To is open (OpenEnd),
+// empty Pub is PUBLISHED.
+type Span struct {
+	From, To time.Time
 	Pub      string
+}
+
+// stored is the span as the graph stores it.
+func (s Span) stored() graph.Interval {
+	iv := graph.Interval{From: ms(s.From), To: graph.OpenEnd, Pub: s.Pub}
+	if !s.To.IsZero() {
+		iv.To = ms(s.To)
+	}
+	if iv.Pub == "" {
+		iv.Pub = graph.PubPublished
+	}
+	return iv
 }
 
 // Leg describes one lineage relationship. Zero values mean: OBSERVED, open since T0, PUBLISHED, observed an
 // hour ago by a COMPLETE run.
 type Leg struct {
 	Kind         string
-	Intervals    []Interval
+	Intervals    []Span
 	LastObserved time.Time
 	RunState     string
 	RunID        string
@@ -101,7 +115,7 @@ func (f *Fixture) legProps(l Leg) map[string]any {
 		l.Kind = graph.KindObserved
 	}
 	if len(l.Intervals) == 0 {
-		l.Intervals = []Interval{{From: f.T0}}
+		l.Intervals = []Span{{From: f.T0}}
 	}
 	if l.LastObserved.IsZero() {
 		l.LastObserved = f.Now.Add(-time.Hour)
@@ -109,24 +123,16 @@ func (f *Fixture) legProps(l Leg) map[string]any {
 	if l.RunState == "" {
 		l.RunState = "COMPLETE"
 	}
-	froms, tos, pubs := []any{}, []any{}, []any{}
-	var validTo int64
-	for _, iv := range l.Intervals {
-		to := graph.OpenEnd
-		if !iv.To.IsZero() {
-			to = ms(iv.To)
-		}
-		pub := iv.Pub
-		if pub == "" {
-			pub = graph.PubPublished
-		}
-		froms, tos, pubs = append(froms, ms(iv.From)), append(tos, to), append(pubs, pub)
-		validTo = max(validTo, to)
+	ivs := make([]graph.Interval, len(l.Intervals))
+	for i, s := range l.Intervals {
+		ivs[i] = s.stored()
 	}
-	return map[string]any{"kind": l.Kind, "froms": froms, "tos": tos, "pubs": pubs, "validTo": validTo,
+	props := graph.IntervalProps(ivs)
+	maps.Copy(props, map[string]any{"kind": l.Kind,
 		"firstObservedAt": ms(l.Intervals[0].From), "lastObservedAt": ms(l.LastObserved), "producer": "https://test/producer",
 		"eventIds": []any{"ev-" + f.NS}, "jobVersion": "v1", "lastRunId": l.RunID, "lastRunState": l.RunState,
-		"derivation": derivation(l.Kind), "normVersion": 1}
+		"derivation": derivation(l.Kind), "normVersion": 1})
+	return props
 }
 
 func derivation(kind string) string {

@@ -22,11 +22,11 @@ CREATE (j)-[:HAS_VERSION]->(v)`
 	cypherFields = `UNWIND $rows AS r
 MATCH (d:Dataset {key: r.ds})
 CREATE (f:Field {key: r.key, datasetKey: r.ds, path: r.path, type: r.type, description: '',
-  validFrom: r.from, validTo: $open, normVersion: $nv})
+  validFrom: r.from, validTo: $open, observedOnRead: r.read, normVersion: $nv})
 CREATE (d)-[:HAS_FIELD]->(f)`
 
 	edgeProps = `{kind: 'OBSERVED', froms: r.froms, tos: r.tos, pubs: r.pubs, validTo: r.validTo,
-  firstObservedAt: r.first, lastObservedAt: r.last, producer: r.producer, eventIds: [], jobVersion: r.jv,
+  firstObservedAt: r.first, lastObservedAt: r.last, producer: r.producer, eventIds: [r.run], jobVersion: r.jv,
   lastRunId: r.run, lastRunState: r.state, derivation: 'run', normVersion: $nv}`
 
 	cypherInputTo = `UNWIND $rows AS r

@@ -1,21 +1,25 @@
 package history
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/loadtest/gen"
 )
 
-// intervals is a compacted edge history: parallel froms/tos/pubs.
+// intervals is a compacted edge history: its stored intervals and its first and last observation.
 type intervals struct {
-	froms, tos []int64
-	pubs       []string
-	first      int64
-	last       int64
+	ivs         []graph.Interval
+	first, last int64
 }
 
-func (iv intervals) validTo() int64 { return iv.tos[len(iv.tos)-1] }
+// with adds the stored interval properties (graph.IntervalProps, the projector's codec) to a row.
+func (iv intervals) with(row map[string]any) map[string]any {
+	maps.Copy(row, graph.IntervalProps(iv.ivs))
+	return row
+}
 
 // Edge directions, mixed into the per-edge random stream.
 const (
@@ -38,27 +42,26 @@ func (l *Loader) edgeHistory(job, ds, dir int) intervals {
 	x := r.Float64()
 	switch {
 	case x < 0.85 || span < 4*dayMs:
-		return intervals{froms: []int64{from}, tos: []int64{graph.OpenEnd}, pubs: []string{graph.PubPublished}, first: from, last: last}
+		return intervals{ivs: []graph.Interval{{From: from, To: graph.OpenEnd, Pub: graph.PubPublished}}, first: from, last: last}
 	case x < 0.95:
 		closeAt := from + span/4 + r.Int64N(span/4)
 		reopen := closeAt + r.Int64N(span/4)
-		return intervals{froms: []int64{from, reopen}, tos: []int64{closeAt, graph.OpenEnd},
-			pubs: []string{graph.PubPublished, graph.PubPublished}, first: from, last: last}
+		return intervals{ivs: []graph.Interval{{From: from, To: closeAt, Pub: graph.PubPublished},
+			{From: reopen, To: graph.OpenEnd, Pub: graph.PubPublished}}, first: from, last: last}
 	default:
 		closeAt := from + span/2 + r.Int64N(span/4)
 		pub := graph.PubPublished
 		if r.IntN(3) == 0 {
 			pub = graph.PubAttempted
 		}
-		return intervals{froms: []int64{from}, tos: []int64{closeAt}, pubs: []string{pub}, first: from, last: closeAt}
+		return intervals{ivs: []graph.Interval{{From: from, To: closeAt, Pub: pub}}, first: from, last: closeAt}
 	}
 }
 
 func (l *Loader) edgeRow(j gen.Job, ds int, iv intervals) map[string]any {
-	return map[string]any{"ds": l.keys.dataset[ds], "job": l.keys.job[j.ID], "froms": iv.froms, "tos": iv.tos,
-		"pubs": iv.pubs, "validTo": iv.validTo(), "first": iv.first, "last": iv.last,
-		"producer": producerOf(j), "jv": l.keys.jobVer[j.ID], "run": runIDFor(l.cfg.World.Config, j.ID, iv.last),
-		"state": "COMPLETE"}
+	return iv.with(map[string]any{"ds": l.keys.dataset[ds], "job": l.keys.job[j.ID], "first": iv.first,
+		"last": iv.last, "producer": producerOf(j), "jv": l.keys.jobVer[j.ID],
+		"run": runIDFor(l.cfg.World.Config, j.ID, iv.last), "state": "COMPLETE"})
 }
 
 // edges: INPUT_TO and OUTPUT_TO, sorted by dataset key inside each batch.
@@ -132,9 +135,11 @@ func (l *Loader) columnRows(j gen.Job, out int, m *gen.ColumnMapping, iv interva
 			e, ok := edges[k]
 			if !ok {
 				e = &columnEdge{from: k[0], to: k[1]}
-				edges[k] = e
-				order = append(order, k)
+				edges[k], order = e, append(order, k)
 			}
+			// The same input field listed twice for one output field: the projector keeps the transformations
+			// of the last listing, so the loader does too.
+			e.tt, e.ts, e.tm, e.td = nil, nil, nil, nil
 			for _, t := range in.Transformations {
 				e.tt, e.ts, e.tm, e.td = append(e.tt, t.Type), append(e.ts, t.Subtype), append(e.tm, t.Masking), append(e.td, t.Description)
 			}
@@ -143,9 +148,9 @@ func (l *Loader) columnRows(j gen.Job, out int, m *gen.ColumnMapping, iv interva
 	rows := make([]map[string]any, 0, len(order))
 	for _, k := range order {
 		e := edges[k]
-		rows = append(rows, map[string]any{"from": e.from, "to": e.to, "job": l.keys.job[j.ID],
-			"froms": iv.froms, "tos": iv.tos, "pubs": iv.pubs, "validTo": iv.validTo(), "tt": e.tt, "ts": e.ts,
-			"tm": e.tm, "td": e.td, "run": runIDFor(l.cfg.World.Config, j.ID, iv.last), "last": iv.last})
+		rows = append(rows, iv.with(map[string]any{"from": e.from, "to": e.to, "job": l.keys.job[j.ID],
+			"tt": e.tt, "ts": e.ts, "tm": e.tm, "td": e.td, "run": runIDFor(l.cfg.World.Config, j.ID, iv.last),
+			"last": iv.last}))
 	}
 	return rows
 }
@@ -163,9 +168,9 @@ func (l *Loader) indirectRows(j gen.Job, out int, m *gen.ColumnMapping, iv inter
 	}
 	rows := make([]map[string]any, 0, len(order))
 	for _, ds := range order {
-		rows = append(rows, map[string]any{"from": l.keys.dataset[ds], "to": l.keys.dataset[out],
-			"job": l.keys.job[j.ID], "subtypes": subtypes[ds], "froms": iv.froms, "tos": iv.tos, "pubs": iv.pubs,
-			"validTo": iv.validTo()})
+		subtypes[ds] = slices.Compact(slices.Sorted(slices.Values(subtypes[ds]))) // a set, as the projector stores it
+		rows = append(rows, iv.with(map[string]any{"from": l.keys.dataset[ds], "to": l.keys.dataset[out],
+			"job": l.keys.job[j.ID], "subtypes": subtypes[ds]}))
 	}
 	return rows
 }

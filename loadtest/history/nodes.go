@@ -65,19 +65,47 @@ func definitionHash(j gen.Job) string {
 	return hex.EncodeToString(h[:12])
 }
 
-// fields: Field + HAS_FIELD, one history per column starting when the dataset was created.
+// fields: Field + HAS_FIELD, one history per column starting when the dataset was created. A nested column's
+// struct parent is a field of its own (type struct), as the projector stores a schema facet's nested fields. The
+// fields of a dataset no job writes are observed on read (ADR 0018: only its readers report its schema).
 func (l *Loader) fields(emit func(batch) error) error {
 	c := l.chunk(cypherFields, "", emit)
+	written := map[int]bool{}
+	for _, j := range l.cfg.World.Jobs {
+		for _, o := range j.Outputs {
+			written[o] = true
+		}
+	}
 	for _, d := range l.cfg.World.Datasets {
-		for _, f := range d.Fields {
+		for _, f := range withParents(d.Fields) {
 			row := map[string]any{"ds": l.keys.dataset[d.ID], "key": l.fieldKey(d.ID, f.Path), "path": f.Path,
-				"type": f.Type, "from": l.keys.created[d.ID]}
+				"type": f.Type, "from": l.keys.created[d.ID], "read": !written[d.ID]}
 			if err := c.add(row); err != nil {
 				return err
 			}
 		}
 	}
 	return c.flush()
+}
+
+// withParents adds, before its first member, each struct parent of a nested path ("payload" of "payload.source")
+// that is not a column itself.
+func withParents(fields []gen.Field) []gen.Field {
+	have := map[string]bool{}
+	for _, f := range fields {
+		have[f.Path] = true
+	}
+	out := make([]gen.Field, 0, len(fields))
+	for _, f := range fields {
+		for i := range len(f.Path) {
+			if f.Path[i] == '.' && !have[f.Path[:i]] {
+				have[f.Path[:i]] = true
+				out = append(out, gen.Field{Path: f.Path[:i], Type: "struct"})
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func (l *Loader) fieldKey(ds int, path string) string {

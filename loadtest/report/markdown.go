@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/headwater-data/headwater/internal/ordered"
 	"github.com/headwater-data/headwater/loadtest/drive"
 )
 
@@ -111,7 +111,7 @@ func writeQuery(b *strings.Builder, q *drive.QueryResult) {
 	row(b, "hub roots", q.Hub)
 	row(b, "cached (hot set)", q.Cached)
 	row(b, "uncached", q.Uncached)
-	for _, g := range sortedKeys(q.ByGranularity) {
+	for _, g := range ordered.Keys(q.ByGranularity) {
 		row(b, "granularity "+g, q.ByGranularity[g])
 	}
 	b.WriteString("\n| depth | ordinary n | ordinary p50 | ordinary p95 | ordinary p99 | hub n | hub p50 | hub p95 | hub p99 |\n|---|---|---|---|---|---|---|---|---|\n")
@@ -131,20 +131,11 @@ func writeCounts(b *strings.Builder, title string, m map[string]int) {
 		return
 	}
 	fmt.Fprintf(b, "\n%s: ", title)
-	for i, k := range sortedKeys(m) {
+	for i, k := range ordered.Keys(m) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(b, "%s %d", k, m[k])
 	}
 	b.WriteString("\n")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -14,6 +14,7 @@ import (
 // TestKafkaKeysLandOnMurmur2Partitions produces to a fresh topic and checks each key's partition is the one
 // the Java client's murmur2 partitioner picks.
 func TestKafkaKeysLandOnMurmur2Partitions(t *testing.T) {
+	testenv.Servers(t)
 	topic := "hwload-test-" + testenv.Token(6)
 	k, err := NewKafka(KafkaConfig{Brokers: testenv.KafkaBrokers(), Topic: topic, CreateTopic: true, Partitions: 4})
 	if err != nil {

@@ -85,7 +85,7 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 			for _, n := range stamps[k].names {
 				names[n] = true
 			}
-			props["names"] = toAny(sortedKeys(names))
+			props["names"] = toAny(ordered.Keys(names))
 		}
 		rows = append(rows, map[string]any{"key": k, "props": props})
 		w.touch(k)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/headwater-data/headwater/internal/ordered"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
@@ -36,7 +37,7 @@ func (p *Projector) UpgradeDbtJobs(ctx context.Context, envs []Envelope, jobName
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
 		var err error
 		n, err = w.upgradeDbtJobs(want)
-		touched = sortedKeys(w.touched)
+		touched = ordered.Keys(w.touched)
 		return nil, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	if err != nil {
@@ -54,7 +55,7 @@ func (p *Projector) UpgradeDbtJobs(ctx context.Context, envs []Envelope, jobName
 // their runs and jobs.
 func (w *txWriter) upgradeDbtJobs(want map[string]*jobRec) (int, error) {
 	out, err := w.runAs("upgradeDbtJobs:read", `UNWIND $keys AS k MATCH (e:Event {key: k})
-		RETURN e.key AS k, e.payload AS p`, map[string]any{"keys": toAny(sortedKeys(want))})
+		RETURN e.key AS k, e.payload AS p`, map[string]any{"keys": toAny(ordered.Keys(want))})
 	if err != nil {
 		return 0, err
 	}
@@ -108,10 +109,10 @@ func (w *txWriter) upgradeDbtJobs(want map[string]*jobRec) (int, error) {
 			runs[k] = true
 		}
 	}
-	if err := w.refoldRuns(sortedKeys(runs), nil); err != nil {
+	if err := w.refoldRuns(ordered.Keys(runs), nil); err != nil {
 		return 0, err
 	}
-	if err := w.restateJobs(sortedKeys(oldJobs)); err != nil {
+	if err := w.restateJobs(ordered.Keys(oldJobs)); err != nil {
 		return 0, err
 	}
 	w.fullJobs = map[string]bool{}
@@ -130,7 +131,7 @@ func (w *txWriter) upgradeDbtJobs(want map[string]*jobRec) (int, error) {
 		WHERE NOT EXISTS { MATCH (:Run)-[:OF_JOB]->(j) } AND NOT EXISTS { MATCH (:Event)-[:ABOUT_JOB]->(j) }
 		OPTIONAL MATCH (j)-[:HAS_VERSION]->(v:JobVersion)
 		OPTIONAL MATCH (c:JobCheckpoint {jobKey: k})
-		DETACH DELETE j, v, c`, map[string]any{"jobs": toAny(sortedKeys(oldJobs))})
+		DETACH DELETE j, v, c`, map[string]any{"jobs": toAny(ordered.Keys(oldJobs))})
 	return len(moved), err
 }
 

@@ -8,7 +8,7 @@ import (
 // TestStartBucketSpreadsExpiry: a first page about "now" is keyed by a bucket shifted per start node, so hot
 // roots do not all miss at the same instant; within one shifted bucket the key is stable; other pages keep tKey.
 func TestStartBucketSpreadsExpiry(t *testing.T) {
-	s := &Service{cfg: Config{NowBucket: 5 * time.Minute}}
+	s := resultCache{cfg: Config{NowBucket: 5 * time.Minute}}
 	start := func(k string) resolvedStart { return resolvedStart{nodes: []nodeRef{{HopDataset, k}}} }
 	const t0 = int64(1_800_000_000_000)
 	boundaries := map[int64]bool{}

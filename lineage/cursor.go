@@ -1,16 +1,16 @@
 package lineage
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"hash/fnv"
 	"slices"
 	"strings"
+
+	"github.com/headwater-data/headwater/api"
+	"github.com/headwater-data/headwater/internal/seal"
 )
 
 // cursorVersion changes whenever the cursor layout or its meaning does; older cursors are refused. 2: the walk
@@ -57,6 +57,8 @@ type cursorState struct {
 // cursorCodec signs and verifies cursors with the server key.
 type cursorCodec struct{ key []byte }
 
+func (c cursorCodec) sign(payload []byte) []byte { return seal.Codec{Key: c.key}.Sign(payload) }
+
 func (c cursorCodec) encode(st cursorState) (string, error) {
 	st.V = cursorVersion
 	payload, err := json.Marshal(st)
@@ -66,15 +68,9 @@ func (c cursorCodec) encode(st cursorState) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(c.sign(payload)), nil
 }
 
-func (c cursorCodec) sign(payload []byte) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write(payload)
-	return m.Sum(nil)
-}
-
 // decode verifies the signature, the principal and the arguments. Every failure is the same BAD_REQUEST.
 func (c cursorCodec) decode(s, subject, args string) (cursorState, error) {
-	bad := badRequest("invalid cursor: it was issued for another principal or other arguments, or is corrupt")
+	bad := api.BadRequest("invalid cursor: it was issued for another principal or other arguments, or is corrupt")
 	p, sig, ok := strings.Cut(s, ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(p)
 	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
@@ -123,48 +119,4 @@ func unpack(b []byte) hashSet {
 }
 
 // digest is a short stable hash for principals and argument strings.
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
-
-// seal encrypts and authenticates a payload for one context (AES-256-GCM under a key derived from the cursor
-// key): the holder can neither read nor alter it, and it opens only with the same context. Search cursors are
-// sealed because a page's position may be a hit the caller may not see. The nonce is derived from the context and
-// the payload (a synthetic IV), so the same position gives the same cursor: answers stay byte-identical whatever
-// the caller cannot see, and equal cursors reveal only that two positions are equal.
-func (c cursorCodec) seal(plain []byte, context string) (string, error) {
-	aead, err := c.aead()
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte(context))
-	m.Write([]byte{0})
-	m.Write(plain)
-	nonce := m.Sum(nil)[:aead.NonceSize()]
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(context))), nil
-}
-
-// open reverses seal; any failure is false.
-func (c cursorCodec) open(s, context string) ([]byte, bool) {
-	aead, err := c.aead()
-	if err != nil {
-		return nil, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(raw) < aead.NonceSize() {
-		return nil, false
-	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(context))
-	return plain, err == nil
-}
-
-func (c cursorCodec) aead() (cipher.AEAD, error) {
-	k := sha256.Sum256(append([]byte("headwater sealed cursor\x00"), c.key...))
-	block, err := aes.NewCipher(k[:])
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
-}
+func digest(s string) string { return seal.Digest(s) }

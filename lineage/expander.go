@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 )
@@ -24,7 +25,7 @@ type walkSpec struct {
 	fanOut      int
 	deadline    time.Time
 	clock       func() time.Time
-	granularity Granularity
+	granularity api.Granularity
 	startNames  map[string]nodeNames // identities of the start nodes (checked for VIEW_LINEAGE by the first hop)
 	// oneShot is an answer without a cursor (impact): fan-out continuations never run, so a level with some
 	// does not hold the deeper ones back.
@@ -49,22 +50,22 @@ type walk struct {
 	edges   hashSet              // edge ids already returned
 
 	newNodes []nodeRef
-	newEdges []*LineageEdge
-	markers  []FanOutMarker
+	newEdges []*api.LineageEdge
+	markers  []api.FanOutMarker
 	gaps     gapSet
 	deferred []frontierEntry // fan-out continuations for the next page
 	pending  []frontierEntry // unexpanded frontier when a budget stopped the page
 	held     []frontierEntry // entries of a direction whose level waits for fan-out continuations
-	reasons  []string        // which budgets stopped the page
+	stops    stops           // which budgets stopped the page
 	gens     map[string]int64
 	jobs     map[string]bool      // jobs on returned edges
 	flagged  map[string]edgeFlags // gap facts of the edges read this page
 	// restricted are this page's REDACT placeholders, one per visible node and direction with hidden neighbours.
-	restricted []*RestrictedNode
+	restricted []*api.RestrictedNode
 }
 
 func newWalk(spec walkSpec, reader NeighborReader, g gate, st *cursorState) *walk {
-	w := &walk{spec: spec, reader: reader, gate: g, redact: g.redact(), names: map[string]nodeNames{},
+	w := &walk{spec: spec, reader: reader, gate: g, redact: g.Redact(), names: map[string]nodeNames{},
 		reached: hashSet{}, nodes: hashSet{}, edges: hashSet{}, gens: map[string]int64{}, jobs: map[string]bool{},
 		flagged: map[string]edgeFlags{}}
 	for k, n := range spec.startNames {
@@ -103,10 +104,10 @@ func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
 			return nil
 		}
 		if hops == w.spec.maxHops {
-			return w.stop(frontier, "depth cap of "+itoa(w.spec.maxHops)+" hops per page")
+			return w.stop(frontier, api.StopDepthCap, "depth cap of "+itoa(w.spec.maxHops)+" hops per page")
 		}
 		if hops > 0 && !w.spec.clock().Before(w.spec.deadline) {
-			return w.stop(frontier, "deadline")
+			return w.stop(frontier, api.StopDeadline, "deadline")
 		}
 		level, later := lowestLevel(frontier)
 		next, err := w.hop(ctx, level)
@@ -162,9 +163,9 @@ func (w *walk) hold(frontier []frontierEntry) []frontierEntry {
 	return out
 }
 
-func (w *walk) stop(frontier []frontierEntry, reason string) error {
+func (w *walk) stop(frontier []frontierEntry, reason api.StopReason, words string) error {
 	w.pending = append(w.pending, frontier...)
-	w.reasons = append(w.reasons, reason)
+	w.stops.add(reason, words)
 	return nil
 }
 
@@ -201,7 +202,7 @@ func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEnt
 		nb := found.neighbours[e.sortKey()]
 		if !w.fits(e, nb) {
 			w.pending = append(append(w.pending, frontier[i:]...), next...)
-			w.reasons = append(w.reasons, "node budget of "+itoa(w.spec.maxNodes)+" per page")
+			w.stops.add(api.StopNodeBudget, "node budget of "+itoa(w.spec.maxNodes)+" per page")
 			return nil, nil
 		}
 		next = append(next, w.take(e, nb)...)
@@ -219,18 +220,18 @@ func (w *walk) placeholder(e frontierEntry) {
 	}
 	of := publicID(nodeRef{e.Kind, e.Key})
 	dir := dirOf(e.Down)
-	id := w.gate.redactor.PlaceholderID(w.spec.principal, of, string(dir))
+	id := w.gate.Redactor().PlaceholderID(w.spec.principal, of, string(dir))
 	if w.nodes.has(id) {
 		return
 	}
 	w.nodes.add(id)
-	w.restricted = append(w.restricted, &RestrictedNode{ID: id, NeighbourOf: of, Direction: dir})
+	w.restricted = append(w.restricted, &api.RestrictedNode{ID: id, NeighbourOf: of, Direction: dir})
 }
 
 // neighbour is one allowed neighbour of a frontier entry with the edges to it.
 type neighbour struct {
 	node  nodeRef
-	edges []*LineageEdge
+	edges []*api.LineageEdge
 	name  graph.NameRef
 }
 
@@ -275,9 +276,9 @@ func (w *walk) take(e frontierEntry, nb []neighbour) []frontierEntry {
 	}
 	if more {
 		shown := e.Skip + len(taken)
-		w.markers = append(w.markers, FanOutMarker{Node: publicID(nodeRef{e.Kind, e.Key}), Direction: dirOf(e.Down), Shown: shown})
+		w.markers = append(w.markers, api.FanOutMarker{Node: publicID(nodeRef{e.Kind, e.Key}), Direction: dirOf(e.Down), Shown: shown})
 		w.deferred = append(w.deferred, frontierEntry{Key: e.Key, Kind: e.Kind, Down: e.Down, Depth: e.Depth, Skip: shown})
-		w.reasons = append(w.reasons, "fan-out budget of "+itoa(w.spec.fanOut)+" per node")
+		w.stops.add(api.StopFanOut, "fan-out budget of "+itoa(w.spec.fanOut)+" per node")
 	}
 	return next
 }
@@ -290,7 +291,7 @@ func (w *walk) addNode(n nodeRef) {
 	w.newNodes = append(w.newNodes, n)
 }
 
-func (w *walk) addEdge(e *LineageEdge) {
+func (w *walk) addEdge(e *api.LineageEdge) {
 	if w.edges.has(e.ID) {
 		return
 	}
@@ -302,19 +303,19 @@ func (w *walk) addEdge(e *LineageEdge) {
 	}
 }
 
-func dirOf(down bool) Direction {
+func dirOf(down bool) api.Direction {
 	if down {
-		return Downstream
+		return api.Downstream
 	}
-	return Upstream
+	return api.Upstream
 }
 
 func publicID(n nodeRef) string {
 	switch n.kind {
 	case HopField:
-		return FieldID(n.key)
+		return api.FieldID(n.key)
 	case HopJob:
-		return JobID(n.key)
+		return api.JobID(n.key)
 	}
-	return DatasetID(n.key)
+	return api.DatasetID(n.key)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 )
@@ -71,7 +72,7 @@ func (w *walk) read(ctx context.Context, frontier []frontierEntry, m readMode) (
 		}
 		res, err := w.reader.Neighbors(ctx, req)
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, api.Unavailable(err)
 		}
 		for k, v := range res.Gens {
 			w.gens[k] = v
@@ -190,10 +191,10 @@ func (w *walk) scanNames(ctx context.Context, entries []frontierEntry, found hop
 	for _, hr := range raw {
 		for _, r := range hr.rows {
 			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
-			if !checked.ok(leaveID(sk)) {
+			if !checked.OK(leaveID(sk)) {
 				continue
 			}
-			if checked.ok(nodeID(r.Dst)) {
+			if checked.OK(nodeID(r.Dst)) {
 				visible[sk] = append(visible[sk], r.Dst)
 			} else {
 				found.hidden[sk] = true
@@ -237,7 +238,7 @@ func farID(n graph.NameRef) string { return "far|" + n.Namespace + "\x00" + n.Na
 func (w *walk) authorize(ctx context.Context, frontier []frontierEntry, raw []hopRows) (*batch, error) {
 	b := newBatch()
 	for _, e := range frontier {
-		b.add(leaveID(e.sortKey()), authz.PrivViewLineage, candidates(authzKind(e.Kind), e.Key, w.names[e.Key])...)
+		b.Add(leaveID(e.sortKey()), authz.PrivViewLineage, candidates(authzKind(e.Kind), e.Key, w.names[e.Key])...)
 	}
 	for _, hr := range raw {
 		kind := authz.KindDataset
@@ -245,19 +246,19 @@ func (w *walk) authorize(ctx context.Context, frontier []frontierEntry, raw []ho
 			kind = authz.KindField
 		}
 		for _, r := range hr.rows {
-			b.add(nodeID(r.Dst), authz.PrivDescribe, candidates(kind, r.Dst, nodeNames{cur: r.DstCurrent, at: r.DstName})...)
+			b.Add(nodeID(r.Dst), authz.PrivDescribe, candidates(kind, r.Dst, nodeNames{cur: r.DstCurrent, at: r.DstName})...)
 			if r.Job != nil {
-				b.add(jobCheckID(r.Job.Key), authz.PrivDescribe,
+				b.Add(jobCheckID(r.Job.Key), authz.PrivDescribe,
 					authz.Candidate{Kind: authz.KindJob, Key: r.Job.Key, Namespace: r.Job.Namespace, Name: r.Job.Name})
 			}
 		}
 		for _, far := range hr.far {
 			for _, n := range far {
-				b.add(farID(n), authz.PrivDescribe, authz.Candidate{Kind: authz.KindDataset, Namespace: n.Namespace, Name: n.Name})
+				b.Add(farID(n), authz.PrivDescribe, authz.Candidate{Kind: authz.KindDataset, Namespace: n.Namespace, Name: n.Name})
 			}
 		}
 	}
-	return b, b.run(ctx, w.gate, w.spec.principal)
+	return b, b.Run(ctx, w.gate, w.spec.principal)
 }
 
 // pairKey identifies the edge a row belongs to.
@@ -277,13 +278,13 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 		for _, r := range hr.rows {
 			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
 			switch {
-			case !b.ok(leaveID(sk)):
+			case !b.OK(leaveID(sk)):
 				continue
-			case !b.ok(nodeID(r.Dst)):
+			case !b.OK(nodeID(r.Dst)):
 				found.hidden[sk] = true
 				continue
 			}
-			if r.Job != nil && !b.ok(jobCheckID(r.Job.Key)) {
+			if r.Job != nil && !b.OK(jobCheckID(r.Job.Key)) {
 				r.Job = &graph.JobBrief{Key: hiddenJob}
 			}
 			w.names[r.Dst] = nodeNames{cur: r.DstCurrent, at: r.DstName}
@@ -292,7 +293,7 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 		}
 		w.collect(found, hr.g, kept)
 		w.noColumnLineage(visibleNoCol(hr, b, withRows, func(k string) bool {
-			return b.ok(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
+			return b.OK(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
 		}), hr.g.down)
 	}
 	for sk := range found.neighbours {
@@ -311,7 +312,7 @@ func visibleNoCol(hr hopRows, b *batch, withRows map[string]bool, leave func(str
 		if withRows[k] || !leave(k) {
 			continue
 		}
-		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.ok(farID(n)) }) {
+		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.OK(farID(n)) }) {
 			out = append(out, k)
 		}
 	}
@@ -370,13 +371,13 @@ func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []
 		list[n-1].edges = append(list[n-1].edges, edge)
 		return
 	}
-	found.neighbours[sk] = append(list, neighbour{node: dst, edges: []*LineageEdge{edge}, name: r.DstName})
+	found.neighbours[sk] = append(list, neighbour{node: dst, edges: []*api.LineageEdge{edge}, name: r.DstName})
 }
 
 // scrubHiddenJob gives an edge through jobs the caller may not describe an id without the jobs' keys and removes
 // what identifies the jobs' runs from its evidence.
-func scrubHiddenJob(e *LineageEdge, from, to string) {
-	e.ID, e.JobKey = edgeID(from, to, hiddenJob), ""
+func scrubHiddenJob(e *api.LineageEdge, from, to string) {
+	e.ID, e.JobKey = api.EdgeID(from, to, hiddenJob), ""
 	for i := range e.Evidence {
 		ev := &e.Evidence[i]
 		ev.RunID, ev.JobVersion, ev.Producer, ev.EventIDs = nil, nil, nil, []string{}

@@ -86,20 +86,6 @@ func TestStaleThreshold(t *testing.T) {
 	}
 }
 
-func TestIDsAreOpaqueAndTyped(t *testing.T) {
-	id := DatasetID("ds_abc")
-	kind, key, ok := decodeID(id)
-	if !ok || kind != idDataset || key != "ds_abc" {
-		t.Fatalf("decode %s: %s %s %v", id, kind, key, ok)
-	}
-	if RunKeyOf(RunID("0190")) != "0190" || RunKeyOf(" 0190ABC ") != "0190abc" {
-		t.Fatal("run ids")
-	}
-	if _, _, ok := decodeID("%%%"); ok {
-		t.Fatal("garbage decoded")
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	good := Config{CursorKey: "0123456789abcdef0123456789abcdef"}
 	if err := good.Validate(); err != nil {

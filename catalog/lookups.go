@@ -1,4 +1,4 @@
-package lineage
+package catalog
 
 import (
 	"context"
@@ -8,38 +8,41 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/project"
+	"github.com/headwater-data/headwater/internal/permcheck"
+	"github.com/headwater-data/headwater/internal/seal"
 )
 
-// Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
+// api.Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
 // dataset with ResolvedFrom set to the name that matched.
-func (s *Service) Dataset(ctx context.Context, ns, name string, asOf *time.Time) (*Dataset, error) {
-	t, _ := s.asOf(asOf)
+func (s *Catalog) Dataset(ctx context.Context, ns, name string, asOf *time.Time) (*api.Dataset, error) {
+	t := s.asOf(asOf)
 	row, binding, err := s.findDataset(ctx, ns, name, t)
 	if err != nil {
 		return nil, err
 	}
 	d := datasetOf(row, graph.FromMillis(t))
 	d.ResolvedFrom = resolvedFrom(binding, t)
-	return d, s.present(ctx, []*Dataset{d})
+	return d, s.present(ctx, []*api.Dataset{d})
 }
 
-// Job finds a job by name; asOf selects the version.
-func (s *Service) Job(ctx context.Context, ns, name string, asOf *time.Time) (*Job, error) {
-	t, _ := s.asOf(asOf)
-	j, err := s.findJob(ctx, ns, name)
+// api.Job finds a job by name; asOf selects the version.
+func (s *Catalog) Job(ctx context.Context, ns, name string, asOf *time.Time) (*api.Job, error) {
+	t := s.asOf(asOf)
+	j, err := s.FindJob(ctx, ns, name)
 	if err != nil {
 		return nil, err
 	}
 	return jobOf(j, graph.FromMillis(t)), nil
 }
 
-// Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
+// api.Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
 // the run of that job. A runId that names visible runs of several jobs is ambiguous (BAD_REQUEST: ask with the
 // run's id or its job). Ids issued before projection version 2 (a bare runId inside) are runId lookups.
-func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error) {
+func (s *Catalog) Run(ctx context.Context, id string, job *api.JobRef) (*api.Run, error) {
 	keys, runID, err := s.runCandidates(ctx, id, job)
 	if err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error)
 		return nil, err
 	}
 	if len(runs) > 1 {
-		return nil, badRequest("id: runId %s names runs of %d jobs; ask with the run's id or its job", runID, len(runs))
+		return nil, api.BadRequest("id: runId %s names runs of %d jobs; ask with the run's id or its job", runID, len(runs))
 	}
 	for _, r := range runs {
 		return r, nil
@@ -58,16 +61,16 @@ func (s *Service) Run(ctx context.Context, id string, job *JobRef) (*Run, error)
 	if a := authz.RequestAuditFrom(ctx); a != nil && s.runExists(ctx, keys) {
 		a.Denied(authz.Candidate{Kind: authz.KindJob, Key: runID}, "run of a job not visible to the caller")
 	}
-	return nil, notFound("run %s not found", id)
+	return nil, api.NotFound("run %s not found", id)
 }
 
 // runCandidates returns the keys id may name: the exact key of a node id of projection version 2 or of a job's
 // run, else every run with that runId.
-func (s *Service) runCandidates(ctx context.Context, id string, job *JobRef) ([]string, string, error) {
-	key := RunKeyOf(id)
+func (s *Catalog) runCandidates(ctx context.Context, id string, job *api.JobRef) ([]string, string, error) {
+	key := api.RunKeyOf(id)
 	runID, jobKey := graph.SplitRunKey(key)
 	if job != nil {
-		j, err := s.findJob(ctx, job.Namespace, job.Name)
+		j, err := s.FindJob(ctx, job.Namespace, job.Name)
 		if err != nil {
 			return nil, runID, err
 		}
@@ -78,49 +81,49 @@ func (s *Service) runCandidates(ctx context.Context, id string, job *JobRef) ([]
 	}
 	keys, err := s.store.RunsByRunID(ctx, runID)
 	if err != nil {
-		return nil, runID, storeErr(err)
+		return nil, runID, api.StoreErr(err)
 	}
 	return keys, runID, nil
 }
 
-func (s *Service) runExists(ctx context.Context, keys []string) bool {
+func (s *Catalog) runExists(ctx context.Context, keys []string) bool {
 	rows, err := s.store.RunsByKeys(ctx, keys)
 	return err == nil && len(rows) > 0
 }
 
 // RunsByKeys batch-loads the runs of jobs the caller may describe (dataloader); the error message, free text
 // that may name anything, is shown only with VIEW_SQL on the job (like the code that failed).
-func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Run, error) {
+func (s *Catalog) RunsByKeys(ctx context.Context, keys []string) (map[string]*api.Run, error) {
 	rows, err := s.store.RunsByKeys(ctx, keys)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	jobs, err := s.store.JobsByKeys(ctx, runJobs(rows))
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	b := newBatch()
+	b := permcheck.NewBatch()
 	for k, j := range jobs {
 		c := authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name}
-		b.add("d|"+k, authz.PrivDescribe, c)
-		b.add("s|"+k, authz.PrivViewSQL, c)
-		b.add("p|"+k, authz.PrivProduce, c)
+		b.Add("d|"+k, authz.PrivDescribe, c)
+		b.Add("s|"+k, authz.PrivViewSQL, c)
+		b.Add("p|"+k, authz.PrivProduce, c)
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
 	}
-	out := make(map[string]*Run, len(rows))
+	out := make(map[string]*api.Run, len(rows))
 	for k, r := range rows {
-		if !b.ok("d|" + r.JobKey) {
+		if !b.OK("d|" + r.JobKey) {
 			continue
 		}
 		out[k] = runOf(r)
-		if out[k].ErrorMessage != nil && !b.ok("s|"+r.JobKey) {
+		if out[k].ErrorMessage != nil && !b.OK("s|"+r.JobKey) {
 			out[k].ErrorMessage, out[k].ErrorMessageWithheld = nil, true
 		}
 		// The conflict tells that some other job used the runId: its producers need it, other readers would
 		// learn of a job they may not see (OMIT), so only the job's producers see it.
-		out[k].RunIDConflict = r.RunIDConflict && b.ok("p|"+r.JobKey)
+		out[k].RunIDConflict = r.RunIDConflict && b.OK("p|"+r.JobKey)
 	}
 	return out, s.guardErrorMessages(ctx, out)
 }
@@ -128,7 +131,7 @@ func (s *Service) RunsByKeys(ctx context.Context, keys []string) (map[string]*Ru
 // guardErrorMessages keeps a run's error message (free text, which names what the run touched) only when the
 // caller may describe every dataset the run read or wrote and every dataset its job ever read or wrote (a run
 // that failed early may name tables it never reported).
-func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) error {
+func (s *Catalog) guardErrorMessages(ctx context.Context, runs map[string]*api.Run) error {
 	var jobs []string
 	for _, r := range runs {
 		if r.ErrorMessage != nil && !slices.Contains(jobs, r.JobKey) {
@@ -150,7 +153,7 @@ func (s *Service) guardErrorMessages(ctx context.Context, runs map[string]*Run) 
 		}
 		rows, err := s.store.RunIO(ctx, r.Key)
 		if err != nil {
-			return storeErr(err)
+			return api.StoreErr(err)
 		}
 		visible, err := s.visibleRunIO(ctx, rows)
 		if err != nil {
@@ -172,16 +175,16 @@ func runJobs(rows map[string]graph.RunRow) []string {
 }
 
 // DatasetsByKeys batch-loads datasets named as at asOf (dataloader).
-func (s *Service) DatasetsByKeys(ctx context.Context, keys []string, asOf time.Time) (map[string]*Dataset, error) {
+func (s *Catalog) DatasetsByKeys(ctx context.Context, keys []string, asOf time.Time) (map[string]*api.Dataset, error) {
 	rows, err := s.store.DatasetsByKeys(ctx, keys, graph.Millis(asOf))
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	if err := s.visibleDatasetRows(ctx, rows); err != nil {
 		return nil, err
 	}
-	out := make(map[string]*Dataset, len(rows))
-	list := make([]*Dataset, 0, len(rows))
+	out := make(map[string]*api.Dataset, len(rows))
+	list := make([]*api.Dataset, 0, len(rows))
 	for k, r := range rows {
 		out[k] = datasetOf(r, asOf)
 		list = append(list, out[k])
@@ -190,13 +193,13 @@ func (s *Service) DatasetsByKeys(ctx context.Context, keys []string, asOf time.T
 }
 
 // JobsByKeys batch-loads the jobs the caller may describe (dataloader).
-func (s *Service) JobsByKeys(ctx context.Context, keys []string) (map[string]*Job, error) {
+func (s *Catalog) JobsByKeys(ctx context.Context, keys []string) (map[string]*api.Job, error) {
 	rows, err := s.visibleJobs(ctx, keys, authz.PrivDescribe)
 	if err != nil {
 		return nil, err
 	}
 	now := s.clock()
-	out := make(map[string]*Job, len(rows))
+	out := make(map[string]*api.Job, len(rows))
 	for k, r := range rows {
 		out[k] = jobOf(r, now)
 	}
@@ -204,12 +207,12 @@ func (s *Service) JobsByKeys(ctx context.Context, keys []string) (map[string]*Jo
 }
 
 // JobVersionsByKeys batch-loads job versions (dataloader).
-func (s *Service) JobVersionsByKeys(ctx context.Context, keys []string) (map[string]*JobVersion, error) {
+func (s *Catalog) JobVersionsByKeys(ctx context.Context, keys []string) (map[string]*api.JobVersion, error) {
 	rows, err := s.store.JobVersionsByKeys(ctx, keys)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	out := make(map[string]*JobVersion, len(rows))
+	out := make(map[string]*api.JobVersion, len(rows))
 	for k, r := range rows {
 		out[k] = jobVersionOf(r)
 	}
@@ -217,10 +220,10 @@ func (s *Service) JobVersionsByKeys(ctx context.Context, keys []string) (map[str
 }
 
 // JobVersionAt is the job's definition valid at asOf.
-func (s *Service) JobVersionAt(ctx context.Context, jobKey string, asOf time.Time) (*JobVersion, error) {
+func (s *Catalog) JobVersionAt(ctx context.Context, jobKey string, asOf time.Time) (*api.JobVersion, error) {
 	key, err := s.store.JobVersionAt(ctx, jobKey, graph.Millis(asOf))
 	if err != nil || key == "" {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	v, err := s.JobVersionsByKeys(ctx, []string{key})
 	return v[key], err
@@ -228,12 +231,12 @@ func (s *Service) JobVersionAt(ctx context.Context, jobKey string, asOf time.Tim
 
 // DatasetFields lists the fields valid at asOf; with observedOnRead set, only the fields whose ObservedOnRead is
 // that value (false: the schema as the dataset's owners reported it).
-func (s *Service) DatasetFields(ctx context.Context, datasetKey string, asOf time.Time, observedOnRead *bool) ([]*Field, error) {
+func (s *Catalog) DatasetFields(ctx context.Context, datasetKey string, asOf time.Time, observedOnRead *bool) ([]*api.Field, error) {
 	rows, err := s.store.FieldsOf(ctx, datasetKey, graph.Millis(asOf))
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	out := make([]*Field, 0, len(rows))
+	out := make([]*api.Field, 0, len(rows))
 	for _, r := range rows {
 		if observedOnRead == nil || *observedOnRead == r.ObservedOnRead {
 			out = append(out, fieldOf(r, asOf))
@@ -243,22 +246,22 @@ func (s *Service) DatasetFields(ctx context.Context, datasetKey string, asOf tim
 }
 
 // DatasetAliases lists every name bound to the dataset.
-func (s *Service) DatasetAliases(ctx context.Context, datasetKey string) ([]*Alias, error) {
+func (s *Catalog) DatasetAliases(ctx context.Context, datasetKey string) ([]*api.Alias, error) {
 	rows, err := s.store.DatasetNames(ctx, datasetKey)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	b := newBatch()
+	b := permcheck.NewBatch()
 	for _, r := range rows {
-		b.add(r.Namespace+"\x00"+r.Name, authz.PrivDescribe,
+		b.Add(r.Namespace+"\x00"+r.Name, authz.PrivDescribe,
 			authz.Candidate{Kind: authz.KindDataset, Key: datasetKey, Namespace: r.Namespace, Name: r.Name})
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
 	}
-	out := []*Alias{}
+	out := []*api.Alias{}
 	for _, r := range rows {
-		if b.ok(r.Namespace + "\x00" + r.Name) { // a name the caller may not see is not shown
+		if b.OK(r.Namespace + "\x00" + r.Name) { // a name the caller may not see is not shown
 			out = append(out, aliasOf(r))
 		}
 	}
@@ -271,13 +274,13 @@ func page(first *int, after *string) (offset, limit int, err error) {
 	if first != nil {
 		limit = *first
 	}
-	if limit < 1 || limit > MaxSearchPage {
-		return 0, 0, badRequest("first: must be 1..%d", MaxSearchPage)
+	if limit < 1 || limit > maxSearchPage {
+		return 0, 0, api.BadRequest("first: must be 1..%d", maxSearchPage)
 	}
 	if after != nil && *after != "" {
 		n, convErr := strconv.Atoi(strings.TrimPrefix(*after, "o:"))
 		if convErr != nil || n < 0 || n > maxPageOffset || !strings.HasPrefix(*after, "o:") {
-			return 0, 0, badRequest("after: not a cursor of this list")
+			return 0, 0, api.BadRequest("after: not a cursor of this list")
 		}
 		offset = n
 	}
@@ -292,31 +295,31 @@ func endCursor(offset, limit, got int) (*string, bool) {
 }
 
 // DatasetVersions pages through a dataset's versions, newest first.
-func (s *Service) DatasetVersions(ctx context.Context, datasetKey string, first *int, after *string) (*DatasetVersionConnection, error) {
+func (s *Catalog) DatasetVersions(ctx context.Context, datasetKey string, first *int, after *string) (*api.DatasetVersionConnection, error) {
 	off, lim, err := page(first, after)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.store.DatasetVersions(ctx, datasetKey, off, lim+1)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	c := &DatasetVersionConnection{Nodes: []*DatasetVersion{}}
+	c := &api.DatasetVersionConnection{Nodes: []*api.DatasetVersion{}}
 	for _, r := range rows[:min(len(rows), lim)] {
-		c.Nodes = append(c.Nodes, &DatasetVersion{Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt)})
+		c.Nodes = append(c.Nodes, &api.DatasetVersion{Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt)})
 	}
 	c.EndCursor, c.HasNextPage = endCursor(off, lim, len(rows))
 	return c, nil
 }
 
 // LastWriter is the key of the run that last wrote the dataset ("" when none).
-func (s *Service) LastWriter(ctx context.Context, datasetKey string) (string, error) {
+func (s *Catalog) LastWriter(ctx context.Context, datasetKey string) (string, error) {
 	k, err := s.store.LastWriter(ctx, datasetKey)
-	return k, storeErr(err)
+	return k, api.StoreErr(err)
 }
 
 // JobRuns pages through a job's runs, newest first.
-func (s *Service) JobRuns(ctx context.Context, jobKey string, first *int, after *string, state *RunState) (*RunConnection, error) {
+func (s *Catalog) JobRuns(ctx context.Context, jobKey string, first *int, after *string, state *api.RunState) (*api.RunConnection, error) {
 	off, lim, err := page(first, after)
 	if err != nil {
 		return nil, err
@@ -327,9 +330,9 @@ func (s *Service) JobRuns(ctx context.Context, jobKey string, first *int, after 
 	}
 	rows, err := s.store.RunsOfJob(ctx, jobKey, st, off, lim+1)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	c := &RunConnection{Nodes: []*Run{}}
+	c := &api.RunConnection{Nodes: []*api.Run{}}
 	keys := make([]string, 0, len(rows))
 	for _, r := range rows[:min(len(rows), lim)] {
 		keys = append(keys, r.Key)
@@ -347,19 +350,19 @@ func (s *Service) JobRuns(ctx context.Context, jobKey string, first *int, after 
 	return c, nil
 }
 
-// RunIO lists what a run read (role READ) or wrote (role WROTE).
-func (s *Service) RunIO(ctx context.Context, runKey string, role IORole) ([]*RunIO, error) {
+// api.RunIO lists what a run read (role READ) or wrote (role WROTE).
+func (s *Catalog) RunIO(ctx context.Context, runKey string, role api.IORole) ([]*api.RunIO, error) {
 	rows, err := s.store.RunIO(ctx, runKey)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	visible, err := s.visibleRunIO(ctx, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := []*RunIO{}
+	out := []*api.RunIO{}
 	for i, r := range rows {
-		if visible[i] && IORole(r.Rel) == role {
+		if visible[i] && api.IORole(r.Rel) == role {
 			out = append(out, runIOOf(r))
 		}
 	}
@@ -367,12 +370,12 @@ func (s *Service) RunIO(ctx context.Context, runKey string, role IORole) ([]*Run
 }
 
 // RunEvents lists a run's projected events.
-func (s *Service) RunEvents(ctx context.Context, runKey string) ([]*RunEventSummary, error) {
+func (s *Catalog) RunEvents(ctx context.Context, runKey string) ([]*api.RunEventSummary, error) {
 	rows, err := s.store.RunEvents(ctx, runKey)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	out := make([]*RunEventSummary, len(rows))
+	out := make([]*api.RunEventSummary, len(rows))
 	for i, r := range rows {
 		out[i] = eventOf(r)
 	}
@@ -385,12 +388,12 @@ func (s *Service) RunEvents(ctx context.Context, runKey string) ([]*RunEventSumm
 // only on what the caller may see. The exception is a page that reaches a scan bound (searchbudget.go: hits per
 // page, per request, per principal and second): it ends there with hasNextPage and a cursor after the last hit
 // scanned. Cursors are sealed and bound to the caller and the query, so a position never shows which hit it names.
-func (s *Service) Search(ctx context.Context, q string, first *int, after *string) (*SearchConnection, error) {
+func (s *Catalog) Search(ctx context.Context, q string, first *int, after *string) (*api.SearchConnection, error) {
 	if strings.TrimSpace(q) == "" {
-		return nil, badRequest("query: must not be empty")
+		return nil, api.BadRequest("query: must not be empty")
 	}
 	subject := authz.FromContext(ctx).Subject
-	cursorContext := "search\x00" + digest(subject) + "\x00" + q
+	cursorContext := "search\x00" + seal.Digest(subject) + "\x00" + q
 	lim, pos, err := s.searchPage(first, after, cursorContext)
 	if err != nil {
 		return nil, err
@@ -403,7 +406,7 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	c := &SearchConnection{Nodes: []SearchResult{}, PermissionsFiltered: !scope.Global,
+	c := &api.SearchConnection{Nodes: []api.SearchResult{}, PermissionsFiltered: !scope.Global,
 		HasNextPage: len(found) > lim || !exhausted}
 	for _, f := range found[:min(lim, len(found))] {
 		c.Nodes = append(c.Nodes, f.node)
@@ -426,7 +429,7 @@ func (s *Service) Search(ctx context.Context, q string, first *int, after *strin
 
 // searchScan reads hits after pos in batches until it has lim+1 visible ones, the matches run out (exhausted),
 // or a scan bound is reached; it returns the visible hits and the last hit scanned.
-func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
+func (s *Catalog) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
 	budget := s.requestBudget(ctx)
 	for scanned := 0; len(found) <= lim; {
 		n := budget.take(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
@@ -435,7 +438,7 @@ func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit,
 		}
 		hits, err := s.store.SearchAfter(ctx, q, pos, n)
 		if err != nil {
-			return nil, pos, false, storeErr(err)
+			return nil, pos, false, api.StoreErr(err)
 		}
 		budget.refund(n - len(hits))
 		got, err := s.searchNodes(ctx, hits)
@@ -457,12 +460,12 @@ func (s *Service) searchScan(ctx context.Context, q string, pos graph.SearchHit,
 }
 
 type searchFound struct {
-	node SearchResult
+	node api.SearchResult
 	hit  graph.SearchHit
 }
 
 // searchNodes loads the hits the caller may describe, in hit order.
-func (s *Service) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
+func (s *Catalog) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
 	var dk, jk []string
 	for _, h := range hits {
 		if h.Label == graph.LabelDataset {
@@ -496,24 +499,24 @@ const (
 )
 
 // searchCursor is the sealed position after a hit, for one caller and query.
-func (s *Service) searchCursor(h graph.SearchHit, context string) (string, error) {
+func (s *Catalog) searchCursor(h graph.SearchHit, context string) (string, error) {
 	b, _ := json.Marshal([]string{h.Label, h.Key, h.Name})
-	return s.cursor.seal(b, context)
+	return s.cursor.Seal(b, context)
 }
 
-func (s *Service) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
+func (s *Catalog) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
 	limit := 20
 	if first != nil {
 		limit = *first
 	}
-	if limit < 1 || limit > MaxSearchPage {
-		return 0, graph.SearchHit{}, badRequest("first: must be 1..%d", MaxSearchPage)
+	if limit < 1 || limit > maxSearchPage {
+		return 0, graph.SearchHit{}, api.BadRequest("first: must be 1..%d", maxSearchPage)
 	}
 	if after == nil || *after == "" {
 		return limit, graph.SearchHit{}, nil
 	}
-	bad := badRequest("after: not a cursor of this search for this caller")
-	raw, ok := s.cursor.open(*after, context)
+	bad := api.BadRequest("after: not a cursor of this search for this caller")
+	raw, ok := s.cursor.Open(*after, context)
 	var parts []string
 	if !ok || json.Unmarshal(raw, &parts) != nil || len(parts) != 3 || parts[2] == "" {
 		return 0, graph.SearchHit{}, bad
@@ -525,22 +528,22 @@ func (s *Service) searchPage(first *int, after *string, context string) (int, gr
 // ids). Event ids are scoped by producer principal (ADR 0019): the caller's own event is looked up, never another
 // principal's under the same id. An id conflict (the caller reused the id for other content) answers QUARANTINED
 // with rule id-conflict even though the first event under the id was projected.
-func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
-	st := &EventStatus{ID: id, State: EventPending}
+func (s *Catalog) Event(ctx context.Context, id string) (*api.EventStatus, error) {
+	st := &api.EventStatus{ID: id, State: api.EventPending}
 	subject := authz.FromContext(ctx).Subject
 	if subject == "" {
 		return st, nil
 	}
 	row, err := s.store.EventStatus(ctx, graph.EventKey(subject, id))
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	switch {
 	case row.Quarantined && (row.Rule == graph.RuleIDConflict || !row.Projected):
-		st.State, st.Reason, st.Field = EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
+		st.State, st.Reason, st.Field = api.EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
 		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
 	case row.Projected:
-		st.State, st.Producer = EventProjected, strOrNil(row.Event.Producer)
+		st.State, st.Producer = api.EventProjected, strOrNil(row.Event.Producer)
 		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
 		if st.UnresolvedIdentities, err = s.eventUnresolved(row); err != nil {
 			return nil, err
@@ -559,26 +562,26 @@ func (s *Service) Event(ctx context.Context, id string) (*EventStatus, error) {
 // eventUnresolved lists the identifiers a projected event stated that name no single dataset (issue 14 item 1:
 // nothing vanishes silently). Event ids are scoped by principal (ADR 0019), so only the producer that stated them
 // asks: they name nothing it did not send itself.
-func (s *Service) eventUnresolved(row graph.EventStatusRow) ([]*UnresolvedIdentity, error) {
+func (s *Catalog) eventUnresolved(row graph.EventStatusRow) ([]*api.UnresolvedIdentity, error) {
 	ids, err := project.UnresolvedInPayload(row.Payload)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	out := make([]*UnresolvedIdentity, 0, len(ids))
+	out := make([]*api.UnresolvedIdentity, 0, len(ids))
 	for _, u := range ids {
-		out = append(out, &UnresolvedIdentity{Namespace: u.Namespace, Name: u.Name, Reason: u.Reason})
+		out = append(out, &api.UnresolvedIdentity{Namespace: u.Namespace, Name: u.Name, Reason: u.Reason})
 	}
 	return out, nil
 }
 
 // FieldsByKeys batch-loads fields (dataloader).
-func (s *Service) FieldsByKeys(ctx context.Context, keys []string) (map[string]*Field, error) {
+func (s *Catalog) FieldsByKeys(ctx context.Context, keys []string) (map[string]*api.Field, error) {
 	rows, err := s.store.FieldsByKeys(ctx, keys)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
 	now := s.clock()
-	out := make(map[string]*Field, len(rows))
+	out := make(map[string]*api.Field, len(rows))
 	for k, r := range rows {
 		out[k] = fieldOf(r, now)
 	}
@@ -586,8 +589,8 @@ func (s *Service) FieldsByKeys(ctx context.Context, keys []string) (map[string]*
 }
 
 // visibleRunIO checks each dataset a run read or wrote under its current identity and its identity when the
-// run observed it (the instant RunIO.dataset names it at): one read and one policy call per distinct instant.
-func (s *Service) visibleRunIO(ctx context.Context, rows []graph.RunIORow) ([]bool, error) {
+// run observed it (the instant api.RunIO.dataset names it at): one read and one policy call per distinct instant.
+func (s *Catalog) visibleRunIO(ctx context.Context, rows []graph.RunIORow) ([]bool, error) {
 	byT := map[int64][]string{}
 	for _, r := range rows {
 		t := graph.Millis(runIOOf(r).ObservedAt)
@@ -597,7 +600,7 @@ func (s *Service) visibleRunIO(ctx context.Context, rows []graph.RunIORow) ([]bo
 	for t, keys := range byT {
 		ds, err := s.store.DatasetsByKeys(ctx, keys, t)
 		if err != nil {
-			return nil, storeErr(err)
+			return nil, api.StoreErr(err)
 		}
 		if err := s.visibleDatasetRows(ctx, ds); err != nil {
 			return nil, err

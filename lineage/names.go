@@ -1,0 +1,41 @@
+package lineage
+
+import (
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/permcheck"
+)
+
+// gate and batch are the permission checks of the walk (package permcheck): one policy call per hop.
+type (
+	gate  = permcheck.Gate
+	batch = permcheck.Batch
+)
+
+func newBatch() *batch { return permcheck.NewBatch() }
+
+// nodeNames are a node's identities: now and at the query's asOf (for a field, its dataset's).
+type nodeNames struct {
+	cur, at graph.NameRef
+}
+
+// candidates names a node under its current identity and, when it differs, its asOf identity.
+func candidates(kind authz.NodeKind, key string, n nodeNames) []authz.Candidate {
+	return permcheck.Candidates(kind, key, n.cur, n.at)
+}
+
+// datasetNames are a dataset row's identities now and at the row's asOf.
+func datasetNames(d graph.DatasetRow) nodeNames {
+	return nodeNames{cur: graph.NameRef{Namespace: d.CurrentNS, Name: d.CurrentName},
+		at: graph.NameRef{Namespace: d.Namespace, Name: d.Name}}
+}
+
+func authzKind(k HopKind) authz.NodeKind {
+	switch k {
+	case HopField:
+		return authz.KindField
+	case HopJob:
+		return authz.KindJob
+	}
+	return authz.KindDataset
+}

@@ -144,6 +144,13 @@ type cachedGraph struct {
 	Next *cursorState `json:"c,omitempty"`
 }
 
+// storable: a page is stored unless the deadline stopped it, and only with the generations it was computed from
+// (the epoch among them).
+func storable(pg page) bool {
+	_, epoch := pg.gens[cache.EpochKey]
+	return epoch && !slices.Contains(pg.stops, api.StopDeadline)
+}
+
 func (c resultCache) get(ctx context.Context, k cache.Key) (page, bool) {
 	h := c.store.Get(ctx, cache.TierResults, k)
 	if h == nil {
@@ -178,10 +185,7 @@ func (c resultCache) get(ctx context.Context, k cache.Key) (page, bool) {
 // never a signed cursor), but not a page the deadline stopped (a later request may answer more of it), and never
 // without recorded generations.
 func (c resultCache) put(ctx context.Context, k cache.Key, pg page) {
-	if slices.Contains(pg.stops, api.StopDeadline) || len(pg.gens) == 0 {
-		return
-	}
-	if _, ok := pg.gens[cache.EpochKey]; !ok {
+	if !storable(pg) {
 		return
 	}
 	cg := cachedGraph{Graph: *pg.graph, Next: pg.next}

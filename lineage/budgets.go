@@ -29,8 +29,6 @@ const (
 	DefaultRawCacheTTL = 10 * time.Minute
 	// DefaultResultCacheTTL bounds the life of a cached answer (generations invalidate it earlier).
 	DefaultResultCacheTTL = 5 * time.Minute
-	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
-	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
 )

@@ -9,6 +9,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // Impact answers what a change to a field affects downstream. A field is DIRECT when some path to it carries
@@ -33,22 +34,19 @@ func (s *Service) Impact(ctx context.Context, ref api.FieldRef, depth *int, asOf
 	}
 	a := LineageArgs{Direction: api.Downstream, Depth: min(d, s.cfg.MaxDepth), Granularity: api.GranField, MaxNodes: maxImpactFields}
 	rs := resolvedStart{}
-	rs.add(nodeRef{HopField, start.Key}, true, api.Downstream)
-	rs.name(start.Key, datasetNames(ds))
-	spec := s.walker.spec(a, rs, t, tKey, authz.FromContext(ctx), true)
-	spec.oneShot = true
-	w := newWalk(spec, s.walker.reader, s.walker.gate, nil)
-	if d > s.cfg.MaxDepth {
-		w.stops.add(api.StopDepthCap, "depth cap of "+itoa(s.cfg.MaxDepth)+" hops")
-	}
-	if err := w.run(ctx, rs.entries); err != nil {
+	rs.add(walk.Node{Kind: walk.HopField, Key: start.Key}, true, api.Downstream)
+	rs.name(start.Key, walk.DatasetNames(ds))
+	spec := s.walker.spec(a, rs, t, tKey, authz.FromContext(ctx))
+	spec.OneShot, spec.Clamped = true, d > s.cfg.MaxDepth
+	res, err := walk.Run(ctx, spec, s.walker.reader, s.walker.gate, nil)
+	if err != nil {
 		return nil, api.StoreErr(err)
 	}
-	return s.walker.impactReport(ctx, w, api.FieldID(start.Key), d > s.cfg.MaxDepth, scope)
+	return s.walker.impactReport(ctx, res, api.FieldID(start.Key), t, scope)
 }
 
-func (s walker) impactReport(ctx context.Context, w *walk, root string, clamped bool, scope authz.Scope) (*api.ImpactReport, error) {
-	nodes, err := s.materialise(ctx, w.newNodes, w.spec.asOf)
+func (s walker) impactReport(ctx context.Context, res *walk.Result, root string, t int64, scope authz.Scope) (*api.ImpactReport, error) {
+	nodes, err := s.materialise(ctx, res.Nodes, t)
 	if err != nil {
 		return nil, api.StoreErr(err)
 	}
@@ -58,8 +56,8 @@ func (s walker) impactReport(ctx context.Context, w *walk, root string, clamped 
 			fields[f.ID] = f
 		}
 	}
-	directPaths := shortestPaths(root, w.newEdges, isDirect)
-	allPaths := shortestPaths(root, w.newEdges, func(*api.LineageEdge) bool { return true })
+	directPaths := shortestPaths(root, res.Edges, isDirect)
+	allPaths := shortestPaths(root, res.Edges, func(*api.LineageEdge) bool { return true })
 	r := &api.ImpactReport{Direct: []*api.ImpactedField{}, Indirect: []*api.ImpactedField{}, PermissionsFiltered: !scope.Global}
 	for _, n := range nodes {
 		f, ok := n.(*api.Field)
@@ -72,17 +70,11 @@ func (s walker) impactReport(ctx context.Context, w *walk, root string, clamped 
 			r.Indirect = append(r.Indirect, &api.ImpactedField{Field: fields[f.ID], Distance: len(p), Path: p})
 		}
 	}
-	jobs, err := s.impactJobs(ctx, w.newEdges)
+	jobs, err := s.impactJobs(ctx, res.Edges)
 	if err != nil {
 		return nil, err
 	}
-	r.Jobs = jobs
-	waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
-	if len(waiting) > 0 || clamped {
-		w.truncatedGap(waiting)
-		r.Truncated = true
-	}
-	r.Gaps = w.gaps.all()
+	r.Jobs, r.Truncated, r.Gaps = jobs, res.Truncated, res.Gaps()
 	return r, nil
 }
 

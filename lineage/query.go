@@ -159,7 +159,7 @@ func markResolvedFrom(g *api.LineageGraph, start resolvedStart) {
 	if start.renamedFrom == nil || len(g.Nodes) == 0 {
 		return
 	}
-	if d, ok := g.Nodes[0].(*api.Dataset); ok && d.Key == start.nodes[0].key {
+	if d, ok := g.Nodes[0].(*api.Dataset); ok && d.Key == start.nodes[0].Key {
 		d.ResolvedFrom = start.renamedFrom
 	}
 }

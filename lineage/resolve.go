@@ -7,16 +7,17 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // resolvedStart is the start of a walk: the nodes the first page returns and the depth-0 frontier.
 type resolvedStart struct {
-	nodes   []nodeRef
-	entries []frontierEntry
+	nodes   []walk.Node
+	entries []walk.Entry
 	// renamedFrom is set when a dataset start was found under a name that is not its own at asOf.
 	renamedFrom *api.Alias
 	// names are the start nodes' identities: the first hop checks VIEW_LINEAGE under them.
-	names map[string]nodeNames
+	names map[string]walk.Names
 	// ident is the canonical name a dataset start was asked by; reused is set when its resolution may come from
 	// the start cache and the field list was not read: enough to build the result key and check visibility, and
 	// a result-tier miss resolves again (fresh) before walking.
@@ -24,9 +25,9 @@ type resolvedStart struct {
 	reused bool
 }
 
-func (r *resolvedStart) name(key string, n nodeNames) {
+func (r *resolvedStart) name(key string, n walk.Names) {
 	if r.names == nil {
-		r.names = map[string]nodeNames{}
+		r.names = map[string]walk.Names{}
 	}
 	r.names[key] = n
 }
@@ -41,13 +42,13 @@ func directions(d api.Direction) []bool {
 	return []bool{true, false}
 }
 
-func (r *resolvedStart) add(n nodeRef, expand bool, d api.Direction) {
+func (r *resolvedStart) add(n walk.Node, expand bool, d api.Direction) {
 	r.nodes = append(r.nodes, n)
 	if !expand {
 		return
 	}
 	for _, down := range directions(d) {
-		r.entries = append(r.entries, frontierEntry{Key: n.key, Kind: n.kind, Down: down})
+		r.entries = append(r.entries, walk.Entry{Key: n.Key, Kind: n.Kind, Down: down})
 	}
 }
 
@@ -74,15 +75,15 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64, mode
 		if err != nil {
 			return r, err
 		}
-		r.add(nodeRef{HopJob, j.Key}, true, a.Direction)
-		r.name(j.Key, nodeNames{cur: graph.NameRef{Namespace: j.Namespace, Name: j.Name}})
+		r.add(walk.Node{Kind: walk.HopJob, Key: j.Key}, true, a.Direction)
+		r.name(j.Key, walk.Names{Current: graph.NameRef{Namespace: j.Namespace, Name: j.Name}})
 	case a.Start.Field != nil:
 		f, ds, err := s.catalog.FindField(ctx, *a.Start.Field, t)
 		if err != nil {
 			return r, err
 		}
-		r.add(nodeRef{HopField, f.Key}, true, a.Direction)
-		r.name(f.Key, datasetNames(ds))
+		r.add(walk.Node{Kind: walk.HopField, Key: f.Key}, true, a.Direction)
+		r.name(f.Key, walk.DatasetNames(ds))
 	default:
 		l, err := s.lookupStart(ctx, a.Start.Dataset.Namespace, a.Start.Dataset.Name, t, mode)
 		if err != nil {
@@ -93,8 +94,8 @@ func (s *Service) resolveStart(ctx context.Context, a LineageArgs, t int64, mode
 			r.ident, r.reused = l.Ident, true
 		}
 		r.renamedFrom = l.RenamedFrom
-		r.add(nodeRef{HopDataset, d.Key}, a.Granularity == api.GranDataset, a.Direction)
-		r.name(d.Key, datasetNames(d))
+		r.add(walk.Node{Kind: walk.HopDataset, Key: d.Key}, a.Granularity == api.GranDataset, a.Direction)
+		r.name(d.Key, walk.DatasetNames(d))
 		if a.Granularity == api.GranField && !reuse {
 			return s.addFields(ctx, r, d, t, a.Direction)
 		}
@@ -109,8 +110,8 @@ func (s *Service) addFields(ctx context.Context, r resolvedStart, ds graph.Datas
 		return r, api.StoreErr(err)
 	}
 	for _, f := range fields {
-		r.add(nodeRef{HopField, f.Key}, true, d)
-		r.name(f.Key, datasetNames(ds))
+		r.add(walk.Node{Kind: walk.HopField, Key: f.Key}, true, d)
+		r.name(f.Key, walk.DatasetNames(ds))
 	}
 	return r, nil
 }

@@ -73,7 +73,7 @@ func (c resultCache) key(q request) cache.Key {
 	if a.After != "" {
 		page = digest(a.After)
 	}
-	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: q.start.nodes[0].key, Name: q.start.ident,
+	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: q.start.nodes[0].Key, Name: q.start.ident,
 		Direction: string(a.Direction), Depth: a.Depth, Granularity: string(a.Granularity),
 		AsOf: c.startBucket(q.tKey, q.t, q.start, q.st), Evidence: ev, IncludeAttempted: a.IncludeAttempted,
 		MaxNodes: a.MaxNodes, Page: page, Scope: c.scope(q.scope, q.principal)}
@@ -100,7 +100,7 @@ func (c resultCache) startBucket(tKey string, t int64, start resolvedStart, st *
 		return tKey
 	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(start.nodes[0].key))
+	_, _ = h.Write([]byte(start.nodes[0].Key))
 	offset := int64(h.Sum64() % uint64(bucket))
 	return "now@" + itoa64((t-offset)/bucket*bucket+offset)
 }

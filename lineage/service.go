@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/internal/seal"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // Options wires a Service.
@@ -66,7 +67,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 		s.cursor.key = seal.RandomKey()
 		o.Log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")
 	}
-	var reader NeighborReader = StoreReader{Store: store}
+	var reader walk.NeighborReader = walk.StoreReader{Store: store}
 	if o.Cache != nil {
 		reader = cachedReader{inner: reader, store: o.Cache, ttl: cfg.RawCacheTTL}
 		s.starts = newStartCache(StartCacheTTL, s.clock)

@@ -11,6 +11,8 @@ import (
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/permcheck"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // answerer computes one page of a resolved lineage request. The walker is one; the results tier (resultCache)
@@ -47,12 +49,12 @@ type genSource interface {
 	Snapshot(ctx context.Context, tier string, keys []string) (map[string]int64, bool)
 }
 
-// walker answers a page by walking the graph: the frontier hop by hop through the NeighborReader, the nodes it
-// found materialised by the catalog, identity gaps, and the continuation.
+// walker answers a page by walking the graph (package walk): the frontier hop by hop through the
+// NeighborReader, the nodes it found materialised by the catalog, identity gaps, and the continuation.
 type walker struct {
 	store   *graph.Store
-	reader  NeighborReader
-	gate    gate
+	reader  walk.NeighborReader
+	gate    permcheck.Gate
 	catalog *catalog.Catalog
 	gens    genSource
 	cfg     Config
@@ -62,23 +64,20 @@ type walker struct {
 var _ answerer = walker{}
 
 func (w walker) answer(ctx context.Context, q request) (page, error) {
-	spec := w.spec(q.args, q.start, q.t, q.tKey, q.principal, q.st == nil)
-	frontier := q.start.entries
-	if q.st != nil {
-		frontier = q.st.Frontier
-	}
-	wk := newWalk(spec, w.reader, w.gate, q.st)
-	w.recordStartGens(ctx, wk, q.start)
+	spec := w.spec(q.args, q.start, q.t, q.tKey, q.principal)
+	spec.Gens = w.startGens(ctx, q.start)
 	for k, v := range q.gens {
-		wk.gens[k] = v
+		spec.Gens[k] = v
 	}
-	if err := wk.run(ctx, frontier); err != nil {
+	var from *walk.State
+	if q.st != nil {
+		from = &q.st.State
+	}
+	res, err := walk.Run(ctx, spec, w.reader, w.gate, from)
+	if err != nil {
 		return page{}, api.StoreErr(err)
 	}
-	if err := wk.probeWaiting(ctx); err != nil {
-		return page{}, api.StoreErr(err)
-	}
-	pg, err := w.finish(ctx, wk, q.scope)
+	pg, err := w.finish(ctx, res, q.t, q.scope)
 	if err != nil {
 		return page{}, api.StoreErr(err)
 	}
@@ -86,68 +85,58 @@ func (w walker) answer(ctx context.Context, q request) (page, error) {
 	return pg, nil
 }
 
-func (w walker) spec(a LineageArgs, start resolvedStart, t int64, tKey string, p authz.Principal, first bool) walkSpec {
+// spec is the walk of a request's page: its start, its budgets (the request's within the server's) and filters.
+func (w walker) spec(a LineageArgs, start resolvedStart, t int64, tKey string, p authz.Principal) walk.Spec {
 	pubs := []string{graph.PubPublished}
 	if a.IncludeAttempted {
 		pubs = append(pubs, graph.PubAttempted, graph.PubPending)
 	}
-	pubSet := map[string]bool{}
-	for _, x := range pubs {
-		pubSet[x] = true
-	}
-	ev := map[api.EvidenceKind]bool{}
-	for _, e := range a.Evidence {
-		ev[e] = true
-	}
-	return walkSpec{depth: a.Depth, maxNodes: a.MaxNodes, asOf: t, asOfKey: tKey, pubs: pubs, principal: p,
-		ec:         edgeCtx{asOf: t, pubs: pubSet, evidence: ev, staleMin: w.cfg.StaleMin, staleFactor: w.cfg.StaleFactor},
-		startNodes: start.nodes, firstPage: first, maxHops: w.cfg.MaxDepth, fanOut: min(w.cfg.FanOut, a.MaxNodes-1),
-		deadline: w.clock().Add(w.cfg.Deadline), clock: w.clock, granularity: a.Granularity, startNames: start.names}
+	return walk.Spec{Depth: a.Depth, MaxNodes: a.MaxNodes, MaxHops: w.cfg.MaxDepth, FanOut: min(w.cfg.FanOut, a.MaxNodes-1),
+		AsOf: t, AsOfKey: tKey, Pubs: pubs, Evidence: a.Evidence, StaleMin: w.cfg.StaleMin, StaleFactor: w.cfg.StaleFactor,
+		Principal: p, Start: start.nodes, StartNames: start.names, Frontier: start.entries,
+		Deadline: w.clock().Add(w.cfg.Deadline), Clock: w.clock}
 }
 
 // finish materialises the page's nodes, adds identity gaps, and keeps the continuation when the page was
 // truncated.
-func (w walker) finish(ctx context.Context, wk *walk, scope authz.Scope) (page, error) {
-	nodes, err := w.materialise(ctx, wk.newNodes, wk.spec.asOf)
+func (w walker) finish(ctx context.Context, res *walk.Result, t int64, scope authz.Scope) (page, error) {
+	nodes, err := w.materialise(ctx, res.Nodes, t)
 	if err != nil {
 		return page{}, err
 	}
-	for _, r := range wk.restricted {
+	for _, r := range res.Restricted {
 		nodes = append(nodes, r)
 	}
-	g := &api.LineageGraph{Nodes: nodes, Edges: wk.newEdges, FanOutMarkers: wk.markers,
-		PermissionsFiltered: !scope.Global, AsOf: graph.FromMillis(wk.spec.asOf)}
+	g := &api.LineageGraph{Nodes: nodes, Edges: res.Edges, FanOutMarkers: res.Markers,
+		PermissionsFiltered: !scope.Global, AsOf: graph.FromMillis(t)}
 	if g.Edges == nil {
 		g.Edges = []*api.LineageEdge{}
 	}
 	if g.FanOutMarkers == nil {
 		g.FanOutMarkers = []api.FanOutMarker{}
 	}
-	if err := w.unresolvedGaps(ctx, wk, nodes); err != nil {
+	if err := w.unresolvedGaps(ctx, res, nodes); err != nil {
 		return page{}, err
 	}
-	pg := page{graph: g, stops: wk.stops.reasons(), gens: wk.gens}
-	waiting := wk.expandable(slices.Concat(wk.pending, wk.deferred, wk.held))
-	if len(waiting) > 0 {
-		wk.truncatedGap(waiting)
-		pg.next = &cursorState{AsOf: wk.spec.asOf, Frontier: waiting, Reached: wk.reached.pack(),
-			Nodes: wk.nodes.pack(), Edges: wk.edges.pack()}
+	pg := page{graph: g, stops: res.Stops, gens: res.Gens}
+	if res.Next != nil {
+		pg.next = &cursorState{AsOf: t, State: *res.Next}
 	}
-	g.Gaps = wk.gaps.all()
+	g.Gaps = res.Gaps()
 	return pg, nil
 }
 
 // materialise loads the page's new nodes (one read per kind) in the order they were found.
-func (w walker) materialise(ctx context.Context, refs []nodeRef, t int64) ([]api.Node, error) {
+func (w walker) materialise(ctx context.Context, refs []walk.Node, t int64) ([]api.Node, error) {
 	keys := make([]catalog.NodeKey, len(refs))
 	for i, r := range refs {
-		keys[i] = catalog.NodeKey{Kind: authzKind(r.kind), Key: r.key}
+		keys[i] = catalog.NodeKey{Kind: walk.AuthzKind(r.Kind), Key: r.Key}
 	}
 	return w.catalog.Nodes(ctx, keys, t)
 }
 
 // unresolvedGaps adds an UNRESOLVED_IDENTITY gap for each unresolved identifier naming a dataset on the page.
-func (w walker) unresolvedGaps(ctx context.Context, wk *walk, nodes []api.Node) error {
+func (w walker) unresolvedGaps(ctx context.Context, res *walk.Result, nodes []api.Node) error {
 	var names []graph.NameRef
 	ids := map[string][]string{}
 	for _, n := range nodes {
@@ -169,28 +158,30 @@ func (w walker) unresolvedGaps(ctx context.Context, wk *walk, nodes []api.Node) 
 		return nil
 	}
 	if g, ok := w.gens.Snapshot(ctx, cache.TierResults, []string{cache.UnresolvedKey}); ok {
-		wk.gens[cache.UnresolvedKey] = g[cache.UnresolvedKey]
+		res.Gens[cache.UnresolvedKey] = g[cache.UnresolvedKey]
 	}
 	rows, err := w.store.UnresolvedNamed(ctx, names)
 	if err != nil {
 		return err
 	}
 	for _, u := range rows {
-		wk.gaps.add(api.Gap{Kind: api.GapUnresolvedIdentity, Nodes: ids[u.Namespace+"\x00"+u.Name],
+		res.AddGap(api.Gap{Kind: api.GapUnresolvedIdentity, Nodes: ids[u.Namespace+"\x00"+u.Name],
 			Message: fmt.Sprintf("identifier %s %s could not be resolved to one dataset: %s", u.Namespace, u.Name, u.Reason)})
 	}
 	return nil
 }
 
-// recordStartGens snapshots the start nodes' generations before the walk reads them.
-func (w walker) recordStartGens(ctx context.Context, wk *walk, start resolvedStart) {
+// startGens snapshots the start nodes' generations before the walk reads them.
+func (w walker) startGens(ctx context.Context, start resolvedStart) map[string]int64 {
 	keys := make([]string, len(start.nodes))
 	for i, n := range start.nodes {
-		keys[i] = n.key
+		keys[i] = n.Key
 	}
+	out := map[string]int64{}
 	if g, ok := w.gens.Snapshot(ctx, cache.TierResults, keys); ok {
 		for k, v := range g {
-			wk.gens[k] = v
+			out[k] = v
 		}
 	}
+	return out
 }

@@ -1,4 +1,4 @@
-package lineage
+package walk
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lineage
+package walk
 
 import (
 	"fmt"
@@ -61,23 +61,26 @@ func (w *walk) noColumnLineage(fieldKeys []string, down bool) {
 	for _, k := range fieldKeys {
 		w.gaps.add(api.Gap{Kind: api.GapNoColumnLineage, Nodes: []string{api.FieldID(k)},
 			Message: fmt.Sprintf("no column lineage %s of this field although its dataset has %s lineage",
-				strings.ToLower(string(dirOf(down))), strings.ToLower(string(dirOf(down))))})
+				strings.ToLower(string(DirOf(down))), strings.ToLower(string(DirOf(down))))})
 	}
 }
 
 // truncatedGap describes why the page stopped and which nodes wait for the cursor.
-func (w *walk) truncatedGap(waiting []frontierEntry) {
+func (w *walk) truncatedGap(waiting []Entry) { w.gaps.add(w.truncatedGapOf(waiting)) }
+
+// truncatedGapOf is the TRUNCATED gap of a page: why it stopped and which nodes wait for the cursor.
+func (w *walk) truncatedGapOf(waiting []Entry) api.Gap {
 	var ids []string
 	seen := map[string]bool{}
 	for _, e := range waiting {
-		id := publicID(nodeRef{e.Kind, e.Key})
+		id := publicID(Node{e.Kind, e.Key})
 		if !seen[id] && len(ids) < maxGapNodes {
 			seen[id] = true
 			ids = append(ids, id)
 		}
 	}
-	w.gaps.add(api.Gap{Kind: api.GapTruncated, Nodes: ids, StopReasons: w.stops.reasons(),
-		Message: "truncated by the " + strings.Join(dedupe(w.stops.words), ", ") + "; continue with the cursor"})
+	return api.Gap{Kind: api.GapTruncated, Nodes: ids, StopReasons: w.stops.reasons(),
+		Message: "truncated by the " + strings.Join(dedupe(w.stops.words), ", ") + "; continue with the cursor"}
 }
 
 // stops are the budgets that stopped a page, typed for decisions (caching, Gap.stopReasons) and in words for

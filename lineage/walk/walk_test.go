@@ -1,4 +1,4 @@
-package lineage
+package walk
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // The walk tested where it lives: an in-memory NeighborReader, no servers. Each case pages through a walk the way
-// Service.Lineage does (the continuation of a page starts the next) and checks every page's nodes, its typed stop
+// lineage.Service does (the continuation of a page starts the next) and checks every page's nodes, its typed stop
 // reasons and the TRUNCATED gap. The GraphQL tests in package resolvers check the same behaviours once each
 // through the API (the contract).
 
@@ -109,7 +109,7 @@ func TestTruncatedGapCarriesTypedReasons(t *testing.T) {
 	w.stops.add(api.StopFanOut, "fan-out budget of 2 per node")
 	w.stops.add(api.StopFanOut, "fan-out budget of 2 per node")
 	w.stops.add(api.StopNodeBudget, "node budget of 3 per page")
-	w.truncatedGap([]frontierEntry{{Key: "k", Kind: HopDataset}})
+	w.truncatedGap([]Entry{{Key: "k", Kind: HopDataset}})
 	g := w.gaps.all()
 	if len(g) != 1 || g[0].Kind != api.GapTruncated {
 		t.Fatalf("gaps = %+v", g)
@@ -122,29 +122,7 @@ func TestTruncatedGapCarriesTypedReasons(t *testing.T) {
 	}
 }
 
-// TestResultTierStoresOnTypedReasons: whether the results tier stores a page is decided on the typed stop
-// reasons (a page the deadline stopped is not stored: a later request may answer more), never on the gap's words.
-func TestResultTierStoresOnTypedReasons(t *testing.T) {
-	gens := map[string]int64{"ds_a": 1, "epoch": 0}
-	for _, c := range []struct {
-		name  string
-		pg    page
-		store bool
-	}{
-		{"complete", page{gens: gens}, true},
-		{"fan-out", page{stops: []api.StopReason{api.StopFanOut}, gens: gens}, true},
-		{"node budget and depth cap", page{stops: []api.StopReason{api.StopNodeBudget, api.StopDepthCap}, gens: gens}, true},
-		{"deadline", page{stops: []api.StopReason{api.StopFanOut, api.StopDeadline}, gens: gens}, false},
-		{"no generations", page{}, false},
-		{"no epoch", page{gens: map[string]int64{"ds_a": 1}}, false},
-	} {
-		if got := storable(c.pg); got != c.store {
-			t.Errorf("%s: storable = %v, want %v", c.name, got, c.store)
-		}
-	}
-}
-
-// pageThrough walks c page by page (at most limit pages), each page continuing from the previous one's
+// pageThrough walks c (Run) page by page (at most limit pages), each page continuing from the previous one's
 // continuation as a cursor would, and returns each page's new datasets and stop reasons.
 func pageThrough(t *testing.T, r NeighborReader, c walkCase, clock func() time.Time, limit int) ([][]string, [][]api.StopReason) {
 	t.Helper()
@@ -152,54 +130,49 @@ func pageThrough(t *testing.T, r NeighborReader, c walkCase, clock func() time.T
 		c.maxNodes = 100
 	}
 	if c.fanOut == 0 {
-		c.fanOut = DefaultFanOut
+		c.fanOut = 200
 	}
 	if c.maxHops == 0 {
-		c.maxHops = DefaultMaxDepth
+		c.maxHops = 20
 	}
-	start := nodeRef{HopDataset, c.start}
-	frontier := []frontierEntry{{Key: c.start, Kind: HopDataset, Down: c.down}}
-	var st *cursorState
+	var from *State
 	var pages [][]string
 	var stops [][]api.StopReason
 	returned := map[string]bool{}
 	for range limit {
-		spec := walkSpec{depth: c.depth, maxNodes: c.maxNodes, asOf: testAsOf, asOfKey: "t", pubs: []string{graph.PubPublished},
-			ec:         edgeCtx{asOf: testAsOf, pubs: map[string]bool{graph.PubPublished: true}, staleMin: DefaultStaleMin, staleFactor: DefaultStaleFactor},
-			startNodes: []nodeRef{start}, firstPage: st == nil, maxHops: c.maxHops, fanOut: min(c.fanOut, c.maxNodes-1),
-			deadline: clock().Add(DefaultDeadline), clock: clock, granularity: api.GranDataset,
-			startNames: map[string]nodeNames{c.start: {cur: graph.NameRef{Namespace: "ns", Name: c.start}}}}
-		w := newWalk(spec, r, permcheck.New(authz.AllowAll{}, nil), st)
-		if err := w.run(context.Background(), frontier); err != nil {
+		spec := Spec{Depth: c.depth, MaxNodes: c.maxNodes, MaxHops: c.maxHops, FanOut: min(c.fanOut, c.maxNodes-1),
+			AsOf: testAsOf, AsOfKey: "t", Pubs: []string{graph.PubPublished}, StaleMin: 24 * time.Hour, StaleFactor: 3,
+			Start: []Node{{Kind: HopDataset, Key: c.start}}, Frontier: []Entry{{Key: c.start, Kind: HopDataset, Down: c.down}},
+			StartNames: map[string]Names{c.start: {Current: graph.NameRef{Namespace: "ns", Name: c.start}}},
+			Deadline:   clock().Add(5 * time.Second), Clock: clock}
+		res, err := Run(context.Background(), spec, r, permcheck.New(authz.AllowAll{}, nil), from)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var keys []string
-		for _, n := range w.newNodes {
-			keys = append(keys, n.key)
-			returned[api.DatasetID(n.key)] = true
+		for _, n := range res.Nodes {
+			keys = append(keys, n.Key)
+			returned[api.DatasetID(n.Key)] = true
 		}
-		pages, stops = append(pages, keys), append(stops, w.stops.reasons())
-		checkEdges(t, w, returned)
-		waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
-		if len(waiting) == 0 {
+		pages, stops = append(pages, keys), append(stops, res.Stops)
+		checkEdges(t, res.Edges, returned)
+		if res.Next == nil {
 			return pages, stops
 		}
-		w.truncatedGap(waiting)
-		if g := w.gaps.all(); len(g) == 0 || g[len(g)-1].Kind != api.GapTruncated ||
-			!slices.Equal(g[len(g)-1].StopReasons, w.stops.reasons()) || !strings.HasPrefix(g[len(g)-1].Message, "truncated by the ") {
+		if g := res.Gaps(); !res.Truncated || len(g) == 0 || g[len(g)-1].Kind != api.GapTruncated ||
+			!slices.Equal(g[len(g)-1].StopReasons, res.Stops) || !strings.HasPrefix(g[len(g)-1].Message, "truncated by the ") {
 			t.Fatalf("truncated page without its TRUNCATED gap and reasons: %+v", g)
 		}
-		st = &cursorState{AsOf: testAsOf, Frontier: waiting, Reached: w.reached.pack(), Nodes: w.nodes.pack(), Edges: w.edges.pack()}
-		frontier = st.Frontier
+		from = res.Next
 	}
 	t.Fatalf("no end after %d pages: %v", limit, pages)
 	return nil, nil
 }
 
 // checkEdges: every edge a page returns joins nodes returned on this page or an earlier one.
-func checkEdges(t *testing.T, w *walk, returned map[string]bool) {
+func checkEdges(t *testing.T, edges []*api.LineageEdge, returned map[string]bool) {
 	t.Helper()
-	for _, e := range w.newEdges {
+	for _, e := range edges {
 		if !returned[e.From] || !returned[e.To] {
 			t.Fatalf("edge %s -> %s names a node not returned", e.From, e.To)
 		}

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,12 +10,10 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/permcheck"
-	"github.com/headwater-data/headwater/internal/seal"
 )
 
-// api.Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
+// Dataset finds a dataset by name at asOf (default now). An old name after a rename answers the renamed
 // dataset with ResolvedFrom set to the name that matched.
 func (s *Catalog) Dataset(ctx context.Context, ns, name string, asOf *time.Time) (*api.Dataset, error) {
 	t := s.asOf(asOf)
@@ -29,7 +26,7 @@ func (s *Catalog) Dataset(ctx context.Context, ns, name string, asOf *time.Time)
 	return d, s.present(ctx, []*api.Dataset{d})
 }
 
-// api.Job finds a job by name; asOf selects the version.
+// Job finds a job by name; asOf selects the version.
 func (s *Catalog) Job(ctx context.Context, ns, name string, asOf *time.Time) (*api.Job, error) {
 	t := s.asOf(asOf)
 	j, err := s.FindJob(ctx, ns, name)
@@ -39,7 +36,7 @@ func (s *Catalog) Job(ctx context.Context, ns, name string, asOf *time.Time) (*a
 	return jobOf(j, graph.FromMillis(t)), nil
 }
 
-// api.Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
+// Run finds a run by node id, or by runId: the one run with that runId the caller may describe, or with job set
 // the run of that job. A runId that names visible runs of several jobs is ambiguous (BAD_REQUEST: ask with the
 // run's id or its job). Ids issued before projection version 2 (a bare runId inside) are runId lookups.
 func (s *Catalog) Run(ctx context.Context, id string, job *api.JobRef) (*api.Run, error) {
@@ -350,7 +347,7 @@ func (s *Catalog) JobRuns(ctx context.Context, jobKey string, first *int, after 
 	return c, nil
 }
 
-// api.RunIO lists what a run read (role READ) or wrote (role WROTE).
+// RunIO lists what a run read (role READ) or wrote (role WROTE).
 func (s *Catalog) RunIO(ctx context.Context, runKey string, role api.IORole) ([]*api.RunIO, error) {
 	rows, err := s.store.RunIO(ctx, runKey)
 	if err != nil {
@@ -382,198 +379,6 @@ func (s *Catalog) RunEvents(ctx context.Context, runKey string) ([]*api.RunEvent
 	return out, nil
 }
 
-// Search finds datasets and jobs by name, keeping only those the caller may describe. Pages are positioned
-// after the last hit returned (never by an offset, which would count hidden hits), and a page scans on until it
-// has a visible hit more than it returns or the matches run out, so whether a page is empty, and hasNextPage, depend
-// only on what the caller may see. The exception is a page that reaches a scan bound (searchbudget.go: hits per
-// page, per request, per principal and second): it ends there with hasNextPage and a cursor after the last hit
-// scanned. Cursors are sealed and bound to the caller and the query, so a position never shows which hit it names.
-func (s *Catalog) Search(ctx context.Context, q string, first *int, after *string) (*api.SearchConnection, error) {
-	if strings.TrimSpace(q) == "" {
-		return nil, api.BadRequest("query: must not be empty")
-	}
-	subject := authz.FromContext(ctx).Subject
-	cursorContext := "search\x00" + seal.Digest(subject) + "\x00" + q
-	lim, pos, err := s.searchPage(first, after, cursorContext)
-	if err != nil {
-		return nil, err
-	}
-	scope, err := s.scope(ctx)
-	if err != nil {
-		return nil, err
-	}
-	found, pos, exhausted, err := s.searchScan(ctx, q, pos, lim, subject)
-	if err != nil {
-		return nil, err
-	}
-	c := &api.SearchConnection{Nodes: []api.SearchResult{}, PermissionsFiltered: !scope.Global,
-		HasNextPage: len(found) > lim || !exhausted}
-	for _, f := range found[:min(lim, len(found))] {
-		c.Nodes = append(c.Nodes, f.node)
-	}
-	end := pos // a scan bound: continue after the last hit scanned
-	if len(found) > 0 && (len(found) > lim || exhausted) {
-		end = found[min(lim, len(found))-1].hit
-	}
-	if c.HasNextPage || len(found) > 0 {
-		cur, err := s.searchCursor(end, cursorContext)
-		if err != nil {
-			return nil, err
-		}
-		c.EndCursor = &cur
-	} else if after != nil && *after != "" {
-		c.EndCursor = after
-	}
-	return c, nil
-}
-
-// searchScan reads hits after pos in batches until it has lim+1 visible ones, the matches run out (exhausted),
-// or a scan bound is reached; it returns the visible hits and the last hit scanned.
-func (s *Catalog) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
-	budget := s.requestBudget(ctx)
-	for scanned := 0; len(found) <= lim; {
-		n := budget.take(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
-		if n == 0 {
-			return found, pos, false, nil
-		}
-		hits, err := s.store.SearchAfter(ctx, q, pos, n)
-		if err != nil {
-			return nil, pos, false, api.StoreErr(err)
-		}
-		budget.refund(n - len(hits))
-		got, err := s.searchNodes(ctx, hits)
-		if err != nil {
-			return nil, pos, false, err
-		}
-		found = append(found, got...)
-		scanned += len(hits)
-		paid := s.scans.charge(ctx, subject, len(hits)) // waits while the principal is over its scan rate
-		if len(hits) < n {
-			return found, pos, true, nil
-		}
-		pos = hits[len(hits)-1]
-		if !paid {
-			return found, pos, false, nil
-		}
-	}
-	return found, pos, false, nil
-}
-
-type searchFound struct {
-	node api.SearchResult
-	hit  graph.SearchHit
-}
-
-// searchNodes loads the hits the caller may describe, in hit order.
-func (s *Catalog) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
-	var dk, jk []string
-	for _, h := range hits {
-		if h.Label == graph.LabelDataset {
-			dk = append(dk, h.Key)
-		} else {
-			jk = append(jk, h.Key)
-		}
-	}
-	ds, err := s.DatasetsByKeys(ctx, dk, s.clock())
-	if err != nil {
-		return nil, err
-	}
-	js, err := s.JobsByKeys(ctx, jk)
-	if err != nil {
-		return nil, err
-	}
-	var out []searchFound
-	for _, h := range hits {
-		if d, ok := ds[h.Key]; ok && h.Label == graph.LabelDataset {
-			out = append(out, searchFound{d, h})
-		} else if j, ok := js[h.Key]; ok && h.Label != graph.LabelDataset {
-			out = append(out, searchFound{j, h})
-		}
-	}
-	return out, nil
-}
-
-// Search paging.
-const (
-	searchBatch = 500 // hits read per round (scan bounds: searchbudget.go)
-)
-
-// searchCursor is the sealed position after a hit, for one caller and query.
-func (s *Catalog) searchCursor(h graph.SearchHit, context string) (string, error) {
-	b, _ := json.Marshal([]string{h.Label, h.Key, h.Name})
-	return s.cursor.Seal(b, context)
-}
-
-func (s *Catalog) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
-	limit := 20
-	if first != nil {
-		limit = *first
-	}
-	if limit < 1 || limit > maxSearchPage {
-		return 0, graph.SearchHit{}, api.BadRequest("first: must be 1..%d", maxSearchPage)
-	}
-	if after == nil || *after == "" {
-		return limit, graph.SearchHit{}, nil
-	}
-	bad := api.BadRequest("after: not a cursor of this search for this caller")
-	raw, ok := s.cursor.Open(*after, context)
-	var parts []string
-	if !ok || json.Unmarshal(raw, &parts) != nil || len(parts) != 3 || parts[2] == "" {
-		return 0, graph.SearchHit{}, bad
-	}
-	return limit, graph.SearchHit{Label: parts[0], Key: parts[1], Name: parts[2]}, nil
-}
-
-// Event says what became of an event id the caller sent: PROJECTED, QUARANTINED, or PENDING (also for unknown
-// ids). Event ids are scoped by producer principal (ADR 0019): the caller's own event is looked up, never another
-// principal's under the same id. An id conflict (the caller reused the id for other content) answers QUARANTINED
-// with rule id-conflict even though the first event under the id was projected.
-func (s *Catalog) Event(ctx context.Context, id string) (*api.EventStatus, error) {
-	st := &api.EventStatus{ID: id, State: api.EventPending}
-	subject := authz.FromContext(ctx).Subject
-	if subject == "" {
-		return st, nil
-	}
-	row, err := s.store.EventStatus(ctx, graph.EventKey(subject, id))
-	if err != nil {
-		return nil, api.StoreErr(err)
-	}
-	switch {
-	case row.Quarantined && (row.Rule == graph.RuleIDConflict || !row.Projected):
-		st.State, st.Reason, st.Field = api.EventQuarantined, strOrNil(row.Reason), strOrNil(row.Field)
-		st.Producer, st.ReceivedAt, st.Rule = strOrNil(row.Producer), timeOrNil(row.ReceivedAt), strOrNil(row.Rule)
-	case row.Projected:
-		st.State, st.Producer = api.EventProjected, strOrNil(row.Event.Producer)
-		st.EventType, st.EventTime, st.ReceivedAt = strOrNil(row.Event.EventType), timeOrNil(row.Event.EventTime), timeOrNil(row.Event.ReceivedAt)
-		if st.UnresolvedIdentities, err = s.eventUnresolved(row); err != nil {
-			return nil, err
-		}
-	}
-	if row.Projected && row.Event.RunKey != "" {
-		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey}) // shown only when the caller may describe it
-		if err != nil {
-			return nil, err
-		}
-		st.Run = runs[row.Event.RunKey]
-	}
-	return st, nil
-}
-
-// eventUnresolved lists the identifiers a projected event stated that name no single dataset (issue 14 item 1:
-// nothing vanishes silently). Event ids are scoped by principal (ADR 0019), so only the producer that stated them
-// asks: they name nothing it did not send itself.
-func (s *Catalog) eventUnresolved(row graph.EventStatusRow) ([]*api.UnresolvedIdentity, error) {
-	ids, err := project.UnresolvedInPayload(row.Payload)
-	if err != nil {
-		return nil, api.StoreErr(err)
-	}
-	out := make([]*api.UnresolvedIdentity, 0, len(ids))
-	for _, u := range ids {
-		out = append(out, &api.UnresolvedIdentity{Namespace: u.Namespace, Name: u.Name, Reason: u.Reason})
-	}
-	return out, nil
-}
-
 // FieldsByKeys batch-loads fields (dataloader).
 func (s *Catalog) FieldsByKeys(ctx context.Context, keys []string) (map[string]*api.Field, error) {
 	rows, err := s.store.FieldsByKeys(ctx, keys)
@@ -589,7 +394,7 @@ func (s *Catalog) FieldsByKeys(ctx context.Context, keys []string) (map[string]*
 }
 
 // visibleRunIO checks each dataset a run read or wrote under its current identity and its identity when the
-// run observed it (the instant api.RunIO.dataset names it at): one read and one policy call per distinct instant.
+// run observed it (the instant RunIO.dataset names it at): one read and one policy call per distinct instant.
 func (s *Catalog) visibleRunIO(ctx context.Context, rows []graph.RunIORow) ([]bool, error) {
 	byT := map[int64][]string{}
 	for _, r := range rows {

@@ -25,38 +25,31 @@ func (identity) Job(ns, name string) (string, string, error)             { retur
 
 // Options wires a Catalog.
 type Options struct {
-	Config Config
 	Policy authz.Policy // nil: authz.AllowAll
 	// Redactor makes REDACT placeholder ids; nil answers REDACT policies as OMIT (which discloses less).
 	Redactor *authz.Redactor
 	Canon    Canonicalizer
 	Clock    func() time.Time
 	Log      *slog.Logger
-	// CursorKey seals search and quarantine cursors (lineage.Config.CursorKey; empty: a random per-process key).
+	// CursorKey seals quarantine cursors (lineage.Config.CursorKey; empty: a random per-process key).
 	CursorKey string
 }
 
-// Catalog answers the lookups around the lineage graph: datasets, jobs, runs, versions, fields, aliases, search,
-// event status and quarantine. Resolvers call one method per field and nothing else.
+// Catalog answers the lookups around the lineage graph: datasets, jobs, runs, versions, fields, aliases, event
+// status and quarantine. Resolvers call one method per field and nothing else.
 type Catalog struct {
 	store  *graph.Store
 	gate   permcheck.Gate
 	canon  Canonicalizer
 	clock  func() time.Time
-	cfg    Config
 	cursor seal.Codec
 	log    *slog.Logger
-	scans  *principalScans
 }
 
-// New validates the configuration and builds the catalog over store.
+// New builds the catalog over store.
 func New(store *graph.Store, o Options) (*Catalog, error) {
-	cfg := o.Config.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	s := &Catalog{store: store, gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock, cfg: cfg,
-		cursor: seal.Codec{Key: []byte(o.CursorKey)}, log: o.Log, scans: newPrincipalScans(cfg.SearchScanPerPrincipal)}
+	s := &Catalog{store: store, gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock,
+		cursor: seal.Codec{Key: []byte(o.CursorKey)}, log: o.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

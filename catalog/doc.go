@@ -1,6 +1,6 @@
 // Package catalog answers the lookups around the lineage graph: datasets, jobs, runs, job versions, fields,
-// aliases and versions by name or key (the resolvers' dataloaders batch the *ByKeys methods), search, the status
-// of an event and the caller's quarantined events. It also finds the start nodes of a lineage walk by name and
+// aliases and versions by name or key (the resolvers' dataloaders batch the *ByKeys methods), the status of an
+// event and the caller's quarantined events (search is package search, over DatasetsByKeys and JobsByKeys). It also finds the start nodes of a lineage walk by name and
 // materialises the nodes a walk found (package lineage calls FindJob, FindField, LookupDataset, Nodes,
 // TouchNodes); it knows nothing of walks, budgets or cursors of lineage pages.
 //
@@ -11,6 +11,5 @@
 //     dataset the job read or wrote; sensitive tags need VIEW_SENSITIVE; every sensitive dataset returned is
 //     recorded in the request's audit;
 //   - each guard is one policy call for the whole list it filters (guard.go);
-//   - search and quarantine cursors are sealed and bound to the caller and the query; search scans are bounded
-//     per page, per request and per principal (searchbudget.go, config.go).
+//   - quarantine cursors are sealed and bound to the caller.
 package catalog

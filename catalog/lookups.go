@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -265,14 +266,18 @@ func (s *Catalog) DatasetAliases(ctx context.Context, datasetKey string) ([]*api
 	return out, nil
 }
 
+// maxPageOffset is the largest offset an offset cursor ("o:<n>") may carry; a larger one is no cursor this
+// service made (the store fails on offsets near the 64-bit limit instead of answering an empty page).
+const maxPageOffset = math.MaxInt32
+
 // page decodes an offset cursor ("o:<n>") and clamps first.
 func page(first *int, after *string) (offset, limit int, err error) {
 	limit = 20
 	if first != nil {
 		limit = *first
 	}
-	if limit < 1 || limit > maxSearchPage {
-		return 0, 0, api.BadRequest("first: must be 1..%d", maxSearchPage)
+	if limit < 1 || limit > api.MaxPage {
+		return 0, 0, api.BadRequest("first: must be 1..%d", api.MaxPage)
 	}
 	if after != nil && *after != "" {
 		n, convErr := strconv.Atoi(strings.TrimPrefix(*after, "o:"))

@@ -14,6 +14,7 @@ import (
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
 )
 
 // testDeps is what a test configures of the query side; handler builds the services from it the way
@@ -24,7 +25,7 @@ type testDeps struct {
 	Log        *slog.Logger
 	Registerer prometheus.Registerer
 	Lineage    lineage.Config
-	Catalog    catalog.Config
+	Search     search.Config
 	Clock      func() time.Time
 	// Canonicalizer canonicalises identifiers like ingestion does (nil: identity).
 	Canonicalizer catalog.Canonicalizer
@@ -38,8 +39,13 @@ type testDeps struct {
 }
 
 func (d testDeps) handler() (http.Handler, error) {
-	cat, err := catalog.New(d.Store, catalog.Options{Config: d.Catalog, Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
+	cat, err := catalog.New(d.Store, catalog.Options{Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
 		Clock: d.Clock, Log: d.Log, CursorKey: d.Lineage.CursorKey})
+	if err != nil {
+		return nil, err
+	}
+	srch, err := search.New(d.Store, cat, search.Options{Config: d.Search, Policy: d.Policy, Clock: d.Clock,
+		CursorKey: d.Lineage.CursorKey})
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +54,6 @@ func (d testDeps) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewHandler(Deps{Lineage: svc, Catalog: cat, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
+	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits})
 }

@@ -17,13 +17,15 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
 )
 
 // Deps is what the GraphQL handler needs, built by its caller (`headwater serve` wires them in cmd/headwater).
 type Deps struct {
-	// Lineage answers lineage and impact; Catalog every other lookup (both required).
+	// Lineage answers lineage and impact, Search search, Catalog every other lookup (all three required).
 	Lineage *lineage.Service
 	Catalog *catalog.Catalog
+	Search  *search.Searcher
 	Log     *slog.Logger
 	// Registerer receives the GraphQL layer's metrics (nil: not registered).
 	Registerer prometheus.Registerer
@@ -44,8 +46,8 @@ type Deps struct {
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
 // principal to the request context (authz.WithPrincipal) before it.
 func NewHandler(d Deps) (http.Handler, error) {
-	if d.Lineage == nil || d.Catalog == nil {
-		return nil, errors.New("resolvers: Deps.Lineage and Deps.Catalog are required")
+	if d.Lineage == nil || d.Catalog == nil || d.Search == nil {
+		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog and Deps.Search are required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -57,13 +59,14 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
+	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}
 	srv := newServer(res, lim, newGraphQLMetrics(d.Registerer), d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := withLoaders(r.Context(), newLoaders(d.Catalog))
+		// each request: its loaders and one search scan budget shared by all its search fields
+		ctx := withLoaders(d.Search.WithRequestBudget(r.Context()), newLoaders(d.Catalog))
 		if d.Auditor == nil {
 			srv.ServeHTTP(w, r.WithContext(ctx))
 			return

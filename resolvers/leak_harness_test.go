@@ -17,11 +17,11 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
-	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
+	"github.com/headwater-data/headwater/search"
 )
 
 const testRedactKey = "leak-suite-redact-key-0123456789abcdef"
@@ -69,9 +69,9 @@ type worldOpt struct {
 	mode   authz.HiddenMode
 	cache  bool
 	fanOut int // 0: the default
-	// lineage adjusts the service configuration when set; catalog the catalog's.
+	// lineage adjusts the service configuration when set; search the searcher's.
 	lineage func(*lineage.Config)
-	catalog func(*catalog.Config)
+	search  func(*search.Config)
 	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
 	auditor authz.Auditor
 }
@@ -100,8 +100,8 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	}
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: authz.NewManager(w.grants, pol, w.audit, nil, time.Now)}
-	if o.catalog != nil {
-		o.catalog(&d.Catalog)
+	if o.search != nil {
+		o.search(&d.Search)
 	}
 	if o.auditor != nil {
 		d.Auditor = o.auditor

@@ -25,7 +25,7 @@ type loaders struct {
 	jobs        *dataloadgen.Loader[string, *api.Job]
 	runs        *dataloadgen.Loader[string, *api.Run]
 	jobVersions *dataloadgen.Loader[string, *api.JobVersion]
-	catalog     *catalog.Catalog // also gives each request its search scan budget (withLoaders)
+	catalog     *catalog.Catalog
 }
 
 type loadersKey struct{}
@@ -62,9 +62,9 @@ func datasetBatch(cat *catalog.Catalog) func(context.Context, []datasetKey) (map
 	}
 }
 
-// withLoaders returns the request's context with its loaders and its search scan budget.
+// withLoaders returns the request's context with its loaders.
 func withLoaders(ctx context.Context, l *loaders) context.Context {
-	return context.WithValue(l.catalog.WithRequestBudget(ctx), loadersKey{}, l)
+	return context.WithValue(ctx, loadersKey{}, l)
 }
 
 // loadersFrom returns the request's loaders; a context without them (a resolver called outside the handler)

@@ -129,7 +129,7 @@ func (r *queryResolver) Run(ctx context.Context, id string, job *api.JobRef) (*a
 
 // Search is the resolver for the search field.
 func (r *queryResolver) Search(ctx context.Context, query string, first *int, after *string) (*api.SearchConnection, error) {
-	return r.catalog.Search(ctx, query, first, after)
+	return r.search.Search(ctx, query, first, after)
 }
 
 // Lineage is the resolver for the lineage field.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
-	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -26,6 +25,7 @@ import (
 	"github.com/headwater-data/headwater/internal/redisconn"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/search"
 )
 
 // httpConfig is the listeners' configuration.
@@ -64,7 +64,7 @@ type serveCmd struct {
 	Consumer consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive  archive.Config   `embed:"" prefix:"archive-"`
 	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
-	Catalog  catalog.Config   `embed:"" prefix:"lineage-"`
+	Search   search.Config    `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authz.Config     `embed:"" prefix:"authz-"`
 	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
@@ -109,12 +109,12 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux := http.NewServeMux()
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	svc, cat, err := queryServices(p.store, rdb, s.Lineage, s.Catalog, p.norm, perms.Policy, perms.Redactor, log, reg)
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg)
 	if err != nil {
 		return err
 	}
-	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Log: log, Registerer: reg,
-		Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
+	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search,
+		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/headwater-data/headwater/loadtest/gen"
 	"github.com/headwater-data/headwater/loadtest/history"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/search"
 )
 
 const day = 24 * time.Hour
@@ -113,7 +114,11 @@ func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.Rou
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Registerer: prometheus.NewRegistry()})
+	srch, err := search.New(fx.store, cat, search.Options{CursorKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Search: srch, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

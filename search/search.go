@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // only on what the caller may see. The exception is a page that reaches a scan bound (searchbudget.go: hits per
 // page, per request, per principal and second): it ends there with hasNextPage and a cursor after the last hit
 // scanned. Cursors are sealed and bound to the caller and the query, so a position never shows which hit it names.
-func (s *Catalog) Search(ctx context.Context, q string, first *int, after *string) (*api.SearchConnection, error) {
+func (s *Searcher) Search(ctx context.Context, q string, first *int, after *string) (*api.SearchConnection, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, api.BadRequest("query: must not be empty")
 	}
@@ -58,7 +58,7 @@ func (s *Catalog) Search(ctx context.Context, q string, first *int, after *strin
 
 // searchScan reads hits after pos in batches until it has lim+1 visible ones, the matches run out (exhausted),
 // or a scan bound is reached; it returns the visible hits and the last hit scanned.
-func (s *Catalog) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
+func (s *Searcher) searchScan(ctx context.Context, q string, pos graph.SearchHit, lim int, subject string) (found []searchFound, last graph.SearchHit, exhausted bool, err error) {
 	budget := s.requestBudget(ctx)
 	for scanned := 0; len(found) <= lim; {
 		n := budget.take(min(searchBatch, s.cfg.SearchScanPerPage-scanned))
@@ -94,7 +94,7 @@ type searchFound struct {
 }
 
 // searchNodes loads the hits the caller may describe, in hit order.
-func (s *Catalog) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
+func (s *Searcher) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]searchFound, error) {
 	var dk, jk []string
 	for _, h := range hits {
 		if h.Label == graph.LabelDataset {
@@ -103,11 +103,11 @@ func (s *Catalog) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]se
 			jk = append(jk, h.Key)
 		}
 	}
-	ds, err := s.DatasetsByKeys(ctx, dk, s.clock())
+	ds, err := s.nodes.DatasetsByKeys(ctx, dk, s.clock())
 	if err != nil {
 		return nil, err
 	}
-	js, err := s.JobsByKeys(ctx, jk)
+	js, err := s.nodes.JobsByKeys(ctx, jk)
 	if err != nil {
 		return nil, err
 	}
@@ -124,22 +124,22 @@ func (s *Catalog) searchNodes(ctx context.Context, hits []graph.SearchHit) ([]se
 
 // Search paging.
 const (
-	searchBatch = 500 // hits read per round (scan bounds: searchbudget.go)
+	searchBatch = 500 // hits read per round (scan bounds: budget.go)
 )
 
 // searchCursor is the sealed position after a hit, for one caller and query.
-func (s *Catalog) searchCursor(h graph.SearchHit, context string) (string, error) {
+func (s *Searcher) searchCursor(h graph.SearchHit, context string) (string, error) {
 	b, _ := json.Marshal([]string{h.Label, h.Key, h.Name})
 	return s.cursor.Seal(b, context)
 }
 
-func (s *Catalog) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
+func (s *Searcher) searchPage(first *int, after *string, context string) (int, graph.SearchHit, error) {
 	limit := 20
 	if first != nil {
 		limit = *first
 	}
-	if limit < 1 || limit > maxSearchPage {
-		return 0, graph.SearchHit{}, api.BadRequest("first: must be 1..%d", maxSearchPage)
+	if limit < 1 || limit > api.MaxPage {
+		return 0, graph.SearchHit{}, api.BadRequest("first: must be 1..%d", api.MaxPage)
 	}
 	if after == nil || *after == "" {
 		return limit, graph.SearchHit{}, nil

@@ -1,17 +1,9 @@
-package catalog
+package search
 
-import (
-	"errors"
-	"math"
-)
+import "errors"
 
-// Search scan bounds and page sizes of the lookups, with their defaults (issue 13 item 12: searchbudget.go).
+// Search scan bounds with their defaults (issue 13 item 12: budget.go); the largest page is api.MaxPage.
 const (
-	// maxSearchPage is the largest page of search, runs and versions.
-	maxSearchPage = 100
-	// maxPageOffset is the largest offset an offset cursor ("o:<n>") may carry; a larger one is no cursor this
-	// service made (the store fails on offsets near the 64-bit limit instead of answering an empty page).
-	maxPageOffset = math.MaxInt32
 	// DefaultSearchScanPerPage is how many hits (visible or not) one search page scans at most.
 	DefaultSearchScanPerPage = 5_000
 	// DefaultSearchScanPerRequest is how many hits all search fields of one request scan together at most.
@@ -20,8 +12,8 @@ const (
 	DefaultSearchScanPerPrincipal = 5_000
 )
 
-// Config holds the catalog's search scan bounds. Zero values are replaced by the defaults. The flags keep the
-// lineage- prefix they had when the catalog was part of package lineage (`--lineage-search-scan-per-page`, ...).
+// Config holds the search scan bounds. Zero values are replaced by the defaults. The flags keep the lineage-
+// prefix they had when search was part of package lineage (`--lineage-search-scan-per-page`, ...).
 type Config struct {
 	SearchScanPerPage      int `help:"Hits one search page scans at most (hidden ones included)." default:"5000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PAGE" yaml:"searchScanPerPage"`
 	SearchScanPerRequest   int `help:"Hits all search fields of one request scan together at most." default:"10000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_REQUEST" yaml:"searchScanPerRequest"`

@@ -14,7 +14,7 @@ import (
 // Search finds datasets and jobs by name, keeping only those the caller may describe. Pages are positioned
 // after the last hit returned (never by an offset, which would count hidden hits), and a page scans on until it
 // has a visible hit more than it returns or the matches run out, so whether a page is empty, and hasNextPage, depend
-// only on what the caller may see. The exception is a page that reaches a scan bound (searchbudget.go: hits per
+// only on what the caller may see. The exception is a page that reaches a scan bound (budget.go: hits per
 // page, per request, per principal and second): it ends there with hasNextPage and a cursor after the last hit
 // scanned. Cursors are sealed and bound to the caller and the query, so a position never shows which hit it names.
 func (s *Searcher) Search(ctx context.Context, q string, first *int, after *string) (*api.SearchConnection, error) {

@@ -1,6 +1,7 @@
 package lineage
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/headwater-data/headwater/lineage/walk"
@@ -58,5 +59,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if d := good.WithDefaults(); d.MaxDepth != DefaultMaxDepth || d.FanOut != DefaultFanOut || d.MaxNodes != DefaultMaxNodes {
 		t.Fatalf("defaults: %+v", d)
+	}
+}
+
+// TestCursorLayoutUnchanged: the walk's continuation is embedded in the cursor state in the JSON order cursors had
+// before the walk had a package of its own (v, p, a, t, f, r, n, e), so cursors issued before still verify.
+func TestCursorLayoutUnchanged(t *testing.T) {
+	st := cursorState{V: cursorVersion, Subject: "s", Args: "a", AsOf: 42, State: walk.State{
+		Frontier: []walk.Entry{{Key: "k", Kind: walk.HopDataset, Down: true, Depth: 1}}, Reached: []byte{1}, Nodes: []byte{2}, Edges: []byte{3}}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"v":2,"p":"s","a":"a","t":42,"f":[{"k":"k","t":"D","d":true,"h":1}],"r":"AQ==","n":"Ag==","e":"Aw=="}`
+	if string(b) != want {
+		t.Fatalf("cursor state JSON = %s, want %s", b, want)
 	}
 }

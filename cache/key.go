@@ -15,9 +15,10 @@ const (
 	TierResults = "res"
 )
 
-// keyVersion changes whenever the meaning of a cached value changes. 4: a field hop's entry holds the far side
-// of the dataset-level lineage of every field, not only of fields without column edges (issue 13 item 10).
-const keyVersion = 4
+// keyVersion changes whenever the meaning of a cached value changes. 5: a results-tier page holds its gaps'
+// typed stop reasons and is stored before its cursor is bound (issue 15 item 1). 4: a field hop's entry holds the
+// far side of the dataset-level lineage of every field, not only of fields without column edges (issue 13 item 10).
+const keyVersion = 5
 
 // Key is every input that determines a cached value. Build keys only through String.
 type Key struct {

@@ -3,13 +3,17 @@ package lineage
 import (
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // TestStartBucketSpreadsExpiry: a first page about "now" is keyed by a bucket shifted per start node, so hot
 // roots do not all miss at the same instant; within one shifted bucket the key is stable; other pages keep tKey.
 func TestStartBucketSpreadsExpiry(t *testing.T) {
-	s := &Service{cfg: Config{NowBucket: 5 * time.Minute}}
-	start := func(k string) resolvedStart { return resolvedStart{nodes: []nodeRef{{HopDataset, k}}} }
+	s := resultCache{cfg: Config{NowBucket: 5 * time.Minute}}
+	start := func(k string) resolvedStart {
+		return resolvedStart{nodes: []walk.Node{{Kind: walk.HopDataset, Key: k}}}
+	}
 	const t0 = int64(1_800_000_000_000)
 	boundaries := map[int64]bool{}
 	for _, k := range []string{"ds_a", "ds_b", "ds_c", "ds_d", "ds_e", "ds_f"} {

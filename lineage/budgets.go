@@ -1,11 +1,9 @@
 package lineage
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
-// Traversal budgets and their defaults. Every limit of the query path is here.
+// Traversal budgets and their defaults. Every limit of the walk is here (the catalog's search and page bounds
+// are in catalog/config.go).
 const (
 	// DefaultMaxDepth is the server cap on hops per page; a deeper request is served in pages of this many hops.
 	DefaultMaxDepth = 20
@@ -31,19 +29,6 @@ const (
 	DefaultRawCacheTTL = 10 * time.Minute
 	// DefaultResultCacheTTL bounds the life of a cached answer (generations invalidate it earlier).
 	DefaultResultCacheTTL = 5 * time.Minute
-	// MaxSearchPage is the largest page of search, runs and versions.
-	MaxSearchPage = 100
-	// maxPageOffset is the largest offset an offset cursor ("o:<n>") may carry; a larger one is no cursor this
-	// service made (the store fails on offsets near the 64-bit limit instead of answering an empty page).
-	maxPageOffset = math.MaxInt32
-	// DefaultSearchScanPerPage is how many hits (visible or not) one search page scans at most.
-	DefaultSearchScanPerPage = 5_000
-	// DefaultSearchScanPerRequest is how many hits all search fields of one request scan together at most.
-	DefaultSearchScanPerRequest = 10_000
-	// DefaultSearchScanPerPrincipal is how many hits per second one principal's searches scan (burst: twice).
-	DefaultSearchScanPerPrincipal = 5_000
-	// maxGapNodes bounds the node ids listed in one TRUNCATED gap.
-	maxGapNodes = 50
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
 )

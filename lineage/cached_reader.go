@@ -8,17 +8,18 @@ import (
 
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
-// cachedReader decorates a NeighborReader with the neighbour-list tier: one entry per (frontier node, hop kind,
+// cachedReader decorates a walk.NeighborReader with the neighbour-list tier: one entry per (frontier node, hop kind,
 // direction, asOf key, publication set), holding that node's rows and the generations they depend on.
 type cachedReader struct {
-	inner NeighborReader
+	inner walk.NeighborReader
 	store *cache.Store
 	ttl   time.Duration
 }
 
-var _ NeighborReader = cachedReader{}
+var _ walk.NeighborReader = cachedReader{}
 
 // nbValue is a cached neighbour list of one node.
 type nbValue struct {
@@ -26,27 +27,27 @@ type nbValue struct {
 	Far  []graph.NameRef `json:"fa,omitempty"` // field hops: the far side of the field's dataset-level lineage
 }
 
-func (c cachedReader) key(req HopRequest, node string) cache.Key {
+func (c cachedReader) key(req walk.HopRequest, node string) cache.Key {
 	op := string(req.Kind)
 	if req.Names {
 		op += "N" // names-only rows
 	}
 	return cache.Key{Tier: cache.TierNeighbors, Op: op, Node: node,
-		Direction: string(dirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs, Limit: req.Limit}
+		Direction: string(walk.DirOf(req.Down)), AsOf: req.AsOfKey, Pubs: req.Pubs, Limit: req.Limit}
 }
 
 // Neighbors serves valid entries from Redis and reads the rest in one inner read. A read restricted to listed
 // neighbours (Only) is not cached: its value depends on the caller's permissions.
-func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, error) {
+func (c cachedReader) Neighbors(ctx context.Context, req walk.HopRequest) (walk.HopResult, error) {
 	if req.Only != nil {
-		return c.readMissing(ctx, req, req.Keys, HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}})
+		return c.readMissing(ctx, req, req.Keys, walk.HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}})
 	}
 	keys := make([]cache.Key, len(req.Keys))
 	for i, k := range req.Keys {
 		keys[i] = c.key(req, k)
 	}
 	hits := c.store.GetMany(ctx, cache.TierNeighbors, keys)
-	out := HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}}
+	out := walk.HopResult{Gens: map[string]int64{}, Far: map[string][]graph.NameRef{}}
 	var missing []string
 	for i, h := range hits {
 		var v nbValue
@@ -54,7 +55,7 @@ func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult,
 			missing = append(missing, req.Keys[i])
 			continue
 		}
-		out.add(req.Keys[i], v, h.Gens)
+		addHop(&out, req.Keys[i], v, h.Gens)
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -62,7 +63,8 @@ func (c cachedReader) Neighbors(ctx context.Context, req HopRequest) (HopResult,
 	return c.readMissing(ctx, req, missing, out)
 }
 
-func (r *HopResult) add(src string, v nbValue, gens map[string]int64) {
+// addHop adds the neighbour list of frontier node src (and the generations it depends on) to a hop result.
+func addHop(r *walk.HopResult, src string, v nbValue, gens map[string]int64) {
 	r.Rows = append(r.Rows, v.Rows...)
 	if len(v.Far) > 0 {
 		r.Far[src] = v.Far
@@ -74,13 +76,13 @@ func (r *HopResult) add(src string, v nbValue, gens map[string]int64) {
 
 // readMissing snapshots the frontier's generations, reads, then snapshots the generations of what the read
 // discovered (jobs, neighbours) and stores one entry per node.
-func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing []string, out HopResult) (HopResult, error) {
+func (c cachedReader) readMissing(ctx context.Context, req walk.HopRequest, missing []string, out walk.HopResult) (walk.HopResult, error) {
 	before, ok := c.store.Snapshot(ctx, cache.TierNeighbors, missing)
 	sub := req
 	sub.Keys = missing
 	res, err := c.inner.Neighbors(ctx, sub)
 	if err != nil {
-		return HopResult{}, err
+		return walk.HopResult{}, err
 	}
 	byNode := map[string]*nbValue{}
 	for _, k := range missing {
@@ -98,7 +100,7 @@ func (c cachedReader) readMissing(ctx context.Context, req HopRequest, missing [
 	items := make([]cache.Item, 0, len(missing))
 	for _, k := range missing {
 		gens := entryGens(k, byNode[k].Rows, before, after)
-		out.add(k, *byNode[k], gens)
+		addHop(&out, k, *byNode[k], gens)
 		if ok && ok2 && req.Only == nil {
 			items = append(items, cache.Item{Key: c.key(req, k), Value: byNode[k], Gens: gens})
 		}

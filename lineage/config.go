@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/headwater-data/headwater/internal/seal"
 )
 
 // Config holds the query engine's budgets and keys. Zero values are replaced by the defaults in budgets.go.
@@ -19,14 +21,10 @@ type Config struct {
 	NowBucket      time.Duration `help:"Bucket of 'now' in cache keys (generations still invalidate an entry on any write)." default:"5m" env:"HEADWATER_LINEAGE_NOW_BUCKET" yaml:"nowBucket"`
 	RawCacheTTL    time.Duration `help:"TTL of cached neighbour lists." default:"10m" env:"HEADWATER_LINEAGE_RAW_CACHE_TTL" yaml:"rawCacheTTL"`
 	ResultCacheTTL time.Duration `help:"TTL of cached answers." default:"5m" env:"HEADWATER_LINEAGE_RESULT_CACHE_TTL" yaml:"resultCacheTTL"`
-	// Search scan bounds (searchbudget.go).
-	SearchScanPerPage      int `help:"Hits one search page scans at most (hidden ones included)." default:"5000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PAGE" yaml:"searchScanPerPage"`
-	SearchScanPerRequest   int `help:"Hits all search fields of one request scan together at most." default:"10000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_REQUEST" yaml:"searchScanPerRequest"`
-	SearchScanPerPrincipal int `help:"Hits per second one principal's searches scan (burst twice that); over it a search waits." default:"5000" env:"HEADWATER_LINEAGE_SEARCH_SCAN_PER_PRINCIPAL" yaml:"searchScanPerPrincipal"`
 }
 
 // minCursorKey is the shortest accepted cursor signing key.
-const minCursorKey = 32
+const minCursorKey = seal.MinKey
 
 // WithDefaults fills zero settings with the defaults.
 func (c Config) WithDefaults() Config {
@@ -44,9 +42,6 @@ func (c Config) WithDefaults() Config {
 	def(&c.MaxNodes, DefaultMaxNodes)
 	def(&c.MaxNodesCap, DefaultMaxNodesCap)
 	def(&c.FanOut, DefaultFanOut)
-	def(&c.SearchScanPerPage, DefaultSearchScanPerPage)
-	def(&c.SearchScanPerRequest, DefaultSearchScanPerRequest)
-	def(&c.SearchScanPerPrincipal, DefaultSearchScanPerPrincipal)
 	defD(&c.Deadline, DefaultDeadline)
 	defD(&c.StaleMin, DefaultStaleMin)
 	defD(&c.NowBucket, DefaultNowBucket)
@@ -68,8 +63,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lineage.max-nodes: must be 2..max-nodes-cap (%d), got %d", c.MaxNodesCap, c.MaxNodes)
 	case c.FanOut < 1:
 		return fmt.Errorf("lineage.fan-out: must be at least 1, got %d", c.FanOut)
-	case c.SearchScanPerPage < 1 || c.SearchScanPerRequest < 1 || c.SearchScanPerPrincipal < 1:
-		return errors.New("lineage: search-scan-per-page, -per-request and -per-principal must be at least 1")
 	case c.Deadline < 0 || c.StaleMin < 0 || c.StaleFactor < 0:
 		return errors.New("lineage: deadline, stale-min and stale-factor must not be negative")
 	case c.CursorKey != "" && len(c.CursorKey) < minCursorKey:

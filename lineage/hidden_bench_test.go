@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/authz/grantpolicy"
@@ -76,12 +77,12 @@ func BenchmarkHiddenDegree(b *testing.B) {
 				b.Fatal(err)
 			}
 			svc, err := lineage.NewService(store, lineage.Options{Config: lineage.Config{CursorKey: "bench-cursor-key-0123456789abcdef0123"},
-				Policy: pol, Redactor: red, Clock: fx.Clock()})
+				Policy: pol, Redactor: red, Clock: fx.Clock(), Catalog: newCatalog(b, store, pol, red, fx.Clock())})
 			if err != nil {
 				b.Fatal(err)
 			}
-			args := lineage.LineageArgs{Start: lineage.NodeRef{Dataset: &lineage.DatasetRef{Namespace: fx.NS, Name: "pub.hub"}},
-				Direction: lineage.Downstream, Depth: 1, Granularity: lineage.GranDataset}
+			args := lineage.LineageArgs{Start: api.NodeRef{Dataset: &api.DatasetRef{Namespace: fx.NS, Name: "pub.hub"}},
+				Direction: api.Downstream, Depth: 1, Granularity: api.GranDataset}
 			b.Run(fmt.Sprintf("%s/hidden_%d", mode, hidden), func(b *testing.B) {
 				ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: narrow, Kind: "user"})
 				var lat []time.Duration

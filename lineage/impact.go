@@ -5,85 +5,80 @@ import (
 	"slices"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
 
 // Impact answers what a change to a field affects downstream. A field is DIRECT when some path to it carries
 // only DIRECT transformations (its values derive from the changed field), INDIRECT otherwise (reached only through
 // a JOIN, FILTER, GROUP_BY, ... somewhere on the way). Each comes with its shortest path of that kind.
-func (s *Service) Impact(ctx context.Context, ref FieldRef, depth *int, asOf *time.Time) (*ImpactReport, error) {
+func (s *Service) Impact(ctx context.Context, ref api.FieldRef, depth *int, asOf *time.Time) (*api.ImpactReport, error) {
 	d := DefaultImpactDepth
 	if depth != nil {
 		d = *depth
 	}
 	if d < 1 {
-		return nil, badRequest("depth: must be at least 1, got %d", d)
+		return nil, api.BadRequest("depth: must be at least 1, got %d", d)
 	}
 	scope, err := s.scope(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t, tKey := s.asOf(asOf)
-	start, ds, err := s.findField(ctx, ref, t)
+	start, ds, err := s.catalog.FindField(ctx, ref, t)
 	if err != nil {
 		return nil, err
 	}
-	a := LineageArgs{Direction: Downstream, Depth: min(d, s.cfg.MaxDepth), Granularity: GranField, MaxNodes: maxImpactFields}
+	a := LineageArgs{Direction: api.Downstream, Depth: min(d, s.cfg.MaxDepth), Granularity: api.GranField, MaxNodes: maxImpactFields}
 	rs := resolvedStart{}
-	rs.add(nodeRef{HopField, start.Key}, true, Downstream)
-	rs.name(start.Key, datasetNames(ds))
-	spec := s.spec(a, rs, t, tKey, authz.FromContext(ctx), true)
-	spec.oneShot = true
-	w := newWalk(spec, s.reader, s.gate, nil)
-	if d > s.cfg.MaxDepth {
-		w.reasons = append(w.reasons, "depth cap of "+itoa(s.cfg.MaxDepth)+" hops")
+	rs.add(walk.Node{Kind: walk.HopField, Key: start.Key}, true, api.Downstream)
+	rs.name(start.Key, walk.DatasetNames(ds))
+	spec := s.walker.spec(a, rs, t, tKey, authz.FromContext(ctx))
+	spec.OneShot, spec.Clamped = true, d > s.cfg.MaxDepth
+	res, err := walk.Run(ctx, spec, s.walker.reader, s.walker.gate, nil)
+	if err != nil {
+		return nil, api.StoreErr(err)
 	}
-	if err := w.run(ctx, rs.entries); err != nil {
-		return nil, storeErr(err)
-	}
-	return s.impactReport(ctx, w, FieldID(start.Key), d > s.cfg.MaxDepth, scope)
+	return s.walker.impactReport(ctx, res, api.FieldID(start.Key), t, scope)
 }
 
-func (s *Service) impactReport(ctx context.Context, w *walk, root string, clamped bool, scope authz.Scope) (*ImpactReport, error) {
-	nodes, err := s.materialise(ctx, w.newNodes, w.spec.asOf)
+func (s walker) impactReport(ctx context.Context, res *walk.Result, root string, t int64, scope authz.Scope) (*api.ImpactReport, error) {
+	nodes, err := s.materialise(ctx, res.Nodes, t)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	fields := map[string]*Field{}
+	fields := map[string]*api.Field{}
 	for _, n := range nodes {
-		if f, ok := n.(*Field); ok {
+		if f, ok := n.(*api.Field); ok {
 			fields[f.ID] = f
 		}
 	}
-	directPaths := shortestPaths(root, w.newEdges, isDirect)
-	allPaths := shortestPaths(root, w.newEdges, func(*LineageEdge) bool { return true })
-	r := &ImpactReport{Direct: []*ImpactedField{}, Indirect: []*ImpactedField{}, PermissionsFiltered: !scope.Global}
+	directPaths := shortestPaths(root, res.Edges, isDirect)
+	allPaths := shortestPaths(root, res.Edges, func(*api.LineageEdge) bool { return true })
+	r := &api.ImpactReport{Direct: []*api.ImpactedField{}, Indirect: []*api.ImpactedField{}, PermissionsFiltered: !scope.Global}
 	for _, n := range nodes {
-		f, ok := n.(*Field)
+		f, ok := n.(*api.Field)
 		if !ok || f.ID == root {
 			continue
 		}
 		if p, ok := directPaths[f.ID]; ok {
-			r.Direct = append(r.Direct, &ImpactedField{Field: fields[f.ID], Distance: len(p), Path: p})
+			r.Direct = append(r.Direct, &api.ImpactedField{Field: fields[f.ID], Distance: len(p), Path: p})
 		} else if p, ok := allPaths[f.ID]; ok {
-			r.Indirect = append(r.Indirect, &ImpactedField{Field: fields[f.ID], Distance: len(p), Path: p})
+			r.Indirect = append(r.Indirect, &api.ImpactedField{Field: fields[f.ID], Distance: len(p), Path: p})
 		}
 	}
-	jobs, err := s.impactJobs(ctx, w.newEdges)
+	jobs, err := s.impactJobs(ctx, res.Edges)
 	if err != nil {
 		return nil, err
 	}
-	r.Jobs = jobs
-	waiting := w.expandable(slices.Concat(w.pending, w.deferred, w.held))
-	if len(waiting) > 0 || clamped {
-		w.truncatedGap(waiting)
-		r.Truncated = true
-	}
-	r.Gaps = w.gaps.all()
+	r.Jobs, r.Truncated, r.Gaps = jobs, res.Truncated, res.Gaps()
 	return r, nil
 }
 
-func isDirect(e *LineageEdge) bool {
+func isDirect(e *api.LineageEdge) bool {
 	if len(e.Transformations) == 0 {
 		return true
 	}
@@ -96,18 +91,18 @@ func isDirect(e *LineageEdge) bool {
 }
 
 // shortestPaths runs a BFS from root over the edges that pass keep, returning each reached node's path.
-func shortestPaths(root string, edges []*LineageEdge, keep func(*LineageEdge) bool) map[string][]*LineageEdge {
-	out := map[string][]*LineageEdge{}
+func shortestPaths(root string, edges []*api.LineageEdge, keep func(*api.LineageEdge) bool) map[string][]*api.LineageEdge {
+	out := map[string][]*api.LineageEdge{}
 	if len(edges) == 0 {
 		return out
 	}
-	adj := map[string][]*LineageEdge{}
+	adj := map[string][]*api.LineageEdge{}
 	for _, e := range edges {
 		if keep(e) {
 			adj[e.From] = append(adj[e.From], e)
 		}
 	}
-	out[root] = []*LineageEdge{}
+	out[root] = []*api.LineageEdge{}
 	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
 		cur := queue[0]
 		for _, e := range adj[cur] {
@@ -121,7 +116,7 @@ func shortestPaths(root string, edges []*LineageEdge, keep func(*LineageEdge) bo
 	return out
 }
 
-func (s *Service) impactJobs(ctx context.Context, edges []*LineageEdge) ([]*Job, error) {
+func (s walker) impactJobs(ctx context.Context, edges []*api.LineageEdge) ([]*api.Job, error) {
 	var keys []string
 	for _, e := range edges {
 		if e.JobKey != "" && !slices.Contains(keys, e.JobKey) {
@@ -129,14 +124,18 @@ func (s *Service) impactJobs(ctx context.Context, edges []*LineageEdge) ([]*Job,
 		}
 	}
 	slices.Sort(keys)
-	js, err := s.store.JobsByKeys(ctx, keys)
-	if err != nil {
-		return nil, storeErr(err)
+	refs := make([]catalog.NodeKey, len(keys))
+	for i, k := range keys {
+		refs[i] = catalog.NodeKey{Kind: authz.KindJob, Key: k}
 	}
-	out := []*Job{}
-	for _, k := range keys {
-		if j, ok := js[k]; ok {
-			out = append(out, jobOf(j, s.clock()))
+	nodes, err := s.catalog.Nodes(ctx, refs, graph.Millis(s.clock()))
+	if err != nil {
+		return nil, api.StoreErr(err)
+	}
+	out := []*api.Job{}
+	for _, n := range nodes {
+		if j, ok := n.(*api.Job); ok {
+			out = append(out, j)
 		}
 	}
 	return out, nil

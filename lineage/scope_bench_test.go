@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/authz/grantpolicy"
@@ -102,12 +103,12 @@ func BenchmarkScopedLineage(b *testing.B) {
 		b.Fatal(err)
 	}
 	svc, err := lineage.NewService(store, lineage.Options{Config: lineage.Config{CursorKey: "bench-cursor-key-0123456789abcdef0123",
-		MaxNodes: 5000, FanOut: 200}, Policy: pol, Clock: fx.Clock()})
+		MaxNodes: 5000, FanOut: 200}, Policy: pol, Clock: fx.Clock(), Catalog: newCatalog(b, store, pol, nil, fx.Clock())})
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := lineage.LineageArgs{Start: lineage.NodeRef{Dataset: &lineage.DatasetRef{Namespace: fx.NS, Name: "pub.root"}},
-		Direction: lineage.Downstream, Depth: 3, Granularity: lineage.GranDataset, MaxNodes: 5000}
+	args := lineage.LineageArgs{Start: api.NodeRef{Dataset: &api.DatasetRef{Namespace: fx.NS, Name: "pub.root"}},
+		Direction: api.Downstream, Depth: 3, Granularity: api.GranDataset, MaxNodes: 5000}
 	for _, who := range []string{admin, narrow} {
 		name := "admin"
 		if who == narrow {

@@ -2,27 +2,18 @@ package lineage
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/permcheck"
+	"github.com/headwater-data/headwater/internal/seal"
+	"github.com/headwater-data/headwater/lineage/walk"
 )
-
-// Canonicalizer canonicalises identifiers exactly as ingestion does (package ingest/normalize implements it).
-type Canonicalizer interface {
-	Dataset(namespace, name string) (env, ns, nm string, err error)
-	Job(namespace, name string) (string, string, error)
-}
-
-// identity is the Canonicalizer used when none is configured.
-type identity struct{}
-
-func (identity) Dataset(ns, name string) (string, string, string, error) { return "", ns, name, nil }
-func (identity) Job(ns, name string) (string, string, error)             { return ns, name, nil }
 
 // Options wires a Service.
 type Options struct {
@@ -31,56 +22,62 @@ type Options struct {
 	Policy authz.Policy // nil: authz.AllowAll
 	// Redactor makes REDACT placeholder ids; nil answers REDACT policies as OMIT (which discloses less).
 	Redactor *authz.Redactor
-	Canon    Canonicalizer
-	Clock    func() time.Time
-	Log      *slog.Logger
+	// Catalog finds start nodes by name and materialises the nodes a walk found (required).
+	Catalog *catalog.Catalog
+	Clock   func() time.Time
+	Log     *slog.Logger
 }
 
-// Service answers the lineage queries. Resolvers call one method per field and nothing else.
+// Service answers the lineage and impact queries. Resolvers call one method per field and nothing else.
 type Service struct {
-	store  *graph.Store
-	reader NeighborReader
-	cache  *cache.Store
-	policy authz.Policy
-	gate   gate
-	canon  Canonicalizer
-	clock  func() time.Time
-	cfg    Config
-	cursor cursorCodec
-	log    *slog.Logger
-	starts *startCache // nil without a cache store: start names are resolved in Neo4j on every request
-	scans  *principalScans
+	store   *graph.Store
+	catalog *catalog.Catalog
+	policy  authz.Policy
+	clock   func() time.Time
+	cfg     Config
+	cursor  cursorCodec
+	starts  *startCache // nil without a cache store: start names are resolved in Neo4j on every request
+	walker  walker
+	// answerer is the walker, decorated by the results tier when there is a cache (resultcache.go).
+	answerer answerer
 }
 
-// NewService validates the configuration and composes the neighbour reader: Neo4j, decorated by the cache.
+// NewService validates the configuration and composes the query path: the neighbour reader (Neo4j, decorated by
+// the neighbour tier) under the walker, and the walker under the results tier, when a cache is configured.
 func NewService(store *graph.Store, o Options) (*Service, error) {
 	cfg := o.Config.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{store: store, cache: o.Cache, policy: o.Policy, canon: o.Canon, clock: o.Clock, cfg: cfg,
-		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, log: o.Log, scans: newPrincipalScans(cfg.SearchScanPerPrincipal)}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	if o.Catalog == nil {
+		return nil, errors.New("lineage: Options.Catalog is required")
 	}
-	if s.policy == nil {
-		s.policy = authz.AllowAll{}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
-	s.gate = newGate(s.policy, o.Redactor)
-	if s.canon == nil {
-		s.canon = identity{}
+	if o.Policy == nil {
+		o.Policy = authz.AllowAll{}
 	}
-	if s.clock == nil {
-		s.clock = time.Now
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
+	s := &Service{store: store, catalog: o.Catalog, policy: o.Policy, clock: o.Clock, cfg: cfg,
+		cursor: cursorCodec{key: []byte(cfg.CursorKey)}}
 	if cfg.CursorKey == "" {
-		s.cursor.key = randomKey()
-		s.log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")
+		s.cursor.key = seal.RandomKey()
+		o.Log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")
 	}
-	s.reader = StoreReader{Store: store}
+	var reader walk.NeighborReader = walk.StoreReader{Store: store}
 	if o.Cache != nil {
-		s.reader = cachedReader{inner: s.reader, store: o.Cache, ttl: cfg.RawCacheTTL}
+		reader = cachedReader{inner: reader, store: o.Cache, ttl: cfg.RawCacheTTL}
 		s.starts = newStartCache(StartCacheTTL, s.clock)
+	}
+	s.walker = walker{store: store, reader: reader, gate: permcheck.New(o.Policy, o.Redactor), catalog: o.Catalog,
+		gens: o.Cache, cfg: cfg, clock: s.clock}
+	s.answerer = s.walker
+	if o.Cache != nil {
+		s.answerer = resultCache{inner: s.walker, store: o.Cache, catalog: o.Catalog, redact: s.walker.gate.Redact,
+			cfg: cfg, resolve: s.resolveStart}
 	}
 	return s, nil
 }
@@ -95,46 +92,7 @@ func (s *Service) asOf(t *time.Time) (int64, string) {
 	return graph.Millis(now), "now@" + itoa64(graph.Millis(now.Truncate(s.cfg.NowBucket)))
 }
 
-// storeErr maps a store failure to the public UNAVAILABLE error unless it already is a domain error.
-func storeErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *Error
-	if errors.As(err, &de) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	return unavailable(err)
-}
-
-// visible asks the policy, in one call, whether the caller may describe a node under every identity given
-// (current and asOf); a hidden root is then answered exactly like a missing one, and the denial is audited.
-func (s *Service) visible(ctx context.Context, cands ...authz.Candidate) (bool, error) {
-	b := newBatch()
-	b.add("n", authz.PrivDescribe, cands...)
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
-		return false, err
-	}
-	if !b.ok("n") {
-		if a := authz.RequestAuditFrom(ctx); a != nil && len(cands) > 0 {
-			a.Denied(cands[0], "not visible to the caller")
-		}
-		return false, nil
-	}
-	return true, nil
-}
-
 // scope is the caller's permission scope (cache fingerprint, permissionsFiltered).
 func (s *Service) scope(ctx context.Context) (authz.Scope, error) {
 	return s.policy.Scope(ctx, authz.FromContext(ctx))
-}
-
-// randomKey is a fresh 32-byte signing key.
-func randomKey() []byte {
-	k := make([]byte, minCursorKey)
-	_, _ = rand.Read(k)
-	return k
 }

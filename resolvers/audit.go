@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
-	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
@@ -60,7 +60,7 @@ func (r *Resolver) auditRecords(ctx context.Context, a auditArgs) (*model.AuditC
 		return nil, auditBadRequest(err.Error())
 	}
 	if err != nil {
-		return nil, &lineage.Error{Class: lineage.ErrUnavailable, Message: "the audit stream is unavailable, retry later", Cause: err}
+		return nil, &api.Error{Class: api.ErrUnavailable, Message: "the audit stream is unavailable, retry later", Cause: err}
 	}
 	return connectionOf(page, a.binding(caller)), nil
 }
@@ -74,7 +74,7 @@ func requestIDOf(ctx context.Context) string {
 }
 
 func auditBadRequest(msg string) error {
-	return &lineage.Error{Class: lineage.ErrBadRequest, Message: msg}
+	return &api.Error{Class: api.ErrBadRequest, Message: msg}
 }
 
 // query validates the arguments and maps them to the reader's query.

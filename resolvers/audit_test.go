@@ -56,7 +56,7 @@ func newAuditWorld(t *testing.T) *auditWorld {
 		t.Fatal(err)
 	}
 	w.mgr = manage.NewManager(grants, pol, aud, nil, time.Now)
-	w.srv = serveAs(t, Deps{Store: store, Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
+	w.srv = serveAs(t, testDeps{Store: store, Lineage: lineage.Config{CursorKey: testCursorKey}, Policy: pol,
 		Auditor: aud, Manager: w.mgr, AuditReader: reader}, "")
 	return w
 }

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -28,10 +29,24 @@ func (h *harness) paged(vars map[string]any) []lineageGraph {
 		if !g.Truncated || !g.hasGap("TRUNCATED") {
 			h.t.Fatalf("page %d has a cursor but truncated=%v gaps=%+v", i, g.Truncated, g.Gaps)
 		}
+		for _, gap := range g.Gaps { // the typed reasons: on every TRUNCATED gap, on no other
+			if (gap.Kind == "TRUNCATED") != (len(gap.StopReasons) > 0) {
+				h.t.Fatalf("page %d: gap %s has stopReasons %v", i, gap.Kind, gap.StopReasons)
+			}
+		}
 		vars["after"] = *g.Cursor
 	}
 	h.t.Fatal("more than 50 pages")
 	return nil
+}
+
+// assertStopReason: the page's TRUNCATED gap gives reason among its typed stop reasons (Gap.stopReasons).
+func assertStopReason(t *testing.T, g lineageGraph, reason string) {
+	t.Helper()
+	gap := g.gapsOf("TRUNCATED")
+	if len(gap) != 1 || !slices.Contains(gap[0].StopReasons, reason) {
+		t.Fatalf("TRUNCATED gap = %+v, want stop reason %s", gap, reason)
+	}
 }
 
 // union merges pages, failing on a node or edge returned twice.
@@ -106,6 +121,7 @@ func TestNodeBudgetPagesToFullAnswer(t *testing.T) {
 			t.Fatalf("page %d has %d nodes > maxNodes", i, len(p.Nodes))
 		}
 	}
+	assertStopReason(t, pages[0], "NODE_BUDGET")
 	assertPagesComplete(t, h, pages, start, "DOWNSTREAM", 5)
 }
 
@@ -129,6 +145,7 @@ func TestFanOutBudgetMarksAndContinues(t *testing.T) {
 	if m := pages[1].FanOutMarkers; len(m) != 1 || m[0].Shown != 4 {
 		t.Fatalf("second page markers = %+v", m)
 	}
+	assertStopReason(t, pages[0], "FAN_OUT")
 	nodes, edges := union(t, pages)
 	if !eq(nodes, []string{"hub", "o0", "o1", "o2", "o3", "o4"}) || len(edges) != 5 {
 		t.Fatalf("pages give %v %v, want hub and its 5 outputs", nodes, edges)
@@ -155,6 +172,7 @@ func TestDepthAboveCapIsClampedPerPage(t *testing.T) {
 	if !pages[0].Truncated || !strings.Contains(pages[0].gapsOf("TRUNCATED")[0].Message, "depth cap") {
 		t.Fatalf("first page gaps = %+v, want TRUNCATED by the depth cap", pages[0].Gaps)
 	}
+	assertStopReason(t, pages[0], "DEPTH_CAP")
 	nodes, edges := union(t, pages)
 	if len(nodes) != 23 || len(edges) != 22 || nodes[22] != "d22" {
 		t.Fatalf("over all pages: %d nodes %d edges, want the whole chain of 23", len(nodes), len(edges))
@@ -177,6 +195,7 @@ func TestDeadlineReturnsPartialWithCursor(t *testing.T) {
 	if gap := pages[0].gapsOf("TRUNCATED"); len(gap) != 1 || !strings.Contains(gap[0].Message, "deadline") {
 		t.Fatalf("first page gaps = %+v, want a TRUNCATED gap naming the deadline", pages[0].Gaps)
 	}
+	assertStopReason(t, pages[0], "DEADLINE")
 	nodes, edges := union(t, pages)
 	if len(nodes) != 5 || len(edges) != 4 {
 		t.Fatalf("pages give %v %v, want the whole chain", nodes, edges)

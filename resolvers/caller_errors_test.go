@@ -43,7 +43,7 @@ func (noManagers) CanOn(context.Context, authz.Principal, authz.Privilege, grant
 // TestCallerMistakesAreBadRequest: issue 13 item 15. Each request below is the caller's to fix; each must answer
 // BAD_REQUEST with a message naming what is wrong, never INTERNAL or UNAVAILABLE.
 func TestCallerMistakesAreBadRequest(t *testing.T) {
-	h := newHarness(t, func(d *Deps) {
+	h := newHarness(t, func(d *testDeps) {
 		d.Tokens = authn.NewTokenManager(authn.NewTokenStore(d.Store, d.Clock), noManagers{}, &recordingAuditor{}, d.Clock)
 	})
 	h.fx.Job("j")
@@ -127,7 +127,7 @@ func TestPersistedQueryHashMismatchIsBadRequest(t *testing.T) {
 // its next request is refused with 429 and RATE_LIMITED, another principal is served, and the slots free up.
 func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 	const limit = 2
-	h := newHarness(t, func(d *Deps) { d.Limits.MaxConcurrent = limit })
+	h := newHarness(t, func(d *testDeps) { d.Limits.MaxConcurrent = limit })
 	body := queryBody("{ __typename }")
 	release := make(chan struct{})
 	var once sync.Once

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
-	"github.com/headwater-data/headwater/lineage"
 )
 
 // ADR 0027 read side: a dbt node's job is found by each name it was reported under, by its unique_id (dbtJob), and
@@ -28,7 +28,7 @@ func TestDbtJobLookups(t *testing.T) {
 	tests := dbtJob("model.p.orders", graph.DbtRoleTests, "pub.orders.build.test", "pub.orders.build.test")
 	hiddenName := w.hidden("dbt")
 	hidden := dbtJob("model.p.secret", graph.DbtRoleNode, hiddenName, hiddenName)
-	w.secretKey(hidden, lineage.JobID(hidden))
+	w.secretKey(hidden, api.JobID(hidden))
 	run := "00000000-0000-4000-8000-" + testenv.Token(6)
 	rk := graph.RunKey(run, graph.JobKey(fx.NS, "pub.orders.build.run")) // keyed by the name it was reported under
 	fx.Run(rk, model, nil, nil, "", "START", "COMPLETE")
@@ -71,16 +71,16 @@ func TestDbtJobLookups(t *testing.T) {
 		id name dbtUniqueId dbtRole names } }`
 	for _, n := range []string{"pub.orders", "pub.orders.build.run", "model.p.orders"} {
 		a := ask(w.narrow, byName, map[string]any{"ns": fx.NS, "n": n})
-		if j := a.Data.Job; j == nil || j.ID != lineage.JobID(model) || j.Name != "pub.orders" || j.DbtUniqueID != "model.p.orders" ||
+		if j := a.Data.Job; j == nil || j.ID != api.JobID(model) || j.Name != "pub.orders" || j.DbtUniqueID != "model.p.orders" ||
 			j.DbtRole != "NODE" || strings.Join(j.Names, ",") != "model.p.orders,pub.orders,pub.orders.build.run" {
 			t.Fatalf("job(%s): %+v", n, a)
 		}
 	}
-	if a := ask(w.narrow, byID, map[string]any{"ns": fx.NS, "u": "model.p.orders"}); a.Data.DbtJob == nil || a.Data.DbtJob.ID != lineage.JobID(model) {
+	if a := ask(w.narrow, byID, map[string]any{"ns": fx.NS, "u": "model.p.orders"}); a.Data.DbtJob == nil || a.Data.DbtJob.ID != api.JobID(model) {
 		t.Fatalf("dbtJob(model.p.orders): %+v", a)
 	}
 	if a := ask(w.narrow, byID, map[string]any{"ns": fx.NS, "u": "model.p.orders", "r": "TESTS"}); a.Data.DbtJob == nil ||
-		a.Data.DbtJob.ID != lineage.JobID(tests) || a.Data.DbtJob.DbtRole != "TESTS" {
+		a.Data.DbtJob.ID != api.JobID(tests) || a.Data.DbtJob.DbtRole != "TESTS" {
 		t.Fatalf("dbtJob(model.p.orders, TESTS): %+v", a)
 	}
 	// hidden and missing answer alike (but for the id asked)
@@ -91,18 +91,18 @@ func TestDbtJobLookups(t *testing.T) {
 		strings.ReplaceAll(hiddenA.Errors[0].Message, "secret", "nothing") != missingA.Errors[0].Message {
 		t.Fatalf("hidden %+v, missing %+v", hiddenA, missingA)
 	}
-	if a := ask(w.admin, byID, map[string]any{"ns": fx.NS, "u": "model.p.secret"}); a.Data.DbtJob == nil || a.Data.DbtJob.ID != lineage.JobID(hidden) {
+	if a := ask(w.admin, byID, map[string]any{"ns": fx.NS, "u": "model.p.secret"}); a.Data.DbtJob == nil || a.Data.DbtJob.ID != api.JobID(hidden) {
 		t.Fatalf("admin dbtJob(model.p.secret): %+v", a)
 	}
 	// the run, asked by runId and any of the job's names
 	for _, n := range []string{"pub.orders", "model.p.orders"} {
 		a := ask(w.narrow, `query($id: ID!, $job: JobRef) { run(id: $id, job: $job) { id runId } }`,
 			map[string]any{"id": run, "job": map[string]any{"namespace": fx.NS, "name": n}})
-		if a.Data.Run == nil || a.Data.Run.ID != lineage.RunID(rk) {
+		if a.Data.Run == nil || a.Data.Run.ID != api.RunID(rk) {
 			t.Fatalf("run(%s, job %s): %+v", run, n, a)
 		}
 	}
-	if a := ask(w.narrow, byName, map[string]any{"ns": fx.NS, "n": "pub.shared"}); a.Data.Job == nil || a.Data.Job.ID != lineage.JobID(plain) ||
+	if a := ask(w.narrow, byName, map[string]any{"ns": fx.NS, "n": "pub.shared"}); a.Data.Job == nil || a.Data.Job.ID != api.JobID(plain) ||
 		a.Data.Job.DbtUniqueID != "" || strings.Join(a.Data.Job.Names, ",") != "pub.shared" {
 		t.Fatalf("job(pub.shared) must be the facet-less job: %+v", a)
 	}
@@ -112,7 +112,7 @@ func TestDbtJobLookups(t *testing.T) {
 		t.Fatalf("a name of two dbt node jobs: %+v", a)
 	}
 	// the narrow reader sees one of pub.half's jobs: that one, and nothing of the other; the admin sees both
-	if a := ask(w.narrow, byName, map[string]any{"ns": fx.NS, "n": "pub.half"}); a.Data.Job == nil || a.Data.Job.ID != lineage.JobID(half) {
+	if a := ask(w.narrow, byName, map[string]any{"ns": fx.NS, "n": "pub.half"}); a.Data.Job == nil || a.Data.Job.ID != api.JobID(half) {
 		t.Fatalf("narrow job(pub.half): %+v", a)
 	}
 	if a := ask(w.admin, byName, map[string]any{"ns": fx.NS, "n": "pub.half"}); a.Data.Job != nil || len(a.Errors) != 1 ||

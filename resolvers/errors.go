@@ -10,10 +10,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vikstrous/dataloadgen"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
-	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
@@ -33,7 +33,7 @@ const (
 const internalMessage = "internal error"
 
 func isNotFound(err error) bool {
-	return errors.Is(err, lineage.ErrNotFound) || errors.Is(err, dataloadgen.ErrNotFound)
+	return errors.Is(err, api.ErrNotFound) || errors.Is(err, dataloadgen.ErrNotFound)
 }
 
 // presentError is the only place a Go error becomes a client error: a typed domain error keeps its public
@@ -41,7 +41,7 @@ func isNotFound(err error) bool {
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		var de *lineage.Error
+		var de *api.Error
 		var re *requestError
 		switch {
 		case errors.As(err, &re): // refused by a request limit, the transport or APQ
@@ -53,7 +53,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &de):
 			gqlErr.Message = de.Message
 			setCode(gqlErr, codeOf(de))
-			if errors.Is(de.Class, lineage.ErrUnavailable) {
+			if errors.Is(de.Class, api.ErrUnavailable) {
 				log.Warn("store unavailable", "path", gqlErr.Path.String(), "err", err)
 			}
 		case isForbidden(err):
@@ -101,7 +101,7 @@ func invalidMessage(err error) string {
 	if errors.Is(err, grant.ErrUnknownRole) {
 		return "unknown role"
 	}
-	var de *lineage.Error
+	var de *api.Error
 	if errors.As(err, &de) {
 		return de.Message
 	}
@@ -122,15 +122,15 @@ func inputMessage(gqlErr *gqlerror.Error, err error) string {
 	return msg
 }
 
-func codeOf(e *lineage.Error) string {
+func codeOf(e *api.Error) string {
 	switch {
-	case errors.Is(e.Class, lineage.ErrNotFound):
+	case errors.Is(e.Class, api.ErrNotFound):
 		return CodeNotFound
-	case errors.Is(e.Class, lineage.ErrBadRequest):
+	case errors.Is(e.Class, api.ErrBadRequest):
 		return CodeBadRequest
-	case errors.Is(e.Class, lineage.ErrForbidden):
+	case errors.Is(e.Class, api.ErrForbidden):
 		return CodeForbidden
-	case errors.Is(e.Class, lineage.ErrUnavailable):
+	case errors.Is(e.Class, api.ErrUnavailable):
 		return CodeUnavailable
 	}
 	return CodeInternal

@@ -14,7 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/resolvers/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -211,10 +211,11 @@ type ComplexityRoot struct {
 	}
 
 	Gap struct {
-		Edges   func(childComplexity int) int
-		Kind    func(childComplexity int) int
-		Message func(childComplexity int) int
-		Nodes   func(childComplexity int) int
+		Edges       func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		StopReasons func(childComplexity int) int
 	}
 
 	ImpactReport struct {
@@ -251,7 +252,7 @@ type ComplexityRoot struct {
 		Names          func(childComplexity int) int
 		Namespace      func(childComplexity int) int
 		ProcessingType func(childComplexity int) int
-		Runs           func(childComplexity int, first *int, after *string, state *lineage.RunState) int
+		Runs           func(childComplexity int, first *int, after *string, state *api.RunState) int
 		Version        func(childComplexity int) int
 	}
 
@@ -326,13 +327,13 @@ type ComplexityRoot struct {
 	Query struct {
 		AuditRecords      func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
 		Dataset           func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		DbtJob            func(childComplexity int, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) int
+		DbtJob            func(childComplexity int, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) int
 		Event             func(childComplexity int, id string) int
-		Impact            func(childComplexity int, field lineage.FieldRef, depth *int, asOf *time.Time) int
+		Impact            func(childComplexity int, field api.FieldRef, depth *int, asOf *time.Time) int
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Lineage           func(childComplexity int, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
+		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
-		Run               func(childComplexity int, id string, job *lineage.JobRef) int
+		Run               func(childComplexity int, id string, job *api.JobRef) int
 		Search            func(childComplexity int, query string, first *int, after *string) int
 	}
 
@@ -414,21 +415,21 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type DatasetResolver interface {
-	Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time, observedOnRead *bool) ([]*lineage.Field, error)
-	Aliases(ctx context.Context, obj *lineage.Dataset) ([]*lineage.Alias, error)
+	Fields(ctx context.Context, obj *api.Dataset, asOf *time.Time, observedOnRead *bool) ([]*api.Field, error)
+	Aliases(ctx context.Context, obj *api.Dataset) ([]*api.Alias, error)
 
-	Versions(ctx context.Context, obj *lineage.Dataset, first *int, after *string) (*lineage.DatasetVersionConnection, error)
-	LastWrittenBy(ctx context.Context, obj *lineage.Dataset) (*lineage.Run, error)
+	Versions(ctx context.Context, obj *api.Dataset, first *int, after *string) (*api.DatasetVersionConnection, error)
+	LastWrittenBy(ctx context.Context, obj *api.Dataset) (*api.Run, error)
 }
 type FieldResolver interface {
-	Dataset(ctx context.Context, obj *lineage.Field) (*lineage.Dataset, error)
+	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
 }
 type JobResolver interface {
-	Version(ctx context.Context, obj *lineage.Job) (*lineage.JobVersion, error)
-	Runs(ctx context.Context, obj *lineage.Job, first *int, after *string, state *lineage.RunState) (*lineage.RunConnection, error)
+	Version(ctx context.Context, obj *api.Job) (*api.JobVersion, error)
+	Runs(ctx context.Context, obj *api.Job, first *int, after *string, state *api.RunState) (*api.RunConnection, error)
 }
 type LineageEdgeResolver interface {
-	Job(ctx context.Context, obj *lineage.LineageEdge) (*lineage.Job, error)
+	Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error)
 }
 type MutationResolver interface {
 	CreateRole(ctx context.Context, name string, description *string) (bool, error)
@@ -441,29 +442,29 @@ type MutationResolver interface {
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
 }
 type QueryResolver interface {
-	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Dataset, error)
-	Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Job, error)
-	DbtJob(ctx context.Context, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) (*lineage.Job, error)
-	Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error)
-	Search(ctx context.Context, query string, first *int, after *string) (*lineage.SearchConnection, error)
-	Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error)
-	Impact(ctx context.Context, field lineage.FieldRef, depth *int, asOf *time.Time) (*lineage.ImpactReport, error)
-	Event(ctx context.Context, id string) (*lineage.EventStatus, error)
-	QuarantinedEvents(ctx context.Context, first *int, after *string) (*lineage.QuarantinedEventConnection, error)
+	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Dataset, error)
+	Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Job, error)
+	DbtJob(ctx context.Context, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) (*api.Job, error)
+	Run(ctx context.Context, id string, job *api.JobRef) (*api.Run, error)
+	Search(ctx context.Context, query string, first *int, after *string) (*api.SearchConnection, error)
+	Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*api.LineageGraph, error)
+	Impact(ctx context.Context, field api.FieldRef, depth *int, asOf *time.Time) (*api.ImpactReport, error)
+	Event(ctx context.Context, id string) (*api.EventStatus, error)
+	QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error)
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
 }
 type RunResolver interface {
-	Job(ctx context.Context, obj *lineage.Run) (*lineage.Job, error)
-	JobVersion(ctx context.Context, obj *lineage.Run) (*lineage.JobVersion, error)
+	Job(ctx context.Context, obj *api.Run) (*api.Job, error)
+	JobVersion(ctx context.Context, obj *api.Run) (*api.JobVersion, error)
 
-	Parent(ctx context.Context, obj *lineage.Run) (*lineage.Run, error)
-	Root(ctx context.Context, obj *lineage.Run) (*lineage.Run, error)
-	Events(ctx context.Context, obj *lineage.Run) ([]*lineage.RunEventSummary, error)
-	Inputs(ctx context.Context, obj *lineage.Run) ([]*lineage.RunIO, error)
-	Outputs(ctx context.Context, obj *lineage.Run) ([]*lineage.RunIO, error)
+	Parent(ctx context.Context, obj *api.Run) (*api.Run, error)
+	Root(ctx context.Context, obj *api.Run) (*api.Run, error)
+	Events(ctx context.Context, obj *api.Run) ([]*api.RunEventSummary, error)
+	Inputs(ctx context.Context, obj *api.Run) ([]*api.RunIO, error)
+	Outputs(ctx context.Context, obj *api.Run) ([]*api.RunIO, error)
 }
 type RunIOResolver interface {
-	Dataset(ctx context.Context, obj *lineage.RunIO) (*lineage.Dataset, error)
+	Dataset(ctx context.Context, obj *api.RunIO) (*api.Dataset, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1208,6 +1209,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gap.Nodes(childComplexity), true
+	case "Gap.stopReasons":
+		if e.ComplexityRoot.Gap.StopReasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.StopReasons(childComplexity), true
 
 	case "ImpactReport.direct":
 		if e.ComplexityRoot.ImpactReport.Direct == nil {
@@ -1366,7 +1373,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Job.Runs(childComplexity, args["first"].(*int), args["after"].(*string), args["state"].(*lineage.RunState)), true
+		return e.ComplexityRoot.Job.Runs(childComplexity, args["first"].(*int), args["after"].(*string), args["state"].(*api.RunState)), true
 	case "Job.version":
 		if e.ComplexityRoot.Job.Version == nil {
 			break
@@ -1735,7 +1742,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.DbtJob(childComplexity, args["namespace"].(string), args["uniqueId"].(string), args["role"].(*lineage.DbtRole), args["asOf"].(*time.Time)), true
+		return e.ComplexityRoot.Query.DbtJob(childComplexity, args["namespace"].(string), args["uniqueId"].(string), args["role"].(*api.DbtRole), args["asOf"].(*time.Time)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1757,7 +1764,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Impact(childComplexity, args["field"].(lineage.FieldRef), args["depth"].(*int), args["asOf"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Impact(childComplexity, args["field"].(api.FieldRef), args["depth"].(*int), args["asOf"].(*time.Time)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -1780,7 +1787,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(lineage.NodeRef), args["direction"].(lineage.Direction), args["depth"].(int), args["granularity"].(*lineage.Granularity), args["asOf"].(*time.Time), args["evidence"].([]lineage.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(api.NodeRef), args["direction"].(api.Direction), args["depth"].(int), args["granularity"].(*api.Granularity), args["asOf"].(*time.Time), args["evidence"].([]api.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string)), true
 	case "Query.quarantinedEvents":
 		if e.ComplexityRoot.Query.QuarantinedEvents == nil {
 			break
@@ -1802,7 +1809,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Run(childComplexity, args["id"].(string), args["job"].(*lineage.JobRef)), true
+		return e.ComplexityRoot.Query.Run(childComplexity, args["id"].(string), args["job"].(*api.JobRef)), true
 	case "Query.search":
 		if e.ComplexityRoot.Query.Search == nil {
 			break
@@ -2635,6 +2642,20 @@ type Gap {
   nodes: [ID!]!
   "Edges the gap is about, when it is about edges."
   edges: [ID!]!
+  "The budgets that stopped the page, in the order first reached: set on TRUNCATED gaps, null on the others. Decide on these, not on the message (which is for people)."
+  stopReasons: [StopReason!]
+}
+
+"A traversal budget that stopped a page (Gap.stopReasons of a TRUNCATED gap)."
+enum StopReason {
+  "The server's cap on hops per page (a deeper request continues with the cursor), or on an impact report's depth."
+  DEPTH_CAP
+  "The page's node budget (maxNodes)."
+  NODE_BUDGET
+  "A node had more neighbours than one page shows (see fanOutMarkers)."
+  FAN_OUT
+  "The page's time budget: a later request may answer more of it."
+  DEADLINE
 }
 
 type ImpactReport {
@@ -3133,6 +3154,8 @@ func (ec *executionContext) childFields_Gap(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gap_nodes(ctx, field)
 	case "edges":
 		return ec.fieldContext_Gap_edges(ctx, field)
+	case "stopReasons":
+		return ec.fieldContext_Gap_stopReasons(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gap", field.Name)
 }
@@ -3639,8 +3662,8 @@ func (ec *executionContext) field_Job_runs_args(ctx context.Context, rawArgs map
 	}
 	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "state",
-		func(ctx context.Context, v any) (*lineage.RunState, error) {
-			return ec.unmarshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx, v)
+		func(ctx context.Context, v any) (*api.RunState, error) {
+			return ec.unmarshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3895,8 +3918,8 @@ func (ec *executionContext) field_Query_dbtJob_args(ctx context.Context, rawArgs
 	}
 	args["uniqueId"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
-		func(ctx context.Context, v any) (*lineage.DbtRole, error) {
-			return ec.unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx, v)
+		func(ctx context.Context, v any) (*api.DbtRole, error) {
+			return ec.unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDbtRole(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3931,8 +3954,8 @@ func (ec *executionContext) field_Query_impact_args(ctx context.Context, rawArgs
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "field",
-		func(ctx context.Context, v any) (lineage.FieldRef, error) {
-			return ec.unmarshalNFieldRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldRef(ctx, v)
+		func(ctx context.Context, v any) (api.FieldRef, error) {
+			return ec.unmarshalNFieldRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3991,16 +4014,16 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "start",
-		func(ctx context.Context, v any) (lineage.NodeRef, error) {
-			return ec.unmarshalNNodeRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNodeRef(ctx, v)
+		func(ctx context.Context, v any) (api.NodeRef, error) {
+			return ec.unmarshalNNodeRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeRef(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["start"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
-		func(ctx context.Context, v any) (lineage.Direction, error) {
-			return ec.unmarshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx, v)
+		func(ctx context.Context, v any) (api.Direction, error) {
+			return ec.unmarshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4015,8 +4038,8 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 	}
 	args["depth"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "granularity",
-		func(ctx context.Context, v any) (*lineage.Granularity, error) {
-			return ec.unmarshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGranularity(ctx, v)
+		func(ctx context.Context, v any) (*api.Granularity, error) {
+			return ec.unmarshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGranularity(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4031,8 +4054,8 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 	}
 	args["asOf"] = arg4
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "evidence",
-		func(ctx context.Context, v any) ([]lineage.EvidenceKind, error) {
-			return ec.unmarshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKindᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]api.EvidenceKind, error) {
+			return ec.unmarshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKindᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4099,8 +4122,8 @@ func (ec *executionContext) field_Query_run_args(ctx context.Context, rawArgs ma
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "job",
-		func(ctx context.Context, v any) (*lineage.JobRef, error) {
-			return ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobRef(ctx, v)
+		func(ctx context.Context, v any) (*api.JobRef, error) {
+			return ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4213,7 +4236,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Alias_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_namespace(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4236,7 +4259,7 @@ func (ec *executionContext) fieldContext_Alias_namespace(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "String")
 }
 
-func (ec *executionContext) _Alias_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_name(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4259,7 +4282,7 @@ func (ec *executionContext) fieldContext_Alias_name(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "String")
 }
 
-func (ec *executionContext) _Alias_environment(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_environment(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4282,7 +4305,7 @@ func (ec *executionContext) fieldContext_Alias_environment(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "String")
 }
 
-func (ec *executionContext) _Alias_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_kind(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4294,8 +4317,8 @@ func (ec *executionContext) _Alias_kind(ctx context.Context, field graphql.Colle
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.NameKind) graphql.Marshaler {
-			return ec.marshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNameKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.NameKind) graphql.Marshaler {
+			return ec.marshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNameKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4305,7 +4328,7 @@ func (ec *executionContext) fieldContext_Alias_kind(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "NameKind")
 }
 
-func (ec *executionContext) _Alias_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4328,7 +4351,7 @@ func (ec *executionContext) fieldContext_Alias_validFrom(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Alias_validTo(ctx context.Context, field graphql.CollectedField, obj *lineage.Alias) (ret graphql.Marshaler) {
+func (ec *executionContext) _Alias_validTo(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5596,7 +5619,7 @@ func (ec *executionContext) fieldContext_CreatedApiToken_info(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_id(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5619,7 +5642,7 @@ func (ec *executionContext) fieldContext_Dataset_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Dataset_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_namespace(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5642,7 +5665,7 @@ func (ec *executionContext) fieldContext_Dataset_namespace(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_name(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5665,7 +5688,7 @@ func (ec *executionContext) fieldContext_Dataset_name(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_environment(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_environment(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5688,7 +5711,7 @@ func (ec *executionContext) fieldContext_Dataset_environment(_ context.Context, 
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_currentNamespace(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_currentNamespace(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5711,7 +5734,7 @@ func (ec *executionContext) fieldContext_Dataset_currentNamespace(_ context.Cont
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_currentName(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_currentName(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5734,7 +5757,7 @@ func (ec *executionContext) fieldContext_Dataset_currentName(_ context.Context, 
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_resolvedFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_resolvedFrom(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5746,8 +5769,8 @@ func (ec *executionContext) _Dataset_resolvedFrom(ctx context.Context, field gra
 			return obj.ResolvedFrom, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Alias) graphql.Marshaler {
-			return ec.marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAlias(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Alias) graphql.Marshaler {
+			return ec.marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAlias(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5766,7 +5789,7 @@ func (ec *executionContext) fieldContext_Dataset_resolvedFrom(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_description(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_description(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5789,7 +5812,7 @@ func (ec *executionContext) fieldContext_Dataset_description(_ context.Context, 
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "String")
 }
 
-func (ec *executionContext) _Dataset_createdAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_createdAt(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5812,7 +5835,7 @@ func (ec *executionContext) fieldContext_Dataset_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Dataset_droppedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_droppedAt(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5835,7 +5858,7 @@ func (ec *executionContext) fieldContext_Dataset_droppedAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Dataset_fields(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_fields(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5848,8 +5871,8 @@ func (ec *executionContext) _Dataset_fields(ctx context.Context, field graphql.C
 			return ec.Resolvers.Dataset().Fields(ctx, obj, fc.Args["asOf"].(*time.Time), fc.Args["observedOnRead"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.Field) graphql.Marshaler {
-			return ec.marshalNField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5879,7 +5902,7 @@ func (ec *executionContext) fieldContext_Dataset_fields(ctx context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_aliases(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_aliases(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5891,8 +5914,8 @@ func (ec *executionContext) _Dataset_aliases(ctx context.Context, field graphql.
 			return ec.Resolvers.Dataset().Aliases(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.Alias) graphql.Marshaler {
-			return ec.marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAliasᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Alias) graphql.Marshaler {
+			return ec.marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAliasᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5911,7 +5934,7 @@ func (ec *executionContext) fieldContext_Dataset_aliases(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_owners(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_owners(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5923,8 +5946,8 @@ func (ec *executionContext) _Dataset_owners(ctx context.Context, field graphql.C
 			return obj.Owners, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Owner) graphql.Marshaler {
-			return ec.marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐOwnerᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Owner) graphql.Marshaler {
+			return ec.marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐOwnerᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5943,7 +5966,7 @@ func (ec *executionContext) fieldContext_Dataset_owners(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_tags(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_tags(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5955,8 +5978,8 @@ func (ec *executionContext) _Dataset_tags(ctx context.Context, field graphql.Col
 			return obj.Tags, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5975,7 +5998,7 @@ func (ec *executionContext) fieldContext_Dataset_tags(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_versions(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_versions(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5988,8 +6011,8 @@ func (ec *executionContext) _Dataset_versions(ctx context.Context, field graphql
 			return ec.Resolvers.Dataset().Versions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.DatasetVersionConnection) graphql.Marshaler {
-			return ec.marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersionConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.DatasetVersionConnection) graphql.Marshaler {
+			return ec.marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersionConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6019,7 +6042,7 @@ func (ec *executionContext) fieldContext_Dataset_versions(ctx context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Dataset_lastWrittenBy(ctx context.Context, field graphql.CollectedField, obj *lineage.Dataset) (ret graphql.Marshaler) {
+func (ec *executionContext) _Dataset_lastWrittenBy(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6031,8 +6054,8 @@ func (ec *executionContext) _Dataset_lastWrittenBy(ctx context.Context, field gr
 			return ec.Resolvers.Dataset().LastWrittenBy(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
-			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6051,7 +6074,7 @@ func (ec *executionContext) fieldContext_Dataset_lastWrittenBy(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _DatasetVersion_version(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersion_version(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6074,7 +6097,7 @@ func (ec *executionContext) fieldContext_DatasetVersion_version(_ context.Contex
 	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "String")
 }
 
-func (ec *executionContext) _DatasetVersion_lifecycle(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersion_lifecycle(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6097,7 +6120,7 @@ func (ec *executionContext) fieldContext_DatasetVersion_lifecycle(_ context.Cont
 	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "String")
 }
 
-func (ec *executionContext) _DatasetVersion_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersion_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6120,7 +6143,7 @@ func (ec *executionContext) fieldContext_DatasetVersion_firstSeenAt(_ context.Co
 	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "Time")
 }
 
-func (ec *executionContext) _DatasetVersionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6132,8 +6155,8 @@ func (ec *executionContext) _DatasetVersionConnection_nodes(ctx context.Context,
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.DatasetVersion) graphql.Marshaler {
-			return ec.marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.DatasetVersion) graphql.Marshaler {
+			return ec.marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersionᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6152,7 +6175,7 @@ func (ec *executionContext) fieldContext_DatasetVersionConnection_nodes(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _DatasetVersionConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersionConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6175,7 +6198,7 @@ func (ec *executionContext) fieldContext_DatasetVersionConnection_endCursor(_ co
 	return graphql.NewScalarFieldContext("DatasetVersionConnection", field, false, false, "String")
 }
 
-func (ec *executionContext) _DatasetVersionConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *lineage.DatasetVersionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _DatasetVersionConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6198,7 +6221,7 @@ func (ec *executionContext) fieldContext_DatasetVersionConnection_hasNextPage(_ 
 	return graphql.NewScalarFieldContext("DatasetVersionConnection", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _EventStatus_id(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_id(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6221,7 +6244,7 @@ func (ec *executionContext) fieldContext_EventStatus_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "ID")
 }
 
-func (ec *executionContext) _EventStatus_state(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_state(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6233,8 +6256,8 @@ func (ec *executionContext) _EventStatus_state(ctx context.Context, field graphq
 			return obj.State, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.EventState) graphql.Marshaler {
-			return ec.marshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.EventState) graphql.Marshaler {
+			return ec.marshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventState(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6244,7 +6267,7 @@ func (ec *executionContext) fieldContext_EventStatus_state(_ context.Context, fi
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "EventState")
 }
 
-func (ec *executionContext) _EventStatus_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_reason(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6267,7 +6290,7 @@ func (ec *executionContext) fieldContext_EventStatus_reason(_ context.Context, f
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
 }
 
-func (ec *executionContext) _EventStatus_field(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_field(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6290,7 +6313,7 @@ func (ec *executionContext) fieldContext_EventStatus_field(_ context.Context, fi
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
 }
 
-func (ec *executionContext) _EventStatus_producer(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_producer(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6313,7 +6336,7 @@ func (ec *executionContext) fieldContext_EventStatus_producer(_ context.Context,
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
 }
 
-func (ec *executionContext) _EventStatus_receivedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_receivedAt(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6336,7 +6359,7 @@ func (ec *executionContext) fieldContext_EventStatus_receivedAt(_ context.Contex
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "Time")
 }
 
-func (ec *executionContext) _EventStatus_eventType(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_eventType(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6359,7 +6382,7 @@ func (ec *executionContext) fieldContext_EventStatus_eventType(_ context.Context
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
 }
 
-func (ec *executionContext) _EventStatus_eventTime(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_eventTime(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6382,7 +6405,7 @@ func (ec *executionContext) fieldContext_EventStatus_eventTime(_ context.Context
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "Time")
 }
 
-func (ec *executionContext) _EventStatus_rule(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_rule(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6405,7 +6428,7 @@ func (ec *executionContext) fieldContext_EventStatus_rule(_ context.Context, fie
 	return graphql.NewScalarFieldContext("EventStatus", field, false, false, "String")
 }
 
-func (ec *executionContext) _EventStatus_run(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_run(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6417,8 +6440,8 @@ func (ec *executionContext) _EventStatus_run(ctx context.Context, field graphql.
 			return obj.Run, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
-			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6437,7 +6460,7 @@ func (ec *executionContext) fieldContext_EventStatus_run(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _EventStatus_unresolvedIdentities(ctx context.Context, field graphql.CollectedField, obj *lineage.EventStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _EventStatus_unresolvedIdentities(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6449,8 +6472,8 @@ func (ec *executionContext) _EventStatus_unresolvedIdentities(ctx context.Contex
 			return obj.UnresolvedIdentities, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
-			return ec.marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.UnresolvedIdentity) graphql.Marshaler {
+			return ec.marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐUnresolvedIdentityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6469,7 +6492,7 @@ func (ec *executionContext) fieldContext_EventStatus_unresolvedIdentities(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6481,8 +6504,8 @@ func (ec *executionContext) _Evidence_kind(ctx context.Context, field graphql.Co
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.EvidenceKind) graphql.Marshaler {
-			return ec.marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.EvidenceKind) graphql.Marshaler {
+			return ec.marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6492,7 +6515,7 @@ func (ec *executionContext) fieldContext_Evidence_kind(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "EvidenceKind")
 }
 
-func (ec *executionContext) _Evidence_producer(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_producer(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6515,7 +6538,7 @@ func (ec *executionContext) fieldContext_Evidence_producer(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
 }
 
-func (ec *executionContext) _Evidence_source(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_source(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6538,7 +6561,7 @@ func (ec *executionContext) fieldContext_Evidence_source(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
 }
 
-func (ec *executionContext) _Evidence_eventIds(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_eventIds(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6561,7 +6584,7 @@ func (ec *executionContext) fieldContext_Evidence_eventIds(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
 }
 
-func (ec *executionContext) _Evidence_runId(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_runId(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6584,7 +6607,7 @@ func (ec *executionContext) fieldContext_Evidence_runId(_ context.Context, field
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Evidence_runState(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_runState(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6596,8 +6619,8 @@ func (ec *executionContext) _Evidence_runState(ctx context.Context, field graphq
 			return obj.RunState, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.RunState) graphql.Marshaler {
-			return ec.marshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.RunState) graphql.Marshaler {
+			return ec.marshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6607,7 +6630,7 @@ func (ec *executionContext) fieldContext_Evidence_runState(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "RunState")
 }
 
-func (ec *executionContext) _Evidence_jobVersion(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_jobVersion(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6630,7 +6653,7 @@ func (ec *executionContext) fieldContext_Evidence_jobVersion(_ context.Context, 
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
 }
 
-func (ec *executionContext) _Evidence_observedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_observedAt(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6653,7 +6676,7 @@ func (ec *executionContext) fieldContext_Evidence_observedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Evidence_publication(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_publication(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6665,8 +6688,8 @@ func (ec *executionContext) _Evidence_publication(ctx context.Context, field gra
 			return obj.Publication, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Publication) graphql.Marshaler {
-			return ec.marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Publication) graphql.Marshaler {
+			return ec.marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6676,7 +6699,7 @@ func (ec *executionContext) fieldContext_Evidence_publication(_ context.Context,
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Publication")
 }
 
-func (ec *executionContext) _Evidence_derivation(ctx context.Context, field graphql.CollectedField, obj *lineage.Evidence) (ret graphql.Marshaler) {
+func (ec *executionContext) _Evidence_derivation(ctx context.Context, field graphql.CollectedField, obj *api.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6699,7 +6722,7 @@ func (ec *executionContext) fieldContext_Evidence_derivation(_ context.Context, 
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
 }
 
-func (ec *executionContext) _FanOutMarker_node(ctx context.Context, field graphql.CollectedField, obj *lineage.FanOutMarker) (ret graphql.Marshaler) {
+func (ec *executionContext) _FanOutMarker_node(ctx context.Context, field graphql.CollectedField, obj *api.FanOutMarker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6722,7 +6745,7 @@ func (ec *executionContext) fieldContext_FanOutMarker_node(_ context.Context, fi
 	return graphql.NewScalarFieldContext("FanOutMarker", field, false, false, "ID")
 }
 
-func (ec *executionContext) _FanOutMarker_direction(ctx context.Context, field graphql.CollectedField, obj *lineage.FanOutMarker) (ret graphql.Marshaler) {
+func (ec *executionContext) _FanOutMarker_direction(ctx context.Context, field graphql.CollectedField, obj *api.FanOutMarker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6734,8 +6757,8 @@ func (ec *executionContext) _FanOutMarker_direction(ctx context.Context, field g
 			return obj.Direction, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.Direction) graphql.Marshaler {
-			return ec.marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.Direction) graphql.Marshaler {
+			return ec.marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6745,7 +6768,7 @@ func (ec *executionContext) fieldContext_FanOutMarker_direction(_ context.Contex
 	return graphql.NewScalarFieldContext("FanOutMarker", field, false, false, "Direction")
 }
 
-func (ec *executionContext) _FanOutMarker_shown(ctx context.Context, field graphql.CollectedField, obj *lineage.FanOutMarker) (ret graphql.Marshaler) {
+func (ec *executionContext) _FanOutMarker_shown(ctx context.Context, field graphql.CollectedField, obj *api.FanOutMarker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6768,7 +6791,7 @@ func (ec *executionContext) fieldContext_FanOutMarker_shown(_ context.Context, f
 	return graphql.NewScalarFieldContext("FanOutMarker", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Field_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_id(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6791,7 +6814,7 @@ func (ec *executionContext) fieldContext_Field_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Field", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Field_dataset(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_dataset(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6803,8 +6826,8 @@ func (ec *executionContext) _Field_dataset(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Field().Dataset(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
-			return ec.marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Dataset) graphql.Marshaler {
+			return ec.marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDataset(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6823,7 +6846,7 @@ func (ec *executionContext) fieldContext_Field_dataset(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Field_path(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_path(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6846,7 +6869,7 @@ func (ec *executionContext) fieldContext_Field_path(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Field", field, false, false, "String")
 }
 
-func (ec *executionContext) _Field_type(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_type(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6869,7 +6892,7 @@ func (ec *executionContext) fieldContext_Field_type(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Field", field, false, false, "String")
 }
 
-func (ec *executionContext) _Field_description(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_description(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6892,7 +6915,7 @@ func (ec *executionContext) fieldContext_Field_description(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Field", field, false, false, "String")
 }
 
-func (ec *executionContext) _Field_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6915,7 +6938,7 @@ func (ec *executionContext) fieldContext_Field_validFrom(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Field", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Field_validTo(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_validTo(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6938,7 +6961,7 @@ func (ec *executionContext) fieldContext_Field_validTo(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Field", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Field_observedOnRead(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_observedOnRead(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6961,7 +6984,7 @@ func (ec *executionContext) fieldContext_Field_observedOnRead(_ context.Context,
 	return graphql.NewScalarFieldContext("Field", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.CollectedField, obj *lineage.Field) (ret graphql.Marshaler) {
+func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6973,8 +6996,8 @@ func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.Colle
 			return obj.Tags, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6993,7 +7016,7 @@ func (ec *executionContext) fieldContext_Field_tags(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Gap_kind(ctx context.Context, field graphql.CollectedField, obj *lineage.Gap) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gap_kind(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7005,8 +7028,8 @@ func (ec *executionContext) _Gap_kind(ctx context.Context, field graphql.Collect
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.GapKind) graphql.Marshaler {
-			return ec.marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.GapKind) graphql.Marshaler {
+			return ec.marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7016,7 +7039,7 @@ func (ec *executionContext) fieldContext_Gap_kind(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "GapKind")
 }
 
-func (ec *executionContext) _Gap_message(ctx context.Context, field graphql.CollectedField, obj *lineage.Gap) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gap_message(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7039,7 +7062,7 @@ func (ec *executionContext) fieldContext_Gap_message(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "String")
 }
 
-func (ec *executionContext) _Gap_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.Gap) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gap_nodes(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7062,7 +7085,7 @@ func (ec *executionContext) fieldContext_Gap_nodes(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Gap_edges(ctx context.Context, field graphql.CollectedField, obj *lineage.Gap) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gap_edges(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7085,7 +7108,30 @@ func (ec *executionContext) fieldContext_Gap_edges(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "ID")
 }
 
-func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gap_stopReasons(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_stopReasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StopReasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.StopReason) graphql.Marshaler {
+			return ec.marshalOStopReason2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReasonᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_stopReasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "StopReason")
+}
+
+func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7097,8 +7143,8 @@ func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field grap
 			return obj.Direct, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.ImpactedField) graphql.Marshaler {
-			return ec.marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactedFieldᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.ImpactedField) graphql.Marshaler {
+			return ec.marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactedFieldᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7117,7 +7163,7 @@ func (ec *executionContext) fieldContext_ImpactReport_direct(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _ImpactReport_indirect(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactReport_indirect(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7129,8 +7175,8 @@ func (ec *executionContext) _ImpactReport_indirect(ctx context.Context, field gr
 			return obj.Indirect, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.ImpactedField) graphql.Marshaler {
-			return ec.marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactedFieldᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.ImpactedField) graphql.Marshaler {
+			return ec.marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactedFieldᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7149,7 +7195,7 @@ func (ec *executionContext) fieldContext_ImpactReport_indirect(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ImpactReport_jobs(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactReport_jobs(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7161,8 +7207,8 @@ func (ec *executionContext) _ImpactReport_jobs(ctx context.Context, field graphq
 			return obj.Jobs, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.Job) graphql.Marshaler {
-			return ec.marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7181,7 +7227,7 @@ func (ec *executionContext) fieldContext_ImpactReport_jobs(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _ImpactReport_truncated(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactReport_truncated(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7204,7 +7250,7 @@ func (ec *executionContext) fieldContext_ImpactReport_truncated(_ context.Contex
 	return graphql.NewScalarFieldContext("ImpactReport", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ImpactReport_gaps(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactReport_gaps(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7216,8 +7262,8 @@ func (ec *executionContext) _ImpactReport_gaps(ctx context.Context, field graphq
 			return obj.Gaps, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Gap) graphql.Marshaler {
-			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Gap) graphql.Marshaler {
+			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7236,7 +7282,7 @@ func (ec *executionContext) fieldContext_ImpactReport_gaps(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _ImpactReport_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactReport_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7259,7 +7305,7 @@ func (ec *executionContext) fieldContext_ImpactReport_permissionsFiltered(_ cont
 	return graphql.NewScalarFieldContext("ImpactReport", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ImpactedField_field(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactedField_field(ctx context.Context, field graphql.CollectedField, obj *api.ImpactedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7271,8 +7317,8 @@ func (ec *executionContext) _ImpactedField_field(ctx context.Context, field grap
 			return obj.Field, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Field) graphql.Marshaler {
-			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐField(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7291,7 +7337,7 @@ func (ec *executionContext) fieldContext_ImpactedField_field(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _ImpactedField_distance(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactedField_distance(ctx context.Context, field graphql.CollectedField, obj *api.ImpactedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7314,7 +7360,7 @@ func (ec *executionContext) fieldContext_ImpactedField_distance(_ context.Contex
 	return graphql.NewScalarFieldContext("ImpactedField", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ImpactedField_path(ctx context.Context, field graphql.CollectedField, obj *lineage.ImpactedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _ImpactedField_path(ctx context.Context, field graphql.CollectedField, obj *api.ImpactedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7326,8 +7372,8 @@ func (ec *executionContext) _ImpactedField_path(ctx context.Context, field graph
 			return obj.Path, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.LineageEdge) graphql.Marshaler {
-			return ec.marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7346,7 +7392,7 @@ func (ec *executionContext) fieldContext_ImpactedField_path(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Interval_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.Interval) (ret graphql.Marshaler) {
+func (ec *executionContext) _Interval_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.Interval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7369,7 +7415,7 @@ func (ec *executionContext) fieldContext_Interval_validFrom(_ context.Context, f
 	return graphql.NewScalarFieldContext("Interval", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Interval_validTo(ctx context.Context, field graphql.CollectedField, obj *lineage.Interval) (ret graphql.Marshaler) {
+func (ec *executionContext) _Interval_validTo(ctx context.Context, field graphql.CollectedField, obj *api.Interval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7392,7 +7438,7 @@ func (ec *executionContext) fieldContext_Interval_validTo(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Interval", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Interval_publication(ctx context.Context, field graphql.CollectedField, obj *lineage.Interval) (ret graphql.Marshaler) {
+func (ec *executionContext) _Interval_publication(ctx context.Context, field graphql.CollectedField, obj *api.Interval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7404,8 +7450,8 @@ func (ec *executionContext) _Interval_publication(ctx context.Context, field gra
 			return obj.Publication, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Publication) graphql.Marshaler {
-			return ec.marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Publication) graphql.Marshaler {
+			return ec.marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7415,7 +7461,7 @@ func (ec *executionContext) fieldContext_Interval_publication(_ context.Context,
 	return graphql.NewScalarFieldContext("Interval", field, false, false, "Publication")
 }
 
-func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7438,7 +7484,7 @@ func (ec *executionContext) fieldContext_Job_id(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Job", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Job_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_namespace(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7461,7 +7507,7 @@ func (ec *executionContext) fieldContext_Job_namespace(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_name(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7484,7 +7530,7 @@ func (ec *executionContext) fieldContext_Job_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_processingType(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_processingType(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7507,7 +7553,7 @@ func (ec *executionContext) fieldContext_Job_processingType(_ context.Context, f
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_jobType(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_jobType(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7530,7 +7576,7 @@ func (ec *executionContext) fieldContext_Job_jobType(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_integration(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_integration(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7553,7 +7599,7 @@ func (ec *executionContext) fieldContext_Job_integration(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_description(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_description(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7576,7 +7622,7 @@ func (ec *executionContext) fieldContext_Job_description(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7599,7 +7645,7 @@ func (ec *executionContext) fieldContext_Job_firstSeenAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Job", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Job_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7622,7 +7668,7 @@ func (ec *executionContext) fieldContext_Job_lastSeenAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Job", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Job_version(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_version(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7634,8 +7680,8 @@ func (ec *executionContext) _Job_version(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Job().Version(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.JobVersion) graphql.Marshaler {
-			return ec.marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobVersion(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.JobVersion) graphql.Marshaler {
+			return ec.marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobVersion(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7654,7 +7700,7 @@ func (ec *executionContext) fieldContext_Job_version(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Job_runs(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_runs(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7664,11 +7710,11 @@ func (ec *executionContext) _Job_runs(ctx context.Context, field graphql.Collect
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Job().Runs(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["state"].(*lineage.RunState))
+			return ec.Resolvers.Job().Runs(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["state"].(*api.RunState))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.RunConnection) graphql.Marshaler {
-			return ec.marshalNRunConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.RunConnection) graphql.Marshaler {
+			return ec.marshalNRunConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7698,7 +7744,7 @@ func (ec *executionContext) fieldContext_Job_runs(ctx context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Job_dbtUniqueId(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_dbtUniqueId(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7721,7 +7767,7 @@ func (ec *executionContext) fieldContext_Job_dbtUniqueId(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _Job_dbtRole(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_dbtRole(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7733,8 +7779,8 @@ func (ec *executionContext) _Job_dbtRole(ctx context.Context, field graphql.Coll
 			return obj.DbtRole, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.DbtRole) graphql.Marshaler {
-			return ec.marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.DbtRole) graphql.Marshaler {
+			return ec.marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDbtRole(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7744,7 +7790,7 @@ func (ec *executionContext) fieldContext_Job_dbtRole(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Job", field, false, false, "DbtRole")
 }
 
-func (ec *executionContext) _Job_names(ctx context.Context, field graphql.CollectedField, obj *lineage.Job) (ret graphql.Marshaler) {
+func (ec *executionContext) _Job_names(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7767,7 +7813,7 @@ func (ec *executionContext) fieldContext_Job_names(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobVersion_id(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_id(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7790,7 +7836,7 @@ func (ec *executionContext) fieldContext_JobVersion_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "ID")
 }
 
-func (ec *executionContext) _JobVersion_definitionHash(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_definitionHash(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7813,7 +7859,7 @@ func (ec *executionContext) fieldContext_JobVersion_definitionHash(_ context.Con
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobVersion_sql(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_sql(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7836,7 +7882,7 @@ func (ec *executionContext) fieldContext_JobVersion_sql(_ context.Context, field
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobVersion_sourceCodeLocation(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_sourceCodeLocation(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7859,7 +7905,7 @@ func (ec *executionContext) fieldContext_JobVersion_sourceCodeLocation(_ context
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "String")
 }
 
-func (ec *executionContext) _JobVersion_sqlWithheld(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_sqlWithheld(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7882,7 +7928,7 @@ func (ec *executionContext) fieldContext_JobVersion_sqlWithheld(_ context.Contex
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _JobVersion_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7905,7 +7951,7 @@ func (ec *executionContext) fieldContext_JobVersion_validFrom(_ context.Context,
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "Time")
 }
 
-func (ec *executionContext) _JobVersion_validTo(ctx context.Context, field graphql.CollectedField, obj *lineage.JobVersion) (ret graphql.Marshaler) {
+func (ec *executionContext) _JobVersion_validTo(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7928,7 +7974,7 @@ func (ec *executionContext) fieldContext_JobVersion_validTo(_ context.Context, f
 	return graphql.NewScalarFieldContext("JobVersion", field, false, false, "Time")
 }
 
-func (ec *executionContext) _LineageEdge_id(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_id(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7951,7 +7997,7 @@ func (ec *executionContext) fieldContext_LineageEdge_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "ID")
 }
 
-func (ec *executionContext) _LineageEdge_from(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_from(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7974,7 +8020,7 @@ func (ec *executionContext) fieldContext_LineageEdge_from(_ context.Context, fie
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "ID")
 }
 
-func (ec *executionContext) _LineageEdge_to(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_to(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7997,7 +8043,7 @@ func (ec *executionContext) fieldContext_LineageEdge_to(_ context.Context, field
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "ID")
 }
 
-func (ec *executionContext) _LineageEdge_job(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_job(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8009,8 +8055,8 @@ func (ec *executionContext) _LineageEdge_job(ctx context.Context, field graphql.
 			return ec.Resolvers.LineageEdge().Job(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
-			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8029,7 +8075,7 @@ func (ec *executionContext) fieldContext_LineageEdge_job(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageEdge_validFrom(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8052,7 +8098,7 @@ func (ec *executionContext) fieldContext_LineageEdge_validFrom(_ context.Context
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "Time")
 }
 
-func (ec *executionContext) _LineageEdge_validTo(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_validTo(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8075,7 +8121,7 @@ func (ec *executionContext) fieldContext_LineageEdge_validTo(_ context.Context, 
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "Time")
 }
 
-func (ec *executionContext) _LineageEdge_intervals(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_intervals(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8087,8 +8133,8 @@ func (ec *executionContext) _LineageEdge_intervals(ctx context.Context, field gr
 			return obj.Intervals, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Interval) graphql.Marshaler {
-			return ec.marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐIntervalᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Interval) graphql.Marshaler {
+			return ec.marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐIntervalᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8107,7 +8153,7 @@ func (ec *executionContext) fieldContext_LineageEdge_intervals(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageEdge_lastObservedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_lastObservedAt(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8130,7 +8176,7 @@ func (ec *executionContext) fieldContext_LineageEdge_lastObservedAt(_ context.Co
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "Time")
 }
 
-func (ec *executionContext) _LineageEdge_stale(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_stale(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8153,7 +8199,7 @@ func (ec *executionContext) fieldContext_LineageEdge_stale(_ context.Context, fi
 	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _LineageEdge_evidence(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_evidence(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8165,8 +8211,8 @@ func (ec *executionContext) _LineageEdge_evidence(ctx context.Context, field gra
 			return obj.Evidence, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Evidence) graphql.Marshaler {
-			return ec.marshalNEvidence2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Evidence) graphql.Marshaler {
+			return ec.marshalNEvidence2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8185,7 +8231,7 @@ func (ec *executionContext) fieldContext_LineageEdge_evidence(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageEdge_transformations(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageEdge_transformations(ctx context.Context, field graphql.CollectedField, obj *api.LineageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8197,8 +8243,8 @@ func (ec *executionContext) _LineageEdge_transformations(ctx context.Context, fi
 			return obj.Transformations, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Transformation) graphql.Marshaler {
-			return ec.marshalNTransformation2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Transformation) graphql.Marshaler {
+			return ec.marshalNTransformation2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8217,7 +8263,7 @@ func (ec *executionContext) fieldContext_LineageEdge_transformations(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8229,8 +8275,8 @@ func (ec *executionContext) _LineageGraph_nodes(ctx context.Context, field graph
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNodeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8249,7 +8295,7 @@ func (ec *executionContext) fieldContext_LineageGraph_nodes(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageGraph_edges(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_edges(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8261,8 +8307,8 @@ func (ec *executionContext) _LineageGraph_edges(ctx context.Context, field graph
 			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.LineageEdge) graphql.Marshaler {
-			return ec.marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8281,7 +8327,7 @@ func (ec *executionContext) fieldContext_LineageGraph_edges(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageGraph_truncated(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_truncated(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8304,7 +8350,7 @@ func (ec *executionContext) fieldContext_LineageGraph_truncated(_ context.Contex
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _LineageGraph_cursor(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_cursor(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8327,7 +8373,7 @@ func (ec *executionContext) fieldContext_LineageGraph_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "String")
 }
 
-func (ec *executionContext) _LineageGraph_fanOutMarkers(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_fanOutMarkers(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8339,8 +8385,8 @@ func (ec *executionContext) _LineageGraph_fanOutMarkers(ctx context.Context, fie
 			return obj.FanOutMarkers, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.FanOutMarker) graphql.Marshaler {
-			return ec.marshalNFanOutMarker2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFanOutMarkerᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.FanOutMarker) graphql.Marshaler {
+			return ec.marshalNFanOutMarker2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFanOutMarkerᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8359,7 +8405,7 @@ func (ec *executionContext) fieldContext_LineageGraph_fanOutMarkers(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageGraph_gaps(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_gaps(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8371,8 +8417,8 @@ func (ec *executionContext) _LineageGraph_gaps(ctx context.Context, field graphq
 			return obj.Gaps, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.Gap) graphql.Marshaler {
-			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Gap) graphql.Marshaler {
+			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8391,7 +8437,7 @@ func (ec *executionContext) fieldContext_LineageGraph_gaps(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _LineageGraph_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8414,7 +8460,7 @@ func (ec *executionContext) fieldContext_LineageGraph_permissionsFiltered(_ cont
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _LineageGraph_asOf(ctx context.Context, field graphql.CollectedField, obj *lineage.LineageGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineageGraph_asOf(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8789,7 +8835,7 @@ func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _Owner_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Owner) (ret graphql.Marshaler) {
+func (ec *executionContext) _Owner_name(ctx context.Context, field graphql.CollectedField, obj *api.Owner) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8812,7 +8858,7 @@ func (ec *executionContext) fieldContext_Owner_name(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Owner", field, false, false, "String")
 }
 
-func (ec *executionContext) _Owner_type(ctx context.Context, field graphql.CollectedField, obj *lineage.Owner) (ret graphql.Marshaler) {
+func (ec *executionContext) _Owner_type(ctx context.Context, field graphql.CollectedField, obj *api.Owner) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8835,7 +8881,7 @@ func (ec *executionContext) fieldContext_Owner_type(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Owner", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_id(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_id(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8858,7 +8904,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_id(_ context.Context, 
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "ID")
 }
 
-func (ec *executionContext) _QuarantinedEvent_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_reason(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8881,7 +8927,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_reason(_ context.Conte
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_field(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_field(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8904,7 +8950,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_field(_ context.Contex
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_rule(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_rule(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8927,7 +8973,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_rule(_ context.Context
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_stage(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_stage(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8950,7 +8996,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_stage(_ context.Contex
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_producer(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_producer(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8973,7 +9019,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_producer(_ context.Con
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_principal(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_principal(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8996,7 +9042,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_principal(_ context.Co
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEvent_receivedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEvent_receivedAt(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9019,7 +9065,7 @@ func (ec *executionContext) fieldContext_QuarantinedEvent_receivedAt(_ context.C
 	return graphql.NewScalarFieldContext("QuarantinedEvent", field, false, false, "Time")
 }
 
-func (ec *executionContext) _QuarantinedEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9031,8 +9077,8 @@ func (ec *executionContext) _QuarantinedEventConnection_nodes(ctx context.Contex
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.QuarantinedEvent) graphql.Marshaler {
-			return ec.marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.QuarantinedEvent) graphql.Marshaler {
+			return ec.marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9051,7 +9097,7 @@ func (ec *executionContext) fieldContext_QuarantinedEventConnection_nodes(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _QuarantinedEventConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEventConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9074,7 +9120,7 @@ func (ec *executionContext) fieldContext_QuarantinedEventConnection_endCursor(_ 
 	return graphql.NewScalarFieldContext("QuarantinedEventConnection", field, false, false, "String")
 }
 
-func (ec *executionContext) _QuarantinedEventConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *lineage.QuarantinedEventConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _QuarantinedEventConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9110,8 +9156,8 @@ func (ec *executionContext) _Query_dataset(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Dataset(ctx, fc.Args["namespace"].(string), fc.Args["name"].(string), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
-			return ec.marshalODataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Dataset) graphql.Marshaler {
+			return ec.marshalODataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDataset(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9154,8 +9200,8 @@ func (ec *executionContext) _Query_job(ctx context.Context, field graphql.Collec
 			return ec.Resolvers.Query().Job(ctx, fc.Args["namespace"].(string), fc.Args["name"].(string), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
-			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9195,11 +9241,11 @@ func (ec *executionContext) _Query_dbtJob(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().DbtJob(ctx, fc.Args["namespace"].(string), fc.Args["uniqueId"].(string), fc.Args["role"].(*lineage.DbtRole), fc.Args["asOf"].(*time.Time))
+			return ec.Resolvers.Query().DbtJob(ctx, fc.Args["namespace"].(string), fc.Args["uniqueId"].(string), fc.Args["role"].(*api.DbtRole), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
-			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9239,11 +9285,11 @@ func (ec *executionContext) _Query_run(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Run(ctx, fc.Args["id"].(string), fc.Args["job"].(*lineage.JobRef))
+			return ec.Resolvers.Query().Run(ctx, fc.Args["id"].(string), fc.Args["job"].(*api.JobRef))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
-			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9286,8 +9332,8 @@ func (ec *executionContext) _Query_search(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Search(ctx, fc.Args["query"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.SearchConnection) graphql.Marshaler {
-			return ec.marshalNSearchConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.SearchConnection) graphql.Marshaler {
+			return ec.marshalNSearchConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9327,11 +9373,11 @@ func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Lineage(ctx, fc.Args["start"].(lineage.NodeRef), fc.Args["direction"].(lineage.Direction), fc.Args["depth"].(int), fc.Args["granularity"].(*lineage.Granularity), fc.Args["asOf"].(*time.Time), fc.Args["evidence"].([]lineage.EvidenceKind), fc.Args["includeAttempted"].(*bool), fc.Args["maxNodes"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Lineage(ctx, fc.Args["start"].(api.NodeRef), fc.Args["direction"].(api.Direction), fc.Args["depth"].(int), fc.Args["granularity"].(*api.Granularity), fc.Args["asOf"].(*time.Time), fc.Args["evidence"].([]api.EvidenceKind), fc.Args["includeAttempted"].(*bool), fc.Args["maxNodes"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.LineageGraph) graphql.Marshaler {
-			return ec.marshalNLineageGraph2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageGraph(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.LineageGraph) graphql.Marshaler {
+			return ec.marshalNLineageGraph2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageGraph(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9371,11 +9417,11 @@ func (ec *executionContext) _Query_impact(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Impact(ctx, fc.Args["field"].(lineage.FieldRef), fc.Args["depth"].(*int), fc.Args["asOf"].(*time.Time))
+			return ec.Resolvers.Query().Impact(ctx, fc.Args["field"].(api.FieldRef), fc.Args["depth"].(*int), fc.Args["asOf"].(*time.Time))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.ImpactReport) graphql.Marshaler {
-			return ec.marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactReport(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactReport) graphql.Marshaler {
+			return ec.marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactReport(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9418,8 +9464,8 @@ func (ec *executionContext) _Query_event(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Event(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.EventStatus) graphql.Marshaler {
-			return ec.marshalOEventStatus2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.EventStatus) graphql.Marshaler {
+			return ec.marshalOEventStatus2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventStatus(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9462,8 +9508,8 @@ func (ec *executionContext) _Query_quarantinedEvents(ctx context.Context, field 
 			return ec.Resolvers.Query().QuarantinedEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.QuarantinedEventConnection) graphql.Marshaler {
-			return ec.marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.QuarantinedEventConnection) graphql.Marshaler {
+			return ec.marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEventConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9613,7 +9659,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RestrictedNode_id(ctx context.Context, field graphql.CollectedField, obj *lineage.RestrictedNode) (ret graphql.Marshaler) {
+func (ec *executionContext) _RestrictedNode_id(ctx context.Context, field graphql.CollectedField, obj *api.RestrictedNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9636,7 +9682,7 @@ func (ec *executionContext) fieldContext_RestrictedNode_id(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "ID")
 }
 
-func (ec *executionContext) _RestrictedNode_neighbourOf(ctx context.Context, field graphql.CollectedField, obj *lineage.RestrictedNode) (ret graphql.Marshaler) {
+func (ec *executionContext) _RestrictedNode_neighbourOf(ctx context.Context, field graphql.CollectedField, obj *api.RestrictedNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9659,7 +9705,7 @@ func (ec *executionContext) fieldContext_RestrictedNode_neighbourOf(_ context.Co
 	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "ID")
 }
 
-func (ec *executionContext) _RestrictedNode_direction(ctx context.Context, field graphql.CollectedField, obj *lineage.RestrictedNode) (ret graphql.Marshaler) {
+func (ec *executionContext) _RestrictedNode_direction(ctx context.Context, field graphql.CollectedField, obj *api.RestrictedNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9671,8 +9717,8 @@ func (ec *executionContext) _RestrictedNode_direction(ctx context.Context, field
 			return obj.Direction, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.Direction) graphql.Marshaler {
-			return ec.marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.Direction) graphql.Marshaler {
+			return ec.marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9682,7 +9728,7 @@ func (ec *executionContext) fieldContext_RestrictedNode_direction(_ context.Cont
 	return graphql.NewScalarFieldContext("RestrictedNode", field, false, false, "Direction")
 }
 
-func (ec *executionContext) _Run_id(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_id(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9705,7 +9751,7 @@ func (ec *executionContext) fieldContext_Run_id(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Run", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Run_runId(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_runId(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9728,7 +9774,7 @@ func (ec *executionContext) fieldContext_Run_runId(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Run", field, false, false, "String")
 }
 
-func (ec *executionContext) _Run_job(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_job(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9740,8 +9786,8 @@ func (ec *executionContext) _Run_job(ctx context.Context, field graphql.Collecte
 			return ec.Resolvers.Run().Job(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
-			return ec.marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9760,7 +9806,7 @@ func (ec *executionContext) fieldContext_Run_job(_ context.Context, field graphq
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_jobVersion(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_jobVersion(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9772,8 +9818,8 @@ func (ec *executionContext) _Run_jobVersion(ctx context.Context, field graphql.C
 			return ec.Resolvers.Run().JobVersion(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.JobVersion) graphql.Marshaler {
-			return ec.marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobVersion(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.JobVersion) graphql.Marshaler {
+			return ec.marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobVersion(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9792,7 +9838,7 @@ func (ec *executionContext) fieldContext_Run_jobVersion(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_state(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_state(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9804,8 +9850,8 @@ func (ec *executionContext) _Run_state(ctx context.Context, field graphql.Collec
 			return obj.State, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.RunState) graphql.Marshaler {
-			return ec.marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.RunState) graphql.Marshaler {
+			return ec.marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9815,7 +9861,7 @@ func (ec *executionContext) fieldContext_Run_state(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Run", field, false, false, "RunState")
 }
 
-func (ec *executionContext) _Run_conflictingStates(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_conflictingStates(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9827,8 +9873,8 @@ func (ec *executionContext) _Run_conflictingStates(ctx context.Context, field gr
 			return obj.ConflictingStates, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.RunState) graphql.Marshaler {
-			return ec.marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunStateᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.RunState) graphql.Marshaler {
+			return ec.marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunStateᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9838,7 +9884,7 @@ func (ec *executionContext) fieldContext_Run_conflictingStates(_ context.Context
 	return graphql.NewScalarFieldContext("Run", field, false, false, "RunState")
 }
 
-func (ec *executionContext) _Run_startedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_startedAt(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9861,7 +9907,7 @@ func (ec *executionContext) fieldContext_Run_startedAt(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Run", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Run_endedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_endedAt(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9884,7 +9930,7 @@ func (ec *executionContext) fieldContext_Run_endedAt(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Run", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Run_errorMessage(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_errorMessage(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9907,7 +9953,7 @@ func (ec *executionContext) fieldContext_Run_errorMessage(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Run", field, false, false, "String")
 }
 
-func (ec *executionContext) _Run_errorMessageWithheld(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_errorMessageWithheld(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9930,7 +9976,7 @@ func (ec *executionContext) fieldContext_Run_errorMessageWithheld(_ context.Cont
 	return graphql.NewScalarFieldContext("Run", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Run_parent(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_parent(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9942,8 +9988,8 @@ func (ec *executionContext) _Run_parent(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Run().Parent(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
-			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9962,7 +10008,7 @@ func (ec *executionContext) fieldContext_Run_parent(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_root(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_root(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9974,8 +10020,8 @@ func (ec *executionContext) _Run_root(ctx context.Context, field graphql.Collect
 			return ec.Resolvers.Run().Root(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
-			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Run) graphql.Marshaler {
+			return ec.marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9994,7 +10040,7 @@ func (ec *executionContext) fieldContext_Run_root(_ context.Context, field graph
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_events(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_events(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10006,8 +10052,8 @@ func (ec *executionContext) _Run_events(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Run().Events(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.RunEventSummary) graphql.Marshaler {
-			return ec.marshalNRunEventSummary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunEventSummaryᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.RunEventSummary) graphql.Marshaler {
+			return ec.marshalNRunEventSummary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunEventSummaryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10026,7 +10072,7 @@ func (ec *executionContext) fieldContext_Run_events(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_inputs(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_inputs(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10038,8 +10084,8 @@ func (ec *executionContext) _Run_inputs(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Run().Inputs(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.RunIO) graphql.Marshaler {
-			return ec.marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunIOᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.RunIO) graphql.Marshaler {
+			return ec.marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIOᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10058,7 +10104,7 @@ func (ec *executionContext) fieldContext_Run_inputs(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_outputs(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_outputs(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10070,8 +10116,8 @@ func (ec *executionContext) _Run_outputs(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Run().Outputs(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.RunIO) graphql.Marshaler {
-			return ec.marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunIOᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.RunIO) graphql.Marshaler {
+			return ec.marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIOᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10090,7 +10136,7 @@ func (ec *executionContext) fieldContext_Run_outputs(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Run_runIdConflict(ctx context.Context, field graphql.CollectedField, obj *lineage.Run) (ret graphql.Marshaler) {
+func (ec *executionContext) _Run_runIdConflict(ctx context.Context, field graphql.CollectedField, obj *api.Run) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10113,7 +10159,7 @@ func (ec *executionContext) fieldContext_Run_runIdConflict(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Run", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _RunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.RunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.RunConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10125,8 +10171,8 @@ func (ec *executionContext) _RunConnection_nodes(ctx context.Context, field grap
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.Run) graphql.Marshaler {
-			return ec.marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Run) graphql.Marshaler {
+			return ec.marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10145,7 +10191,7 @@ func (ec *executionContext) fieldContext_RunConnection_nodes(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _RunConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *lineage.RunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *api.RunConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10168,7 +10214,7 @@ func (ec *executionContext) fieldContext_RunConnection_endCursor(_ context.Conte
 	return graphql.NewScalarFieldContext("RunConnection", field, false, false, "String")
 }
 
-func (ec *executionContext) _RunConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *lineage.RunConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *api.RunConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10191,7 +10237,7 @@ func (ec *executionContext) fieldContext_RunConnection_hasNextPage(_ context.Con
 	return graphql.NewScalarFieldContext("RunConnection", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _RunEventSummary_eventId(ctx context.Context, field graphql.CollectedField, obj *lineage.RunEventSummary) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunEventSummary_eventId(ctx context.Context, field graphql.CollectedField, obj *api.RunEventSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10214,7 +10260,7 @@ func (ec *executionContext) fieldContext_RunEventSummary_eventId(_ context.Conte
 	return graphql.NewScalarFieldContext("RunEventSummary", field, false, false, "ID")
 }
 
-func (ec *executionContext) _RunEventSummary_eventType(ctx context.Context, field graphql.CollectedField, obj *lineage.RunEventSummary) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunEventSummary_eventType(ctx context.Context, field graphql.CollectedField, obj *api.RunEventSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10237,7 +10283,7 @@ func (ec *executionContext) fieldContext_RunEventSummary_eventType(_ context.Con
 	return graphql.NewScalarFieldContext("RunEventSummary", field, false, false, "String")
 }
 
-func (ec *executionContext) _RunEventSummary_eventTime(ctx context.Context, field graphql.CollectedField, obj *lineage.RunEventSummary) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunEventSummary_eventTime(ctx context.Context, field graphql.CollectedField, obj *api.RunEventSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10260,7 +10306,7 @@ func (ec *executionContext) fieldContext_RunEventSummary_eventTime(_ context.Con
 	return graphql.NewScalarFieldContext("RunEventSummary", field, false, false, "Time")
 }
 
-func (ec *executionContext) _RunEventSummary_receivedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.RunEventSummary) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunEventSummary_receivedAt(ctx context.Context, field graphql.CollectedField, obj *api.RunEventSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10283,7 +10329,7 @@ func (ec *executionContext) fieldContext_RunEventSummary_receivedAt(_ context.Co
 	return graphql.NewScalarFieldContext("RunEventSummary", field, false, false, "Time")
 }
 
-func (ec *executionContext) _RunEventSummary_producer(ctx context.Context, field graphql.CollectedField, obj *lineage.RunEventSummary) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunEventSummary_producer(ctx context.Context, field graphql.CollectedField, obj *api.RunEventSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10306,7 +10352,7 @@ func (ec *executionContext) fieldContext_RunEventSummary_producer(_ context.Cont
 	return graphql.NewScalarFieldContext("RunEventSummary", field, false, false, "String")
 }
 
-func (ec *executionContext) _RunIO_role(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_role(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10318,8 +10364,8 @@ func (ec *executionContext) _RunIO_role(ctx context.Context, field graphql.Colle
 			return obj.Role, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.IORole) graphql.Marshaler {
-			return ec.marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐIORole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.IORole) graphql.Marshaler {
+			return ec.marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐIORole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10329,7 +10375,7 @@ func (ec *executionContext) fieldContext_RunIO_role(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "IORole")
 }
 
-func (ec *executionContext) _RunIO_dataset(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_dataset(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10341,8 +10387,8 @@ func (ec *executionContext) _RunIO_dataset(ctx context.Context, field graphql.Co
 			return ec.Resolvers.RunIO().Dataset(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
-			return ec.marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Dataset) graphql.Marshaler {
+			return ec.marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDataset(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10361,7 +10407,7 @@ func (ec *executionContext) fieldContext_RunIO_dataset(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _RunIO_version(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_version(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10384,7 +10430,7 @@ func (ec *executionContext) fieldContext_RunIO_version(_ context.Context, field 
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "String")
 }
 
-func (ec *executionContext) _RunIO_publication(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_publication(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10396,8 +10442,8 @@ func (ec *executionContext) _RunIO_publication(ctx context.Context, field graphq
 			return obj.Publication, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.Publication) graphql.Marshaler {
-			return ec.marshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10407,7 +10453,7 @@ func (ec *executionContext) fieldContext_RunIO_publication(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "Publication")
 }
 
-func (ec *executionContext) _RunIO_firstObservedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_firstObservedAt(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10430,7 +10476,7 @@ func (ec *executionContext) fieldContext_RunIO_firstObservedAt(_ context.Context
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "Time")
 }
 
-func (ec *executionContext) _RunIO_observedAt(ctx context.Context, field graphql.CollectedField, obj *lineage.RunIO) (ret graphql.Marshaler) {
+func (ec *executionContext) _RunIO_observedAt(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10453,7 +10499,7 @@ func (ec *executionContext) fieldContext_RunIO_observedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "Time")
 }
 
-func (ec *executionContext) _SearchConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *lineage.SearchConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.SearchConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10465,8 +10511,8 @@ func (ec *executionContext) _SearchConnection_nodes(ctx context.Context, field g
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []lineage.SearchResult) graphql.Marshaler {
-			return ec.marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchResultᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []api.SearchResult) graphql.Marshaler {
+			return ec.marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchResultᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10476,7 +10522,7 @@ func (ec *executionContext) fieldContext_SearchConnection_nodes(_ context.Contex
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "SearchResult")
 }
 
-func (ec *executionContext) _SearchConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *lineage.SearchConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *api.SearchConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10499,7 +10545,7 @@ func (ec *executionContext) fieldContext_SearchConnection_endCursor(_ context.Co
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "String")
 }
 
-func (ec *executionContext) _SearchConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *lineage.SearchConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *api.SearchConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10522,7 +10568,7 @@ func (ec *executionContext) fieldContext_SearchConnection_hasNextPage(_ context.
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _SearchConnection_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *lineage.SearchConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchConnection_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.SearchConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10545,7 +10591,7 @@ func (ec *executionContext) fieldContext_SearchConnection_permissionsFiltered(_ 
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *lineage.Tag) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10568,7 +10614,7 @@ func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
-func (ec *executionContext) _Transformation_type(ctx context.Context, field graphql.CollectedField, obj *lineage.Transformation) (ret graphql.Marshaler) {
+func (ec *executionContext) _Transformation_type(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10580,8 +10626,8 @@ func (ec *executionContext) _Transformation_type(ctx context.Context, field grap
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v lineage.TransformationType) graphql.Marshaler {
-			return ec.marshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformationType(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v api.TransformationType) graphql.Marshaler {
+			return ec.marshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10591,7 +10637,7 @@ func (ec *executionContext) fieldContext_Transformation_type(_ context.Context, 
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "TransformationType")
 }
 
-func (ec *executionContext) _Transformation_subtype(ctx context.Context, field graphql.CollectedField, obj *lineage.Transformation) (ret graphql.Marshaler) {
+func (ec *executionContext) _Transformation_subtype(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10614,7 +10660,7 @@ func (ec *executionContext) fieldContext_Transformation_subtype(_ context.Contex
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "String")
 }
 
-func (ec *executionContext) _Transformation_masking(ctx context.Context, field graphql.CollectedField, obj *lineage.Transformation) (ret graphql.Marshaler) {
+func (ec *executionContext) _Transformation_masking(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10637,7 +10683,7 @@ func (ec *executionContext) fieldContext_Transformation_masking(_ context.Contex
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Transformation_description(ctx context.Context, field graphql.CollectedField, obj *lineage.Transformation) (ret graphql.Marshaler) {
+func (ec *executionContext) _Transformation_description(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10660,7 +10706,7 @@ func (ec *executionContext) fieldContext_Transformation_description(_ context.Co
 	return graphql.NewScalarFieldContext("Transformation", field, false, false, "String")
 }
 
-func (ec *executionContext) _UnresolvedIdentity_namespace(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+func (ec *executionContext) _UnresolvedIdentity_namespace(ctx context.Context, field graphql.CollectedField, obj *api.UnresolvedIdentity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10683,7 +10729,7 @@ func (ec *executionContext) fieldContext_UnresolvedIdentity_namespace(_ context.
 	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
 }
 
-func (ec *executionContext) _UnresolvedIdentity_name(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+func (ec *executionContext) _UnresolvedIdentity_name(ctx context.Context, field graphql.CollectedField, obj *api.UnresolvedIdentity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10706,7 +10752,7 @@ func (ec *executionContext) fieldContext_UnresolvedIdentity_name(_ context.Conte
 	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
 }
 
-func (ec *executionContext) _UnresolvedIdentity_reason(ctx context.Context, field graphql.CollectedField, obj *lineage.UnresolvedIdentity) (ret graphql.Marshaler) {
+func (ec *executionContext) _UnresolvedIdentity_reason(ctx context.Context, field graphql.CollectedField, obj *api.UnresolvedIdentity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11868,8 +11914,8 @@ func UnmarshalApiTokenInput(ctx context.Context, raw any) (model.APITokenInput, 
 	return out, err
 }
 
-func (ec *executionContext) unmarshalInputDatasetRef(ctx context.Context, obj any) (lineage.DatasetRef, error) {
-	var it lineage.DatasetRef
+func (ec *executionContext) unmarshalInputDatasetRef(ctx context.Context, obj any) (api.DatasetRef, error) {
+	var it api.DatasetRef
 	if obj == nil {
 		return it, nil
 	}
@@ -11911,14 +11957,14 @@ func (ec *executionContext) unmarshalInputDatasetRef(ctx context.Context, obj an
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalDatasetRef(ctx context.Context, raw any) (lineage.DatasetRef, error) {
-	var out lineage.DatasetRef
+func UnmarshalDatasetRef(ctx context.Context, raw any) (api.DatasetRef, error) {
+	var out api.DatasetRef
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "DatasetRef", raw, &out)
 	return out, err
 }
 
-func (ec *executionContext) unmarshalInputFieldRef(ctx context.Context, obj any) (lineage.FieldRef, error) {
-	var it lineage.FieldRef
+func (ec *executionContext) unmarshalInputFieldRef(ctx context.Context, obj any) (api.FieldRef, error) {
+	var it api.FieldRef
 	if obj == nil {
 		return it, nil
 	}
@@ -11967,8 +12013,8 @@ func (ec *executionContext) unmarshalInputFieldRef(ctx context.Context, obj any)
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalFieldRef(ctx context.Context, raw any) (lineage.FieldRef, error) {
-	var out lineage.FieldRef
+func UnmarshalFieldRef(ctx context.Context, raw any) (api.FieldRef, error) {
+	var out api.FieldRef
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "FieldRef", raw, &out)
 	return out, err
 }
@@ -12040,8 +12086,8 @@ func UnmarshalGrantInput(ctx context.Context, raw any) (model.GrantInput, error)
 	return out, err
 }
 
-func (ec *executionContext) unmarshalInputJobRef(ctx context.Context, obj any) (lineage.JobRef, error) {
-	var it lineage.JobRef
+func (ec *executionContext) unmarshalInputJobRef(ctx context.Context, obj any) (api.JobRef, error) {
+	var it api.JobRef
 	if obj == nil {
 		return it, nil
 	}
@@ -12083,14 +12129,14 @@ func (ec *executionContext) unmarshalInputJobRef(ctx context.Context, obj any) (
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalJobRef(ctx context.Context, raw any) (lineage.JobRef, error) {
-	var out lineage.JobRef
+func UnmarshalJobRef(ctx context.Context, raw any) (api.JobRef, error) {
+	var out api.JobRef
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "JobRef", raw, &out)
 	return out, err
 }
 
-func (ec *executionContext) unmarshalInputNodeRef(ctx context.Context, obj any) (lineage.NodeRef, error) {
-	var it lineage.NodeRef
+func (ec *executionContext) unmarshalInputNodeRef(ctx context.Context, obj any) (api.NodeRef, error) {
+	var it api.NodeRef
 	if obj == nil {
 		return it, nil
 	}
@@ -12109,21 +12155,21 @@ func (ec *executionContext) unmarshalInputNodeRef(ctx context.Context, obj any) 
 		switch k {
 		case "dataset":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dataset"))
-			data, err := ec.unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetRef(ctx, v)
+			data, err := ec.unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Dataset = data
 		case "field":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
-			data, err := ec.unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldRef(ctx, v)
+			data, err := ec.unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Field = data
 		case "job":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
-			data, err := ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobRef(ctx, v)
+			data, err := ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -12139,8 +12185,8 @@ func (ec *executionContext) unmarshalInputNodeRef(ctx context.Context, obj any) 
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalNodeRef(ctx context.Context, raw any) (lineage.NodeRef, error) {
-	var out lineage.NodeRef
+func UnmarshalNodeRef(ctx context.Context, raw any) (api.NodeRef, error) {
+	var out api.NodeRef
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "NodeRef", raw, &out)
 	return out, err
 }
@@ -12226,31 +12272,31 @@ func UnmarshalSecurableInput(ctx context.Context, raw any) (model.SecurableInput
 
 // region    ************************** interface.gotpl ***************************
 
-func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj lineage.Node) graphql.Marshaler {
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj api.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case *lineage.Run:
+	case *api.Run:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Run(ctx, sel, obj)
-	case *lineage.RestrictedNode:
+	case *api.RestrictedNode:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._RestrictedNode(ctx, sel, obj)
-	case *lineage.Job:
+	case *api.Job:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Job(ctx, sel, obj)
-	case *lineage.Field:
+	case *api.Field:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Field(ctx, sel, obj)
-	case *lineage.Dataset:
+	case *api.Dataset:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -12264,16 +12310,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
-func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.SelectionSet, obj lineage.SearchResult) graphql.Marshaler {
+func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.SelectionSet, obj api.SearchResult) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case *lineage.Job:
+	case *api.Job:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Job(ctx, sel, obj)
-	case *lineage.Dataset:
+	case *api.Dataset:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -12293,7 +12339,7 @@ func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.Selection
 
 var aliasImplementors = []string{"Alias"}
 
-func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, obj *lineage.Alias) graphql.Marshaler {
+func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, obj *api.Alias) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aliasImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12886,7 +12932,7 @@ func (ec *executionContext) _CreatedApiToken(ctx context.Context, sel ast.Select
 
 var datasetImplementors = []string{"Dataset", "Node", "SearchResult"}
 
-func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, obj *lineage.Dataset) graphql.Marshaler {
+func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, obj *api.Dataset) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, datasetImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -12998,7 +13044,7 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 
 var datasetVersionImplementors = []string{"DatasetVersion"}
 
-func (ec *executionContext) _DatasetVersion(ctx context.Context, sel ast.SelectionSet, obj *lineage.DatasetVersion) graphql.Marshaler {
+func (ec *executionContext) _DatasetVersion(ctx context.Context, sel ast.SelectionSet, obj *api.DatasetVersion) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, datasetVersionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13041,7 +13087,7 @@ func (ec *executionContext) _DatasetVersion(ctx context.Context, sel ast.Selecti
 
 var datasetVersionConnectionImplementors = []string{"DatasetVersionConnection"}
 
-func (ec *executionContext) _DatasetVersionConnection(ctx context.Context, sel ast.SelectionSet, obj *lineage.DatasetVersionConnection) graphql.Marshaler {
+func (ec *executionContext) _DatasetVersionConnection(ctx context.Context, sel ast.SelectionSet, obj *api.DatasetVersionConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, datasetVersionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13084,7 +13130,7 @@ func (ec *executionContext) _DatasetVersionConnection(ctx context.Context, sel a
 
 var eventStatusImplementors = []string{"EventStatus"}
 
-func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionSet, obj *lineage.EventStatus) graphql.Marshaler {
+func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionSet, obj *api.EventStatus) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventStatusImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13167,7 +13213,7 @@ func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionS
 
 var evidenceImplementors = []string{"Evidence"}
 
-func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *lineage.Evidence) graphql.Marshaler {
+func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *api.Evidence) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, evidenceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13245,7 +13291,7 @@ func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet,
 
 var fanOutMarkerImplementors = []string{"FanOutMarker"}
 
-func (ec *executionContext) _FanOutMarker(ctx context.Context, sel ast.SelectionSet, obj *lineage.FanOutMarker) graphql.Marshaler {
+func (ec *executionContext) _FanOutMarker(ctx context.Context, sel ast.SelectionSet, obj *api.FanOutMarker) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fanOutMarkerImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13288,7 +13334,7 @@ func (ec *executionContext) _FanOutMarker(ctx context.Context, sel ast.Selection
 
 var fieldImplementors = []string{"Field", "Node"}
 
-func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, obj *lineage.Field) graphql.Marshaler {
+func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, obj *api.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13362,7 +13408,7 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 
 var gapImplementors = []string{"Gap"}
 
-func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj *lineage.Gap) graphql.Marshaler {
+func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj *api.Gap) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, gapImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13391,6 +13437,11 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "stopReasons":
+			out.Values[i] = ec._Gap_stopReasons(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13410,7 +13461,7 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 
 var impactReportImplementors = []string{"ImpactReport"}
 
-func (ec *executionContext) _ImpactReport(ctx context.Context, sel ast.SelectionSet, obj *lineage.ImpactReport) graphql.Marshaler {
+func (ec *executionContext) _ImpactReport(ctx context.Context, sel ast.SelectionSet, obj *api.ImpactReport) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, impactReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13468,7 +13519,7 @@ func (ec *executionContext) _ImpactReport(ctx context.Context, sel ast.Selection
 
 var impactedFieldImplementors = []string{"ImpactedField"}
 
-func (ec *executionContext) _ImpactedField(ctx context.Context, sel ast.SelectionSet, obj *lineage.ImpactedField) graphql.Marshaler {
+func (ec *executionContext) _ImpactedField(ctx context.Context, sel ast.SelectionSet, obj *api.ImpactedField) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, impactedFieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13511,7 +13562,7 @@ func (ec *executionContext) _ImpactedField(ctx context.Context, sel ast.Selectio
 
 var intervalImplementors = []string{"Interval"}
 
-func (ec *executionContext) _Interval(ctx context.Context, sel ast.SelectionSet, obj *lineage.Interval) graphql.Marshaler {
+func (ec *executionContext) _Interval(ctx context.Context, sel ast.SelectionSet, obj *api.Interval) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, intervalImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13554,7 +13605,7 @@ func (ec *executionContext) _Interval(ctx context.Context, sel ast.SelectionSet,
 
 var jobImplementors = []string{"Job", "Node", "SearchResult"}
 
-func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *lineage.Job) graphql.Marshaler {
+func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *api.Job) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13654,7 +13705,7 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 
 var jobVersionImplementors = []string{"JobVersion"}
 
-func (ec *executionContext) _JobVersion(ctx context.Context, sel ast.SelectionSet, obj *lineage.JobVersion) graphql.Marshaler {
+func (ec *executionContext) _JobVersion(ctx context.Context, sel ast.SelectionSet, obj *api.JobVersion) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobVersionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13717,7 +13768,7 @@ func (ec *executionContext) _JobVersion(ctx context.Context, sel ast.SelectionSe
 
 var lineageEdgeImplementors = []string{"LineageEdge"}
 
-func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionSet, obj *lineage.LineageEdge) graphql.Marshaler {
+func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionSet, obj *api.LineageEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lineageEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13801,7 +13852,7 @@ func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionS
 
 var lineageGraphImplementors = []string{"LineageGraph"}
 
-func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.SelectionSet, obj *lineage.LineageGraph) graphql.Marshaler {
+func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.SelectionSet, obj *api.LineageGraph) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lineageGraphImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13961,7 +14012,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var ownerImplementors = []string{"Owner"}
 
-func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, obj *lineage.Owner) graphql.Marshaler {
+func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, obj *api.Owner) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ownerImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13999,7 +14050,7 @@ func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, ob
 
 var quarantinedEventImplementors = []string{"QuarantinedEvent"}
 
-func (ec *executionContext) _QuarantinedEvent(ctx context.Context, sel ast.SelectionSet, obj *lineage.QuarantinedEvent) graphql.Marshaler {
+func (ec *executionContext) _QuarantinedEvent(ctx context.Context, sel ast.SelectionSet, obj *api.QuarantinedEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, quarantinedEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14067,7 +14118,7 @@ func (ec *executionContext) _QuarantinedEvent(ctx context.Context, sel ast.Selec
 
 var quarantinedEventConnectionImplementors = []string{"QuarantinedEventConnection"}
 
-func (ec *executionContext) _QuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, obj *lineage.QuarantinedEventConnection) graphql.Marshaler {
+func (ec *executionContext) _QuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, obj *api.QuarantinedEventConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, quarantinedEventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14220,7 +14271,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var restrictedNodeImplementors = []string{"RestrictedNode", "Node"}
 
-func (ec *executionContext) _RestrictedNode(ctx context.Context, sel ast.SelectionSet, obj *lineage.RestrictedNode) graphql.Marshaler {
+func (ec *executionContext) _RestrictedNode(ctx context.Context, sel ast.SelectionSet, obj *api.RestrictedNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, restrictedNodeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14263,7 +14314,7 @@ func (ec *executionContext) _RestrictedNode(ctx context.Context, sel ast.Selecti
 
 var runImplementors = []string{"Run", "Node"}
 
-func (ec *executionContext) _Run(ctx context.Context, sel ast.SelectionSet, obj *lineage.Run) graphql.Marshaler {
+func (ec *executionContext) _Run(ctx context.Context, sel ast.SelectionSet, obj *api.Run) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, runImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14378,7 +14429,7 @@ func (ec *executionContext) _Run(ctx context.Context, sel ast.SelectionSet, obj 
 
 var runConnectionImplementors = []string{"RunConnection"}
 
-func (ec *executionContext) _RunConnection(ctx context.Context, sel ast.SelectionSet, obj *lineage.RunConnection) graphql.Marshaler {
+func (ec *executionContext) _RunConnection(ctx context.Context, sel ast.SelectionSet, obj *api.RunConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, runConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14421,7 +14472,7 @@ func (ec *executionContext) _RunConnection(ctx context.Context, sel ast.Selectio
 
 var runEventSummaryImplementors = []string{"RunEventSummary"}
 
-func (ec *executionContext) _RunEventSummary(ctx context.Context, sel ast.SelectionSet, obj *lineage.RunEventSummary) graphql.Marshaler {
+func (ec *executionContext) _RunEventSummary(ctx context.Context, sel ast.SelectionSet, obj *api.RunEventSummary) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, runEventSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14474,7 +14525,7 @@ func (ec *executionContext) _RunEventSummary(ctx context.Context, sel ast.Select
 
 var runIOImplementors = []string{"RunIO"}
 
-func (ec *executionContext) _RunIO(ctx context.Context, sel ast.SelectionSet, obj *lineage.RunIO) graphql.Marshaler {
+func (ec *executionContext) _RunIO(ctx context.Context, sel ast.SelectionSet, obj *api.RunIO) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, runIOImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14533,7 +14584,7 @@ func (ec *executionContext) _RunIO(ctx context.Context, sel ast.SelectionSet, ob
 
 var searchConnectionImplementors = []string{"SearchConnection"}
 
-func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.SelectionSet, obj *lineage.SearchConnection) graphql.Marshaler {
+func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.SelectionSet, obj *api.SearchConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14581,7 +14632,7 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 
 var tagImplementors = []string{"Tag"}
 
-func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *lineage.Tag) graphql.Marshaler {
+func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *api.Tag) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14614,7 +14665,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 
 var transformationImplementors = []string{"Transformation"}
 
-func (ec *executionContext) _Transformation(ctx context.Context, sel ast.SelectionSet, obj *lineage.Transformation) graphql.Marshaler {
+func (ec *executionContext) _Transformation(ctx context.Context, sel ast.SelectionSet, obj *api.Transformation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transformationImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14662,7 +14713,7 @@ func (ec *executionContext) _Transformation(ctx context.Context, sel ast.Selecti
 
 var unresolvedIdentityImplementors = []string{"UnresolvedIdentity"}
 
-func (ec *executionContext) _UnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, obj *lineage.UnresolvedIdentity) graphql.Marshaler {
+func (ec *executionContext) _UnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, obj *api.UnresolvedIdentity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, unresolvedIdentityImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -15065,11 +15116,11 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAliasᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.Alias) graphql.Marshaler {
+func (ec *executionContext) marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAliasᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Alias) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAlias(ctx, sel, v[i])
+		return ec.marshalNAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAlias(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15081,7 +15132,7 @@ func (ec *executionContext) marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) marshalNAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAlias(ctx context.Context, sel ast.SelectionSet, v *lineage.Alias) graphql.Marshaler {
+func (ec *executionContext) marshalNAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAlias(ctx context.Context, sel ast.SelectionSet, v *api.Alias) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Alias!")
 		return graphql.Null
@@ -15222,7 +15273,7 @@ func (ec *executionContext) marshalNCreatedApiToken2ᚖgithubᚗcomᚋheadwater�
 	return ec._CreatedApiToken(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx context.Context, sel ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
+func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDataset(ctx context.Context, sel ast.SelectionSet, v *api.Dataset) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Dataset!")
 		return graphql.Null
@@ -15230,11 +15281,11 @@ func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdata�
 	return ec._Dataset(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.DatasetVersion) graphql.Marshaler {
+func (ec *executionContext) marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.DatasetVersion) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNDatasetVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersion(ctx, sel, v[i])
+		return ec.marshalNDatasetVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersion(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15246,7 +15297,7 @@ func (ec *executionContext) marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwate
 	return ret
 }
 
-func (ec *executionContext) marshalNDatasetVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersion(ctx context.Context, sel ast.SelectionSet, v *lineage.DatasetVersion) graphql.Marshaler {
+func (ec *executionContext) marshalNDatasetVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersion(ctx context.Context, sel ast.SelectionSet, v *api.DatasetVersion) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "DatasetVersion!")
 		return graphql.Null
@@ -15254,7 +15305,7 @@ func (ec *executionContext) marshalNDatasetVersion2ᚖgithubᚗcomᚋheadwater�
 	return ec._DatasetVersion(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetVersionConnection(ctx context.Context, sel ast.SelectionSet, v *lineage.DatasetVersionConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersionConnection(ctx context.Context, sel ast.SelectionSet, v *api.DatasetVersionConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "DatasetVersionConnection!")
 		return graphql.Null
@@ -15262,13 +15313,13 @@ func (ec *executionContext) marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋh
 	return ec._DatasetVersionConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx context.Context, v any) (lineage.Direction, error) {
+func (ec *executionContext) unmarshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx context.Context, v any) (api.Direction, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.Direction(tmp)
+	res := api.Direction(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDirection(ctx context.Context, sel ast.SelectionSet, v lineage.Direction) graphql.Marshaler {
+func (ec *executionContext) marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx context.Context, sel ast.SelectionSet, v api.Direction) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15277,13 +15328,13 @@ func (ec *executionContext) marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋ
 	return res
 }
 
-func (ec *executionContext) unmarshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventState(ctx context.Context, v any) (lineage.EventState, error) {
+func (ec *executionContext) unmarshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventState(ctx context.Context, v any) (api.EventState, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.EventState(tmp)
+	res := api.EventState(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventState(ctx context.Context, sel ast.SelectionSet, v lineage.EventState) graphql.Marshaler {
+func (ec *executionContext) marshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventState(ctx context.Context, sel ast.SelectionSet, v api.EventState) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15292,15 +15343,15 @@ func (ec *executionContext) marshalNEventState2githubᚗcomᚋheadwaterᚑdata�
 	return res
 }
 
-func (ec *executionContext) marshalNEvidence2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidence(ctx context.Context, sel ast.SelectionSet, v lineage.Evidence) graphql.Marshaler {
+func (ec *executionContext) marshalNEvidence2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidence(ctx context.Context, sel ast.SelectionSet, v api.Evidence) graphql.Marshaler {
 	return ec._Evidence(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNEvidence2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Evidence) graphql.Marshaler {
+func (ec *executionContext) marshalNEvidence2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Evidence) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEvidence2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidence(ctx, sel, v[i])
+		return ec.marshalNEvidence2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidence(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15312,13 +15363,13 @@ func (ec *executionContext) marshalNEvidence2ᚕgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKind(ctx context.Context, v any) (lineage.EvidenceKind, error) {
+func (ec *executionContext) unmarshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKind(ctx context.Context, v any) (api.EvidenceKind, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.EvidenceKind(tmp)
+	res := api.EvidenceKind(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKind(ctx context.Context, sel ast.SelectionSet, v lineage.EvidenceKind) graphql.Marshaler {
+func (ec *executionContext) marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKind(ctx context.Context, sel ast.SelectionSet, v api.EvidenceKind) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15327,15 +15378,15 @@ func (ec *executionContext) marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdata
 	return res
 }
 
-func (ec *executionContext) marshalNFanOutMarker2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFanOutMarker(ctx context.Context, sel ast.SelectionSet, v lineage.FanOutMarker) graphql.Marshaler {
+func (ec *executionContext) marshalNFanOutMarker2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFanOutMarker(ctx context.Context, sel ast.SelectionSet, v api.FanOutMarker) graphql.Marshaler {
 	return ec._FanOutMarker(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNFanOutMarker2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFanOutMarkerᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.FanOutMarker) graphql.Marshaler {
+func (ec *executionContext) marshalNFanOutMarker2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFanOutMarkerᚄ(ctx context.Context, sel ast.SelectionSet, v []api.FanOutMarker) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNFanOutMarker2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFanOutMarker(ctx, sel, v[i])
+		return ec.marshalNFanOutMarker2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFanOutMarker(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15347,11 +15398,11 @@ func (ec *executionContext) marshalNFanOutMarker2ᚕgithubᚗcomᚋheadwaterᚑd
 	return ret
 }
 
-func (ec *executionContext) marshalNField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.Field) graphql.Marshaler {
+func (ec *executionContext) marshalNField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Field) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐField(ctx, sel, v[i])
+		return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15363,7 +15414,7 @@ func (ec *executionContext) marshalNField2ᚕᚖgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐField(ctx context.Context, sel ast.SelectionSet, v *lineage.Field) graphql.Marshaler {
+func (ec *executionContext) marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx context.Context, sel ast.SelectionSet, v *api.Field) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Field!")
 		return graphql.Null
@@ -15371,20 +15422,20 @@ func (ec *executionContext) marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ec._Field(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNFieldRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldRef(ctx context.Context, v any) (lineage.FieldRef, error) {
+func (ec *executionContext) unmarshalNFieldRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx context.Context, v any) (api.FieldRef, error) {
 	res, err := ec.unmarshalInputFieldRef(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGap(ctx context.Context, sel ast.SelectionSet, v lineage.Gap) graphql.Marshaler {
+func (ec *executionContext) marshalNGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGap(ctx context.Context, sel ast.SelectionSet, v api.Gap) graphql.Marshaler {
 	return ec._Gap(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Gap) graphql.Marshaler {
+func (ec *executionContext) marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Gap) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGap(ctx, sel, v[i])
+		return ec.marshalNGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGap(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15396,13 +15447,13 @@ func (ec *executionContext) marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ret
 }
 
-func (ec *executionContext) unmarshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapKind(ctx context.Context, v any) (lineage.GapKind, error) {
+func (ec *executionContext) unmarshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapKind(ctx context.Context, v any) (api.GapKind, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.GapKind(tmp)
+	res := api.GapKind(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGapKind(ctx context.Context, sel ast.SelectionSet, v lineage.GapKind) graphql.Marshaler {
+func (ec *executionContext) marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapKind(ctx context.Context, sel ast.SelectionSet, v api.GapKind) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15459,13 +15510,13 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) unmarshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐIORole(ctx context.Context, v any) (lineage.IORole, error) {
+func (ec *executionContext) unmarshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐIORole(ctx context.Context, v any) (api.IORole, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.IORole(tmp)
+	res := api.IORole(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐIORole(ctx context.Context, sel ast.SelectionSet, v lineage.IORole) graphql.Marshaler {
+func (ec *executionContext) marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐIORole(ctx context.Context, sel ast.SelectionSet, v api.IORole) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15474,7 +15525,7 @@ func (ec *executionContext) marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋhea
 	return res
 }
 
-func (ec *executionContext) marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactReport(ctx context.Context, sel ast.SelectionSet, v *lineage.ImpactReport) graphql.Marshaler {
+func (ec *executionContext) marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactReport(ctx context.Context, sel ast.SelectionSet, v *api.ImpactReport) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ImpactReport!")
 		return graphql.Null
@@ -15482,11 +15533,11 @@ func (ec *executionContext) marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑd
 	return ec._ImpactReport(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactedFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.ImpactedField) graphql.Marshaler {
+func (ec *executionContext) marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactedFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.ImpactedField) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNImpactedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactedField(ctx, sel, v[i])
+		return ec.marshalNImpactedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactedField(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15498,7 +15549,7 @@ func (ec *executionContext) marshalNImpactedField2ᚕᚖgithubᚗcomᚋheadwater
 	return ret
 }
 
-func (ec *executionContext) marshalNImpactedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐImpactedField(ctx context.Context, sel ast.SelectionSet, v *lineage.ImpactedField) graphql.Marshaler {
+func (ec *executionContext) marshalNImpactedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactedField(ctx context.Context, sel ast.SelectionSet, v *api.ImpactedField) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ImpactedField!")
 		return graphql.Null
@@ -15520,15 +15571,15 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNInterval2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐInterval(ctx context.Context, sel ast.SelectionSet, v lineage.Interval) graphql.Marshaler {
+func (ec *executionContext) marshalNInterval2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐInterval(ctx context.Context, sel ast.SelectionSet, v api.Interval) graphql.Marshaler {
 	return ec._Interval(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐIntervalᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Interval) graphql.Marshaler {
+func (ec *executionContext) marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐIntervalᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Interval) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInterval2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐInterval(ctx, sel, v[i])
+		return ec.marshalNInterval2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐInterval(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15540,11 +15591,11 @@ func (ec *executionContext) marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.Job) graphql.Marshaler {
+func (ec *executionContext) marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Job) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx, sel, v[i])
+		return ec.marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15556,7 +15607,7 @@ func (ec *executionContext) marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx context.Context, sel ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
+func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx context.Context, sel ast.SelectionSet, v *api.Job) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Job!")
 		return graphql.Null
@@ -15564,11 +15615,11 @@ func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ec._Job(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.LineageEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.LineageEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageEdge(ctx, sel, v[i])
+		return ec.marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15580,7 +15631,7 @@ func (ec *executionContext) marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwater�
 	return ret
 }
 
-func (ec *executionContext) marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v *lineage.LineageEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v *api.LineageEdge) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "LineageEdge!")
 		return graphql.Null
@@ -15588,7 +15639,7 @@ func (ec *executionContext) marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑda
 	return ec._LineageEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐLineageGraph(ctx context.Context, sel ast.SelectionSet, v *lineage.LineageGraph) graphql.Marshaler {
+func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageGraph(ctx context.Context, sel ast.SelectionSet, v *api.LineageGraph) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "LineageGraph!")
 		return graphql.Null
@@ -15596,13 +15647,13 @@ func (ec *executionContext) marshalNLineageGraph2ᚖgithubᚗcomᚋheadwaterᚑd
 	return ec._LineageGraph(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNameKind(ctx context.Context, v any) (lineage.NameKind, error) {
+func (ec *executionContext) unmarshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNameKind(ctx context.Context, v any) (api.NameKind, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.NameKind(tmp)
+	res := api.NameKind(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNameKind(ctx context.Context, sel ast.SelectionSet, v lineage.NameKind) graphql.Marshaler {
+func (ec *executionContext) marshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNameKind(ctx context.Context, sel ast.SelectionSet, v api.NameKind) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15611,7 +15662,7 @@ func (ec *executionContext) marshalNNameKind2githubᚗcomᚋheadwaterᚑdataᚋh
 	return res
 }
 
-func (ec *executionContext) marshalNNode2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNode(ctx context.Context, sel ast.SelectionSet, v lineage.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNNode2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNode(ctx context.Context, sel ast.SelectionSet, v api.Node) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Node!")
 		return graphql.Null
@@ -15619,11 +15670,11 @@ func (ec *executionContext) marshalNNode2githubᚗcomᚋheadwaterᚑdataᚋheadw
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Node) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNNode2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNode(ctx, sel, v[i])
+		return ec.marshalNNode2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15635,20 +15686,20 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋheadwaterᚑdataᚋhe
 	return ret
 }
 
-func (ec *executionContext) unmarshalNNodeRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐNodeRef(ctx context.Context, v any) (lineage.NodeRef, error) {
+func (ec *executionContext) unmarshalNNodeRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeRef(ctx context.Context, v any) (api.NodeRef, error) {
 	res, err := ec.unmarshalInputNodeRef(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOwner2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐOwner(ctx context.Context, sel ast.SelectionSet, v lineage.Owner) graphql.Marshaler {
+func (ec *executionContext) marshalNOwner2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐOwner(ctx context.Context, sel ast.SelectionSet, v api.Owner) graphql.Marshaler {
 	return ec._Owner(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐOwnerᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Owner) graphql.Marshaler {
+func (ec *executionContext) marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐOwnerᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Owner) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOwner2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐOwner(ctx, sel, v[i])
+		return ec.marshalNOwner2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐOwner(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15670,13 +15721,13 @@ func (ec *executionContext) marshalNPrivilege2githubᚗcomᚋheadwaterᚑdataᚋ
 	return v
 }
 
-func (ec *executionContext) unmarshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx context.Context, v any) (lineage.Publication, error) {
+func (ec *executionContext) unmarshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx context.Context, v any) (api.Publication, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.Publication(tmp)
+	res := api.Publication(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx context.Context, sel ast.SelectionSet, v lineage.Publication) graphql.Marshaler {
+func (ec *executionContext) marshalNPublication2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx context.Context, sel ast.SelectionSet, v api.Publication) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15685,11 +15736,11 @@ func (ec *executionContext) marshalNPublication2githubᚗcomᚋheadwaterᚑdata�
 	return res
 }
 
-func (ec *executionContext) marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.QuarantinedEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.QuarantinedEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEvent(ctx, sel, v[i])
+		return ec.marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15701,7 +15752,7 @@ func (ec *executionContext) marshalNQuarantinedEvent2ᚕᚖgithubᚗcomᚋheadwa
 	return ret
 }
 
-func (ec *executionContext) marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEvent(ctx context.Context, sel ast.SelectionSet, v *lineage.QuarantinedEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEvent(ctx context.Context, sel ast.SelectionSet, v *api.QuarantinedEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "QuarantinedEvent!")
 		return graphql.Null
@@ -15709,7 +15760,7 @@ func (ec *executionContext) marshalNQuarantinedEvent2ᚖgithubᚗcomᚋheadwater
 	return ec._QuarantinedEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐQuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, v *lineage.QuarantinedEventConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNQuarantinedEventConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐQuarantinedEventConnection(ctx context.Context, sel ast.SelectionSet, v *api.QuarantinedEventConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "QuarantinedEventConnection!")
 		return graphql.Null
@@ -15717,11 +15768,11 @@ func (ec *executionContext) marshalNQuarantinedEventConnection2ᚖgithubᚗcom�
 	return ec._QuarantinedEventConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.Run) graphql.Marshaler {
+func (ec *executionContext) marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Run) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx, sel, v[i])
+		return ec.marshalNRun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15733,7 +15784,7 @@ func (ec *executionContext) marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNRun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx context.Context, sel ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
+func (ec *executionContext) marshalNRun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx context.Context, sel ast.SelectionSet, v *api.Run) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Run!")
 		return graphql.Null
@@ -15741,7 +15792,7 @@ func (ec *executionContext) marshalNRun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ec._Run(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRunConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunConnection(ctx context.Context, sel ast.SelectionSet, v *lineage.RunConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNRunConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunConnection(ctx context.Context, sel ast.SelectionSet, v *api.RunConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RunConnection!")
 		return graphql.Null
@@ -15749,11 +15800,11 @@ func (ec *executionContext) marshalNRunConnection2ᚖgithubᚗcomᚋheadwaterᚑ
 	return ec._RunConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRunEventSummary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunEventSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.RunEventSummary) graphql.Marshaler {
+func (ec *executionContext) marshalNRunEventSummary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunEventSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.RunEventSummary) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRunEventSummary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunEventSummary(ctx, sel, v[i])
+		return ec.marshalNRunEventSummary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunEventSummary(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15765,7 +15816,7 @@ func (ec *executionContext) marshalNRunEventSummary2ᚕᚖgithubᚗcomᚋheadwat
 	return ret
 }
 
-func (ec *executionContext) marshalNRunEventSummary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunEventSummary(ctx context.Context, sel ast.SelectionSet, v *lineage.RunEventSummary) graphql.Marshaler {
+func (ec *executionContext) marshalNRunEventSummary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunEventSummary(ctx context.Context, sel ast.SelectionSet, v *api.RunEventSummary) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RunEventSummary!")
 		return graphql.Null
@@ -15773,11 +15824,11 @@ func (ec *executionContext) marshalNRunEventSummary2ᚖgithubᚗcomᚋheadwater�
 	return ec._RunEventSummary(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunIOᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.RunIO) graphql.Marshaler {
+func (ec *executionContext) marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIOᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.RunIO) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRunIO2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunIO(ctx, sel, v[i])
+		return ec.marshalNRunIO2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIO(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15789,7 +15840,7 @@ func (ec *executionContext) marshalNRunIO2ᚕᚖgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) marshalNRunIO2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunIO(ctx context.Context, sel ast.SelectionSet, v *lineage.RunIO) graphql.Marshaler {
+func (ec *executionContext) marshalNRunIO2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIO(ctx context.Context, sel ast.SelectionSet, v *api.RunIO) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RunIO!")
 		return graphql.Null
@@ -15797,13 +15848,13 @@ func (ec *executionContext) marshalNRunIO2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ec._RunIO(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx context.Context, v any) (lineage.RunState, error) {
+func (ec *executionContext) unmarshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx context.Context, v any) (api.RunState, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.RunState(tmp)
+	res := api.RunState(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx context.Context, sel ast.SelectionSet, v lineage.RunState) graphql.Marshaler {
+func (ec *executionContext) marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx context.Context, sel ast.SelectionSet, v api.RunState) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -15812,13 +15863,13 @@ func (ec *executionContext) marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋh
 	return res
 }
 
-func (ec *executionContext) unmarshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunStateᚄ(ctx context.Context, v any) ([]lineage.RunState, error) {
+func (ec *executionContext) unmarshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunStateᚄ(ctx context.Context, v any) ([]api.RunState, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]lineage.RunState, len(vSlice))
+	res := make([]api.RunState, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -15826,11 +15877,11 @@ func (ec *executionContext) unmarshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdat
 	return res, nil
 }
 
-func (ec *executionContext) marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunStateᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.RunState) graphql.Marshaler {
+func (ec *executionContext) marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunStateᚄ(ctx context.Context, sel ast.SelectionSet, v []api.RunState) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx, sel, v[i])
+		return ec.marshalNRunState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15842,7 +15893,7 @@ func (ec *executionContext) marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
-func (ec *executionContext) marshalNSearchConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchConnection(ctx context.Context, sel ast.SelectionSet, v *lineage.SearchConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchConnection(ctx context.Context, sel ast.SelectionSet, v *api.SearchConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SearchConnection!")
 		return graphql.Null
@@ -15850,7 +15901,7 @@ func (ec *executionContext) marshalNSearchConnection2ᚖgithubᚗcomᚋheadwater
 	return ec._SearchConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchResult2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v lineage.SearchResult) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchResult2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchResult(ctx context.Context, sel ast.SelectionSet, v api.SearchResult) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SearchResult!")
 		return graphql.Null
@@ -15858,11 +15909,11 @@ func (ec *executionContext) marshalNSearchResult2githubᚗcomᚋheadwaterᚑdata
 	return ec._SearchResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchResultᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.SearchResult) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchResultᚄ(ctx context.Context, sel ast.SelectionSet, v []api.SearchResult) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSearchResult2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐSearchResult(ctx, sel, v[i])
+		return ec.marshalNSearchResult2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchResult(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15877,6 +15928,21 @@ func (ec *executionContext) marshalNSearchResult2ᚕgithubᚗcomᚋheadwaterᚑd
 func (ec *executionContext) unmarshalNSecurableInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐSecurableInput(ctx context.Context, v any) (*model.SecurableInput, error) {
 	res, err := ec.unmarshalInputSecurableInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReason(ctx context.Context, v any) (api.StopReason, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.StopReason(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReason(ctx context.Context, sel ast.SelectionSet, v api.StopReason) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "StopReason!")
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -15922,15 +15988,15 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
-func (ec *executionContext) marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTag(ctx context.Context, sel ast.SelectionSet, v lineage.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx context.Context, sel ast.SelectionSet, v api.Tag) graphql.Marshaler {
 	return ec._Tag(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Tag) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTag(ctx, sel, v[i])
+		return ec.marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15966,15 +16032,15 @@ func (ec *executionContext) marshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋ
 	return v
 }
 
-func (ec *executionContext) marshalNTransformation2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformation(ctx context.Context, sel ast.SelectionSet, v lineage.Transformation) graphql.Marshaler {
+func (ec *executionContext) marshalNTransformation2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformation(ctx context.Context, sel ast.SelectionSet, v api.Transformation) graphql.Marshaler {
 	return ec._Transformation(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNTransformation2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformationᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.Transformation) graphql.Marshaler {
+func (ec *executionContext) marshalNTransformation2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationᚄ(ctx context.Context, sel ast.SelectionSet, v []api.Transformation) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTransformation2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformation(ctx, sel, v[i])
+		return ec.marshalNTransformation2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformation(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15986,13 +16052,13 @@ func (ec *executionContext) marshalNTransformation2ᚕgithubᚗcomᚋheadwater�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformationType(ctx context.Context, v any) (lineage.TransformationType, error) {
+func (ec *executionContext) unmarshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationType(ctx context.Context, v any) (api.TransformationType, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.TransformationType(tmp)
+	res := api.TransformationType(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐTransformationType(ctx context.Context, sel ast.SelectionSet, v lineage.TransformationType) graphql.Marshaler {
+func (ec *executionContext) marshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationType(ctx context.Context, sel ast.SelectionSet, v api.TransformationType) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -16001,11 +16067,11 @@ func (ec *executionContext) marshalNTransformationType2githubᚗcomᚋheadwater�
 	return res
 }
 
-func (ec *executionContext) marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentityᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.UnresolvedIdentity) graphql.Marshaler {
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐUnresolvedIdentityᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.UnresolvedIdentity) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx, sel, v[i])
+		return ec.marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐUnresolvedIdentity(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16017,7 +16083,7 @@ func (ec *executionContext) marshalNUnresolvedIdentity2ᚕᚖgithubᚗcomᚋhead
 	return ret
 }
 
-func (ec *executionContext) marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐUnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, v *lineage.UnresolvedIdentity) graphql.Marshaler {
+func (ec *executionContext) marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐUnresolvedIdentity(ctx context.Context, sel ast.SelectionSet, v *api.UnresolvedIdentity) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "UnresolvedIdentity!")
 		return graphql.Null
@@ -16167,7 +16233,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐAlias(ctx context.Context, sel ast.SelectionSet, v *lineage.Alias) graphql.Marshaler {
+func (ec *executionContext) marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAlias(ctx context.Context, sel ast.SelectionSet, v *api.Alias) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -16241,14 +16307,14 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDataset(ctx context.Context, sel ast.SelectionSet, v *lineage.Dataset) graphql.Marshaler {
+func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDataset(ctx context.Context, sel ast.SelectionSet, v *api.Dataset) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Dataset(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDatasetRef(ctx context.Context, v any) (*lineage.DatasetRef, error) {
+func (ec *executionContext) unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx context.Context, v any) (*api.DatasetRef, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -16256,16 +16322,16 @@ func (ec *executionContext) unmarshalODatasetRef2ᚖgithubᚗcomᚋheadwaterᚑd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx context.Context, v any) (*lineage.DbtRole, error) {
+func (ec *executionContext) unmarshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDbtRole(ctx context.Context, v any) (*api.DbtRole, error) {
 	if v == nil {
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.DbtRole(tmp)
+	res := api.DbtRole(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐDbtRole(ctx context.Context, sel ast.SelectionSet, v *lineage.DbtRole) graphql.Marshaler {
+func (ec *executionContext) marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDbtRole(ctx context.Context, sel ast.SelectionSet, v *api.DbtRole) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -16275,23 +16341,23 @@ func (ec *executionContext) marshalODbtRole2ᚖgithubᚗcomᚋheadwaterᚑdata�
 	return res
 }
 
-func (ec *executionContext) marshalOEventStatus2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEventStatus(ctx context.Context, sel ast.SelectionSet, v *lineage.EventStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOEventStatus2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventStatus(ctx context.Context, sel ast.SelectionSet, v *api.EventStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._EventStatus(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKindᚄ(ctx context.Context, v any) ([]lineage.EvidenceKind, error) {
+func (ec *executionContext) unmarshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKindᚄ(ctx context.Context, v any) ([]api.EvidenceKind, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]lineage.EvidenceKind, len(vSlice))
+	res := make([]api.EvidenceKind, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKind(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKind(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -16299,14 +16365,14 @@ func (ec *executionContext) unmarshalOEvidenceKind2ᚕgithubᚗcomᚋheadwater�
 	return res, nil
 }
 
-func (ec *executionContext) marshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKindᚄ(ctx context.Context, sel ast.SelectionSet, v []lineage.EvidenceKind) graphql.Marshaler {
+func (ec *executionContext) marshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKindᚄ(ctx context.Context, sel ast.SelectionSet, v []api.EvidenceKind) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐEvidenceKind(ctx, sel, v[i])
+		return ec.marshalNEvidenceKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEvidenceKind(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16318,7 +16384,7 @@ func (ec *executionContext) marshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑd
 	return ret
 }
 
-func (ec *executionContext) unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐFieldRef(ctx context.Context, v any) (*lineage.FieldRef, error) {
+func (ec *executionContext) unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx context.Context, v any) (*api.FieldRef, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -16342,16 +16408,16 @@ func (ec *executionContext) marshalOGrantEffect2ᚖgithubᚗcomᚋheadwaterᚑda
 	return v
 }
 
-func (ec *executionContext) unmarshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGranularity(ctx context.Context, v any) (*lineage.Granularity, error) {
+func (ec *executionContext) unmarshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGranularity(ctx context.Context, v any) (*api.Granularity, error) {
 	if v == nil {
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.Granularity(tmp)
+	res := api.Granularity(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐGranularity(ctx context.Context, sel ast.SelectionSet, v *lineage.Granularity) graphql.Marshaler {
+func (ec *executionContext) marshalOGranularity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGranularity(ctx context.Context, sel ast.SelectionSet, v *api.Granularity) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -16397,14 +16463,14 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJob(ctx context.Context, sel ast.SelectionSet, v *lineage.Job) graphql.Marshaler {
+func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJob(ctx context.Context, sel ast.SelectionSet, v *api.Job) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobRef(ctx context.Context, v any) (*lineage.JobRef, error) {
+func (ec *executionContext) unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx context.Context, v any) (*api.JobRef, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -16412,23 +16478,23 @@ func (ec *executionContext) unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdata�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐJobVersion(ctx context.Context, sel ast.SelectionSet, v *lineage.JobVersion) graphql.Marshaler {
+func (ec *executionContext) marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobVersion(ctx context.Context, sel ast.SelectionSet, v *api.JobVersion) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._JobVersion(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx context.Context, v any) (*lineage.Publication, error) {
+func (ec *executionContext) unmarshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx context.Context, v any) (*api.Publication, error) {
 	if v == nil {
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.Publication(tmp)
+	res := api.Publication(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐPublication(ctx context.Context, sel ast.SelectionSet, v *lineage.Publication) graphql.Marshaler {
+func (ec *executionContext) marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx context.Context, sel ast.SelectionSet, v *api.Publication) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -16438,23 +16504,23 @@ func (ec *executionContext) marshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑda
 	return res
 }
 
-func (ec *executionContext) marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRun(ctx context.Context, sel ast.SelectionSet, v *lineage.Run) graphql.Marshaler {
+func (ec *executionContext) marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRun(ctx context.Context, sel ast.SelectionSet, v *api.Run) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Run(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx context.Context, v any) (*lineage.RunState, error) {
+func (ec *executionContext) unmarshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx context.Context, v any) (*api.RunState, error) {
 	if v == nil {
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := lineage.RunState(tmp)
+	res := api.RunState(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋlineageᚐRunState(ctx context.Context, sel ast.SelectionSet, v *lineage.RunState) graphql.Marshaler {
+func (ec *executionContext) marshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx context.Context, sel ast.SelectionSet, v *api.RunState) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -16462,6 +16528,42 @@ func (ec *executionContext) marshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdata�
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) unmarshalOStopReason2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReasonᚄ(ctx context.Context, v any) ([]api.StopReason, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]api.StopReason, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReason(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOStopReason2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []api.StopReason) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -12,32 +12,26 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
-	"github.com/headwater-data/headwater/cache"
-	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
 )
 
-// Deps is what the GraphQL handler needs; `headwater serve` builds it.
+// Deps is what the GraphQL handler needs, built by its caller (`headwater serve` wires them in cmd/headwater).
 type Deps struct {
-	Store      *graph.Store
-	Redis      *redis.Client // nil: cache off
-	Log        *slog.Logger
+	// Lineage answers lineage and impact, Search search, Catalog every other lookup (all three required).
+	Lineage *lineage.Service
+	Catalog *catalog.Catalog
+	Search  *search.Searcher
+	Log     *slog.Logger
+	// Registerer receives the GraphQL layer's metrics (nil: not registered).
 	Registerer prometheus.Registerer
-	Lineage    lineage.Config
 	Clock      func() time.Time
-	// Canonicalizer canonicalises identifiers like ingestion does (nil: identity).
-	Canonicalizer lineage.Canonicalizer
-	// Policy decides visibility (nil: authz.AllowAll): the scope, the batched mixed-privilege checks (DESCRIBE,
-	// VIEW_LINEAGE, VIEW_SQL, VIEW_SENSITIVE) and the hidden-neighbour settings.
-	Policy authz.Policy
-	// Redactor makes REDACT placeholder ids (components.Redactor); nil answers a REDACT policy as OMIT.
-	Redactor *authz.Redactor
 	// Auditor receives one record per GraphQL request that touched sensitive nodes or was denied (nil: no audit).
 	Auditor audit.Auditor
 	// Manager serves the grant-management mutations (nil: they answer FORBIDDEN).
@@ -54,8 +48,8 @@ type Deps struct {
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
 // principal to the request context (authz.WithPrincipal) before it.
 func NewHandler(d Deps) (http.Handler, error) {
-	if d.Store == nil {
-		return nil, errors.New("resolvers: Deps.Store is required")
+	if d.Lineage == nil || d.Catalog == nil || d.Search == nil {
+		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog and Deps.Search are required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -67,18 +61,14 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
-		Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer, Clock: d.Clock, Log: d.Log})
-	if err != nil {
-		return nil, err
-	}
-	res := &Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
+	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}
 	srv := newServer(res, lim, newGraphQLMetrics(d.Registerer), d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := withLoaders(r.Context(), newLoaders(svc))
+		// each request: its loaders and one search scan budget shared by all its search fields
+		ctx := withLoaders(d.Search.WithRequestBudget(r.Context()), newLoaders(d.Catalog))
 		if d.Auditor == nil {
 			srv.ServeHTTP(w, r.WithContext(ctx))
 			return

@@ -31,13 +31,13 @@ type harness struct {
 	reg *prometheus.Registry
 }
 
-type option func(*Deps)
+type option func(*testDeps)
 
-func withRedis(rdb *redis.Client) option { return func(d *Deps) { d.Redis = rdb } }
+func withRedis(rdb *redis.Client) option { return func(d *testDeps) { d.Redis = rdb } }
 func withConfig(c lineage.Config) option {
-	return func(d *Deps) { key := d.Lineage.CursorKey; d.Lineage = c; d.Lineage.CursorKey = key }
+	return func(d *testDeps) { key := d.Lineage.CursorKey; d.Lineage = c; d.Lineage.CursorKey = key }
 }
-func withClock(c func() time.Time) option { return func(d *Deps) { d.Clock = c } }
+func withClock(c func() time.Time) option { return func(d *testDeps) { d.Clock = c } }
 
 func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
@@ -45,7 +45,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	fx := lineagetest.New(t, store)
 	fx.Principal = "alice" // the harness's default caller sends the fixture's events
 	reg := prometheus.NewRegistry()
-	d := Deps{Store: store, Registerer: reg, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}}
+	d := testDeps{Store: store, Registerer: reg, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}}
 	for _, o := range opts {
 		o(&d)
 	}
@@ -54,9 +54,9 @@ func newHarness(t *testing.T, opts ...option) *harness {
 
 // serveAs serves the GraphQL handler of d with the principal named by the test header (fallback when absent):
 // production attaches principals in the auth middleware.
-func serveAs(t *testing.T, d Deps, fallback string) *httptest.Server {
+func serveAs(t *testing.T, d testDeps, fallback string) *httptest.Server {
 	t.Helper()
-	h, err := NewHandler(d)
+	h, err := d.handler()
 	if err != nil {
 		t.Fatalf("new handler: %v", err)
 	}

@@ -101,7 +101,7 @@ func TestStoreDownIsUnavailableWithoutInternals(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = drv.Close(context.Background()) })
-	hd, err := NewHandler(Deps{Store: &graph.Store{Driver: drv, Database: "neo4j"}, Lineage: lineage.Config{CursorKey: testCursorKey}})
+	hd, err := testDeps{Store: &graph.Store{Driver: drv, Database: "neo4j"}, Lineage: lineage.Config{CursorKey: testCursorKey}}.handler()
 	if err != nil {
 		t.Fatal(err)
 	}

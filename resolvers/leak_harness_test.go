@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/grant"
@@ -25,6 +26,7 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
+	"github.com/headwater-data/headwater/search"
 )
 
 const testRedactKey = "leak-suite-redact-key-0123456789abcdef"
@@ -72,8 +74,9 @@ type worldOpt struct {
 	mode   authz.HiddenMode
 	cache  bool
 	fanOut int // 0: the default
-	// lineage adjusts the service configuration when set.
+	// lineage adjusts the service configuration when set; search the searcher's.
 	lineage func(*lineage.Config)
+	search  func(*search.Config)
 	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
 	auditor audit.Auditor
 }
@@ -100,8 +103,11 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if o.lineage != nil {
 		o.lineage(&lc)
 	}
-	d := Deps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
+	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now)}
+	if o.search != nil {
+		o.search(&d.Search)
+	}
 	if o.auditor != nil {
 		d.Auditor = o.auditor
 	}
@@ -132,9 +138,9 @@ func (w *world) build() {
 	h1n, h2n, jn := w.hidden("h1"), w.hidden("h2"), w.hidden("job")
 	w.h1, w.h2 = fx.Dataset(h1n), fx.Dataset(h2n)
 	w.jHidden = fx.Job(jn)
-	w.secretKey(w.h1, lineage.DatasetID(w.h1))
-	w.secretKey(w.h2, lineage.DatasetID(w.h2))
-	w.secretKey(w.jHidden, lineage.JobID(w.jHidden))
+	w.secretKey(w.h1, api.DatasetID(w.h1))
+	w.secretKey(w.h2, api.DatasetID(w.h2))
+	w.secretKey(w.jHidden, api.JobID(w.jHidden))
 	j0, j1, j2, j3 := fx.Job("pub.j0"), fx.Job("pub.j1"), fx.Job("pub.j2"), fx.Job("pub.j3")
 	fx.Flow(j0, []string{w.h2}, []string{w.src})
 	fx.Flow(j1, []string{w.src}, []string{w.mid})
@@ -145,12 +151,12 @@ func (w *world) build() {
 	w.outCol = fx.Field(w.out, "c", fx.T0, time.Time{})
 	w.h1Col = fx.Field(w.h1, "c", fx.T0, time.Time{})
 	w.behindCol = fx.Field(w.behind, "c", fx.T0, time.Time{})
-	w.secretKey(w.h1Col, lineage.FieldID(w.h1Col))
+	w.secretKey(w.h1Col, api.FieldID(w.h1Col))
 	fx.ColumnFeeds(w.midCol, w.outCol, w.jHidden, lineagetest.Transform{Type: "DIRECT", Subtype: "IDENTITY"})
 	fx.ColumnFeeds(w.midCol, w.h1Col, j2, lineagetest.Transform{Type: "DIRECT", Subtype: "IDENTITY"})
 	fx.ColumnFeeds(w.h1Col, w.behindCol, j3, lineagetest.Transform{Type: "DIRECT", Subtype: "IDENTITY"})
 	runVisible, runHidden := "00000000-0000-4000-8000-"+testenv.Token(6), "00000000-0000-4000-8000-"+testenv.Token(6)
-	w.secrets = append(w.secrets, runHidden, lineage.RunID(runHidden))
+	w.secrets = append(w.secrets, runHidden, api.RunID(runHidden))
 	fx.Run(runVisible, j2, []string{w.mid}, []string{w.h1}, graph.PubPublished, "START", "COMPLETE")
 	fx.Run(runHidden, w.jHidden, []string{w.mid}, []string{w.out}, graph.PubPublished, "START", "COMPLETE")
 	fx.Exec(`MATCH (d:Dataset {key: $k}) SET d.tags = ['pii']`, map[string]any{"k": w.mid})

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
-	"github.com/headwater-data/headwater/lineage"
 )
 
 const leakLineageQ = `query($ns: String!, $name: String!, $dir: Direction!, $depth: Int!, $gran: Granularity, $max: Int, $after: String) {
@@ -162,7 +162,7 @@ func (w *world) checkShape(mode authz.HiddenMode) {
 	}
 	jobNull := false
 	for _, e := range a.Data.Lineage.Edges {
-		if e.To == lineage.DatasetID(w.out) && e.Job == nil {
+		if e.To == api.DatasetID(w.out) && e.Job == nil {
 			jobNull = true
 		}
 	}
@@ -234,12 +234,12 @@ func TestOmitIdenticalAnswers(t *testing.T) {
 func (w *world) columnsFromHidden() (dst, hidden string) {
 	fx := w.fx
 	src, d, h := fx.Dataset("pub.colsrc"), fx.Dataset("pub.coldst"), fx.Dataset(w.hidden("colsrc"))
-	w.secretKey(h, lineage.DatasetID(h))
+	w.secretKey(h, api.DatasetID(h))
 	fx.Flow(fx.Job("pub.jcol"), []string{src}, []string{d})
 	fx.Flow(fx.Job(w.hidden("coljob")), []string{h}, []string{d})
 	fx.Field(src, "c", fx.T0, time.Time{})
 	hidden = fx.Field(h, "c", fx.T0, time.Time{})
-	w.secretKey(hidden, lineage.FieldID(hidden))
+	w.secretKey(hidden, api.FieldID(hidden))
 	return fx.Field(d, "c", fx.T0, time.Time{}), hidden
 }
 

@@ -28,7 +28,7 @@ import (
 //
 //	go test -run '^$' -bench HostilePayloads -benchtime 200x ./resolvers/
 func BenchmarkHostilePayloads(b *testing.B) {
-	h, err := NewHandler(Deps{Store: testenv.Store(b), Lineage: lineage.Config{CursorKey: testCursorKey}})
+	h, err := testDeps{Store: testenv.Store(b), Lineage: lineage.Config{CursorKey: testCursorKey}}.handler()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestHostileGraphQLPayloadsAreRefusedBeforeWork(t *testing.T) {
 }
 
 func TestGETQueryStringOverTheBodyLimitIs414(t *testing.T) {
-	h := newHarness(t, func(d *Deps) { d.Limits.MaxBodyBytes = 8 << 10 })
+	h := newHarness(t, func(d *testDeps) { d.Limits.MaxBodyBytes = 8 << 10 })
 	q := url.Values{"query": {repeatedTypename(2000)}}
 	resp, err := http.Get(h.srv.URL + "?" + q.Encode())
 	if err != nil {
@@ -256,7 +256,7 @@ var contractOperations = map[string]string{
 // TestCostBudgetIsPerPrincipal: a principal whose complexity budget is spent is refused with 429 RATE_LIMITED and
 // a Retry-After; another principal is not affected.
 func TestCostBudgetIsPerPrincipal(t *testing.T) {
-	h := newHarness(t, func(d *Deps) { d.Limits.CostPerSecond, d.Limits.CostBurst = 1, MaxComplexity })
+	h := newHarness(t, func(d *testDeps) { d.Limits.CostPerSecond, d.Limits.CostBurst = 1, MaxComplexity })
 	var b strings.Builder
 	b.WriteString("{")
 	for i := range MaxComplexity / 20 { // complexity 10 each: half the burst

@@ -16,7 +16,7 @@ const lineageQuery = `query($start: NodeRef!, $dir: Direction!, $depth: Int!, $g
             transformations { type subtype masking description } }
     truncated cursor permissionsFiltered asOf
     fanOutMarkers { node direction shown }
-    gaps { kind message nodes edges }
+    gaps { kind message nodes edges stopReasons }
   }
 }`
 
@@ -61,10 +61,11 @@ type lgEdge struct {
 }
 
 type lgGap struct {
-	Kind    string   `json:"kind"`
-	Message string   `json:"message"`
-	Nodes   []string `json:"nodes"`
-	Edges   []string `json:"edges"`
+	Kind        string   `json:"kind"`
+	Message     string   `json:"message"`
+	Nodes       []string `json:"nodes"`
+	Edges       []string `json:"edges"`
+	StopReasons []string `json:"stopReasons"` // null (nil) on every gap but TRUNCATED
 }
 
 type lineageGraph struct {

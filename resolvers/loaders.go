@@ -6,7 +6,8 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 
-	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/api"
+	"github.com/headwater-data/headwater/catalog"
 )
 
 // loaderWait is how long a loader collects keys before one batched read.
@@ -20,36 +21,36 @@ type datasetKey struct {
 
 // loaders batch the node lookups of one request (runs' jobs, edges' jobs, run I/O datasets, fields' datasets).
 type loaders struct {
-	datasets    *dataloadgen.Loader[datasetKey, *lineage.Dataset]
-	jobs        *dataloadgen.Loader[string, *lineage.Job]
-	runs        *dataloadgen.Loader[string, *lineage.Run]
-	jobVersions *dataloadgen.Loader[string, *lineage.JobVersion]
-	svc         *lineage.Service // also gives each request its search scan budget (withLoaders)
+	datasets    *dataloadgen.Loader[datasetKey, *api.Dataset]
+	jobs        *dataloadgen.Loader[string, *api.Job]
+	runs        *dataloadgen.Loader[string, *api.Run]
+	jobVersions *dataloadgen.Loader[string, *api.JobVersion]
+	catalog     *catalog.Catalog
 }
 
 type loadersKey struct{}
 
-func newLoaders(svc *lineage.Service) *loaders {
+func newLoaders(cat *catalog.Catalog) *loaders {
 	opt := dataloadgen.WithWait(loaderWait)
 	return &loaders{
-		datasets:    dataloadgen.NewMappedLoader(datasetBatch(svc), opt),
-		jobs:        dataloadgen.NewMappedLoader(svc.JobsByKeys, opt),
-		runs:        dataloadgen.NewMappedLoader(svc.RunsByKeys, opt),
-		jobVersions: dataloadgen.NewMappedLoader(svc.JobVersionsByKeys, opt),
-		svc:         svc,
+		datasets:    dataloadgen.NewMappedLoader(datasetBatch(cat), opt),
+		jobs:        dataloadgen.NewMappedLoader(cat.JobsByKeys, opt),
+		runs:        dataloadgen.NewMappedLoader(cat.RunsByKeys, opt),
+		jobVersions: dataloadgen.NewMappedLoader(cat.JobVersionsByKeys, opt),
+		catalog:     cat,
 	}
 }
 
 // datasetBatch groups keys by instant: one read per distinct asOf (usually one).
-func datasetBatch(svc *lineage.Service) func(context.Context, []datasetKey) (map[datasetKey]*lineage.Dataset, error) {
-	return func(ctx context.Context, keys []datasetKey) (map[datasetKey]*lineage.Dataset, error) {
+func datasetBatch(cat *catalog.Catalog) func(context.Context, []datasetKey) (map[datasetKey]*api.Dataset, error) {
+	return func(ctx context.Context, keys []datasetKey) (map[datasetKey]*api.Dataset, error) {
 		byAsOf := map[int64][]string{}
 		for _, k := range keys {
 			byAsOf[k.asOf] = append(byAsOf[k.asOf], k.key)
 		}
-		out := make(map[datasetKey]*lineage.Dataset, len(keys))
+		out := make(map[datasetKey]*api.Dataset, len(keys))
 		for t, ks := range byAsOf {
-			ds, err := svc.DatasetsByKeys(ctx, ks, time.UnixMilli(t).UTC())
+			ds, err := cat.DatasetsByKeys(ctx, ks, time.UnixMilli(t).UTC())
 			if err != nil {
 				return nil, err
 			}
@@ -61,9 +62,9 @@ func datasetBatch(svc *lineage.Service) func(context.Context, []datasetKey) (map
 	}
 }
 
-// withLoaders returns the request's context with its loaders and its search scan budget.
+// withLoaders returns the request's context with its loaders.
 func withLoaders(ctx context.Context, l *loaders) context.Context {
-	return context.WithValue(l.svc.WithRequestBudget(ctx), loadersKey{}, l)
+	return context.WithValue(ctx, loadersKey{}, l)
 }
 
 // loadersFrom returns the request's loaders; a context without them (a resolver called outside the handler)
@@ -72,7 +73,7 @@ func (r *Resolver) loadersFrom(ctx context.Context) *loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
 		return l
 	}
-	return newLoaders(r.svc)
+	return newLoaders(r.catalog)
 }
 
 // optional turns a loader's "not found" into nil: a dangling reference is not an error of the answer.

@@ -17,7 +17,7 @@ func (lowerCanon) Job(ns, name string) (string, string, error) {
 }
 
 func TestQueriesCanonicaliseLikeEvents(t *testing.T) {
-	h := newHarness(t, func(d *Deps) { d.Canonicalizer = lowerCanon{} })
+	h := newHarness(t, func(d *testDeps) { d.Canonicalizer = lowerCanon{} })
 	chain(h.fx)
 	g := h.lineage(map[string]any{"start": dsStart(strings.ToUpper(h.fx.NS), "A"), "dir": "DOWNSTREAM"})
 	if !eq(g.names(), []string{"a", "b", "c"}) {

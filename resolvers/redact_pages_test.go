@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/lineage"
 )
 
 // redactPageAnswer is the part of a lineage page the placeholder test compares.
@@ -82,7 +82,7 @@ func (w *world) hiddenAt(pos string, siblings []string) string {
 		n, _ := slices.BinarySearch(sorted, key)
 		ok := map[string]bool{"first": n == 0, "middle": n > 0 && n < len(sorted), "last": n == len(sorted)}[pos]
 		if ok {
-			w.secretKey(key, lineage.DatasetID(key))
+			w.secretKey(key, api.DatasetID(key))
 			return w.fx.Dataset(name)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package resolvers is Headwater's GraphQL layer (gqlgen): the generated executable schema, thin resolvers that
-// map arguments and call one lineage.Service method each, per-request dataloaders, the error presenter (the only
-// place domain errors become client errors), and the HTTP handler with its limits (complexity, depth, APQ).
+// map arguments and call one lineage.Service, search.Searcher or catalog.Catalog method each, per-request
+// dataloaders, the error presenter (the only place domain errors become client errors), and the HTTP handler with
+// its limits (complexity, depth, APQ). It builds none of the services it calls: cmd/headwater does.
 //
 // generated.go and model/ are generated from ../schema.graphqls by `go run github.com/99designs/gqlgen generate`;
 // never edit them by hand.
@@ -9,13 +10,17 @@ package resolvers
 import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz/manage"
+	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
 )
 
 // Resolver is the root resolver: it holds the services; request-scoped state (loaders, principal, audit) is in
 // context.
 type Resolver struct {
 	svc     *lineage.Service
+	catalog *catalog.Catalog
+	search  *search.Searcher
 	manager *manage.Manager     // nil: management mutations answer FORBIDDEN
 	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
 	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.

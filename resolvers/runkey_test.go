@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
-	"github.com/headwater-data/headwater/lineage"
 )
 
 // Issue 13 item 2, read side: two jobs, one hidden from the narrow reader, report the same runId. The narrow
@@ -23,7 +23,7 @@ func TestRunIDSharedByTwoJobs(t *testing.T) {
 	j, jh := fx.Job("pub.jr"), fx.Job(hiddenName)
 	run := "00000000-0000-4000-8000-" + testenv.Token(6)
 	kv, kh := graph.RunKey(run, j), graph.RunKey(run, jh)
-	w.secretKey(kh, lineage.RunID(kh))
+	w.secretKey(kh, api.RunID(kh))
 	fx.Run(kv, j, nil, nil, "", "START", "COMPLETE")
 	fx.Run(kh, jh, nil, nil, "", "START", "FAIL")
 	fx.Exec(`MATCH (r:Run) WHERE r.key IN $keys SET r.runId = $id`, map[string]any{"keys": []any{kv, kh}, "id": run})
@@ -49,14 +49,14 @@ func TestRunIDSharedByTwoJobs(t *testing.T) {
 		return a
 	}
 	oldID := base64.RawURLEncoding.EncodeToString([]byte("R:" + run)) // issued by projection version 1
-	for _, id := range []string{run, oldID, lineage.RunID(kv)} {
+	for _, id := range []string{run, oldID, api.RunID(kv)} {
 		a := ask(w.narrow, id, nil)
 		if a.Data.Run == nil || a.Data.Run.State != "COMPLETE" || a.Data.Run.RunIDConflict || a.Data.Run.RunID != run ||
-			a.Data.Run.ID != lineage.RunID(kv) {
+			a.Data.Run.ID != api.RunID(kv) {
 			t.Fatalf("narrow reader, id %s: %+v", id, a)
 		}
 	}
-	if a := ask(w.admin, lineage.RunID(kv), nil); a.Data.Run == nil || !a.Data.Run.RunIDConflict {
+	if a := ask(w.admin, api.RunID(kv), nil); a.Data.Run == nil || !a.Data.Run.RunIDConflict {
 		t.Fatalf("a producer of the job must see the conflict: %+v", a)
 	}
 	for _, id := range []string{run, oldID} {
@@ -66,7 +66,7 @@ func TestRunIDSharedByTwoJobs(t *testing.T) {
 		}
 	}
 	a := ask(w.admin, run, map[string]any{"namespace": fx.NS, "name": hiddenName})
-	if a.Data.Run == nil || a.Data.Run.State != "FAIL" || a.Data.Run.ID != lineage.RunID(kh) {
+	if a.Data.Run == nil || a.Data.Run.State != "FAIL" || a.Data.Run.ID != api.RunID(kh) {
 		t.Fatalf("run(id, job): %+v", a)
 	}
 }

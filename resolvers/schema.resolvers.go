@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/authz/manage"
@@ -17,27 +18,27 @@ import (
 )
 
 // Fields is the resolver for the fields field.
-func (r *datasetResolver) Fields(ctx context.Context, obj *lineage.Dataset, asOf *time.Time, observedOnRead *bool) ([]*lineage.Field, error) {
+func (r *datasetResolver) Fields(ctx context.Context, obj *api.Dataset, asOf *time.Time, observedOnRead *bool) ([]*api.Field, error) {
 	t := obj.AsOf
 	if asOf != nil {
 		t = *asOf
 	}
-	return r.svc.DatasetFields(ctx, obj.Key, t, observedOnRead)
+	return r.catalog.DatasetFields(ctx, obj.Key, t, observedOnRead)
 }
 
 // Aliases is the resolver for the aliases field.
-func (r *datasetResolver) Aliases(ctx context.Context, obj *lineage.Dataset) ([]*lineage.Alias, error) {
-	return r.svc.DatasetAliases(ctx, obj.Key)
+func (r *datasetResolver) Aliases(ctx context.Context, obj *api.Dataset) ([]*api.Alias, error) {
+	return r.catalog.DatasetAliases(ctx, obj.Key)
 }
 
 // Versions is the resolver for the versions field.
-func (r *datasetResolver) Versions(ctx context.Context, obj *lineage.Dataset, first *int, after *string) (*lineage.DatasetVersionConnection, error) {
-	return r.svc.DatasetVersions(ctx, obj.Key, first, after)
+func (r *datasetResolver) Versions(ctx context.Context, obj *api.Dataset, first *int, after *string) (*api.DatasetVersionConnection, error) {
+	return r.catalog.DatasetVersions(ctx, obj.Key, first, after)
 }
 
 // LastWrittenBy is the resolver for the lastWrittenBy field.
-func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *lineage.Dataset) (*lineage.Run, error) {
-	key, err := r.svc.LastWriter(ctx, obj.Key)
+func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *api.Dataset) (*api.Run, error) {
+	key, err := r.catalog.LastWriter(ctx, obj.Key)
 	if err != nil || key == "" {
 		return nil, err
 	}
@@ -45,22 +46,22 @@ func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *lineage.Datase
 }
 
 // Dataset is the resolver for the dataset field.
-func (r *fieldResolver) Dataset(ctx context.Context, obj *lineage.Field) (*lineage.Dataset, error) {
+func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error) {
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.AsOf.UnixMilli()})
 }
 
 // Version is the resolver for the version field.
-func (r *jobResolver) Version(ctx context.Context, obj *lineage.Job) (*lineage.JobVersion, error) {
-	return r.svc.JobVersionAt(ctx, obj.Key, obj.AsOf)
+func (r *jobResolver) Version(ctx context.Context, obj *api.Job) (*api.JobVersion, error) {
+	return r.catalog.JobVersionAt(ctx, obj.Key, obj.AsOf)
 }
 
 // Runs is the resolver for the runs field.
-func (r *jobResolver) Runs(ctx context.Context, obj *lineage.Job, first *int, after *string, state *lineage.RunState) (*lineage.RunConnection, error) {
-	return r.svc.JobRuns(ctx, obj.Key, first, after, state)
+func (r *jobResolver) Runs(ctx context.Context, obj *api.Job, first *int, after *string, state *api.RunState) (*api.RunConnection, error) {
+	return r.catalog.JobRuns(ctx, obj.Key, first, after, state)
 }
 
 // Job is the resolver for the job field.
-func (r *lineageEdgeResolver) Job(ctx context.Context, obj *lineage.LineageEdge) (*lineage.Job, error) {
+func (r *lineageEdgeResolver) Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error) {
 	if obj.JobKey == "" {
 		return nil, nil
 	}
@@ -114,50 +115,50 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 }
 
 // Dataset is the resolver for the dataset field.
-func (r *queryResolver) Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Dataset, error) {
-	return r.svc.Dataset(ctx, namespace, name, asOf)
+func (r *queryResolver) Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Dataset, error) {
+	return r.catalog.Dataset(ctx, namespace, name, asOf)
 }
 
 // Job is the resolver for the job field.
-func (r *queryResolver) Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*lineage.Job, error) {
-	return r.svc.Job(ctx, namespace, name, asOf)
+func (r *queryResolver) Job(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Job, error) {
+	return r.catalog.Job(ctx, namespace, name, asOf)
 }
 
 // DbtJob is the resolver for the dbtJob field.
-func (r *queryResolver) DbtJob(ctx context.Context, namespace string, uniqueID string, role *lineage.DbtRole, asOf *time.Time) (*lineage.Job, error) {
-	return r.svc.DbtJob(ctx, namespace, uniqueID, role, asOf)
+func (r *queryResolver) DbtJob(ctx context.Context, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) (*api.Job, error) {
+	return r.catalog.DbtJob(ctx, namespace, uniqueID, role, asOf)
 }
 
 // Run is the resolver for the run field.
-func (r *queryResolver) Run(ctx context.Context, id string, job *lineage.JobRef) (*lineage.Run, error) {
-	return r.svc.Run(ctx, id, job)
+func (r *queryResolver) Run(ctx context.Context, id string, job *api.JobRef) (*api.Run, error) {
+	return r.catalog.Run(ctx, id, job)
 }
 
 // Search is the resolver for the search field.
-func (r *queryResolver) Search(ctx context.Context, query string, first *int, after *string) (*lineage.SearchConnection, error) {
-	return r.svc.Search(ctx, query, first, after)
+func (r *queryResolver) Search(ctx context.Context, query string, first *int, after *string) (*api.SearchConnection, error) {
+	return r.search.Search(ctx, query, first, after)
 }
 
 // Lineage is the resolver for the lineage field.
-func (r *queryResolver) Lineage(ctx context.Context, start lineage.NodeRef, direction lineage.Direction, depth int, granularity *lineage.Granularity, asOf *time.Time, evidence []lineage.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*lineage.LineageGraph, error) {
+func (r *queryResolver) Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*api.LineageGraph, error) {
 	return r.svc.Lineage(ctx, lineage.LineageArgs{Start: start, Direction: direction, Depth: depth,
 		Granularity: deref(granularity), AsOf: asOf, Evidence: evidence, IncludeAttempted: deref(includeAttempted),
 		MaxNodes: deref(maxNodes), After: deref(after)})
 }
 
 // Impact is the resolver for the impact field.
-func (r *queryResolver) Impact(ctx context.Context, field lineage.FieldRef, depth *int, asOf *time.Time) (*lineage.ImpactReport, error) {
+func (r *queryResolver) Impact(ctx context.Context, field api.FieldRef, depth *int, asOf *time.Time) (*api.ImpactReport, error) {
 	return r.svc.Impact(ctx, field, depth, asOf)
 }
 
 // Event is the resolver for the event field.
-func (r *queryResolver) Event(ctx context.Context, id string) (*lineage.EventStatus, error) {
-	return r.svc.Event(ctx, id)
+func (r *queryResolver) Event(ctx context.Context, id string) (*api.EventStatus, error) {
+	return r.catalog.Event(ctx, id)
 }
 
 // QuarantinedEvents is the resolver for the quarantinedEvents field.
-func (r *queryResolver) QuarantinedEvents(ctx context.Context, first *int, after *string) (*lineage.QuarantinedEventConnection, error) {
-	return r.svc.QuarantinedEvents(ctx, first, after)
+func (r *queryResolver) QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error) {
+	return r.catalog.QuarantinedEvents(ctx, first, after)
 }
 
 func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error) {
@@ -165,12 +166,12 @@ func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *str
 }
 
 // Job is the resolver for the job field.
-func (r *runResolver) Job(ctx context.Context, obj *lineage.Run) (*lineage.Job, error) {
+func (r *runResolver) Job(ctx context.Context, obj *api.Run) (*api.Job, error) {
 	return r.loadersFrom(ctx).jobs.Load(ctx, obj.JobKey)
 }
 
 // JobVersion is the resolver for the jobVersion field.
-func (r *runResolver) JobVersion(ctx context.Context, obj *lineage.Run) (*lineage.JobVersion, error) {
+func (r *runResolver) JobVersion(ctx context.Context, obj *api.Run) (*api.JobVersion, error) {
 	if obj.JobVersionKey == "" {
 		return nil, nil
 	}
@@ -178,7 +179,7 @@ func (r *runResolver) JobVersion(ctx context.Context, obj *lineage.Run) (*lineag
 }
 
 // Parent is the resolver for the parent field.
-func (r *runResolver) Parent(ctx context.Context, obj *lineage.Run) (*lineage.Run, error) {
+func (r *runResolver) Parent(ctx context.Context, obj *api.Run) (*api.Run, error) {
 	if obj.ParentKey == "" {
 		return nil, nil
 	}
@@ -186,7 +187,7 @@ func (r *runResolver) Parent(ctx context.Context, obj *lineage.Run) (*lineage.Ru
 }
 
 // Root is the resolver for the root field.
-func (r *runResolver) Root(ctx context.Context, obj *lineage.Run) (*lineage.Run, error) {
+func (r *runResolver) Root(ctx context.Context, obj *api.Run) (*api.Run, error) {
 	if obj.RootKey == "" {
 		return nil, nil
 	}
@@ -194,22 +195,22 @@ func (r *runResolver) Root(ctx context.Context, obj *lineage.Run) (*lineage.Run,
 }
 
 // Events is the resolver for the events field.
-func (r *runResolver) Events(ctx context.Context, obj *lineage.Run) ([]*lineage.RunEventSummary, error) {
-	return r.svc.RunEvents(ctx, obj.Key)
+func (r *runResolver) Events(ctx context.Context, obj *api.Run) ([]*api.RunEventSummary, error) {
+	return r.catalog.RunEvents(ctx, obj.Key)
 }
 
 // Inputs is the resolver for the inputs field.
-func (r *runResolver) Inputs(ctx context.Context, obj *lineage.Run) ([]*lineage.RunIO, error) {
-	return r.svc.RunIO(ctx, obj.Key, "READ")
+func (r *runResolver) Inputs(ctx context.Context, obj *api.Run) ([]*api.RunIO, error) {
+	return r.catalog.RunIO(ctx, obj.Key, "READ")
 }
 
 // Outputs is the resolver for the outputs field.
-func (r *runResolver) Outputs(ctx context.Context, obj *lineage.Run) ([]*lineage.RunIO, error) {
-	return r.svc.RunIO(ctx, obj.Key, "WROTE")
+func (r *runResolver) Outputs(ctx context.Context, obj *api.Run) ([]*api.RunIO, error) {
+	return r.catalog.RunIO(ctx, obj.Key, "WROTE")
 }
 
 // Dataset is the resolver for the dataset field.
-func (r *runIOResolver) Dataset(ctx context.Context, obj *lineage.RunIO) (*lineage.Dataset, error) {
+func (r *runIOResolver) Dataset(ctx context.Context, obj *api.RunIO) (*api.Dataset, error) {
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.ObservedAt.UnixMilli()})
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
-	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
 )
 
 const searchScanQ = `query($q: String!, $first: Int, $after: String) { search(query: $q, first: $first, after: $after) {
@@ -127,8 +127,8 @@ func scanWorld(w *world) string {
 	return tok
 }
 
-// TestSearchScanBounded (issue 13 item 12): a search page scans at most lineage.DefaultSearchScanPerPage hits
-// and all search fields of one request at most lineage.DefaultSearchScanPerRequest together; a page that reaches
+// TestSearchScanBounded (issue 13 item 12): a search page scans at most search.DefaultSearchScanPerPage hits
+// and all search fields of one request at most search.DefaultSearchScanPerRequest together; a page that reaches
 // a bound ends with hasNextPage and a cursor from which paging on finds the rest.
 func TestSearchScanBounded(t *testing.T) {
 	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
@@ -151,7 +151,7 @@ func TestSearchScanBounded(t *testing.T) {
 	first := ask(tok+".", nil).Data.Search
 	if len(first.Nodes) != 0 || !first.HasNextPage || first.EndCursor == nil {
 		t.Fatalf("a page behind 6,000 hidden hits should end at the %d-hit scan bound with a cursor: %+v",
-			lineage.DefaultSearchScanPerPage, first)
+			search.DefaultSearchScanPerPage, first)
 	}
 	second := ask(tok+".", first.EndCursor).Data.Search
 	if len(second.Nodes) != 1 || second.Nodes[0].Name != "pub."+tok+".kv" || second.HasNextPage {
@@ -186,14 +186,14 @@ func TestSearchScanBounded(t *testing.T) {
 	}
 	if complete == 4 {
 		t.Errorf("four aliased searches each scanned 3,001 hits, beyond the request's %d: %s",
-			lineage.DefaultSearchScanPerRequest, body)
+			search.DefaultSearchScanPerRequest, body)
 	}
 }
 
 // TestSearchScanRatePerPrincipal (issue 13 item 12): a principal whose searches scanned more than its rate
 // allows waits; another principal does not.
 func TestSearchScanRatePerPrincipal(t *testing.T) {
-	w := newWorld(t, worldOpt{mode: authz.HiddenOmit, lineage: func(c *lineage.Config) { c.SearchScanPerPrincipal = 2000 }})
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit, search: func(c *search.Config) { c.SearchScanPerPrincipal = 2000 }})
 	tok := scanWorld(w)
 	timed := func(p string) time.Duration {
 		t0 := time.Now()

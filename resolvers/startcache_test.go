@@ -14,7 +14,7 @@ import (
 
 // withCountedReads makes the service read Neo4j through cd; the fixture keeps writing through the plain store.
 func withCountedReads(cd *testenv.CountingDriver) option {
-	return func(d *Deps) {
+	return func(d *testDeps) {
 		counted := *d.Store
 		cd.DriverWithContext = counted.Driver
 		counted.Driver = cd
@@ -31,7 +31,7 @@ type movingClock struct {
 func (c *movingClock) Now() time.Time      { return c.base().Add(time.Duration(c.offset.Load())) }
 func (c *movingClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
 func withMovingClock(c *movingClock) option {
-	return func(d *Deps) { c.base = d.Clock; d.Clock = c.Now }
+	return func(d *testDeps) { c.base = d.Clock; d.Clock = c.Now }
 }
 
 const startQuery = `query($s: NodeRef!, $gran: Granularity) { lineage(start: $s, direction: DOWNSTREAM, depth: 2, granularity: $gran) {

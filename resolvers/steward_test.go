@@ -49,7 +49,7 @@ func newStewardWorld(t *testing.T) *stewardWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.srv = serveAs(t, Deps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey},
+	w.srv = serveAs(t, testDeps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey},
 		Policy: pol, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now)}, "")
 	return w
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/headwater-data/headwater/internal/redisconn"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/search"
 )
 
 // httpConfig is the listeners' configuration.
@@ -63,6 +64,7 @@ type serveCmd struct {
 	Consumer consumer.Config  `embed:"" prefix:"consumer-"`
 	Archive  archive.Config   `embed:"" prefix:"archive-"`
 	Lineage  lineage.Config   `embed:"" prefix:"lineage-"`
+	Search   search.Config    `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authzConfig      `embed:"" prefix:"authz-"`
 	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
@@ -107,10 +109,13 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux := http.NewServeMux()
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	gql, err := resolvers.NewHandler(resolvers.Deps{Store: p.store, Redis: rdb, Log: log, Registerer: reg,
-		Lineage: s.Lineage, Clock: time.Now, Canonicalizer: p.norm, Policy: perms.Policy, Redactor: perms.Redactor,
-		Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader, Limits: s.GraphQL,
-		Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg)
+	if err != nil {
+		return err
+	}
+	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search,
+		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
+		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
 	if err != nil {
 		return err
 	}

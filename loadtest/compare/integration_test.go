@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
@@ -20,6 +21,7 @@ import (
 	"github.com/headwater-data/headwater/loadtest/gen"
 	"github.com/headwater-data/headwater/loadtest/history"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/search"
 )
 
 const day = 24 * time.Hour
@@ -98,14 +100,25 @@ func (c canon) Dataset(ns, name string) (string, string, string, error) {
 }
 func (canon) Job(ns, name string) (string, string, error) { return ns, name, nil }
 
-var _ lineage.Canonicalizer = canon{}
+var _ catalog.Canonicalizer = canon{}
 
 // headwater serves the real GraphQL handler in-process (allow-all policy, no Redis: uncached).
 func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.RoundTripper, maxNodes int) *compare.Headwater {
 	t.Helper()
-	h, err := resolvers.NewHandler(resolvers.Deps{Store: fx.store, Registerer: prometheus.NewRegistry(),
-		Lineage:       lineage.Config{CursorKey: "compare-test-cursor-key-0123456789abcdef"},
-		Canonicalizer: canon{gen.Environments(fx.world.Config.Prefix)}})
+	const key = "compare-test-cursor-key-0123456789abcdef"
+	cat, err := catalog.New(fx.store, catalog.Options{CursorKey: key, Canon: canon{gen.Environments(fx.world.Config.Prefix)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := lineage.NewService(fx.store, lineage.Options{Config: lineage.Config{CursorKey: key}, Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srch, err := search.New(fx.store, cat, search.Options{CursorKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Search: srch, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/api"
 )
 
 func answer(nodes []string, edges ...Edge) Answer {
@@ -84,13 +84,13 @@ func TestNaiveAnswerOrientsEdgesInDataFlowDirection(t *testing.T) {
 }
 
 func TestKeyOfDecodesPublicIDs(t *testing.T) {
-	if k, err := keyOf(lineage.DatasetID("ds_abc"), "D"); err != nil || k != "ds_abc" {
+	if k, err := keyOf(api.DatasetID("ds_abc"), "D"); err != nil || k != "ds_abc" {
 		t.Errorf("dataset id: %q %v", k, err)
 	}
-	if k, err := keyOf(lineage.JobID("job_x"), "J"); err != nil || k != "job_x" {
+	if k, err := keyOf(api.JobID("job_x"), "J"); err != nil || k != "job_x" {
 		t.Errorf("job id: %q %v", k, err)
 	}
-	if _, err := keyOf(lineage.JobID("job_x"), "D"); err == nil {
+	if _, err := keyOf(api.JobID("job_x"), "D"); err == nil {
 		t.Error("a job id was accepted as a dataset id")
 	}
 	if _, err := keyOf("not base64!", "D"); err == nil {

@@ -1,4 +1,4 @@
-package lineage
+package walk
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/ordered"
@@ -43,7 +44,7 @@ type readMode struct {
 // limited, a dataset read asks for only as many neighbours per node as this page can take (the furthest fan-out
 // window plus one, to know whether there are more), so a hub's thousand neighbours are not all projected to
 // show two hundred; complete reads the rest where the window may have missed something.
-func (w *walk) read(ctx context.Context, frontier []frontierEntry, m readMode) ([]hopRows, error) {
+func (w *walk) read(ctx context.Context, frontier []Entry, m readMode) ([]hopRows, error) {
 	groups := map[groupKey][]string{}
 	skip := map[groupKey]int{}
 	only := map[groupKey]map[string][]string{}
@@ -72,7 +73,7 @@ func (w *walk) read(ctx context.Context, frontier []frontierEntry, m readMode) (
 		}
 		res, err := w.reader.Neighbors(ctx, req)
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, api.Unavailable(err)
 		}
 		for k, v := range res.Gens {
 			w.gens[k] = v
@@ -99,7 +100,7 @@ func fullReads(raw []hopRows) map[string]bool {
 		}
 		for src, d := range dsts {
 			if len(d) >= hr.limit {
-				full[frontierEntry{Key: src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()] = true
+				full[Entry{Key: src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()] = true
 			}
 		}
 	}
@@ -111,9 +112,9 @@ func fullReads(raw []hopRows) map[string]bool {
 // mode, an entry expanded for the first time (Skip 0) whose read showed no hidden neighbour (one may lie beyond
 // the window). It reads those entries' neighbours names only, checks them, records whether any is hidden, and
 // reads in full only the visible neighbours of the short entries: hidden neighbours are never projected.
-func (w *walk) complete(ctx context.Context, frontier []frontierEntry, raw []hopRows, found hopFound) error {
+func (w *walk) complete(ctx context.Context, frontier []Entry, raw []hopRows, found hopFound) error {
 	full := fullReads(raw)
-	var need, short []frontierEntry
+	var need, short []Entry
 	for _, e := range frontier {
 		sk := e.sortKey()
 		if !full[sk] {
@@ -148,8 +149,8 @@ func (w *walk) probeWaiting(ctx context.Context) error {
 	if !w.redact || w.spec.oneShot {
 		return nil
 	}
-	var todo []frontierEntry
-	mark := func(list []frontierEntry) {
+	var todo []Entry
+	mark := func(list []Entry) {
 		for i := range list {
 			if e := &list[i]; e.Skip == 0 && !e.Probed && e.Depth < w.spec.depth {
 				todo = append(todo, *e)
@@ -162,8 +163,8 @@ func (w *walk) probeWaiting(ctx context.Context) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	slices.SortFunc(todo, frontierEntry.less)
-	todo = slices.CompactFunc(todo, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
+	slices.SortFunc(todo, Entry.less)
+	todo = slices.CompactFunc(todo, func(a, b Entry) bool { return a.sortKey() == b.sortKey() })
 	found := hopFound{hidden: map[string]bool{}}
 	if _, err := w.scanNames(ctx, todo, found); err != nil {
 		return err
@@ -178,7 +179,7 @@ func (w *walk) probeWaiting(ctx context.Context) error {
 
 // scanNames reads the entries' neighbours names only, marks the entries with a hidden neighbour, and returns
 // each entry's visible neighbours in key order.
-func (w *walk) scanNames(ctx context.Context, entries []frontierEntry, found hopFound) (map[string][]string, error) {
+func (w *walk) scanNames(ctx context.Context, entries []Entry, found hopFound) (map[string][]string, error) {
 	raw, err := w.read(ctx, entries, readMode{names: true})
 	if err != nil {
 		return nil, err
@@ -190,11 +191,11 @@ func (w *walk) scanNames(ctx context.Context, entries []frontierEntry, found hop
 	visible := map[string][]string{}
 	for _, hr := range raw {
 		for _, r := range hr.rows {
-			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
-			if !checked.ok(leaveID(sk)) {
+			sk := Entry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
+			if !checked.OK(leaveID(sk)) {
 				continue
 			}
-			if checked.ok(nodeID(r.Dst)) {
+			if checked.OK(nodeID(r.Dst)) {
 				visible[sk] = append(visible[sk], r.Dst)
 			} else {
 				found.hidden[sk] = true
@@ -205,7 +206,7 @@ func (w *walk) scanNames(ctx context.Context, entries []frontierEntry, found hop
 }
 
 // readOnly reads the short entries' visible neighbours in full and replaces what the hop found for them.
-func (w *walk) readOnly(ctx context.Context, short []frontierEntry, only map[string][]string, found hopFound) error {
+func (w *walk) readOnly(ctx context.Context, short []Entry, only map[string][]string, found hopFound) error {
 	raw, err := w.read(ctx, short, readMode{only: only})
 	if err != nil {
 		return err
@@ -235,10 +236,10 @@ func farID(n graph.NameRef) string { return "far|" + n.Namespace + "\x00" + n.Na
 // authorize asks the policy once for the whole hop: VIEW_LINEAGE on every frontier node (the nodes the hop
 // leaves), DESCRIBE on every neighbour reached and every job between (each under its current and its asOf
 // identity), and DESCRIBE on the far-side datasets behind NO_COLUMN_LINEAGE facts.
-func (w *walk) authorize(ctx context.Context, frontier []frontierEntry, raw []hopRows) (*batch, error) {
+func (w *walk) authorize(ctx context.Context, frontier []Entry, raw []hopRows) (*batch, error) {
 	b := newBatch()
 	for _, e := range frontier {
-		b.add(leaveID(e.sortKey()), authz.PrivViewLineage, candidates(authzKind(e.Kind), e.Key, w.names[e.Key])...)
+		b.Add(leaveID(e.sortKey()), authz.PrivViewLineage, candidates(AuthzKind(e.Kind), e.Key, w.names[e.Key])...)
 	}
 	for _, hr := range raw {
 		kind := authz.KindDataset
@@ -246,19 +247,19 @@ func (w *walk) authorize(ctx context.Context, frontier []frontierEntry, raw []ho
 			kind = authz.KindField
 		}
 		for _, r := range hr.rows {
-			b.add(nodeID(r.Dst), authz.PrivDescribe, candidates(kind, r.Dst, nodeNames{cur: r.DstCurrent, at: r.DstName})...)
+			b.Add(nodeID(r.Dst), authz.PrivDescribe, candidates(kind, r.Dst, Names{Current: r.DstCurrent, AsOf: r.DstName})...)
 			if r.Job != nil {
-				b.add(jobCheckID(r.Job.Key), authz.PrivDescribe,
+				b.Add(jobCheckID(r.Job.Key), authz.PrivDescribe,
 					authz.Candidate{Kind: authz.KindJob, Key: r.Job.Key, Namespace: r.Job.Namespace, Name: r.Job.Name})
 			}
 		}
 		for _, far := range hr.far {
 			for _, n := range far {
-				b.add(farID(n), authz.PrivDescribe, authz.Candidate{Kind: authz.KindDataset, Namespace: n.Namespace, Name: n.Name})
+				b.Add(farID(n), authz.PrivDescribe, authz.Candidate{Kind: authz.KindDataset, Namespace: n.Namespace, Name: n.Name})
 			}
 		}
 	}
-	return b, b.run(ctx, w.gate, w.spec.principal)
+	return b, b.Run(ctx, w.gate, w.spec.principal)
 }
 
 // pairKey identifies the edge a row belongs to.
@@ -276,24 +277,24 @@ func (w *walk) sift(raw []hopRows, b *batch) hopFound {
 		var kept []graph.HopRow
 		withRows := map[string]bool{}
 		for _, r := range hr.rows {
-			sk := frontierEntry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
+			sk := Entry{Key: r.Src, Kind: hr.g.kind, Down: hr.g.down}.sortKey()
 			switch {
-			case !b.ok(leaveID(sk)):
+			case !b.OK(leaveID(sk)):
 				continue
-			case !b.ok(nodeID(r.Dst)):
+			case !b.OK(nodeID(r.Dst)):
 				found.hidden[sk] = true
 				continue
 			}
-			if r.Job != nil && !b.ok(jobCheckID(r.Job.Key)) {
+			if r.Job != nil && !b.OK(jobCheckID(r.Job.Key)) {
 				r.Job = &graph.JobBrief{Key: hiddenJob}
 			}
-			w.names[r.Dst] = nodeNames{cur: r.DstCurrent, at: r.DstName}
+			w.names[r.Dst] = Names{Current: r.DstCurrent, AsOf: r.DstName}
 			kept = append(kept, r)
 			withRows[r.Src] = true
 		}
 		w.collect(found, hr.g, kept)
 		w.noColumnLineage(visibleNoCol(hr, b, withRows, func(k string) bool {
-			return b.ok(leaveID(frontierEntry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
+			return b.OK(leaveID(Entry{Key: k, Kind: hr.g.kind, Down: hr.g.down}.sortKey()))
 		}), hr.g.down)
 	}
 	for sk := range found.neighbours {
@@ -312,7 +313,7 @@ func visibleNoCol(hr hopRows, b *batch, withRows map[string]bool, leave func(str
 		if withRows[k] || !leave(k) {
 			continue
 		}
-		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.ok(farID(n)) }) {
+		if slices.ContainsFunc(hr.far[k], func(n graph.NameRef) bool { return b.OK(farID(n)) }) {
 			out = append(out, k)
 		}
 	}
@@ -344,10 +345,10 @@ func (w *walk) collect(found hopFound, g groupKey, rows []graph.HopRow) {
 }
 
 func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []pair) {
-	src := nodeRef{g.kind, r.Src}
-	dst := nodeRef{HopDataset, r.Dst}
+	src := Node{g.kind, r.Src}
+	dst := Node{HopDataset, r.Dst}
 	if g.kind == HopField {
-		dst.kind = HopField
+		dst.Kind = HopField
 	}
 	from, to := publicID(src), publicID(dst)
 	if !g.down {
@@ -365,19 +366,19 @@ func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []
 		scrubHiddenJob(edge, from, to)
 	}
 	found.flags[edge.ID] = flags
-	sk := frontierEntry{Key: r.Src, Kind: g.kind, Down: g.down}.sortKey()
+	sk := Entry{Key: r.Src, Kind: g.kind, Down: g.down}.sortKey()
 	list := found.neighbours[sk]
 	if n := len(list); n > 0 && list[n-1].node == dst {
 		list[n-1].edges = append(list[n-1].edges, edge)
 		return
 	}
-	found.neighbours[sk] = append(list, neighbour{node: dst, edges: []*LineageEdge{edge}, name: r.DstName})
+	found.neighbours[sk] = append(list, neighbour{node: dst, edges: []*api.LineageEdge{edge}, name: r.DstName})
 }
 
 // scrubHiddenJob gives an edge through jobs the caller may not describe an id without the jobs' keys and removes
 // what identifies the jobs' runs from its evidence.
-func scrubHiddenJob(e *LineageEdge, from, to string) {
-	e.ID, e.JobKey = edgeID(from, to, hiddenJob), ""
+func scrubHiddenJob(e *api.LineageEdge, from, to string) {
+	e.ID, e.JobKey = api.EdgeID(from, to, hiddenJob), ""
 	for i := range e.Evidence {
 		ev := &e.Evidence[i]
 		ev.RunID, ev.JobVersion, ev.Producer, ev.EventIDs = nil, nil, nil, []string{}

@@ -1,9 +1,10 @@
-package lineage
+package walk
 
 import (
 	"slices"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/graph"
 )
 
@@ -11,7 +12,7 @@ import (
 type edgeCtx struct {
 	asOf        int64
 	pubs        map[string]bool
-	evidence    map[EvidenceKind]bool // empty: all kinds
+	evidence    map[api.EvidenceKind]bool // empty: all kinds
 	staleMin    time.Duration
 	staleFactor float64
 }
@@ -33,13 +34,13 @@ func (p pair) main() *graph.Rel {
 	return p.in
 }
 
-func (p pair) kind() EvidenceKind {
+func (p pair) kind() api.EvidenceKind {
 	for _, r := range []*graph.Rel{p.in, p.out} {
 		if r != nil && r.Kind != graph.KindObserved {
-			return Declared
+			return api.Declared
 		}
 	}
-	return Observed
+	return api.Observed
 }
 
 // lastObserved of a pair is the earlier of its legs' last observations: the path was whole then.
@@ -80,12 +81,12 @@ func (p pair) inForce(ec edgeCtx) (from, to int64, pub string, ok bool) {
 }
 
 // intervals lists the pair's validity intervals: the intersections of its legs' intervals.
-func (p pair) intervals() []Interval {
+func (p pair) intervals() []api.Interval {
 	a, b := p.in, p.out
 	if a == nil {
 		a, b = b, nil
 	}
-	var out []Interval
+	var out []api.Interval
 	for i := range a.Froms {
 		if b == nil {
 			out = appendInterval(out, a.Froms[i], at(a.Tos, i), at(a.Pubs, i))
@@ -109,16 +110,16 @@ func at[T any](s []T, i int) T {
 	return zero
 }
 
-func appendInterval(out []Interval, from, to int64, pub string) []Interval {
-	p := Publication(pub)
-	return append(out, Interval{ValidFrom: graph.FromMillis(from), ValidTo: timeOrNil(to), Publication: &p})
+func appendInterval(out []api.Interval, from, to int64, pub string) []api.Interval {
+	p := api.Publication(pub)
+	return append(out, api.Interval{ValidFrom: graph.FromMillis(from), ValidTo: timeOrNil(to), Publication: &p})
 }
 
 // buildEdge turns the pairs found between two nodes through one job (or none) into one edge. It returns nil when
 // no pair is in force at asOf or the evidence filter leaves nothing.
-func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (*LineageEdge, edgeFlags) {
-	best := map[EvidenceKind]pair{}
-	var e LineageEdge
+func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (*api.LineageEdge, edgeFlags) {
+	best := map[api.EvidenceKind]pair{}
+	var e api.LineageEdge
 	var flags edgeFlags
 	var last int64
 	for _, p := range pairs {
@@ -135,7 +136,7 @@ func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (
 			e.Intervals = p.intervals()
 		}
 		last = max(last, p.lastObserved())
-		if k == Observed && (p.main().LastRunState == "START" || p.main().LastRunState == "RUNNING" || pub == graph.PubPending) {
+		if k == api.Observed && (p.main().LastRunState == "START" || p.main().LastRunState == "RUNNING" || pub == graph.PubPending) {
 			flags.runWithoutTerminal = true
 		}
 	}
@@ -146,19 +147,19 @@ func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (
 	if job != nil {
 		jobKey = job.Key
 	}
-	e.ID, e.From, e.To, e.JobKey = edgeID(from, to, jobKey), from, to, jobKey
+	e.ID, e.From, e.To, e.JobKey = api.EdgeID(from, to, jobKey), from, to, jobKey
 	e.LastObservedAt = timeOrNil(last)
-	for _, k := range []EvidenceKind{Observed, Declared} {
+	for _, k := range []api.EvidenceKind{api.Observed, api.Declared} {
 		if p, ok := best[k]; ok {
 			e.Evidence = append(e.Evidence, evidenceOf(k, p, ec))
 		}
 	}
-	_, observed := best[Observed]
+	_, observed := best[api.Observed]
 	flags.declaredOnly = !observed
 	if observed && job != nil {
-		e.Stale = ec.asOf-best[Observed].lastObserved() > staleThreshold(job, ec).Milliseconds()
+		e.Stale = ec.asOf-best[api.Observed].lastObserved() > staleThreshold(job, ec).Milliseconds()
 	} else if observed {
-		e.Stale = ec.asOf-best[Observed].lastObserved() > ec.staleMin.Milliseconds()
+		e.Stale = ec.asOf-best[api.Observed].lastObserved() > ec.staleMin.Milliseconds()
 	}
 	flags.stale = e.Stale
 	e.Transformations = transformationsOf(best)
@@ -183,38 +184,38 @@ func derivationOf(p pair) string {
 	return p.main().Derivation
 }
 
-func evidenceOf(k EvidenceKind, p pair, ec edgeCtx) Evidence {
+func evidenceOf(k api.EvidenceKind, p pair, ec edgeCtx) api.Evidence {
 	r := p.main()
 	_, _, pub, _ := p.inForce(ec)
 	observed := p.lastObserved()
 	if observed == 0 {
 		observed = r.FirstObservedAt
 	}
-	pb := Publication(pub)
+	pb := api.Publication(pub)
 	derivation := derivationOf(p)
-	ev := Evidence{Kind: k, Producer: strOrNil(r.Producer), Source: strOrNil(derivation),
+	ev := api.Evidence{Kind: k, Producer: strOrNil(r.Producer), Source: strOrNil(derivation),
 		EventIDs: slices.Clone(r.EventIDs), RunID: strOrNil(r.LastRunID), JobVersion: strOrNil(r.JobVersion),
 		ObservedAt: graph.FromMillis(observed), Publication: &pb, Derivation: strOrNil(derivation)}
 	if ev.EventIDs == nil {
 		ev.EventIDs = []string{}
 	}
 	if r.LastRunState != "" {
-		s := RunState(r.LastRunState)
+		s := api.RunState(r.LastRunState)
 		ev.RunState = &s
 	}
 	return ev
 }
 
-func transformationsOf(best map[EvidenceKind]pair) []Transformation {
-	out := []Transformation{}
-	for _, k := range []EvidenceKind{Observed, Declared} {
+func transformationsOf(best map[api.EvidenceKind]pair) []api.Transformation {
+	out := []api.Transformation{}
+	for _, k := range []api.EvidenceKind{api.Observed, api.Declared} {
 		p, ok := best[k]
 		if !ok {
 			continue
 		}
 		r := p.main()
 		for i, t := range r.TTypes {
-			out = append(out, Transformation{Type: TransformationType(t), Subtype: strOrNil(at(r.TSubtypes, i)),
+			out = append(out, api.Transformation{Type: api.TransformationType(t), Subtype: strOrNil(at(r.TSubtypes, i)),
 				Masking: at(r.TMasking, i), Description: strOrNil(at(r.TDescriptions, i))})
 		}
 		break

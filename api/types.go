@@ -1,4 +1,4 @@
-package lineage
+package api
 
 import "time"
 
@@ -354,7 +354,21 @@ type Gap struct {
 	Message string
 	Nodes   []string
 	Edges   []string
+	// StopReasons are the budgets that stopped the page, in the order first reached (TRUNCATED gaps only; nil on
+	// the others). Decisions use them, never the message, which is for people.
+	StopReasons []StopReason
 }
+
+// StopReason names a traversal budget that stopped a page.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopDepthCap   StopReason = "DEPTH_CAP"   // the server's hop cap per page (or per impact report)
+	StopNodeBudget StopReason = "NODE_BUDGET" // the node budget of the page (maxNodes)
+	StopFanOut     StopReason = "FAN_OUT"     // a node had more neighbours than one page shows
+	StopDeadline   StopReason = "DEADLINE"    // the page's time budget
+)
 
 // FanOutMarker says a node had more neighbours than one page shows.
 type FanOutMarker struct {
@@ -373,11 +387,6 @@ type LineageGraph struct {
 	Gaps                []Gap
 	PermissionsFiltered bool
 	AsOf                time.Time
-	// next is the continuation of a truncated page, before it is bound to a principal and signed (the results
-	// tier keeps it so a cached first page gets a cursor of its own caller); cacheable is false for a page a
-	// deadline cut, which a later request might answer more fully.
-	next      *cursorState
-	cacheable bool
 }
 
 // ImpactedField is a field affected by a change, with the column path to it.
@@ -420,4 +429,23 @@ type UnresolvedIdentity struct {
 	Namespace string
 	Name      string
 	Reason    string
+}
+
+// QuarantinedEvent is one event Headwater refused or could not project, as its producer may see it.
+type QuarantinedEvent struct {
+	ID         string
+	Reason     string
+	Field      *string
+	Rule       *string
+	Stage      string // gateway (refused before it was accepted) or consumer (refused or failed after)
+	Producer   *string
+	Principal  string
+	ReceivedAt *time.Time
+}
+
+// QuarantinedEventConnection is one page of quarantined events, in event-id order.
+type QuarantinedEventConnection struct {
+	Nodes       []*QuarantinedEvent
+	EndCursor   *string
+	HasNextPage bool
 }

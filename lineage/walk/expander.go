@@ -1,40 +1,40 @@
-package lineage
+package walk
 
 import (
 	"context"
 	"slices"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 )
 
-// walkSpec is a resolved, validated lineage request.
+// walkSpec is a resolved, validated lineage request (Spec, as the walk reads it).
 type walkSpec struct {
-	depth       int // requested total depth
-	maxNodes    int
-	asOf        int64
-	asOfKey     string
-	pubs        []string
-	ec          edgeCtx
-	principal   authz.Principal
-	startNodes  []nodeRef // the start node(s), returned on the first page
-	firstPage   bool
-	maxHops     int
-	fanOut      int
-	deadline    time.Time
-	clock       func() time.Time
-	granularity Granularity
-	startNames  map[string]nodeNames // identities of the start nodes (checked for VIEW_LINEAGE by the first hop)
+	depth      int // requested total depth
+	maxNodes   int
+	asOf       int64
+	asOfKey    string
+	pubs       []string
+	ec         edgeCtx
+	principal  authz.Principal
+	startNodes []Node // the start node(s), returned on the first page
+	firstPage  bool
+	maxHops    int
+	fanOut     int
+	deadline   time.Time
+	clock      func() time.Time
+	startNames map[string]Names // identities of the start nodes (checked for VIEW_LINEAGE by the first hop)
 	// oneShot is an answer without a cursor (impact): fan-out continuations never run, so a level with some
-	// does not hold the deeper ones back.
-	oneShot bool
+	// does not hold the deeper ones back; clamped: the request's depth was cut to maxHops (Spec.Clamped).
+	oneShot, clamped bool
 }
 
-// nodeRef is a node to materialise at the end of a page.
-type nodeRef struct {
-	kind HopKind
-	key  string
+// Node is a node a walk reached, to materialise at the end of a page.
+type Node struct {
+	Kind HopKind
+	Key  string
 }
 
 // walk is the state of one page of a traversal.
@@ -42,29 +42,29 @@ type walk struct {
 	spec    walkSpec
 	reader  NeighborReader
 	gate    gate
-	redact  bool                 // REDACT mode: placeholders for hidden neighbours
-	names   map[string]nodeNames // identities of the nodes reached so far (the next hop's frontier)
-	reached hashSet              // direction|key already reached (never expanded twice per direction)
-	nodes   hashSet              // node keys already returned (this page or earlier ones)
-	edges   hashSet              // edge ids already returned
+	redact  bool             // REDACT mode: placeholders for hidden neighbours
+	names   map[string]Names // identities of the nodes reached so far (the next hop's frontier)
+	reached hashSet          // direction|key already reached (never expanded twice per direction)
+	nodes   hashSet          // node keys already returned (this page or earlier ones)
+	edges   hashSet          // edge ids already returned
 
-	newNodes []nodeRef
-	newEdges []*LineageEdge
-	markers  []FanOutMarker
+	newNodes []Node
+	newEdges []*api.LineageEdge
+	markers  []api.FanOutMarker
 	gaps     gapSet
-	deferred []frontierEntry // fan-out continuations for the next page
-	pending  []frontierEntry // unexpanded frontier when a budget stopped the page
-	held     []frontierEntry // entries of a direction whose level waits for fan-out continuations
-	reasons  []string        // which budgets stopped the page
+	deferred []Entry // fan-out continuations for the next page
+	pending  []Entry // unexpanded frontier when a budget stopped the page
+	held     []Entry // entries of a direction whose level waits for fan-out continuations
+	stops    stops   // which budgets stopped the page
 	gens     map[string]int64
 	jobs     map[string]bool      // jobs on returned edges
 	flagged  map[string]edgeFlags // gap facts of the edges read this page
 	// restricted are this page's REDACT placeholders, one per visible node and direction with hidden neighbours.
-	restricted []*RestrictedNode
+	restricted []*api.RestrictedNode
 }
 
-func newWalk(spec walkSpec, reader NeighborReader, g gate, st *cursorState) *walk {
-	w := &walk{spec: spec, reader: reader, gate: g, redact: g.redact(), names: map[string]nodeNames{},
+func newWalk(spec walkSpec, reader NeighborReader, g gate, st *State) *walk {
+	w := &walk{spec: spec, reader: reader, gate: g, redact: g.Redact(), names: map[string]Names{},
 		reached: hashSet{}, nodes: hashSet{}, edges: hashSet{}, gens: map[string]int64{}, jobs: map[string]bool{},
 		flagged: map[string]edgeFlags{}}
 	for k, n := range spec.startNames {
@@ -88,7 +88,7 @@ func reachKey(down bool, key string) string {
 // (a cursor may carry the rest of level d next to level d+1 entries), and a direction whose level left fan-out
 // continuations goes no deeper on this page. So a node is always reached first at its shortest depth, and
 // marking it reached then (never expanding it again) loses nothing.
-func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
+func (w *walk) run(ctx context.Context, frontier []Entry) error {
 	if w.spec.firstPage {
 		for _, n := range w.spec.startNodes {
 			w.addNode(n)
@@ -103,10 +103,10 @@ func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
 			return nil
 		}
 		if hops == w.spec.maxHops {
-			return w.stop(frontier, "depth cap of "+itoa(w.spec.maxHops)+" hops per page")
+			return w.stop(frontier, api.StopDepthCap, "depth cap of "+itoa(w.spec.maxHops)+" hops per page")
 		}
 		if hops > 0 && !w.spec.clock().Before(w.spec.deadline) {
-			return w.stop(frontier, "deadline")
+			return w.stop(frontier, api.StopDeadline, "deadline")
 		}
 		level, later := lowestLevel(frontier)
 		next, err := w.hop(ctx, level)
@@ -123,7 +123,7 @@ func (w *walk) run(ctx context.Context, frontier []frontierEntry) error {
 
 // lowestLevel splits a frontier (sorted) into the entries at the lowest depth of their direction, which the next
 // hop expands, and the deeper ones, which wait for that level to be finished.
-func lowestLevel(frontier []frontierEntry) (level, later []frontierEntry) {
+func lowestLevel(frontier []Entry) (level, later []Entry) {
 	low := map[bool]int{}
 	for _, e := range frontier {
 		if d, ok := low[e.Down]; !ok || e.Depth < d {
@@ -143,7 +143,7 @@ func lowestLevel(frontier []frontierEntry) (level, later []frontierEntry) {
 // hold sets aside (w.held, carried in the cursor) the entries of every direction with fan-out continuations waiting:
 // that direction's level is not finished, so nothing deeper may be expanded before the next page finishes it.
 // It returns the entries that may still be expanded on this page.
-func (w *walk) hold(frontier []frontierEntry) []frontierEntry {
+func (w *walk) hold(frontier []Entry) []Entry {
 	if len(w.deferred) == 0 || w.spec.oneShot {
 		return frontier
 	}
@@ -162,28 +162,28 @@ func (w *walk) hold(frontier []frontierEntry) []frontierEntry {
 	return out
 }
 
-func (w *walk) stop(frontier []frontierEntry, reason string) error {
+func (w *walk) stop(frontier []Entry, reason api.StopReason, words string) error {
 	w.pending = append(w.pending, frontier...)
-	w.reasons = append(w.reasons, reason)
+	w.stops.add(reason, words)
 	return nil
 }
 
 // expandable keeps the entries still below the requested depth, in deterministic order.
-func (w *walk) expandable(frontier []frontierEntry) []frontierEntry {
-	out := make([]frontierEntry, 0, len(frontier))
+func (w *walk) expandable(frontier []Entry) []Entry {
+	out := make([]Entry, 0, len(frontier))
 	for _, e := range frontier {
 		if e.Depth < w.spec.depth {
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, frontierEntry.less)
-	return slices.CompactFunc(out, func(a, b frontierEntry) bool { return a.sortKey() == b.sortKey() })
+	slices.SortFunc(out, Entry.less)
+	return slices.CompactFunc(out, func(a, b Entry) bool { return a.sortKey() == b.sortKey() })
 }
 
 // hop reads the whole frontier (one read per kind and direction), checks the hop with the policy once (what
 // it leaves, what it reaches), keeps what the caller may see, then takes each entry's neighbours in order within
 // the fan-out and node budgets. Hidden neighbours never count against a budget nor a fan-out marker.
-func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEntry, error) {
+func (w *walk) hop(ctx context.Context, frontier []Entry) ([]Entry, error) {
 	raw, err := w.read(ctx, frontier, readMode{limited: true})
 	if err != nil {
 		return nil, err
@@ -196,12 +196,12 @@ func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEnt
 	if err := w.complete(ctx, frontier, raw, found); err != nil {
 		return nil, err
 	}
-	var next []frontierEntry
+	var next []Entry
 	for i, e := range frontier {
 		nb := found.neighbours[e.sortKey()]
 		if !w.fits(e, nb) {
 			w.pending = append(append(w.pending, frontier[i:]...), next...)
-			w.reasons = append(w.reasons, "node budget of "+itoa(w.spec.maxNodes)+" per page")
+			w.stops.add(api.StopNodeBudget, "node budget of "+itoa(w.spec.maxNodes)+" per page")
 			return nil, nil
 		}
 		next = append(next, w.take(e, nb)...)
@@ -213,29 +213,29 @@ func (w *walk) hop(ctx context.Context, frontier []frontierEntry) ([]frontierEnt
 }
 
 // placeholder adds the REDACT placeholder standing for every hidden neighbour of e in its direction.
-func (w *walk) placeholder(e frontierEntry) {
+func (w *walk) placeholder(e Entry) {
 	if !w.redact {
 		return
 	}
-	of := publicID(nodeRef{e.Kind, e.Key})
-	dir := dirOf(e.Down)
-	id := w.gate.redactor.PlaceholderID(w.spec.principal, of, string(dir))
+	of := publicID(Node{e.Kind, e.Key})
+	dir := DirOf(e.Down)
+	id := w.gate.Redactor().PlaceholderID(w.spec.principal, of, string(dir))
 	if w.nodes.has(id) {
 		return
 	}
 	w.nodes.add(id)
-	w.restricted = append(w.restricted, &RestrictedNode{ID: id, NeighbourOf: of, Direction: dir})
+	w.restricted = append(w.restricted, &api.RestrictedNode{ID: id, NeighbourOf: of, Direction: dir})
 }
 
 // neighbour is one allowed neighbour of a frontier entry with the edges to it.
 type neighbour struct {
-	node  nodeRef
-	edges []*LineageEdge
+	node  Node
+	edges []*api.LineageEdge
 	name  graph.NameRef
 }
 
 // window is the part of an entry's neighbours this page takes (after Skip, within the fan-out budget).
-func (w *walk) window(e frontierEntry, nb []neighbour) (taken []neighbour, more bool) {
+func (w *walk) window(e Entry, nb []neighbour) (taken []neighbour, more bool) {
 	if e.Skip >= len(nb) {
 		return nil, false
 	}
@@ -248,11 +248,11 @@ func (w *walk) window(e frontierEntry, nb []neighbour) (taken []neighbour, more 
 
 // fits reports whether the entry's new nodes fit in the page's node budget. An entry always fits on a page that
 // returned nothing yet, so every page makes progress.
-func (w *walk) fits(e frontierEntry, nb []neighbour) bool {
+func (w *walk) fits(e Entry, nb []neighbour) bool {
 	taken, _ := w.window(e, nb)
 	n := 0
 	for _, x := range taken {
-		if !w.nodes.has(x.node.key) {
+		if !w.nodes.has(x.node.Key) {
 			n++
 		}
 	}
@@ -260,37 +260,37 @@ func (w *walk) fits(e frontierEntry, nb []neighbour) bool {
 }
 
 // take returns the entry's neighbours within budget and the next frontier entries they make.
-func (w *walk) take(e frontierEntry, nb []neighbour) []frontierEntry {
+func (w *walk) take(e Entry, nb []neighbour) []Entry {
 	taken, more := w.window(e, nb)
-	var next []frontierEntry
+	var next []Entry
 	for _, x := range taken {
 		for _, edge := range x.edges {
 			w.addEdge(edge)
 		}
 		w.addNode(x.node)
-		if rk := reachKey(e.Down, x.node.key); !w.reached.has(rk) {
+		if rk := reachKey(e.Down, x.node.Key); !w.reached.has(rk) {
 			w.reached.add(rk)
-			next = append(next, frontierEntry{Key: x.node.key, Kind: x.node.kind, Down: e.Down, Depth: e.Depth + 1})
+			next = append(next, Entry{Key: x.node.Key, Kind: x.node.Kind, Down: e.Down, Depth: e.Depth + 1})
 		}
 	}
 	if more {
 		shown := e.Skip + len(taken)
-		w.markers = append(w.markers, FanOutMarker{Node: publicID(nodeRef{e.Kind, e.Key}), Direction: dirOf(e.Down), Shown: shown})
-		w.deferred = append(w.deferred, frontierEntry{Key: e.Key, Kind: e.Kind, Down: e.Down, Depth: e.Depth, Skip: shown})
-		w.reasons = append(w.reasons, "fan-out budget of "+itoa(w.spec.fanOut)+" per node")
+		w.markers = append(w.markers, api.FanOutMarker{Node: publicID(Node{e.Kind, e.Key}), Direction: DirOf(e.Down), Shown: shown})
+		w.deferred = append(w.deferred, Entry{Key: e.Key, Kind: e.Kind, Down: e.Down, Depth: e.Depth, Skip: shown})
+		w.stops.add(api.StopFanOut, "fan-out budget of "+itoa(w.spec.fanOut)+" per node")
 	}
 	return next
 }
 
-func (w *walk) addNode(n nodeRef) {
-	if w.nodes.has(n.key) {
+func (w *walk) addNode(n Node) {
+	if w.nodes.has(n.Key) {
 		return
 	}
-	w.nodes.add(n.key)
+	w.nodes.add(n.Key)
 	w.newNodes = append(w.newNodes, n)
 }
 
-func (w *walk) addEdge(e *LineageEdge) {
+func (w *walk) addEdge(e *api.LineageEdge) {
 	if w.edges.has(e.ID) {
 		return
 	}
@@ -302,19 +302,20 @@ func (w *walk) addEdge(e *LineageEdge) {
 	}
 }
 
-func dirOf(down bool) Direction {
+// DirOf is the direction of a walk downstream (down) or upstream.
+func DirOf(down bool) api.Direction {
 	if down {
-		return Downstream
+		return api.Downstream
 	}
-	return Upstream
+	return api.Upstream
 }
 
-func publicID(n nodeRef) string {
-	switch n.kind {
+func publicID(n Node) string {
+	switch n.Kind {
 	case HopField:
-		return FieldID(n.key)
+		return api.FieldID(n.Key)
 	case HopJob:
-		return JobID(n.key)
+		return api.JobID(n.Key)
 	}
-	return DatasetID(n.key)
+	return api.DatasetID(n.Key)
 }

@@ -1,9 +1,10 @@
-package lineage
+package walk
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/graph"
 )
 
@@ -79,5 +80,5 @@ func (r StoreReader) Neighbors(ctx context.Context, req HopRequest) (HopResult, 
 		res, err := r.Store.FieldHop(ctx, q)
 		return HopResult{Rows: res.Rows, Far: res.Far}, err
 	}
-	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, ErrBadRequest)
+	return HopResult{}, fmt.Errorf("hop kind %q: %w", req.Kind, api.ErrBadRequest)
 }

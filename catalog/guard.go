@@ -1,11 +1,13 @@
-package lineage
+package catalog
 
 import (
 	"context"
 	"slices"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/permcheck"
 )
 
 // Lookups obey the rule of the walk: whatever names a node is shown only when the caller may describe that
@@ -13,20 +15,20 @@ import (
 // VIEW_SENSITIVE on the dataset. Each guard below is one policy call for the whole list it filters.
 
 // visibleJobs returns the jobs (by key) the caller may describe; unknown keys are not visible.
-func (s *Service) visibleJobs(ctx context.Context, keys []string, priv authz.Privilege) (map[string]graph.JobRow, error) {
+func (s *Catalog) visibleJobs(ctx context.Context, keys []string, priv authz.Privilege) (map[string]graph.JobRow, error) {
 	rows, err := s.store.JobsByKeys(ctx, keys)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	b := newBatch()
+	b := permcheck.NewBatch()
 	for k, j := range rows {
-		b.add(k, priv, authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name})
+		b.Add(k, priv, authz.Candidate{Kind: authz.KindJob, Key: k, Namespace: j.Namespace, Name: j.Name})
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	for k := range rows {
-		if !b.ok(k) {
+		if !b.OK(k) {
 			delete(rows, k)
 		}
 	}
@@ -34,16 +36,16 @@ func (s *Service) visibleJobs(ctx context.Context, keys []string, priv authz.Pri
 }
 
 // visibleDatasetRows drops the rows the caller may not describe.
-func (s *Service) visibleDatasetRows(ctx context.Context, rows map[string]graph.DatasetRow) error {
-	b := newBatch()
+func (s *Catalog) visibleDatasetRows(ctx context.Context, rows map[string]graph.DatasetRow) error {
+	b := permcheck.NewBatch()
 	for k, r := range rows {
-		b.add(k, authz.PrivDescribe, datasetCandidates(r)...)
+		b.Add(k, authz.PrivDescribe, permcheck.DatasetCandidates(r)...)
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return err
 	}
 	for k := range rows {
-		if !b.ok(k) {
+		if !b.OK(k) {
 			delete(rows, k)
 		}
 	}
@@ -52,28 +54,28 @@ func (s *Service) visibleDatasetRows(ctx context.Context, rows map[string]graph.
 
 // present prepares datasets for the caller: sensitive tags only with VIEW_SENSITIVE, and every sensitive
 // dataset returned is recorded in the request's audit.
-func (s *Service) present(ctx context.Context, ds []*Dataset) error {
-	set := s.gate.settings()
-	b := newBatch()
+func (s *Catalog) present(ctx context.Context, ds []*api.Dataset) error {
+	set := s.gate.Settings()
+	b := permcheck.NewBatch()
 	for _, d := range ds {
-		if slices.ContainsFunc(d.Tags, func(t Tag) bool { return set.Sensitive("", []string{t.Name}) }) {
-			b.add(d.Key, authz.PrivViewSensitive, datasetCandidates(rowNames(d))...)
+		if slices.ContainsFunc(d.Tags, func(t api.Tag) bool { return set.Sensitive("", []string{t.Name}) }) {
+			b.Add(d.Key, authz.PrivViewSensitive, permcheck.DatasetCandidates(rowNames(d))...)
 		}
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return err
 	}
 	for _, d := range ds {
 		s.touch(ctx, set, d)
-		if _, marked := b.index[d.Key]; marked && !b.ok(d.Key) {
-			d.Tags = slices.DeleteFunc(slices.Clone(d.Tags), func(t Tag) bool { return set.Sensitive("", []string{t.Name}) })
+		if marked := b.Has(d.Key); marked && !b.OK(d.Key) {
+			d.Tags = slices.DeleteFunc(slices.Clone(d.Tags), func(t api.Tag) bool { return set.Sensitive("", []string{t.Name}) })
 		}
 	}
 	return nil
 }
 
 // touch records a sensitive dataset in the request's audit (nil audit: nothing).
-func (s *Service) touch(ctx context.Context, set authz.Settings, d *Dataset) {
+func (s *Catalog) touch(ctx context.Context, set authz.Settings, d *api.Dataset) {
 	a := authz.RequestAuditFrom(ctx)
 	if a == nil {
 		return
@@ -87,20 +89,20 @@ func (s *Service) touch(ctx context.Context, set authz.Settings, d *Dataset) {
 	}
 }
 
-// touchNodes audits the sensitive datasets of an answer (also when it came from the result cache).
-func (s *Service) touchNodes(ctx context.Context, nodes []Node) {
+// TouchNodes audits the sensitive datasets of an answer (also when it came from the result cache).
+func (s *Catalog) TouchNodes(ctx context.Context, nodes []api.Node) {
 	if authz.RequestAuditFrom(ctx) == nil {
 		return
 	}
-	set := s.gate.settings()
+	set := s.gate.Settings()
 	for _, n := range nodes {
-		if d, ok := n.(*Dataset); ok {
+		if d, ok := n.(*api.Dataset); ok {
 			s.touch(ctx, set, d)
 		}
 	}
 }
 
-func rowNames(d *Dataset) graph.DatasetRow {
+func rowNames(d *api.Dataset) graph.DatasetRow {
 	return graph.DatasetRow{Key: d.Key, Namespace: d.Namespace, Name: d.Name, CurrentNS: d.CurrentNamespace,
 		CurrentName: d.CurrentName}
 }
@@ -108,7 +110,7 @@ func rowNames(d *Dataset) graph.DatasetRow {
 // guardSQL removes SQL and source code, and says so (SQLWithheld), from versions of jobs the caller may not
 // VIEW_SQL, and from versions of jobs that read or wrote a dataset the caller may not describe: that free text
 // names the datasets (issue 13 item 14).
-func (s *Service) guardSQL(ctx context.Context, vs map[string]*JobVersion) error {
+func (s *Catalog) guardSQL(ctx context.Context, vs map[string]*api.JobVersion) error {
 	var jobs []string
 	for _, v := range vs {
 		if (v.SQL != nil || v.SourceCodeLocation != nil) && !slices.Contains(jobs, v.JobKey) {
@@ -141,7 +143,7 @@ func (s *Service) guardSQL(ctx context.Context, vs map[string]*JobVersion) error
 // jobsWithVisibleIO returns the jobs every one of whose inputs and outputs the caller may describe (one read and
 // one policy call for the list). A job with more datasets than graph.MaxJobDatasetsChecked is not in it, unless
 // the caller may describe the whole graph.
-func (s *Service) jobsWithVisibleIO(ctx context.Context, jobs []string) (map[string]bool, error) {
+func (s *Catalog) jobsWithVisibleIO(ctx context.Context, jobs []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(jobs) == 0 {
 		return out, nil
@@ -156,9 +158,9 @@ func (s *Service) jobsWithVisibleIO(ctx context.Context, jobs []string) (map[str
 	}
 	ds, truncated, err := s.store.JobDatasets(ctx, jobs)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, api.StoreErr(err)
 	}
-	b := newBatch()
+	b := permcheck.NewBatch()
 	for _, j := range jobs {
 		if truncated[j] {
 			continue
@@ -171,13 +173,13 @@ func (s *Service) jobsWithVisibleIO(ctx context.Context, jobs []string) (map[str
 			out[j] = true // no dataset to name
 			continue
 		}
-		b.add(j, authz.PrivDescribe, cands...)
+		b.Add(j, authz.PrivDescribe, cands...)
 	}
-	if err := b.run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	for _, j := range jobs {
-		if _, checked := b.index[j]; checked && b.ok(j) {
+		if checked := b.Has(j); checked && b.OK(j) {
 			out[j] = true
 		}
 	}

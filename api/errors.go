@@ -1,6 +1,7 @@
-package lineage
+package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -30,14 +31,33 @@ func (e *Error) Error() string {
 // Unwrap exposes the class and the cause to errors.Is/As.
 func (e *Error) Unwrap() []error { return []error{e.Class, e.Cause} }
 
-func notFound(format string, args ...any) error {
+// NotFound is an ErrNotFound with a public message.
+func NotFound(format string, args ...any) error {
 	return &Error{Class: ErrNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-func badRequest(format string, args ...any) error {
+// BadRequest is an ErrBadRequest with a public message.
+func BadRequest(format string, args ...any) error {
 	return &Error{Class: ErrBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-func unavailable(cause error) error {
+// Unavailable is the public ErrUnavailable of a store failure; the cause stays internal.
+func Unavailable(cause error) error {
 	return &Error{Class: ErrUnavailable, Message: "the lineage store is unavailable, retry later", Cause: cause}
+}
+
+// StoreErr maps a store failure to the public UNAVAILABLE error unless it already is a domain error or the
+// request was cancelled.
+func StoreErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return Unavailable(err)
 }

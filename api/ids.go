@@ -1,4 +1,4 @@
-package lineage
+package api
 
 import (
 	"encoding/base64"
@@ -43,8 +43,11 @@ func JobID(key string) string { return encodeID(idJob, key) }
 // RunID is the public id of a run key.
 func RunID(key string) string { return encodeID(idRun, key) }
 
-// edgeID is the public id of a lineage edge (from, to, job).
-func edgeID(from, to, jobKey string) string { return encodeID(idEdge, from+"|"+to+"|"+jobKey) }
+// EdgeID is the public id of a lineage edge (from, to, job).
+func EdgeID(from, to, jobKey string) string { return encodeID(idEdge, from+"|"+to+"|"+jobKey) }
+
+// VersionID is the public id of a job version key.
+func VersionID(key string) string { return encodeID(idVersion, key) }
 
 // RunKeyOf accepts a run's node id or its runId and returns the run key.
 func RunKeyOf(id string) string {

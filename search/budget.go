@@ -1,4 +1,4 @@
-package lineage
+package search
 
 import (
 	"context"
@@ -22,11 +22,11 @@ type searchBudgetKey struct{}
 
 // WithRequestBudget returns a context carrying one request's search scan budget (Config.SearchScanPerRequest
 // hits shared by every search field of the request). Without it each search field gets a budget of its own.
-func (s *Service) WithRequestBudget(ctx context.Context) context.Context {
+func (s *Searcher) WithRequestBudget(ctx context.Context) context.Context {
 	return context.WithValue(ctx, searchBudgetKey{}, &searchBudget{left: s.cfg.SearchScanPerRequest})
 }
 
-func (s *Service) requestBudget(ctx context.Context) *searchBudget {
+func (s *Searcher) requestBudget(ctx context.Context) *searchBudget {
 	if b, ok := ctx.Value(searchBudgetKey{}).(*searchBudget); ok {
 		return b
 	}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
+)
+
+// query is the query side the GraphQL handler calls.
+type query struct {
+	lineage *lineage.Service
+	catalog *catalog.Catalog
+	search  *search.Searcher
+}
+
+// queryServices wires the query side: the catalog (lookups, event status), search over it, and the lineage
+// service over it with the Redis cache (nil rdb: no cache), all under the same permission policy. All seal their
+// cursors with the same key (lineage.cursor-key).
+func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc search.Config,
+	canon catalog.Canonicalizer, policy authz.Policy, red *authz.Redactor, log *slog.Logger,
+	reg prometheus.Registerer) (query, error) {
+	cat, err := catalog.New(store, catalog.Options{Policy: policy, Redactor: red, Canon: canon, Clock: time.Now,
+		Log: log, CursorKey: lc.CursorKey})
+	if err != nil {
+		return query{}, err
+	}
+	srch, err := search.New(store, cat, search.Options{Config: sc, Policy: policy, Clock: time.Now, CursorKey: lc.CursorKey})
+	if err != nil {
+		return query{}, err
+	}
+	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Cache: cache.New(rdb, reg, log), Policy: policy,
+		Redactor: red, Catalog: cat, Clock: time.Now, Log: log})
+	if err != nil {
+		return query{}, err
+	}
+	return query{lineage: svc, catalog: cat, search: srch}, nil
+}

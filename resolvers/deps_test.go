@@ -1,0 +1,61 @@
+package resolvers
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/manage"
+	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/search"
+)
+
+// testDeps is what a test configures of the query side; handler builds the services from it the way
+// cmd/headwater does (the catalog, the cache store, the lineage service) and hands them to NewHandler.
+type testDeps struct {
+	Store      *graph.Store
+	Redis      *redis.Client // nil: cache off
+	Log        *slog.Logger
+	Registerer prometheus.Registerer
+	Lineage    lineage.Config
+	Search     search.Config
+	Clock      func() time.Time
+	// Canonicalizer canonicalises identifiers like ingestion does (nil: identity).
+	Canonicalizer catalog.Canonicalizer
+	Policy        authz.Policy
+	Redactor      *authz.Redactor
+	Auditor       audit.Auditor
+	Manager       *manage.Manager
+	Tokens        *authn.TokenManager
+	AuditReader   AuditReader
+	Limits        Limits
+}
+
+func (d testDeps) handler() (http.Handler, error) {
+	cat, err := catalog.New(d.Store, catalog.Options{Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
+		Clock: d.Clock, Log: d.Log, CursorKey: d.Lineage.CursorKey})
+	if err != nil {
+		return nil, err
+	}
+	srch, err := search.New(d.Store, cat, search.Options{Config: d.Search, Policy: d.Policy, Clock: d.Clock,
+		CursorKey: d.Lineage.CursorKey})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
+		Policy: d.Policy, Redactor: d.Redactor, Catalog: cat, Clock: d.Clock, Log: d.Log})
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
+		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits})
+}

@@ -1,0 +1,192 @@
+package trust
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+)
+
+// jobsMemo holds the expected-job figures of one report and the visible expected jobs they came from.
+type jobsMemo struct {
+	reporting, instrumented *Figure
+	visible                 []JobStatus
+}
+
+// JobStatus is one expected job, the reported jobs it matched and its status.
+type JobStatus struct {
+	ExpectedRow
+	Status Status
+	Last   time.Time // latest event time of a matched job
+}
+
+func (r *Report) expected(ctx context.Context) (*jobsMemo, error) {
+	if r.jobs != nil {
+		return r.jobs, nil
+	}
+	rows, err := r.svc.expectedRows(ctx, r.filter())
+	if err != nil {
+		return nil, err
+	}
+	vis, err := r.svc.visibleJobs(ctx, r.caller, rows)
+	if err != nil {
+		return nil, err
+	}
+	m := &jobsMemo{reporting: &Figure{Signal: SignalJobsReporting,
+		Description: "expected jobs with a known schedule (not paused) that reported within it plus grace"},
+		instrumented: &Figure{Signal: SignalJobsInstrumented,
+			Description: "expected jobs that at least one reported job matches (by the source's naming rules)"}}
+	var gr, gi grouper
+	for _, row := range vis {
+		st := r.svc.status(row, r.Now)
+		m.visible = append(m.visible, st)
+		r.countJob(m, st, &gr, &gi)
+	}
+	m.reporting.Groups, m.instrumented.Groups = gr.groups(), gi.groups()
+	r.jobs = m
+	return m, nil
+}
+
+func (r *Report) countJob(m *jobsMemo, st JobStatus, gr, gi *grouper) {
+	matched := b2i(len(st.Matched) > 0)
+	m.instrumented.Denominator++
+	m.instrumented.Numerator += matched
+	gi.add("criticality", st.Criticality, matched, 1)
+	gi.add("namespace", st.Namespace, matched, 1)
+	if matched == 0 {
+		m.instrumented.add(r.svc.jobItem(st, r.Now))
+	}
+	if !Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
+		return
+	}
+	ok := b2i(st.Status == StatusReporting)
+	m.reporting.Denominator++
+	m.reporting.Numerator += ok
+	gr.add("criticality", st.Criticality, ok, 1)
+	gr.add("namespace", st.Namespace, ok, 1)
+	if ok == 0 {
+		m.reporting.add(r.svc.jobItem(st, r.Now))
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// expectedRows reads the expected jobs of the filter with their matches.
+func (s *Service) expectedRows(ctx context.Context, f Filter) ([]ExpectedRow, error) {
+	rows, err := s.r.ExpectedJobs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return s.withDbtMatches(ctx, rows)
+}
+
+// withDbtMatches adds, to each dbt expected job, the jobs whose dbtUniqueId (set from the dbt_node facet) is
+// its unique id in its namespace.
+func (s *Service) withDbtMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {
+	hasDbt := slices.ContainsFunc(rows, func(e ExpectedRow) bool { return e.DbtUniqueID != "" })
+	if !hasDbt {
+		return rows, nil
+	}
+	dbt, err := s.r.DbtJobs(ctx, commonNamespace(rows))
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string][]ReportedJob{}
+	for _, j := range dbt {
+		byID[j.Namespace+"\x1f"+j.DbtUniqueID] = append(byID[j.Namespace+"\x1f"+j.DbtUniqueID], j)
+	}
+	for i, e := range rows {
+		for _, j := range byID[e.Namespace+"\x1f"+e.DbtUniqueID] {
+			if !slices.ContainsFunc(rows[i].Matched, func(m ReportedJob) bool { return m.Key == j.Key }) {
+				rows[i].Matched = append(rows[i].Matched, j)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// visibleJobs keeps the expected jobs the caller may describe, under their expected identity and under every
+// reported job they matched: a hidden one is neither counted nor named.
+func (s *Service) visibleJobs(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {
+	var b checks
+	for _, e := range rows {
+		id := b.next()
+		b.add(id, authz.PrivDescribe, jobCand("", e.Namespace, e.Name))
+		for _, j := range e.Matched {
+			b.add(id, authz.PrivDescribe, jobCand(j.Key, j.Namespace, j.Name))
+		}
+	}
+	ok, err := allowedIDs(ctx, s.perms, caller, &b)
+	if err != nil {
+		return nil, err
+	}
+	out := rows[:0:0]
+	for i, e := range rows {
+		if ok[i] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) status(e ExpectedRow, now time.Time) JobStatus {
+	var last int64
+	for _, j := range e.Matched {
+		last = max(last, j.LastSeenAt)
+	}
+	st := JobStatus{ExpectedRow: e, Last: fromMs(last)}
+	st.Status = StatusOf(time.Duration(e.IntervalMs)*time.Millisecond, e.Paused, len(e.Matched) > 0, st.Last, now,
+		s.cfg.ReportGrace)
+	return st
+}
+
+func (s *Service) jobItem(st JobStatus, now time.Time) Item {
+	it := Item{Kind: ItemExpectedJob, Namespace: st.Namespace, Name: st.Name, Criticality: st.Criticality,
+		Status: string(st.Status), Source: st.Source, Since: st.Last}
+	for _, j := range st.Matched {
+		it.JobKeys = append(it.JobKeys, j.Key)
+	}
+	what := st.Type + " " + st.Name
+	switch st.Status {
+	case StatusNeverReported:
+		it.Message = fmt.Sprintf("%s (source %s) has never reported: no job in namespace %s is named %s", what,
+			st.Source, st.Namespace, st.matchText())
+	case StatusLate:
+		it.Message = fmt.Sprintf("%s (source %s) last reported %s ago, expected every %s (%s)", what, st.Source,
+			age(now.Sub(st.Last)), age(time.Duration(st.IntervalMs)*time.Millisecond), st.Schedule)
+		if st.Last.IsZero() {
+			it.Message = fmt.Sprintf("%s (source %s) has no reported event time, expected every %s (%s)", what,
+				st.Source, age(time.Duration(st.IntervalMs)*time.Millisecond), st.Schedule)
+		}
+	default:
+		it.Message = fmt.Sprintf("%s (source %s): %s", what, st.Source, strings.ToLower(string(st.Status)))
+	}
+	return it
+}
+
+// matchText names what the job could be reported under, for people.
+func (e ExpectedRow) matchText() string {
+	s := strings.Join(e.MatchNames, " or ")
+	if e.DbtUniqueID != "" {
+		s += " (nor carries dbt unique id " + e.DbtUniqueID + ")"
+	}
+	return s
+}
+
+// commonNamespace is the namespace all rows share, "" when they differ (DbtJobs then reads every namespace).
+func commonNamespace(rows []ExpectedRow) string {
+	for _, e := range rows[1:] {
+		if e.Namespace != rows[0].Namespace {
+			return ""
+		}
+	}
+	return rows[0].Namespace
+}

@@ -18,7 +18,9 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // Deps is what the GraphQL handler needs; `headwater serve` builds it.
@@ -47,6 +49,9 @@ type Deps struct {
 	AuditReader AuditReader
 	// Limits bound each request before gqlgen parses it (zero values: the defaults).
 	Limits Limits
+	// Trust serves coverage and Inventory the inventory operations (nil: they answer UNAVAILABLE).
+	Trust     *trust.Service
+	Inventory *registry.Service
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -70,7 +75,8 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
+	res := &Resolver{svc: svc, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader, trust: d.Trust,
+		inventory: d.Inventory}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}

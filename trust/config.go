@@ -15,6 +15,7 @@ package trust
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -109,4 +110,37 @@ func (c Config) factors() (map[string]float64, error) {
 		out[strings.TrimSpace(p)] = v
 	}
 	return out, nil
+}
+
+// ParseWindow reads a window argument: a Go duration (36h, 90m), days (7d) or an ISO 8601 duration (P7D, PT6H).
+func ParseWindow(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	if d, ok := isoDuration(s); ok {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%w: window: %q is not a duration such as 24h, 7d or PT6H", ErrInvalid, s)
+}
+
+var isoRe = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+func isoDuration(s string) (time.Duration, bool) {
+	m := isoRe.FindStringSubmatch(strings.ToUpper(s))
+	if m == nil {
+		return 0, false
+	}
+	var d time.Duration
+	for i, u := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if n, err := strconv.Atoi(m[i+1]); err == nil {
+			d += time.Duration(n) * u
+		}
+	}
+	return d, d > 0
 }

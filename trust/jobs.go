@@ -46,6 +46,7 @@ func (r *Report) expected(ctx context.Context) (*jobsMemo, error) {
 		r.countJob(m, st, &gr, &gi)
 	}
 	m.reporting.Groups, m.instrumented.Groups = gr.groups(), gi.groups()
+	m.reporting.rep, m.instrumented.rep = r, r
 	r.jobs = m
 	return m, nil
 }

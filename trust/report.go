@@ -77,6 +77,7 @@ type Figure struct {
 	Items       []Item
 	Omitted     int
 	Groups      []Group
+	rep         *Report // the report it belongs to (for its trend)
 }
 
 // Ratio is Numerator / Denominator, or nil without a denominator.

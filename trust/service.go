@@ -103,8 +103,17 @@ func (r *Report) Figure(ctx context.Context, sig Signal) (*Figure, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
+	f.rep = r
 	r.figures[sig] = f
 	return f, nil
+}
+
+// Trend returns the figure's stored samples since since (see Service.Trend).
+func (f *Figure) Trend(ctx context.Context, since time.Time) ([]Point, error) {
+	if f.rep == nil {
+		return nil, nil
+	}
+	return f.rep.svc.Trend(ctx, f.rep, f.Signal, since)
 }
 
 func (r *Report) compute(ctx context.Context, sig Signal) (*Figure, error) {

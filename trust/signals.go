@@ -201,6 +201,7 @@ func (r *Report) producers(ctx context.Context, sig Signal) (*Figure, error) {
 			return nil, err
 		}
 	}
+	quiet.rep, rejected.rep = r, r
 	r.figures[SignalQuietProducers], r.figures[SignalRejectedEvents] = quiet, rejected
 	if sig == SignalQuietProducers {
 		return quiet, nil

@@ -71,8 +71,11 @@ type Job struct {
 	// MatchNames are the job names (in Namespace) events may report this job under, per the source's rule
 	// (empty: Name only).
 	MatchNames []string `json:"matchNames"`
-	// DbtUniqueID is the dbt node's unique_id (dbt only): matched against the reported job's dbtUniqueId.
+	// DbtUniqueID is the dbt node's unique_id (dbt only).
 	DbtUniqueID string `json:"dbtUniqueId,omitempty"`
+	// DbtMatches are the (unique_id, role) pairs, "<unique_id>|<role>", of the dbt node jobs this job is
+	// reported as (ADR 0027: a job carrying dbtUniqueId and dbtRole NODE or TESTS).
+	DbtMatches []string `json:"dbtMatches,omitempty"`
 	Criticality string `json:"criticality"`
 	Owner       string `json:"owner,omitempty"`
 	// Schedule is the source's schedule text ("" when none is known); Interval its longest gap between two
@@ -146,8 +149,10 @@ func (j *Job) normalize() error {
 	}
 	slices.Sort(j.MatchNames)
 	j.MatchNames = slices.Compact(j.MatchNames)
-	if len(j.MatchNames) > MaxMatchNames {
-		return fmt.Errorf("matchNames: at most %d", MaxMatchNames)
+	slices.Sort(j.DbtMatches)
+	j.DbtMatches = slices.Compact(j.DbtMatches)
+	if len(j.MatchNames) > MaxMatchNames || len(j.DbtMatches) > MaxMatchNames {
+		return fmt.Errorf("matchNames, dbtMatches: at most %d each", MaxMatchNames)
 	}
 	if len(j.Outputs) > MaxOutputs {
 		return fmt.Errorf("outputs: at most %d", MaxOutputs)

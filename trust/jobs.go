@@ -89,29 +89,45 @@ func (s *Service) expectedRows(ctx context.Context, f Filter) ([]ExpectedRow, er
 	return s.withDbtMatches(ctx, rows)
 }
 
-// withDbtMatches adds, to each dbt expected job, the jobs whose dbtUniqueId (set from the dbt_node facet) is
-// its unique id in its namespace.
+// withDbtMatches adds to each dbt expected job the dbt node jobs (ADR 0027) of its namespace it is reported
+// as: by (unique_id, role) (DbtMatches), or by one of the names the node job recorded (MatchNames in names).
 func (s *Service) withDbtMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {
-	hasDbt := slices.ContainsFunc(rows, func(e ExpectedRow) bool { return e.DbtUniqueID != "" })
-	if !hasDbt {
+	if !slices.ContainsFunc(rows, func(e ExpectedRow) bool { return e.DbtUniqueID != "" }) {
 		return rows, nil
 	}
 	dbt, err := s.r.DbtJobs(ctx, commonNamespace(rows))
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string][]ReportedJob{}
+	byID, byName := map[string][]ReportedJob{}, map[string][]ReportedJob{}
 	for _, j := range dbt {
-		byID[j.Namespace+"\x1f"+j.DbtUniqueID] = append(byID[j.Namespace+"\x1f"+j.DbtUniqueID], j)
+		role := j.DbtRole
+		if role == "" {
+			role = "NODE"
+		}
+		k := j.Namespace + "\x1f" + j.DbtUniqueID + "|" + role
+		byID[k] = append(byID[k], j)
+		for _, n := range j.Names {
+			byName[j.Namespace+"\x1f"+n] = append(byName[j.Namespace+"\x1f"+n], j)
+		}
 	}
 	for i, e := range rows {
-		for _, j := range byID[e.Namespace+"\x1f"+e.DbtUniqueID] {
-			if !slices.ContainsFunc(rows[i].Matched, func(m ReportedJob) bool { return m.Key == j.Key }) {
-				rows[i].Matched = append(rows[i].Matched, j)
-			}
+		for _, m := range e.DbtMatches {
+			rows[i].addMatches(byID[e.Namespace+"\x1f"+m])
+		}
+		for _, n := range e.MatchNames {
+			rows[i].addMatches(byName[e.Namespace+"\x1f"+n])
 		}
 	}
 	return rows, nil
+}
+
+func (e *ExpectedRow) addMatches(js []ReportedJob) {
+	for _, j := range js {
+		if !slices.ContainsFunc(e.Matched, func(m ReportedJob) bool { return m.Key == j.Key }) {
+			e.Matched = append(e.Matched, j)
+		}
+	}
 }
 
 // visibleJobs keeps the expected jobs the caller may describe, under their expected identity and under every
@@ -176,8 +192,8 @@ func (s *Service) jobItem(st JobStatus, now time.Time) Item {
 // matchText names what the job could be reported under, for people.
 func (e ExpectedRow) matchText() string {
 	s := strings.Join(e.MatchNames, " or ")
-	if e.DbtUniqueID != "" {
-		s += " (nor carries dbt unique id " + e.DbtUniqueID + ")"
+	if len(e.DbtMatches) > 0 {
+		s += ", nor is the dbt node job " + strings.Join(e.DbtMatches, " or ")
 	}
 	return s
 }

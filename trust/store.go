@@ -33,8 +33,9 @@ type Filter struct {
 
 // ReportedJob is a Job node an expected job matched.
 type ReportedJob struct {
-	Key, Namespace, Name, DbtUniqueID string
-	LastSeenAt                        int64
+	Key, Namespace, Name, DbtUniqueID, DbtRole string
+	Names                                      []string // every name a dbt node job was reported under (ADR 0027)
+	LastSeenAt                                 int64
 }
 
 // ExpectedRow is one active expected job and the reported jobs its match names found.
@@ -44,6 +45,7 @@ type ExpectedRow struct {
 	Paused                                                                        bool
 	Outputs                                                                       []string // "namespace|name"
 	MatchNames                                                                    []string
+	DbtMatches                                                                    []string // "<unique_id>|<role>"
 	Matched                                                                       []ReportedJob
 }
 
@@ -131,7 +133,7 @@ CALL (e) {
   RETURN collect(j{.key, .namespace, .name, .lastSeenAt, .dbtUniqueId}) AS jobs
 }
 RETURN e{.key, .source, .namespace, .name, .type, .criticality, .owner, .schedule, .dbtUniqueId, .intervalMs,
-  .paused, .outputs, .matchNames} AS e, jobs ORDER BY e.namespace, e.name, e.source`
+  .paused, .outputs, .matchNames, .dbtMatches} AS e, jobs ORDER BY e.namespace, e.name, e.source`
 
 // ExpectedJobs reads the active expected jobs with the jobs their match names find.
 func (s *Store) ExpectedJobs(ctx context.Context, f Filter) ([]ExpectedRow, error) {
@@ -162,7 +164,7 @@ func expectedRows(rows []graph.Props) []ExpectedRow {
 		out[i] = ExpectedRow{Key: e.Str("key"), Source: e.Str("source"), Namespace: e.Str("namespace"),
 			Name: e.Str("name"), Type: e.Str("type"), Criticality: e.Str("criticality"), Owner: e.Str("owner"),
 			Schedule: e.Str("schedule"), DbtUniqueID: e.Str("dbtUniqueId"), IntervalMs: e.Int("intervalMs"),
-			Paused: e.Bool("paused"), Outputs: e.Strs("outputs"), MatchNames: e.Strs("matchNames")}
+			Paused: e.Bool("paused"), Outputs: e.Strs("outputs"), MatchNames: e.Strs("matchNames"), DbtMatches: e.Strs("dbtMatches")}
 		for _, j := range r.List("jobs") {
 			out[i].Matched = append(out[i].Matched, reportedJob(j))
 		}
@@ -172,14 +174,14 @@ func expectedRows(rows []graph.Props) []ExpectedRow {
 
 func reportedJob(j graph.Props) ReportedJob {
 	return ReportedJob{Key: j.Str("key"), Namespace: j.Str("namespace"), Name: j.Str("name"),
-		LastSeenAt: j.Int("lastSeenAt"), DbtUniqueID: j.Str("dbtUniqueId")}
+		LastSeenAt: j.Int("lastSeenAt"), DbtUniqueID: j.Str("dbtUniqueId"), DbtRole: j.Str("dbtRole"), Names: j.Strs("names")}
 }
 
-// DbtJobs reads the jobs that carry a dbt unique id (property dbtUniqueId, set by the projector from the
+// DbtJobs reads the dbt node jobs (ADR 0027: dbtUniqueId, dbtRole and names, set by the projector from the
 // dbt_node facet), in one namespace or all.
 func (s *Store) DbtJobs(ctx context.Context, namespace string) ([]ReportedJob, error) {
 	rows, err := s.read(ctx, `MATCH (j:Job) WHERE ($ns = '' OR j.namespace = $ns) AND j.dbtUniqueId IS NOT NULL
-RETURN j{.key, .namespace, .name, .lastSeenAt, .dbtUniqueId} AS j`, map[string]any{"ns": namespace})
+RETURN j{.key, .namespace, .name, .lastSeenAt, .dbtUniqueId, .dbtRole, .names} AS j`, map[string]any{"ns": namespace})
 	if err != nil {
 		return nil, err
 	}

@@ -187,3 +187,52 @@ func TestExpectedWriters(t *testing.T) {
 		t.Fatalf("writers of b as the narrow caller: %+v", got)
 	}
 }
+
+// dbt node jobs (ADR 0027) match by (unique_id, role) or by a recorded name; a model's test job never counts for
+// the model.
+func TestDbtNodeJobsMatchByUniqueIDAndRole(t *testing.T) {
+	store := testenv.Store(t)
+	fx := lineagetest.New(t, store)
+	node, tests := fx.Job("db.s.p.m.build.run"), fx.Job("db.s.p.m.build.test")
+	fx.Exec(`MATCH (j:Job {key: $k}) SET j.dbtUniqueId = 'model.p.m', j.dbtRole = 'NODE', j.names = ['db.s.p.m.build.run']`, map[string]any{"k": node})
+	fx.Exec(`MATCH (j:Job {key: $k}) SET j.dbtUniqueId = 'model.p.m', j.dbtRole = 'TESTS', j.names = ['db.s.p.m.build.test']`, map[string]any{"k": tests})
+	other := fx.Job("renamed-by-a-later-command")
+	fx.Exec(`MATCH (j:Job {key: $k}) SET j.dbtUniqueId = 'model.p.other', j.dbtRole = 'NODE', j.names = ['db.s.p.other', 'renamed-by-a-later-command']`, map[string]any{"k": other})
+	inv := inventory.Inventory{Source: "dbt-" + testenv.Token(6), Kind: inventory.KindDbt, Jobs: []inventory.Job{
+		{Namespace: fx.NS, Name: "db.s.p.m", MatchNames: []string{"db.s.p.m"}, DbtUniqueID: "model.p.m", DbtMatches: []string{"model.p.m|NODE"}},
+		{Namespace: fx.NS, Name: "test.p.t", MatchNames: []string{"test.p.t"}, DbtUniqueID: "test.p.t", DbtMatches: []string{"test.p.t|NODE", "model.p.m|TESTS"}},
+		{Namespace: fx.NS, Name: "db.s.p.other", MatchNames: []string{"db.s.p.other"}, DbtUniqueID: "model.p.other"},
+		{Namespace: fx.NS, Name: "db.s.p.never", MatchNames: []string{"db.s.p.never"}, DbtUniqueID: "model.p.never", DbtMatches: []string{"model.p.never|NODE"}},
+	}}
+	if err := inv.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.NewStore(store).Register(t.Context(), inv, "test", fx.Now); err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := trust.NewService(trust.NewStore(store), namePerms{}, trust.Config{}, fx.Clock())
+	rep, _ := svc.Report(t.Context(), authz.Principal{Subject: "t"}, trust.Query{Namespace: fx.NS})
+	f, err := rep.Figure(t.Context(), trust.SignalJobsInstrumented)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Numerator != 3 || f.Denominator != 4 || len(f.Items) != 1 || f.Items[0].Name != "db.s.p.never" {
+		t.Fatalf("instrumented %d/%d %v, want 3/4 with db.s.p.never", f.Numerator, f.Denominator, itemNames(f))
+	}
+	// The model's own job last ran three days ago, its test job now: the daily model is late, its test is not.
+	fx.Exec(`MATCH (j:Job {key: $k}) SET j.lastSeenAt = $t`, map[string]any{"k": node, "t": graph.Millis(fx.Now.Add(-72 * time.Hour))})
+	rep, _ = svc.Report(t.Context(), authz.Principal{Subject: "t"}, trust.Query{Namespace: fx.NS})
+	for i := range inv.Jobs {
+		inv.Jobs[i].Interval, inv.Jobs[i].Schedule = 24*time.Hour, "@daily"
+	}
+	if _, err := registry.NewStore(store).Register(t.Context(), inv, "test", fx.Now); err != nil {
+		t.Fatal(err)
+	}
+	f, err = rep.Figure(t.Context(), trust.SignalJobsReporting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := itemNames(f); f.Numerator != 2 || !slices.Equal(got, []string{"db.s.p.m:LATE", "db.s.p.never:NEVER_REPORTED"}) {
+		t.Fatalf("reporting %d/%d %v: the model's test job must not count for the model", f.Numerator, f.Denominator, got)
+	}
+}

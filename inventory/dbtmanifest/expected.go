@@ -18,6 +18,12 @@ type Options struct {
 	Schedule string
 }
 
+// Roles of dbt node jobs (ADR 0027): NODE runs the node itself, TESTS runs the generic tests of a node.
+const (
+	RoleNode  = "NODE"
+	RoleTests = "TESTS"
+)
+
 // Meta keys and tag prefixes read for each expected job.
 const (
 	MetaCriticality = "criticality"
@@ -65,17 +71,21 @@ func expectedJob(n Node, byID map[string]Node, o Options) (inventory.Job, bool, 
 		}
 		j.Name = n.JobBase()
 		j.MatchNames = []string{j.Name, j.Name + ".build.run"}
+		j.DbtMatches = []string{n.UniqueID + "|" + RoleNode}
 		j.Outputs = outputs(n, o)
 	case TypeSnapshot:
 		j.Name = n.JobBase()
 		j.MatchNames = []string{j.Name + ".snapshot", j.Name + ".build.snapshot"}
+		j.DbtMatches = []string{n.UniqueID + "|" + RoleNode}
 		j.Outputs = outputs(n, o)
 	case TypeTest:
 		j.Name = n.UniqueID
 		j.MatchNames = []string{n.UniqueID}
+		j.DbtMatches = []string{n.UniqueID + "|" + RoleNode}
 		if model, ok := byID[testedModel(n)]; ok {
 			base := model.JobBase()
 			j.MatchNames = append(j.MatchNames, base+".test", base+".build.test")
+			j.DbtMatches = append(j.DbtMatches, model.UniqueID+"|"+RoleTests)
 		}
 	default:
 		return j, false, nil

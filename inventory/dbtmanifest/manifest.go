@@ -7,7 +7,9 @@
 // model's job is `<database>.<schema>.<unique_id without "model.">` under `dbt-ol run` and the same plus
 // `.build.run` under `dbt-ol build`; a snapshot's ends in `.snapshot` / `.build.snapshot`; the tests of a model
 // are reported as one job `<model job>.test` / `.build.test`, or, per test, as a job named by the test's
-// unique_id. Datasets are `<database>.<schema>.<alias>` in the adapter's namespace.
+// unique_id. Datasets are `<database>.<schema>.<alias>` in the adapter's namespace. With the dbt_node facet,
+// a job also carries the node's unique_id and a role (ADR 0027): NODE for the node's own job, TESTS for the
+// job of a node's generic tests; Expected lists both rules for each expected job.
 package dbtmanifest
 
 import (

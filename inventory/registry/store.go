@@ -105,7 +105,7 @@ func jobRow(source string, j inventory.Job) map[string]any {
 	}
 	row := map[string]any{"key": ExpectedJobKey(source, j.Namespace, j.Name), "source": source,
 		"namespace": j.Namespace, "name": j.Name, "type": j.Type, "matchNames": j.MatchNames,
-		"dbtUniqueId": j.DbtUniqueID, "criticality": j.Criticality, "owner": j.Owner, "schedule": j.Schedule,
+		"dbtUniqueId": j.DbtUniqueID, "dbtMatches": j.DbtMatches, "criticality": j.Criticality, "owner": j.Owner, "schedule": j.Schedule,
 		"intervalMs": j.Interval.Milliseconds(), "paused": j.Paused, "outputs": outs}
 	b, _ := json.Marshal(row)
 	h := sha256.Sum256(b)

@@ -114,8 +114,8 @@ func coverageItem(it trust.Item) *model.CoverageItem {
 	if it.RunKey != "" {
 		out.Nodes = append(out.Nodes, lineage.RunID(it.RunKey))
 	}
-	if it.DatasetKey != "" {
-		out.Nodes = append(out.Nodes, lineage.DatasetID(it.DatasetKey))
+	for _, k := range it.DatasetKeys {
+		out.Nodes = append(out.Nodes, lineage.DatasetID(k))
 	}
 	for _, k := range it.JobKeys {
 		out.Nodes = append(out.Nodes, lineage.JobID(k))

@@ -45,7 +45,7 @@ type Item struct {
 	Kind        ItemKind
 	JobKeys     []string // reported jobs (an expected job's matches, a run's or an edge's job)
 	RunKey      string
-	DatasetKey  string
+	DatasetKeys []string // an edge's input and output, a dataset
 	Namespace   string
 	Name        string
 	Criticality string

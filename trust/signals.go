@@ -93,6 +93,9 @@ func (r *Report) unresolved(ctx context.Context) (*Figure, error) {
 	return f, nil
 }
 
+// edges counts lineage edges as the API shows them: (input dataset, job, output dataset) through a job the caller
+// may describe, between datasets it has VIEW_LINEAGE on. An edge is fresh when both its legs were re-observed
+// within the job's staleness threshold (the lineage rule: the path was whole then).
 func (r *Report) edges(ctx context.Context) (*Figure, error) {
 	rows, err := r.svc.r.Edges(ctx, Filter{Namespace: r.Query.Namespace}, ms(r.Now))
 	if err != nil {
@@ -113,62 +116,123 @@ func (r *Report) edges(ctx context.Context) (*Figure, error) {
 		return nil, err
 	}
 	cfg := r.svc.cfg
-	f := &Figure{Signal: SignalEdgeFreshness, Description: fmt.Sprintf("current observed edges re-observed within "+
-		"their staleness threshold (%g times the job's usual interval between runs, at least %s)", cfg.StaleFactor, age(cfg.StaleMin))}
+	f := &Figure{Signal: SignalEdgeFreshness, Description: fmt.Sprintf("current observed lineage edges (input, job, "+
+		"output) whose legs were re-observed within their staleness threshold (%g times the job's usual interval "+
+		"between runs, at least %s)", cfg.StaleFactor, age(cfg.StaleMin))}
 	var g grouper
-	for i, e := range rows {
-		if !ok[i] || (only != nil && !only[e.Job.Key]) {
-			continue
-		}
-		last := fromMs(e.LastObservedAt)
-		limit := StaleThreshold(fromMs(e.FirstSeenAt), fromMs(e.Job.LastSeenAt), e.Runs, cfg.StaleFactor, cfg.StaleMin)
-		fresh := r.Now.Sub(last) <= limit
-		f.Denominator++
-		f.Numerator += b2i(fresh)
-		g.add("namespace", e.Job.Namespace, b2i(fresh), 1)
-		if !fresh {
-			f.add(Item{Kind: ItemEdge, JobKeys: []string{e.Job.Key}, DatasetKey: e.DatasetKey, Namespace: e.DatasetNamespace,
-				Name: e.DatasetName, Status: e.Direction, Since: last, Message: fmt.Sprintf(
-					"%s %s %s: last observed %s ago, threshold %s", e.DatasetName, arrow(e.Direction), e.Job.Name,
-					age(r.Now.Sub(last)), age(limit))})
-		}
+	for _, legs := range byJob(rows, ok, only) {
+		r.countJobEdges(f, &g, legs)
 	}
 	f.Groups = g.groups()
 	return f, nil
 }
 
-func arrow(dir string) string {
-	if dir == "INPUT_TO" {
-		return "read by"
+// byJob groups the visible legs by job, in first-seen order.
+func byJob(rows []EdgeRow, ok []bool, only map[string]bool) [][]EdgeRow {
+	idx := map[string]int{}
+	var out [][]EdgeRow
+	for i, e := range rows {
+		if !ok[i] || (only != nil && !only[e.Job.Key]) {
+			continue
+		}
+		k, seen := idx[e.Job.Key]
+		if !seen {
+			k = len(out)
+			idx[e.Job.Key] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], e)
 	}
-	return "written by"
+	return out
 }
 
+func (r *Report) countJobEdges(f *Figure, g *grouper, legs []EdgeRow) {
+	cfg := r.svc.cfg
+	j := legs[0]
+	limit := StaleThreshold(fromMs(j.FirstSeenAt), fromMs(j.Job.LastSeenAt), j.Runs, cfg.StaleFactor, cfg.StaleMin)
+	var ins, outs []EdgeRow
+	for _, e := range legs {
+		if e.Direction == "INPUT_TO" {
+			ins = append(ins, e)
+		} else {
+			outs = append(outs, e)
+		}
+	}
+	fresh := func(e EdgeRow) bool { return r.Now.Sub(fromMs(e.LastObservedAt)) <= limit }
+	total, ok := len(ins)*len(outs), countIf(ins, fresh)*countIf(outs, fresh)
+	f.Denominator += total
+	f.Numerator += ok
+	g.add("namespace", j.Job.Namespace, ok, total)
+	for _, in := range ins {
+		for _, out := range outs {
+			if fresh(in) && fresh(out) {
+				continue
+			}
+			last := fromMs(min(in.LastObservedAt, out.LastObservedAt))
+			f.add(Item{Kind: ItemEdge, JobKeys: []string{j.Job.Key}, DatasetKeys: []string{in.DatasetKey, out.DatasetKey},
+				Namespace: out.DatasetNamespace, Name: out.DatasetName, Since: last, Message: fmt.Sprintf(
+					"%s -> %s through %s: last observed %s ago, threshold %s", in.DatasetName, out.DatasetName,
+					j.Job.Name, age(r.Now.Sub(last)), age(limit))})
+		}
+	}
+}
+
+func countIf(es []EdgeRow, pred func(EdgeRow) bool) int {
+	n := 0
+	for _, e := range es {
+		if pred(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// columns counts the datasets a job the caller may describe currently writes, and of those the ones with column
+// lineage from a dataset the caller may describe through a job it may describe (a column that comes only from
+// something hidden counts as none, as the NO_COLUMN_LINEAGE gap says).
 func (r *Report) columns(ctx context.Context) (*Figure, error) {
 	rows, err := r.svc.r.WrittenDatasets(ctx, Filter{Namespace: r.Query.Namespace}, ms(r.Now))
 	if err != nil {
 		return nil, err
 	}
-	var b checks
+	var cs []authz.Check
 	for _, d := range rows {
-		b.add(b.next(), authz.PrivDescribe, datasetCand(d.Key, d.Namespace, d.Name))
+		cs = append(cs, authz.Check{Priv: authz.PrivDescribe, Candidate: datasetCand(d.Key, d.Namespace, d.Name)})
+		for _, w := range d.Writers {
+			cs = append(cs, authz.Check{Priv: authz.PrivDescribe, Candidate: jobCand(w.Key, w.Namespace, w.Name)})
+		}
+		for _, c := range d.ColumnSources {
+			cs = append(cs, authz.Check{Priv: authz.PrivDescribe, Candidate: datasetCand(c.DatasetKey, c.DatasetNamespace, c.DatasetName)},
+				authz.Check{Priv: authz.PrivDescribe, Candidate: jobCand(c.Job.Key, c.Job.Namespace, c.Job.Name)})
+		}
 	}
-	ok, err := r.allowed(ctx, &b)
+	ok, err := r.each(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
 	f := &Figure{Signal: SignalColumnLineage,
 		Description: "datasets a job currently writes that have column lineage (the rest have table-level lineage only)"}
 	var g grouper
-	for i, d := range rows {
-		if !ok[i] {
+	i := 0
+	for _, d := range rows {
+		seen, written, col := ok[i], false, false
+		i++
+		for range d.Writers {
+			written = written || ok[i]
+			i++
+		}
+		for range d.ColumnSources {
+			col = col || (ok[i] && ok[i+1])
+			i += 2
+		}
+		if !seen || !written {
 			continue
 		}
 		f.Denominator++
-		f.Numerator += b2i(d.ColumnLineage)
-		g.add("namespace", d.Namespace, b2i(d.ColumnLineage), 1)
-		if !d.ColumnLineage {
-			f.add(Item{Kind: ItemDataset, DatasetKey: d.Key, Namespace: d.Namespace, Name: d.Name,
+		f.Numerator += b2i(col)
+		g.add("namespace", d.Namespace, b2i(col), 1)
+		if !col {
+			f.add(Item{Kind: ItemDataset, DatasetKeys: []string{d.Key}, Namespace: d.Namespace, Name: d.Name,
 				Message: d.Namespace + " " + d.Name + ": no column lineage (table level only)"})
 		}
 	}

@@ -72,11 +72,25 @@ type EdgeRow struct {
 	LastObservedAt               int64
 }
 
-// DatasetRow is a dataset some job currently writes, and whether it has current column lineage.
+// DatasetRow is a dataset some job currently writes: its writers and the sources of its column lineage in force.
 type DatasetRow struct {
 	Key, Namespace, Name string
-	ColumnLineage        bool
+	Writers              []ReportedJob  // at most maxWriters
+	ColumnSources        []ColumnSource // distinct (source dataset, job), at most maxColumnSources
 }
+
+// ColumnSource is a dataset and a job a current COLUMN_FEEDS edge into the dataset comes from.
+type ColumnSource struct {
+	DatasetKey, DatasetNamespace, DatasetName string
+	Job                                       ReportedJob
+}
+
+// Bounds of one dataset's row: a dataset counts as written, and as having column lineage, when one of these the
+// caller may see says so (so a dataset whose first sources are all hidden can be under-reported, never leaked).
+const (
+	maxWriters       = 20
+	maxColumnSources = 50
+)
 
 // UnresolvedRow is one unresolved identity.
 type UnresolvedRow struct {
@@ -241,22 +255,34 @@ RETURN j{.key, .namespace, .name, .lastSeenAt} AS j, j.firstSeenAt AS first, run
 }
 
 // WrittenDatasets reads the datasets (of the namespace) some job currently writes (an OBSERVED OUTPUT_TO in
-// force), and whether any of their fields has column lineage in force.
+// force) with their writers and the sources of their column lineage in force.
 func (s *Store) WrittenDatasets(ctx context.Context, f Filter, now int64) ([]DatasetRow, error) {
 	p := filterParams(f)
 	p["now"] = now
-	rows, err := s.read(ctx, `MATCH (:Job)-[e:OUTPUT_TO]->(d:Dataset)
+	rows, err := s.read(ctx, `MATCH (w:Job)-[e:OUTPUT_TO]->(d:Dataset)
 WHERE e.kind = 'OBSERVED' AND e.validTo > $now AND ($ns = '' OR d.namespace = $ns) AND d.droppedAt IS NULL
-WITH DISTINCT d
-RETURN d.key AS k, d.namespace AS ns, d.name AS n,
-  EXISTS { (d)-[:HAS_FIELD]->(:Field)<-[c:COLUMN_FEEDS]-() WHERE c.validTo > $now } AS col
-ORDER BY ns, n`, p)
+WITH d, collect(DISTINCT w{.key, .namespace, .name})[..`+itoa(maxWriters)+`] AS writers
+CALL (d) {
+  OPTIONAL MATCH (d)-[:HAS_FIELD]->(:Field)<-[c:COLUMN_FEEDS]-(:Field)<-[:HAS_FIELD]-(src:Dataset) WHERE c.validTo > $now
+  WITH DISTINCT src, c.jobKey AS jk LIMIT `+itoa(maxColumnSources)+`
+  OPTIONAL MATCH (cj:Job {key: jk})
+  RETURN collect(CASE WHEN src IS NULL THEN null ELSE {k: src.key, ns: src.namespace, n: src.name,
+    j: cj{.key, .namespace, .name}} END) AS sources
+}
+RETURN d.key AS k, d.namespace AS ns, d.name AS n, writers, sources ORDER BY ns, n`, p)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]DatasetRow, len(rows))
 	for i, r := range rows {
-		out[i] = DatasetRow{Key: r.Str("k"), Namespace: r.Str("ns"), Name: r.Str("n"), ColumnLineage: r.Bool("col")}
+		out[i] = DatasetRow{Key: r.Str("k"), Namespace: r.Str("ns"), Name: r.Str("n")}
+		for _, w := range r.List("writers") {
+			out[i].Writers = append(out[i].Writers, reportedJob(w))
+		}
+		for _, c := range r.List("sources") {
+			out[i].ColumnSources = append(out[i].ColumnSources, ColumnSource{DatasetKey: c.Str("k"),
+				DatasetNamespace: c.Str("ns"), DatasetName: c.Str("n"), Job: reportedJob(c.Sub("j"))})
+		}
 	}
 	return out, nil
 }

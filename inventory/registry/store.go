@@ -140,11 +140,17 @@ RETURN s.digest AS digest, s.retiredAt IS NULL AS active`, map[string]any{"src":
 			return nil
 		}
 	}
-	existing, err := existingHashes(ctx, tx, inv.Source)
+	// Write-lock the source first, so two registrations of one existing source apply one after the other.
+	if _, err := tx.Run(ctx, `MERGE (s:`+LabelSource+` {key: $src}) SET s.writing = true REMOVE s.writing`,
+		map[string]any{"src": inv.Source}); err != nil {
+		return err
+	}
+	existing, err := storedHashes(ctx, tx, inv.Source)
 	if err != nil {
 		return err
 	}
-	var rows []map[string]any
+	var created []map[string]any
+	changed := map[string]any{}
 	keys := make([]string, 0, len(inv.Jobs))
 	for _, j := range inv.Jobs {
 		row := jobRow(inv.Source, j)
@@ -154,20 +160,19 @@ RETURN s.digest AS digest, s.retiredAt IS NULL AS active`, map[string]any{"src":
 		switch {
 		case !seen:
 			res.Added++
-		case old != row["hash"]:
+			created = append(created, row)
+		case old.retired:
+			res.Added++
+			changed[key] = row
+		case old.hash != row["hash"]:
 			res.Updated++
-		default:
-			continue
+			changed[key] = row
 		}
-		rows = append(rows, row)
 	}
-	params := map[string]any{"src": inv.Source, "rows": rows, "keys": keys, "now": now, "by": by,
-		"kind": string(inv.Kind), "digest": digest, "n": int64(len(inv.Jobs)), "nss": inv.Namespaces()}
-	if _, err := tx.Run(ctx, `UNWIND $rows AS r
-MERGE (e:`+LabelExpectedJob+` {key: r.key})
-SET e += r, e.registeredAt = coalesce(e.registeredAt, $now), e.updatedAt = $now
-REMOVE e.retiredAt`, params); err != nil {
-		return fmt.Errorf("write expected jobs: %w", err)
+	params := map[string]any{"src": inv.Source, "created": created, "changed": changed, "keys": keys, "now": now,
+		"by": by, "kind": string(inv.Kind), "digest": digest, "n": int64(len(inv.Jobs)), "nss": inv.Namespaces()}
+	if err := writeJobs(ctx, tx, params); err != nil {
+		return err
 	}
 	recs, err := collect(ctx, tx, `MATCH (e:`+LabelExpectedJob+` {source: $src})
 WHERE e.retiredAt IS NULL AND NOT e.key IN $keys
@@ -184,20 +189,46 @@ REMOVE s.retiredAt`, params)
 	return err
 }
 
-// existingHashes returns key -> hash of the source's active expected jobs (retired ones count as absent, so
-// listing them again re-activates them).
-func existingHashes(ctx context.Context, tx neo4j.ManagedTransaction, source string) (map[string]string, error) {
-	recs, err := collect(ctx, tx, `MATCH (e:`+LabelExpectedJob+` {source: $src}) WHERE e.retiredAt IS NULL
-RETURN e.key AS k, e.hash AS h`, map[string]any{"src": source})
+// writeJobs creates the new expected jobs and updates the changed ones (re-activating retired ones). Both are
+// found through the source (one scan of its jobs), never by a MERGE per key: without the key constraint of the
+// "migration:" commit a MERGE per row would scan every expected job.
+func writeJobs(ctx context.Context, tx neo4j.ManagedTransaction, params map[string]any) error {
+	if _, err := tx.Run(ctx, `UNWIND $created AS r
+CREATE (e:`+LabelExpectedJob+`) SET e = r, e.registeredAt = $now, e.updatedAt = $now`, params); err != nil {
+		return fmt.Errorf("create expected jobs: %w", err)
+	}
+	if len(params["changed"].(map[string]any)) == 0 {
+		return nil
+	}
+	if _, err := tx.Run(ctx, `MATCH (e:`+LabelExpectedJob+`) WHERE e.source = $src
+WITH e, $changed[e.key] AS r WHERE r IS NOT NULL
+SET e += r, e.updatedAt = $now
+REMOVE e.retiredAt`, params); err != nil {
+		return fmt.Errorf("update expected jobs: %w", err)
+	}
+	return nil
+}
+
+// stored is what a registration needs to know of a stored expected job.
+type stored struct {
+	hash    string
+	retired bool
+}
+
+// storedHashes returns key -> hash and retirement of every stored expected job of the source.
+func storedHashes(ctx context.Context, tx neo4j.ManagedTransaction, source string) (map[string]stored, error) {
+	recs, err := collect(ctx, tx, `MATCH (e:`+LabelExpectedJob+`) WHERE e.source = $src
+RETURN e.key AS k, e.hash AS h, e.retiredAt IS NOT NULL AS retired`, map[string]any{"src": source})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(recs))
+	out := make(map[string]stored, len(recs))
 	for _, r := range recs {
 		k, _ := r.Get("k")
 		h, _ := r.Get("h")
+		ret, _ := r.Get("retired")
 		hs, _ := h.(string)
-		out[k.(string)] = hs
+		out[k.(string)] = stored{hash: hs, retired: ret == true}
 	}
 	return out, nil
 }

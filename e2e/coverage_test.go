@@ -337,3 +337,49 @@ func (r *trustRun) narrowSeesNothingHidden(t *testing.T) {
 		t.Errorf("the reader registered an inventory: %d", code)
 	}
 }
+
+// TestCoverageRealDbtManifest registers the manifest `dbt parse` writes for the e2e dbt project, then runs
+// `dbt-ol build`: every expected job (3 models, 4 tests) matches what dbt-ol reported, by its naming rules (and,
+// with ADR 0027, by the dbt_node facet's unique id).
+func TestCoverageRealDbtManifest(t *testing.T) {
+	home := producerHome(t, "HEADWATER_TEST_DBT", "scripts/producers/dbt.sh")
+	p := newProducerRun(t, "dbtcov")
+	proj := filepath.Join(p.work, "project")
+	src, _ := filepath.Abs("testdata/producers/dbt")
+	copyTree(t, src, proj)
+	events := filepath.Join(p.work, "events.jsonl")
+	olConfig := filepath.Join(p.work, "openlineage.yml")
+	cfg := fmt.Sprintf("transport:\n  type: composite\n  continue_on_failure: false\n  transports:\n    headwater:\n      type: http\n      url: %s\n      endpoint: api/v1/lineage\n      auth:\n        type: api_key\n        apiKey: %s\n    copy:\n      type: file\n      log_file_path: %s\n      append: true\n",
+		p.url(), token, events)
+	if err := os.WriteFile(olConfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(home, "venv", "bin")
+	db := filepath.Join(p.work, "warehouse.duckdb")
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "DBT_PROFILES_DIR=" + proj, "HW_DBT_PATH=" + db,
+		"HW_DBT_TARGET=" + filepath.Join(p.work, "target"), "OPENLINEAGE_CONFIG=" + olConfig,
+		"OPENLINEAGE_NAMESPACE=" + p.jobNS, "DBT_SEND_ANONYMOUS_USAGE_STATS=false"}
+	p.run(t, proj, env, 0, filepath.Join(bin, "dbt"), "parse", "-q")
+	manifest, err := os.ReadFile(filepath.Join(p.work, "target", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &trustRun{api: p.api, jobNS: p.jobNS, dsNS: "duckdb://" + db, store: p.store}
+	for i, want := range []string{"added", "unchanged"} {
+		code, ans := r.register(t, token, "dbt-"+p.jobNS, manifest)
+		if code != 200 || (i == 0 && ans["added"].(float64) != 7) || (i == 1 && ans["unchanged"] != true) {
+			t.Fatalf("registration %d (%s): %d %v", i, want, code, ans)
+		}
+	}
+	cov := r.coverage(t, token, map[string]any{"ns": p.jobNS})
+	if num, den, _ := figureOf(cov, "jobsInstrumented"); num != 0 || den != 7 {
+		t.Fatalf("before dbt ran: instrumented %d/%d, want 0/7", num, den)
+	}
+	p.run(t, proj, env, 0, filepath.Join(bin, "dbt"), "seed", "-q")
+	p.run(t, proj, env, 0, filepath.Join(bin, "dbt-ol"), "build")
+	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
+	cov = r.coverage(t, token, map[string]any{"ns": p.jobNS})
+	if num, den, items := figureOf(cov, "jobsReporting"); num != 7 || den != 7 {
+		t.Fatalf("after dbt-ol build: reporting %d/%d, not reporting %v", num, den, names(items, "name"))
+	}
+}

@@ -383,3 +383,90 @@ func TestCoverageRealDbtManifest(t *testing.T) {
 		t.Fatalf("after dbt-ol build: reporting %d/%d, not reporting %v", num, den, names(items, "name"))
 	}
 }
+
+// TestCoverageRealAirflowListing registers what the real Airflow says it schedules (`airflow dags list -o json`,
+// `airflow tasks list`), then runs the DAG: both tasks match the jobs the OpenLineage provider reported
+// (`<dag_id>.<task_id>`). The DAG has no schedule and is paused at creation, so it is never counted as missing.
+func TestCoverageRealAirflowListing(t *testing.T) {
+	home := producerHome(t, "HEADWATER_TEST_AIRFLOW", "scripts/producers/airflow.sh")
+	p := newProducerRun(t, "afcov")
+	src, _ := filepath.Abs("testdata/producers/airflow")
+	copyTree(t, src, p.work)
+	events := filepath.Join(p.work, "events.jsonl")
+	transport, _ := json.Marshal(map[string]any{"type": "composite", "continue_on_failure": false,
+		"transports": map[string]any{
+			"headwater": map[string]any{"type": "http", "url": p.url(), "endpoint": "api/v1/lineage",
+				"auth": map[string]any{"type": "api_key", "apiKey": token}},
+			"copy": map[string]any{"type": "file", "log_file_path": events, "append": true},
+		}})
+	bin := filepath.Join(home, "venv", "bin")
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "AIRFLOW_HOME=" + filepath.Join(p.work, "home"),
+		"AIRFLOW__CORE__DAGS_FOLDER=" + filepath.Join(p.work, "dags"), "AIRFLOW__CORE__LOAD_EXAMPLES=False",
+		"HW_AIRFLOW_WORK=" + p.work, "AIRFLOW__OPENLINEAGE__NAMESPACE=" + p.jobNS,
+		"AIRFLOW__OPENLINEAGE__TRANSPORT=" + string(transport)}
+	airflow := filepath.Join(bin, "airflow")
+	p.run(t, p.work, env, 0, airflow, "db", "migrate")
+	p.run(t, p.work, env, 0, airflow, "dags", "reserialize")
+	dags := lastLine(t, airflowOut(t, p.work, env, airflow, "dags", "list", "-o", "json"), "[")
+	tasks := idLines(airflowOut(t, p.work, env, airflow, "tasks", "list", "hw_producers_dag"))
+	doc, _ := json.Marshal(map[string]any{"dags": json.RawMessage(dags), "tasks": map[string]any{"hw_producers_dag": tasks}})
+
+	url := fmt.Sprintf("http://%s/api/v1/inventory/airflow-%s?kind=airflow&jobNamespace=%s", p.api, p.jobNS, p.jobNS)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(doc))
+	resp, err := http.DefaultClient.Do(authed(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&ans)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || ans["added"].(float64) != 2 {
+		t.Fatalf("register the Airflow listing %s: %d %v", doc, resp.StatusCode, ans)
+	}
+	p.run(t, p.work, env, 0, airflow, "dags", "test", "hw_producers_dag")
+	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
+	r := &trustRun{api: p.api}
+	cov := r.coverage(t, token, map[string]any{"ns": p.jobNS})
+	if num, den, items := figureOf(cov, "jobsInstrumented"); num != 2 || den != 2 {
+		t.Fatalf("instrumented %d/%d %v, want both tasks", num, den, items)
+	}
+	if _, den, _ := figureOf(cov, "jobsReporting"); den != 0 {
+		t.Fatalf("a paused DAG without a schedule counts in jobsReporting (%d)", den)
+	}
+}
+
+// airflowOut runs an airflow command and returns its standard output.
+func airflowOut(t *testing.T, dir string, env []string, airflow string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(airflow, args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("airflow %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// lastLine is the last line of out starting with prefix (the CLI prints warnings before its JSON).
+func lastLine(t *testing.T, out, prefix string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], prefix) {
+			return lines[i]
+		}
+	}
+	t.Fatalf("no line starting with %q in:\n%s", prefix, out)
+	return ""
+}
+
+// idLines keeps the lines that are task ids (the CLI prints warnings around them).
+func idLines(out string) string {
+	var ids []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.ContainsAny(l, " []:") {
+			ids = append(ids, l)
+		}
+	}
+	return strings.Join(ids, "\n")
+}

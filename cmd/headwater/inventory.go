@@ -25,7 +25,7 @@ type inventoryRegisterCmd struct {
 	Token            string        `help:"API token (needs MANAGE_INVENTORY on the inventory's namespaces)." env:"HEADWATER_TOKEN" secret:"true"`
 	Source           string        `help:"Source name (the registration it replaces)." required:""`
 	Kind             string        `help:"Format of the file." required:"" enum:"dbt,airflow,list"`
-	File             string        `help:"The file to upload (- for standard input): target/manifest.json, the Airflow listing document, a JSON or CSV list." required:"" type:"path"`
+	File             string        `help:"The file to upload (- for standard input): target/manifest.json, the Airflow listing document, a JSON or CSV list." required:""`
 	JobNamespace     string        `help:"Namespace the jobs report under (dbt-ol's OPENLINEAGE_NAMESPACE, Airflow's AIRFLOW__OPENLINEAGE__NAMESPACE)."`
 	DatasetNamespace string        `help:"The dbt adapter's OpenLineage dataset namespace (duckdb://<path>, postgres://host:port, ...)."`
 	Schedule         string        `help:"Schedule of dbt nodes whose meta names none (cron, @daily, 6h)."`

@@ -75,9 +75,9 @@ type Job struct {
 	DbtUniqueID string `json:"dbtUniqueId,omitempty"`
 	// DbtMatches are the (unique_id, role) pairs, "<unique_id>|<role>", of the dbt node jobs this job is
 	// reported as (ADR 0027: a job carrying dbtUniqueId and dbtRole NODE or TESTS).
-	DbtMatches []string `json:"dbtMatches,omitempty"`
-	Criticality string `json:"criticality"`
-	Owner       string `json:"owner,omitempty"`
+	DbtMatches  []string `json:"dbtMatches,omitempty"`
+	Criticality string   `json:"criticality"`
+	Owner       string   `json:"owner,omitempty"`
 	// Schedule is the source's schedule text ("" when none is known); Interval its longest gap between two
 	// scheduled runs (0: no schedule known, never counted missing).
 	Schedule string        `json:"schedule,omitempty"`

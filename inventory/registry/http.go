@@ -22,6 +22,10 @@ const MaxBodyBytes int64 = 64 << 20
 // Path is the registration endpoint (POST, {source} in the path).
 const Path = "/api/v1/inventory/{source}"
 
+// MaxConcurrent bounds the registrations one process reads at once (each may parse up to MaxBodyBytes); more
+// answer 429 with Retry-After.
+const MaxConcurrent = 2
+
 // Registrar is what the endpoint calls (Service).
 type Registrar interface {
 	Register(ctx context.Context, caller authz.Principal, req Request) (Result, error)
@@ -32,8 +36,9 @@ var _ Registrar = (*Service)(nil)
 // Handler serves POST /api/v1/inventory/{source}?kind=dbt|airflow|list[&jobNamespace=..][&datasetNamespace=..]
 // [&schedule=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
 type Handler struct {
-	reg Registrar
-	log *slog.Logger
+	reg   Registrar
+	log   *slog.Logger
+	slots chan struct{}
 }
 
 // NewHandler returns the endpoint.
@@ -41,7 +46,7 @@ func NewHandler(reg Registrar, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{reg: reg, log: log}
+	return &Handler{reg: reg, log: log, slots: make(chan struct{}, MaxConcurrent)}
 }
 
 // Register mounts the endpoint on mux.
@@ -63,6 +68,14 @@ type ErrorAnswer struct {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusTooManyRequests, ErrorAnswer{Error: fmt.Sprintf("busy: at most %d registrations at once", MaxConcurrent)})
+		return
+	}
 	q := r.URL.Query()
 	kind, err := inventory.ParseKind(q.Get("kind"))
 	if err != nil {

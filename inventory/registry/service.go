@@ -114,6 +114,17 @@ func readJobs(req Request) ([]inventory.Job, error) {
 	return nil, err
 }
 
+// namespace is a job namespace as ingestion canonicalises it (unchanged when it cannot be).
+func (s *Service) namespace(ns string) string {
+	if s.canon == nil {
+		return ns
+	}
+	if c, _, err := s.canon.Job(ns, "x"); err == nil {
+		return c
+	}
+	return ns
+}
+
 // canonical canonicalises the job's identity, its match names and its outputs like event identities.
 func (s *Service) canonical(j *inventory.Job) error {
 	if s.canon == nil {
@@ -142,8 +153,14 @@ func (s *Service) canonical(j *inventory.Job) error {
 	return nil
 }
 
-// Register reads, checks and stores one source's inventory as caller.
+// Register reads, checks and stores one source's inventory as caller. A dbt or Airflow registration names its job
+// namespace before the body: a caller without MANAGE_INVENTORY there is refused before anything is read.
 func (s *Service) Register(ctx context.Context, caller authz.Principal, req Request) (Result, error) {
+	if req.JobNamespace != "" {
+		if err := s.allowed(ctx, caller, OpRegister, req.Source, []string{s.namespace(req.JobNamespace)}); err != nil {
+			return Result{}, err
+		}
+	}
 	inv, err := s.Read(req)
 	if err != nil {
 		return Result{}, err

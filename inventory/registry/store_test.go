@@ -48,7 +48,10 @@ func (a nsAuth) CanOn(_ context.Context, _ authz.Principal, priv authz.Privilege
 
 type memAudit struct{ recs []authz.AuditRecord }
 
-func (m *memAudit) Audit(_ context.Context, r authz.AuditRecord) error { m.recs = append(m.recs, r); return nil }
+func (m *memAudit) Audit(_ context.Context, r authz.AuditRecord) error {
+	m.recs = append(m.recs, r)
+	return nil
+}
 
 func list(ns string, names ...string) string {
 	var b strings.Builder
@@ -212,5 +215,63 @@ func TestHandlerGzipLimitsAndErrors(t *testing.T) {
 	_ = zw.Close()
 	if code, body := post("?kind=list", "gzip", bomb.Bytes()); code != 413 {
 		t.Fatalf("gzip bomb: %d %s", code, body)
+	}
+}
+
+// failReader fails the test when read: the body must not be parsed before the caller is allowed.
+type failReader struct{ t *testing.T }
+
+func (f failReader) Read([]byte) (int, error) {
+	f.t.Error("the body of a refused registration was read")
+	return 0, fmt.Errorf("read")
+}
+
+func TestRefusedBeforeTheBodyIsRead(t *testing.T) {
+	g := testenv.Store(t)
+	svc := NewService(NewStore(g), nil, nsAuth{"mine": true}, &memAudit{}, time.Now)
+	_, err := svc.Register(t.Context(), authz.Principal{Subject: "x"}, Request{Source: "s-" + testenv.Token(6),
+		Kind: inventory.KindDbt, JobNamespace: "theirs", Body: failReader{t}})
+	if err == nil || !strings.Contains(err.Error(), "MANAGE_INVENTORY missing on namespace theirs") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// blockingRegistrar holds every registration until released.
+type blockingRegistrar struct{ entered, release chan struct{} }
+
+func (b blockingRegistrar) Register(context.Context, authz.Principal, Request) (Result, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return Result{}, nil
+}
+
+func TestHandlerBoundsConcurrentRegistrations(t *testing.T) {
+	b := blockingRegistrar{entered: make(chan struct{}, MaxConcurrent), release: make(chan struct{})}
+	mux := http.NewServeMux()
+	NewHandler(b, nil).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	post := func() int {
+		resp, err := http.Post(srv.URL+"/api/v1/inventory/s?kind=list", "text/csv", strings.NewReader("namespace,name\n"))
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	done := make(chan int, MaxConcurrent)
+	for range MaxConcurrent {
+		go func() { done <- post() }()
+		<-b.entered
+	}
+	if code := post(); code != http.StatusTooManyRequests {
+		t.Fatalf("a registration beyond %d at once: %d, want 429", MaxConcurrent, code)
+	}
+	close(b.release)
+	for range MaxConcurrent {
+		if code := <-done; code != 200 {
+			t.Fatalf("held registration: %d", code)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
@@ -80,13 +81,89 @@ func b2i(b bool) int {
 	return 0
 }
 
-// expectedRows reads the expected jobs of the filter with their matches.
+// expectedRows returns the expected jobs of the filter with the reported jobs they match now: the expected jobs
+// from the cache while the inventory version holds, the matches read on every call.
 func (s *Service) expectedRows(ctx context.Context, f Filter) ([]ExpectedRow, error) {
-	rows, err := s.r.ExpectedJobs(ctx, f)
+	all, err := s.inventory.rows(ctx, s.r, f)
 	if err != nil {
 		return nil, err
 	}
+	rows := make([]ExpectedRow, 0, len(all))
+	for _, e := range all {
+		if (f.Namespace == "" || e.Namespace == f.Namespace) && (f.Criticality == "" || e.Criticality == f.Criticality) {
+			e.Matched = nil // a copy: the cached row is never changed
+			rows = append(rows, e)
+		}
+	}
+	if err := s.withNameMatches(ctx, rows); err != nil {
+		return nil, err
+	}
 	return s.withDbtMatches(ctx, rows)
+}
+
+// withNameMatches adds to each row the jobs named by one of its match names in its namespace.
+func (s *Service) withNameMatches(ctx context.Context, rows []ExpectedRow) error {
+	var names [][2]string
+	for _, e := range rows {
+		for _, n := range e.MatchNames {
+			names = append(names, [2]string{e.Namespace, n})
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	jobs, err := s.r.JobsNamed(ctx, names)
+	if err != nil {
+		return err
+	}
+	byName := map[[2]string][]ReportedJob{}
+	for _, j := range jobs {
+		byName[[2]string{j.Namespace, j.Name}] = append(byName[[2]string{j.Namespace, j.Name}], j)
+	}
+	for i, e := range rows {
+		for _, n := range e.MatchNames {
+			rows[i].addMatches(byName[[2]string{e.Namespace, n}])
+		}
+	}
+	return nil
+}
+
+// MaxCachedExpected bounds the expected jobs kept in memory (above it every request reads its filter's jobs).
+const MaxCachedExpected = 200_000
+
+// expectedCache keeps every active expected job under the inventory version it was read at.
+type expectedCache struct {
+	mu      sync.Mutex
+	version string
+	all     []ExpectedRow
+	tooBig  bool // at version, there were more than MaxCachedExpected
+}
+
+// rows returns the active expected jobs: all of them from the cache while the version holds (or after reading
+// them once), else only the filter's when there are too many to keep.
+func (c *expectedCache) rows(ctx context.Context, r Reader, f Filter) ([]ExpectedRow, error) {
+	v, err := r.InventoryVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version == v && (c.all != nil || c.tooBig) {
+		if c.tooBig {
+			return r.ExpectedJobs(ctx, f)
+		}
+		return c.all, nil
+	}
+	all, err := r.ExpectedJobs(ctx, Filter{})
+	if err != nil {
+		return nil, err
+	}
+	c.version, c.tooBig, c.all = v, len(all) > MaxCachedExpected, nil
+	if c.tooBig {
+		return r.ExpectedJobs(ctx, f)
+	}
+	c.all = all
+	return all, nil
 }
 
 // withDbtMatches adds to each dbt expected job the dbt node jobs (ADR 0027) of its namespace it is reported

@@ -24,11 +24,12 @@ var ErrUnavailable = errors.New("the trust signals are unavailable, retry later"
 
 // Service computes the signals.
 type Service struct {
-	r       Reader
-	perms   Permissions
-	cfg     Config
-	factors map[string]float64
-	clock   func() time.Time
+	r         Reader
+	perms     Permissions
+	cfg       Config
+	factors   map[string]float64
+	clock     func() time.Time
+	inventory *expectedCache
 }
 
 // NewService validates cfg and returns the service; a nil Permissions is authz.AllowAll.
@@ -44,7 +45,7 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock}, nil
+	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{}}, nil
 }
 
 // Config is the effective configuration.

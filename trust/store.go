@@ -3,6 +3,7 @@ package trust
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -12,7 +13,9 @@ import (
 // Reader is what the signals read (Store over Neo4j). Every method takes the filter it can apply in the
 // database; permissions are applied by the Service on what it returns.
 type Reader interface {
+	InventoryVersion(ctx context.Context) (string, error)
 	ExpectedJobs(ctx context.Context, f Filter) ([]ExpectedRow, error)
+	JobsNamed(ctx context.Context, names [][2]string) ([]ReportedJob, error)
 	ExpectedWritersOf(ctx context.Context, outputs []string) ([]ExpectedRow, error)
 	DbtJobs(ctx context.Context, namespace string) ([]ReportedJob, error)
 	Runs(ctx context.Context, f Filter, from, cutoff int64) ([]JobRuns, error)
@@ -146,18 +149,57 @@ CALL (e) {
   MATCH (j:Job {namespace: e.namespace, name: n})
   RETURN collect(j{.key, .namespace, .name, .lastSeenAt, .dbtUniqueId}) AS jobs
 }
-RETURN e{.key, .source, .namespace, .name, .type, .criticality, .owner, .schedule, .dbtUniqueId, .intervalMs,
-  .paused, .outputs, .matchNames, .dbtMatches} AS e, jobs ORDER BY e.namespace, e.name, e.source`
+RETURN ` + expectedProps + ` AS e, jobs ORDER BY e.namespace, e.name, e.source`
 
-// ExpectedJobs reads the active expected jobs with the jobs their match names find.
+// expectedProps are the properties of an expected job the signals read.
+const expectedProps = `e{.key, .source, .namespace, .name, .type, .criticality, .owner, .schedule, .dbtUniqueId,
+  .intervalMs, .paused, .outputs, .matchNames, .dbtMatches}`
+
+// InventoryVersion identifies the stored inventories: it changes with every registration that writes and every
+// retirement (each sets the source's digest, registeredAt or retiredAt), so expected jobs read under one
+// version can be reused while it holds.
+func (s *Store) InventoryVersion(ctx context.Context) (string, error) {
+	rows, err := s.read(ctx, `MATCH (s:InventorySource)
+RETURN s.key + '|' + coalesce(s.digest, '') + '|' + toString(coalesce(s.registeredAt, 0)) + '|' +
+  toString(coalesce(s.retiredAt, 0)) AS v ORDER BY v`, nil)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(r.Str("v"))
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// ExpectedJobs reads the active expected jobs of the filter, without their matches (JobsNamed, DbtJobs).
 func (s *Store) ExpectedJobs(ctx context.Context, f Filter) ([]ExpectedRow, error) {
 	rows, err := s.read(ctx, `MATCH (e:ExpectedJob)
-WHERE e.retiredAt IS NULL AND ($ns = '' OR e.namespace = $ns) AND ($crit = '' OR e.criticality = $crit)`+
-		expectedReturn, filterParams(f))
+WHERE e.retiredAt IS NULL AND ($ns = '' OR e.namespace = $ns) AND ($crit = '' OR e.criticality = $crit)
+RETURN `+expectedProps+` AS e ORDER BY e.namespace, e.name, e.source`, filterParams(f))
 	if err != nil {
 		return nil, err
 	}
 	return expectedRows(rows), nil
+}
+
+// JobsNamed reads the jobs named by (namespace, name) pairs (one index seek each).
+func (s *Store) JobsNamed(ctx context.Context, names [][2]string) ([]ReportedJob, error) {
+	pairs := make([]any, len(names))
+	for i, n := range names {
+		pairs[i] = []any{n[0], n[1]}
+	}
+	rows, err := s.read(ctx, `UNWIND $pairs AS p MATCH (j:Job {namespace: p[0], name: p[1]})
+RETURN j{.key, .namespace, .name, .lastSeenAt, .dbtUniqueId, .dbtRole, .names} AS j`, map[string]any{"pairs": pairs})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ReportedJob, len(rows))
+	for i, r := range rows {
+		out[i] = reportedJob(r.Sub("j"))
+	}
+	return out, nil
 }
 
 // ExpectedWritersOf reads the active expected jobs that list one of outputs ("namespace|name", canonical) as an

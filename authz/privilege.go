@@ -14,12 +14,14 @@ const (
 	PrivViewSensitive Privilege = "VIEW_SENSITIVE" // sensitive tags and what they mark
 	PrivProduce       Privilege = "PRODUCE"        // write events for jobs and outputs in a namespace
 	PrivManageGrants  Privilege = "MANAGE_GRANTS"  // manage grants on the securable; implies everything
+	// PrivManageInventory registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
+	PrivManageInventory Privilege = "MANAGE_INVENTORY"
 )
 
 // Privileges lists every privilege in a fixed order.
 func Privileges() []Privilege {
 	return []Privilege{PrivList, PrivDescribe, PrivViewLineage, PrivViewSQL, PrivViewSensitive, PrivProduce,
-		PrivManageGrants}
+		PrivManageGrants, PrivManageInventory}
 }
 
 // Implies is THE implication table: the privileges a privilege directly carries. Holding a privilege means
@@ -28,12 +30,13 @@ func Privileges() []Privilege {
 func Implies(p Privilege) []Privilege {
 	switch p {
 	case PrivManageGrants:
-		return []Privilege{PrivList, PrivDescribe, PrivViewLineage, PrivViewSQL, PrivViewSensitive, PrivProduce}
+		return []Privilege{PrivList, PrivDescribe, PrivViewLineage, PrivViewSQL, PrivViewSensitive, PrivProduce,
+			PrivManageInventory}
 	case PrivViewLineage, PrivViewSQL, PrivViewSensitive:
 		return []Privilege{PrivDescribe}
 	case PrivDescribe:
 		return []Privilege{PrivList}
-	default: // LIST, PRODUCE
+	default: // LIST, PRODUCE, MANAGE_INVENTORY
 		return nil
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // testDeps is what a test configures of the query side; handler builds the services from it the way
@@ -38,6 +40,8 @@ type testDeps struct {
 	Tokens        *authn.TokenManager
 	AuditReader   AuditReader
 	Limits        Limits
+	Trust         *trust.Service
+	Inventory     *registry.Service
 }
 
 func (d testDeps) handler() (http.Handler, error) {
@@ -57,5 +61,6 @@ func (d testDeps) handler() (http.Handler, error) {
 		return nil, err
 	}
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
-		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits})
+		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
+		Trust: d.Trust, Inventory: d.Inventory})
 }

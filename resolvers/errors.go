@@ -14,7 +14,9 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/resolvers/model"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // Public error codes (extensions.code).
@@ -47,7 +49,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &re): // refused by a request limit, the transport or APQ
 			gqlErr.Message = re.msg
 			setCode(gqlErr, re.code)
-		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, authn.ErrBadRequest):
+		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, authn.ErrBadRequest) || errors.Is(err, trust.ErrInvalid):
 			gqlErr.Message = inputMessage(gqlErr, err)
 			setCode(gqlErr, CodeBadRequest)
 		case errors.As(err, &de):
@@ -62,6 +64,10 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, grant.ErrUnknownRole):
 			gqlErr.Message = invalidMessage(err)
 			setCode(gqlErr, CodeBadRequest)
+		case errors.Is(err, trust.ErrUnavailable) || errors.Is(err, registry.ErrUnavailable):
+			log.Warn("trust store unavailable", "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = "the trust signals are unavailable, retry later"
+			setCode(gqlErr, CodeUnavailable)
 		case errors.Is(err, authz.ErrUnavailable) || errors.Is(err, authn.ErrUnavailable):
 			log.Warn("grant store unavailable", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "the permission store is unavailable, retry later"

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/resolvers/model"
+	"github.com/headwater-data/headwater/trust"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -30,6 +31,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	CoverageFigure() CoverageFigureResolver
+	CoverageReport() CoverageReportResolver
 	Dataset() DatasetResolver
 	Field() FieldResolver
 	Job() JobResolver
@@ -127,6 +130,72 @@ type ComplexityRoot struct {
 		Kind        func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Namespace   func(childComplexity int) int
+	}
+
+	CoverageFigure struct {
+		Denominator func(childComplexity int) int
+		Description func(childComplexity int) int
+		Groups      func(childComplexity int) int
+		Items       func(childComplexity int, first *int, after *string) int
+		Label       func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+		Ratio       func(childComplexity int) int
+		Signal      func(childComplexity int) int
+		Trend       func(childComplexity int, since *time.Time) int
+		Window      func(childComplexity int) int
+	}
+
+	CoverageGroup struct {
+		Denominator func(childComplexity int) int
+		Dimension   func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+	}
+
+	CoverageItem struct {
+		Count       func(childComplexity int) int
+		Criticality func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Namespace   func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		Producer    func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		Since       func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
+	CoverageItemConnection struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		TotalCount  func(childComplexity int) int
+	}
+
+	CoveragePoint struct {
+		At          func(childComplexity int) int
+		Denominator func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+		Ratio       func(childComplexity int) int
+	}
+
+	CoverageReport struct {
+		AsOf                 func(childComplexity int) int
+		ColumnLineage        func(childComplexity int) int
+		Criticality          func(childComplexity int) int
+		EdgeFreshness        func(childComplexity int) int
+		JobsInstrumented     func(childComplexity int) int
+		JobsReporting        func(childComplexity int) int
+		Namespace            func(childComplexity int) int
+		PermissionsFiltered  func(childComplexity int) int
+		Producer             func(childComplexity int) int
+		QuietProducers       func(childComplexity int) int
+		RejectedEvents       func(childComplexity int) int
+		RunsWithoutTerminal  func(childComplexity int) int
+		UnresolvedIdentities func(childComplexity int) int
+		Window               func(childComplexity int) int
 	}
 
 	CreatedApiToken struct {
@@ -239,6 +308,17 @@ type ComplexityRoot struct {
 		ValidTo     func(childComplexity int) int
 	}
 
+	InventorySource struct {
+		Digest       func(childComplexity int) int
+		Jobs         func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Namespaces   func(childComplexity int) int
+		RegisteredAt func(childComplexity int) int
+		RegisteredBy func(childComplexity int) int
+		RetiredAt    func(childComplexity int) int
+		Source       func(childComplexity int) int
+	}
+
 	Job struct {
 		DbtRole        func(childComplexity int) int
 		DbtUniqueID    func(childComplexity int) int
@@ -292,14 +372,15 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		BindRole       func(childComplexity int, subject string, role string) int
-		CreateAPIToken func(childComplexity int, input model.APITokenInput) int
-		CreateRole     func(childComplexity int, name string, description *string) int
-		DeleteRole     func(childComplexity int, name string) int
-		Grant          func(childComplexity int, grant model.GrantInput) int
-		Revoke         func(childComplexity int, grant model.GrantInput) int
-		RevokeAPIToken func(childComplexity int, id string) int
-		UnbindRole     func(childComplexity int, subject string, role string) int
+		BindRole        func(childComplexity int, subject string, role string) int
+		CreateAPIToken  func(childComplexity int, input model.APITokenInput) int
+		CreateRole      func(childComplexity int, name string, description *string) int
+		DeleteRole      func(childComplexity int, name string) int
+		Grant           func(childComplexity int, grant model.GrantInput) int
+		RetireInventory func(childComplexity int, source string) int
+		Revoke          func(childComplexity int, grant model.GrantInput) int
+		RevokeAPIToken  func(childComplexity int, id string) int
+		UnbindRole      func(childComplexity int, subject string, role string) int
 	}
 
 	Owner struct {
@@ -326,10 +407,12 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditRecords      func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
+		Coverage          func(childComplexity int, namespace *string, criticality *string, producer *string, window *string) int
 		Dataset           func(childComplexity int, namespace string, name string, asOf *time.Time) int
 		DbtJob            func(childComplexity int, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) int
 		Event             func(childComplexity int, id string) int
 		Impact            func(childComplexity int, field api.FieldRef, depth *int, asOf *time.Time) int
+		InventorySources  func(childComplexity int) int
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
 		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
@@ -414,6 +497,32 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CoverageFigureResolver interface {
+	Signal(ctx context.Context, obj *trust.Figure) (string, error)
+
+	Window(ctx context.Context, obj *trust.Figure) (*string, error)
+
+	Label(ctx context.Context, obj *trust.Figure) (string, error)
+
+	Items(ctx context.Context, obj *trust.Figure, first *int, after *string) (*model.CoverageItemConnection, error)
+	Trend(ctx context.Context, obj *trust.Figure, since *time.Time) ([]*model.CoveragePoint, error)
+}
+type CoverageReportResolver interface {
+	AsOf(ctx context.Context, obj *trust.Report) (*time.Time, error)
+	Namespace(ctx context.Context, obj *trust.Report) (*string, error)
+	Criticality(ctx context.Context, obj *trust.Report) (*string, error)
+	Producer(ctx context.Context, obj *trust.Report) (*string, error)
+	Window(ctx context.Context, obj *trust.Report) (string, error)
+	PermissionsFiltered(ctx context.Context, obj *trust.Report) (bool, error)
+	JobsReporting(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	JobsInstrumented(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	RunsWithoutTerminal(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	QuietProducers(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	RejectedEvents(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	UnresolvedIdentities(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	EdgeFreshness(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	ColumnLineage(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+}
 type DatasetResolver interface {
 	Fields(ctx context.Context, obj *api.Dataset, asOf *time.Time, observedOnRead *bool) ([]*api.Field, error)
 	Aliases(ctx context.Context, obj *api.Dataset) ([]*api.Alias, error)
@@ -440,6 +549,7 @@ type MutationResolver interface {
 	UnbindRole(ctx context.Context, subject string, role string) (bool, error)
 	CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.CreatedAPIToken, error)
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
+	RetireInventory(ctx context.Context, source string) (bool, error)
 }
 type QueryResolver interface {
 	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Dataset, error)
@@ -452,6 +562,8 @@ type QueryResolver interface {
 	Event(ctx context.Context, id string) (*api.EventStatus, error)
 	QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error)
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
+	Coverage(ctx context.Context, namespace *string, criticality *string, producer *string, window *string) (*trust.Report, error)
+	InventorySources(ctx context.Context) ([]*model.InventorySource, error)
 }
 type RunResolver interface {
 	Job(ctx context.Context, obj *api.Run) (*api.Job, error)
@@ -824,6 +936,310 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditSecurable.Namespace(childComplexity), true
+
+	case "CoverageFigure.denominator":
+		if e.ComplexityRoot.CoverageFigure.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Denominator(childComplexity), true
+	case "CoverageFigure.description":
+		if e.ComplexityRoot.CoverageFigure.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Description(childComplexity), true
+	case "CoverageFigure.groups":
+		if e.ComplexityRoot.CoverageFigure.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Groups(childComplexity), true
+	case "CoverageFigure.items":
+		if e.ComplexityRoot.CoverageFigure.Items == nil {
+			break
+		}
+
+		args, err := ec.field_CoverageFigure_items_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Items(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "CoverageFigure.label":
+		if e.ComplexityRoot.CoverageFigure.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Label(childComplexity), true
+	case "CoverageFigure.numerator":
+		if e.ComplexityRoot.CoverageFigure.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Numerator(childComplexity), true
+	case "CoverageFigure.ratio":
+		if e.ComplexityRoot.CoverageFigure.Ratio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Ratio(childComplexity), true
+	case "CoverageFigure.signal":
+		if e.ComplexityRoot.CoverageFigure.Signal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Signal(childComplexity), true
+	case "CoverageFigure.trend":
+		if e.ComplexityRoot.CoverageFigure.Trend == nil {
+			break
+		}
+
+		args, err := ec.field_CoverageFigure_trend_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Trend(childComplexity, args["since"].(*time.Time)), true
+	case "CoverageFigure.window":
+		if e.ComplexityRoot.CoverageFigure.Window == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageFigure.Window(childComplexity), true
+
+	case "CoverageGroup.denominator":
+		if e.ComplexityRoot.CoverageGroup.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageGroup.Denominator(childComplexity), true
+	case "CoverageGroup.dimension":
+		if e.ComplexityRoot.CoverageGroup.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageGroup.Dimension(childComplexity), true
+	case "CoverageGroup.key":
+		if e.ComplexityRoot.CoverageGroup.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageGroup.Key(childComplexity), true
+	case "CoverageGroup.numerator":
+		if e.ComplexityRoot.CoverageGroup.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageGroup.Numerator(childComplexity), true
+
+	case "CoverageItem.count":
+		if e.ComplexityRoot.CoverageItem.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Count(childComplexity), true
+	case "CoverageItem.criticality":
+		if e.ComplexityRoot.CoverageItem.Criticality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Criticality(childComplexity), true
+	case "CoverageItem.kind":
+		if e.ComplexityRoot.CoverageItem.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Kind(childComplexity), true
+	case "CoverageItem.message":
+		if e.ComplexityRoot.CoverageItem.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Message(childComplexity), true
+	case "CoverageItem.name":
+		if e.ComplexityRoot.CoverageItem.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Name(childComplexity), true
+	case "CoverageItem.namespace":
+		if e.ComplexityRoot.CoverageItem.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Namespace(childComplexity), true
+	case "CoverageItem.nodes":
+		if e.ComplexityRoot.CoverageItem.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Nodes(childComplexity), true
+	case "CoverageItem.producer":
+		if e.ComplexityRoot.CoverageItem.Producer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Producer(childComplexity), true
+	case "CoverageItem.reason":
+		if e.ComplexityRoot.CoverageItem.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Reason(childComplexity), true
+	case "CoverageItem.since":
+		if e.ComplexityRoot.CoverageItem.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Since(childComplexity), true
+	case "CoverageItem.source":
+		if e.ComplexityRoot.CoverageItem.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Source(childComplexity), true
+	case "CoverageItem.status":
+		if e.ComplexityRoot.CoverageItem.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItem.Status(childComplexity), true
+
+	case "CoverageItemConnection.endCursor":
+		if e.ComplexityRoot.CoverageItemConnection.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItemConnection.EndCursor(childComplexity), true
+	case "CoverageItemConnection.hasNextPage":
+		if e.ComplexityRoot.CoverageItemConnection.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItemConnection.HasNextPage(childComplexity), true
+	case "CoverageItemConnection.nodes":
+		if e.ComplexityRoot.CoverageItemConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItemConnection.Nodes(childComplexity), true
+	case "CoverageItemConnection.totalCount":
+		if e.ComplexityRoot.CoverageItemConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageItemConnection.TotalCount(childComplexity), true
+
+	case "CoveragePoint.at":
+		if e.ComplexityRoot.CoveragePoint.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoveragePoint.At(childComplexity), true
+	case "CoveragePoint.denominator":
+		if e.ComplexityRoot.CoveragePoint.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoveragePoint.Denominator(childComplexity), true
+	case "CoveragePoint.numerator":
+		if e.ComplexityRoot.CoveragePoint.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoveragePoint.Numerator(childComplexity), true
+	case "CoveragePoint.ratio":
+		if e.ComplexityRoot.CoveragePoint.Ratio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoveragePoint.Ratio(childComplexity), true
+
+	case "CoverageReport.asOf":
+		if e.ComplexityRoot.CoverageReport.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.AsOf(childComplexity), true
+	case "CoverageReport.columnLineage":
+		if e.ComplexityRoot.CoverageReport.ColumnLineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.ColumnLineage(childComplexity), true
+	case "CoverageReport.criticality":
+		if e.ComplexityRoot.CoverageReport.Criticality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.Criticality(childComplexity), true
+	case "CoverageReport.edgeFreshness":
+		if e.ComplexityRoot.CoverageReport.EdgeFreshness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.EdgeFreshness(childComplexity), true
+	case "CoverageReport.jobsInstrumented":
+		if e.ComplexityRoot.CoverageReport.JobsInstrumented == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.JobsInstrumented(childComplexity), true
+	case "CoverageReport.jobsReporting":
+		if e.ComplexityRoot.CoverageReport.JobsReporting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.JobsReporting(childComplexity), true
+	case "CoverageReport.namespace":
+		if e.ComplexityRoot.CoverageReport.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.Namespace(childComplexity), true
+	case "CoverageReport.permissionsFiltered":
+		if e.ComplexityRoot.CoverageReport.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.PermissionsFiltered(childComplexity), true
+	case "CoverageReport.producer":
+		if e.ComplexityRoot.CoverageReport.Producer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.Producer(childComplexity), true
+	case "CoverageReport.quietProducers":
+		if e.ComplexityRoot.CoverageReport.QuietProducers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.QuietProducers(childComplexity), true
+	case "CoverageReport.rejectedEvents":
+		if e.ComplexityRoot.CoverageReport.RejectedEvents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.RejectedEvents(childComplexity), true
+	case "CoverageReport.runsWithoutTerminal":
+		if e.ComplexityRoot.CoverageReport.RunsWithoutTerminal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.RunsWithoutTerminal(childComplexity), true
+	case "CoverageReport.unresolvedIdentities":
+		if e.ComplexityRoot.CoverageReport.UnresolvedIdentities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.UnresolvedIdentities(childComplexity), true
+	case "CoverageReport.window":
+		if e.ComplexityRoot.CoverageReport.Window == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.Window(childComplexity), true
 
 	case "CreatedApiToken.info":
 		if e.ComplexityRoot.CreatedApiToken.Info == nil {
@@ -1291,6 +1707,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Interval.ValidTo(childComplexity), true
 
+	case "InventorySource.digest":
+		if e.ComplexityRoot.InventorySource.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.Digest(childComplexity), true
+	case "InventorySource.jobs":
+		if e.ComplexityRoot.InventorySource.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.Jobs(childComplexity), true
+	case "InventorySource.kind":
+		if e.ComplexityRoot.InventorySource.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.Kind(childComplexity), true
+	case "InventorySource.namespaces":
+		if e.ComplexityRoot.InventorySource.Namespaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.Namespaces(childComplexity), true
+	case "InventorySource.registeredAt":
+		if e.ComplexityRoot.InventorySource.RegisteredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.RegisteredAt(childComplexity), true
+	case "InventorySource.registeredBy":
+		if e.ComplexityRoot.InventorySource.RegisteredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.RegisteredBy(childComplexity), true
+	case "InventorySource.retiredAt":
+		if e.ComplexityRoot.InventorySource.RetiredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.RetiredAt(childComplexity), true
+	case "InventorySource.source":
+		if e.ComplexityRoot.InventorySource.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InventorySource.Source(childComplexity), true
+
 	case "Job.dbtRole":
 		if e.ComplexityRoot.Job.DbtRole == nil {
 			break
@@ -1595,6 +2060,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Grant(childComplexity, args["grant"].(model.GrantInput)), true
+	case "Mutation.retireInventory":
+		if e.ComplexityRoot.Mutation.RetireInventory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retireInventory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetireInventory(childComplexity, args["source"].(string)), true
 	case "Mutation.revoke":
 		if e.ComplexityRoot.Mutation.Revoke == nil {
 			break
@@ -1721,6 +2197,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuditRecords(childComplexity, args["first"].(*int), args["after"].(*string), args["since"].(*time.Time), args["principal"].(*string), args["decision"].(*model.AuditDecision)), true
+	case "Query.coverage":
+		if e.ComplexityRoot.Query.Coverage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_coverage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Coverage(childComplexity, args["namespace"].(*string), args["criticality"].(*string), args["producer"].(*string), args["window"].(*string)), true
 	case "Query.dataset":
 		if e.ComplexityRoot.Query.Dataset == nil {
 			break
@@ -1766,6 +2253,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Impact(childComplexity, args["field"].(api.FieldRef), args["depth"].(*int), args["asOf"].(*time.Time)), true
 
+	case "Query.inventorySources":
+		if e.ComplexityRoot.Query.InventorySources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.InventorySources(childComplexity), true
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
 			break
@@ -2202,7 +2695,7 @@ var sources = []*ast.Source{
 #   in event time; omitted means now. Permissions always use the grants in force now.
 # - Errors carry ` + "`" + `extensions.code` + "`" + `: NOT_FOUND, FORBIDDEN, BAD_REQUEST, COMPLEXITY_LIMIT_EXCEEDED, UNAVAILABLE,
 #   INTERNAL. A node the caller may not see answers exactly like a node that does not exist.
-# - Not yet served: piiFlow and coverage (listed in API.md) are left out of this first schema.
+# - Not yet served: piiFlow (listed in API.md). coverage and the inventory operations are in trust.graphqls.
 
 directive @goField(forceResolver: Boolean, name: String, omittable: Boolean, type: String) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 
@@ -2354,7 +2847,8 @@ type Mutation {
   revokeApiToken(id: ID!): Boolean!
 }
 
-enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS }
+"MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md)."
+enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS MANAGE_INVENTORY }
 enum GrantEffect { ALLOW DENY }
 enum TokenKind { USER SERVICE PRODUCER }
 
@@ -2805,6 +3299,144 @@ type AuditBinding { subject: String!, role: String!, source: String }
 "What a grant is on: kind ROOT, ENVIRONMENT, NAMESPACE, PREFIX, DATASET or JOB with the fields of the kind."
 type AuditSecurable { kind: String!, environment: String, namespace: String, name: String }
 `, BuiltIn: false},
+	{Name: "../trust.graphqls", Input: `# Trust signals and the expected-job inventory (docs/trust.md, ADR 0031). Additive to schema.graphqls.
+
+extend type Query {
+  """
+  How complete and fresh the graph is, measured against the registered inventory of expected jobs (docs/trust.md).
+  Every figure counts only jobs, runs, datasets and edges the caller may see, and producer figures only the
+  caller's own principal unless it may describe everything; ` + "`" + `permissionsFiltered` + "`" + ` is set for every caller without
+  a global describe grant. ` + "`" + `namespace` + "`" + ` narrows job figures to a job namespace and dataset figures to a dataset
+  namespace; ` + "`" + `criticality` + "`" + ` narrows expected jobs (and runs and edges to the jobs they matched); ` + "`" + `producer` + "`" + ` (a
+  producer principal) narrows the producer figures; ` + "`" + `window` + "`" + ` (a duration such as 24h, 7d or PT6H; default 7d) is
+  the window of the windowed figures. A figure's fields are computed only when selected.
+  """
+  coverage(namespace: String, criticality: String, producer: String, window: String): CoverageReport!
+
+  "Inventory registrations (active and retired) whose every namespace the caller holds MANAGE_INVENTORY on."
+  inventorySources: [InventorySource!]!
+}
+
+extend type Mutation {
+  """
+  Retires an inventory registration and its expected jobs (they stop counting). Needs MANAGE_INVENTORY on every
+  namespace it names; audited. An unknown or already retired source is refused like a forbidden one.
+  Register inventories with POST /api/v1/inventory/{source} or ` + "`" + `headwater inventory register` + "`" + `.
+  """
+  retireInventory(source: String!): Boolean!
+}
+
+"One coverage answer; each figure is computed when selected."
+type CoverageReport {
+  asOf: Time!
+  namespace: String
+  criticality: String
+  producer: String
+  "The window of the windowed figures, as a Go duration (168h0m0s)."
+  window: String!
+  "True for every principal without a global describe grant, whether or not this answer hid anything."
+  permissionsFiltered: Boolean!
+  "Expected jobs with a known schedule (not paused) that reported within it plus grace, of all such."
+  jobsReporting: CoverageFigure!
+  "Expected jobs some reported job matches by the source's naming rules, of all expected jobs."
+  jobsInstrumented: CoverageFigure!
+  "Runs started in the window with START but no terminal event past the grace period, of the runs started in it."
+  runsWithoutTerminal: CoverageFigure!
+  "Producers with events in the last 14 days that went quiet (P95 gap times a factor, at least 1 h), of those."
+  quietProducers: CoverageFigure!
+  "Events refused or quarantined in the window, of all events received in it (groups: producer, rule)."
+  rejectedEvents: CoverageFigure!
+  "Dataset identifiers seen in the window that name no single dataset (no denominator)."
+  unresolvedIdentities: CoverageFigure!
+  "Current observed edges re-observed within their staleness threshold, of all current observed edges."
+  edgeFreshness: CoverageFigure!
+  "Datasets a job currently writes that have column lineage, of all of them (the rest are table level only)."
+  columnLineage: CoverageFigure!
+}
+
+"One signal: numerator of denominator, the groups it splits into and the named items behind it."
+type CoverageFigure {
+  "jobs_reporting, jobs_instrumented, runs_without_terminal, quiet_producers, rejected_events, unresolved_identities, edge_freshness, column_lineage (the metrics' signal label)."
+  signal: String!
+  numerator: Int!
+  denominator: Int!
+  "numerator / denominator; null without a denominator."
+  ratio: Float
+  "The window the figure is about; null for a figure about now."
+  window: String
+  "What is counted, with the thresholds in force."
+  description: String!
+  "A sentence people read, e.g. \"7 of 10 expected jobs reporting\"."
+  label: String!
+  "The figure per criticality and namespace (jobs), namespace (runs, edges, datasets), producer and rule (rejections)."
+  groups: [CoverageGroup!]!
+  """
+  The items behind the figure, in a stable order: for job, run, edge and dataset figures the ones that are not
+  fine (not reporting, never reported, without terminal, stale, table level only); for producer figures the quiet
+  producers and the rejection counts; for unresolved identities each identity. ` + "`" + `first` + "`" + ` is 1..500 (default 20).
+  """
+  items(first: Int = 20, after: String): CoverageItemConnection!
+  """
+  Stored samples of this figure for everything (every 5 min by default, kept 30 days), oldest first, since
+  ` + "`" + `since` + "`" + ` (default 7 days ago). Empty for a caller without a global describe grant or a narrowed report: the
+  samples count everything.
+  """
+  trend(since: Time): [CoveragePoint!]!
+}
+
+type CoverageGroup { dimension: String! key: String! numerator: Int! denominator: Int! }
+
+type CoverageItemConnection {
+  nodes: [CoverageItem!]!
+  "Items behind the figure (those not kept beyond 20,000 included)."
+  totalCount: Int!
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+"What a coverage item is."
+enum CoverageItemKind { EXPECTED_JOB RUN PRODUCER REJECTION UNRESOLVED_IDENTITY EDGE DATASET }
+
+"One named item behind a figure."
+type CoverageItem {
+  kind: CoverageItemKind!
+  "Node ids: an expected job's matched jobs, a run, an edge's dataset and job, a dataset."
+  nodes: [ID!]!
+  namespace: String
+  name: String
+  criticality: String
+  "REPORTING, LATE, NEVER_REPORTED, NO_SCHEDULE or PAUSED for expected jobs; the run state; QUIET; the edge's direction."
+  status: String
+  "The inventory source of an expected job."
+  source: String
+  "The producer principal of a producer figure's item."
+  producer: String
+  "The rule of a rejection, the reason of an unresolved identity."
+  reason: String
+  count: Int
+  "Last reported, run started, last event, last observed, last seen."
+  since: Time
+  message: String!
+}
+
+type CoveragePoint { at: Time! numerator: Int! denominator: Int! ratio: Float }
+
+"One inventory registration."
+type InventorySource {
+  source: String!
+  "dbt, airflow or list."
+  kind: String!
+  "Expected jobs it lists."
+  jobs: Int!
+  namespaces: [String!]!
+  registeredAt: Time!
+  registeredBy: String!
+  "Set once retired."
+  retiredAt: Time
+  "sha256 of the normalised inventory: the same digest means re-registering changes nothing."
+  digest: String!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2980,6 +3612,138 @@ func (ec *executionContext) childFields_AuditSecurable(ctx context.Context, fiel
 		return ec.fieldContext_AuditSecurable_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditSecurable", field.Name)
+}
+
+func (ec *executionContext) childFields_CoverageFigure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "signal":
+		return ec.fieldContext_CoverageFigure_signal(ctx, field)
+	case "numerator":
+		return ec.fieldContext_CoverageFigure_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_CoverageFigure_denominator(ctx, field)
+	case "ratio":
+		return ec.fieldContext_CoverageFigure_ratio(ctx, field)
+	case "window":
+		return ec.fieldContext_CoverageFigure_window(ctx, field)
+	case "description":
+		return ec.fieldContext_CoverageFigure_description(ctx, field)
+	case "label":
+		return ec.fieldContext_CoverageFigure_label(ctx, field)
+	case "groups":
+		return ec.fieldContext_CoverageFigure_groups(ctx, field)
+	case "items":
+		return ec.fieldContext_CoverageFigure_items(ctx, field)
+	case "trend":
+		return ec.fieldContext_CoverageFigure_trend(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoverageFigure", field.Name)
+}
+
+func (ec *executionContext) childFields_CoverageGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dimension":
+		return ec.fieldContext_CoverageGroup_dimension(ctx, field)
+	case "key":
+		return ec.fieldContext_CoverageGroup_key(ctx, field)
+	case "numerator":
+		return ec.fieldContext_CoverageGroup_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_CoverageGroup_denominator(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoverageGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_CoverageItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_CoverageItem_kind(ctx, field)
+	case "nodes":
+		return ec.fieldContext_CoverageItem_nodes(ctx, field)
+	case "namespace":
+		return ec.fieldContext_CoverageItem_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_CoverageItem_name(ctx, field)
+	case "criticality":
+		return ec.fieldContext_CoverageItem_criticality(ctx, field)
+	case "status":
+		return ec.fieldContext_CoverageItem_status(ctx, field)
+	case "source":
+		return ec.fieldContext_CoverageItem_source(ctx, field)
+	case "producer":
+		return ec.fieldContext_CoverageItem_producer(ctx, field)
+	case "reason":
+		return ec.fieldContext_CoverageItem_reason(ctx, field)
+	case "count":
+		return ec.fieldContext_CoverageItem_count(ctx, field)
+	case "since":
+		return ec.fieldContext_CoverageItem_since(ctx, field)
+	case "message":
+		return ec.fieldContext_CoverageItem_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoverageItem", field.Name)
+}
+
+func (ec *executionContext) childFields_CoverageItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_CoverageItemConnection_nodes(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CoverageItemConnection_totalCount(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_CoverageItemConnection_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_CoverageItemConnection_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoverageItemConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CoveragePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_CoveragePoint_at(ctx, field)
+	case "numerator":
+		return ec.fieldContext_CoveragePoint_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_CoveragePoint_denominator(ctx, field)
+	case "ratio":
+		return ec.fieldContext_CoveragePoint_ratio(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoveragePoint", field.Name)
+}
+
+func (ec *executionContext) childFields_CoverageReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_CoverageReport_asOf(ctx, field)
+	case "namespace":
+		return ec.fieldContext_CoverageReport_namespace(ctx, field)
+	case "criticality":
+		return ec.fieldContext_CoverageReport_criticality(ctx, field)
+	case "producer":
+		return ec.fieldContext_CoverageReport_producer(ctx, field)
+	case "window":
+		return ec.fieldContext_CoverageReport_window(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_CoverageReport_permissionsFiltered(ctx, field)
+	case "jobsReporting":
+		return ec.fieldContext_CoverageReport_jobsReporting(ctx, field)
+	case "jobsInstrumented":
+		return ec.fieldContext_CoverageReport_jobsInstrumented(ctx, field)
+	case "runsWithoutTerminal":
+		return ec.fieldContext_CoverageReport_runsWithoutTerminal(ctx, field)
+	case "quietProducers":
+		return ec.fieldContext_CoverageReport_quietProducers(ctx, field)
+	case "rejectedEvents":
+		return ec.fieldContext_CoverageReport_rejectedEvents(ctx, field)
+	case "unresolvedIdentities":
+		return ec.fieldContext_CoverageReport_unresolvedIdentities(ctx, field)
+	case "edgeFreshness":
+		return ec.fieldContext_CoverageReport_edgeFreshness(ctx, field)
+	case "columnLineage":
+		return ec.fieldContext_CoverageReport_columnLineage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CoverageReport", field.Name)
 }
 
 func (ec *executionContext) childFields_CreatedApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3200,6 +3964,28 @@ func (ec *executionContext) childFields_Interval(ctx context.Context, field grap
 		return ec.fieldContext_Interval_publication(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Interval", field.Name)
+}
+
+func (ec *executionContext) childFields_InventorySource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "source":
+		return ec.fieldContext_InventorySource_source(ctx, field)
+	case "kind":
+		return ec.fieldContext_InventorySource_kind(ctx, field)
+	case "jobs":
+		return ec.fieldContext_InventorySource_jobs(ctx, field)
+	case "namespaces":
+		return ec.fieldContext_InventorySource_namespaces(ctx, field)
+	case "registeredAt":
+		return ec.fieldContext_InventorySource_registeredAt(ctx, field)
+	case "registeredBy":
+		return ec.fieldContext_InventorySource_registeredBy(ctx, field)
+	case "retiredAt":
+		return ec.fieldContext_InventorySource_retiredAt(ctx, field)
+	case "digest":
+		return ec.fieldContext_InventorySource_digest(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InventorySource", field.Name)
 }
 
 func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3598,6 +4384,42 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_CoverageFigure_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_CoverageFigure_trend_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_fields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3758,6 +4580,20 @@ func (ec *executionContext) field_Mutation_grant_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_retireInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3865,6 +4701,44 @@ func (ec *executionContext) field_Query_auditRecords_args(ctx context.Context, r
 		return nil, err
 	}
 	args["decision"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_coverage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "criticality",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["criticality"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "producer",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["producer"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "window",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["window"] = arg3
 	return args, nil
 }
 
@@ -5562,6 +6436,1242 @@ func (ec *executionContext) _AuditSecurable_name(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AuditSecurable_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageFigure_signal(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_signal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageFigure().Signal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_signal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageFigure_numerator(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_numerator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numerator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageFigure_denominator(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_denominator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denominator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageFigure_ratio(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_ratio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ratio(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_ratio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, true, false, "Float")
+}
+
+func (ec *executionContext) _CoverageFigure_window(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_window(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageFigure().Window(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_window(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageFigure_description(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageFigure_label(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageFigure().Label(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageFigure", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageFigure_groups(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []trust.Group) graphql.Marshaler {
+			return ec.marshalNCoverageGroup2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageFigure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageFigure_items(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.CoverageFigure().Items(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CoverageItemConnection) graphql.Marshaler {
+			return ec.marshalNCoverageItemConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageFigure",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageItemConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_CoverageFigure_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageFigure_trend(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_trend(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.CoverageFigure().Trend(ctx, obj, fc.Args["since"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CoveragePoint) graphql.Marshaler {
+			return ec.marshalNCoveragePoint2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoveragePointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_trend(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageFigure",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoveragePoint(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_CoverageFigure_trend_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageGroup_dimension(ctx context.Context, field graphql.CollectedField, obj *trust.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageGroup_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageGroup_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageGroup", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageGroup_key(ctx context.Context, field graphql.CollectedField, obj *trust.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageGroup_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageGroup_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageGroup", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageGroup_numerator(ctx context.Context, field graphql.CollectedField, obj *trust.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageGroup_numerator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numerator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageGroup_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageGroup", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageGroup_denominator(ctx context.Context, field graphql.CollectedField, obj *trust.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageGroup_denominator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denominator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageGroup_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageGroup", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageItem_kind(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CoverageItemKind) graphql.Marshaler {
+			return ec.marshalNCoverageItemKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "CoverageItemKind")
+}
+
+func (ec *executionContext) _CoverageItem_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CoverageItem_namespace(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_name(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_criticality(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_criticality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Criticality, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_criticality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_status(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_source(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_producer(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_producer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Producer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_producer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_reason(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItem_count(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageItem_since(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CoverageItem_message(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItem_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItem_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItem", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItemConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItemConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CoverageItem) graphql.Marshaler {
+			return ec.marshalNCoverageItem2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItemConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageItemConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItemConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItemConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItemConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoverageItemConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItemConnection_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItemConnection_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItemConnection", field, false, false, "String")
+}
+
+func (ec *executionContext) _CoverageItemConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.CoverageItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageItemConnection_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageItemConnection_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageItemConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CoveragePoint_at(ctx context.Context, field graphql.CollectedField, obj *model.CoveragePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoveragePoint_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoveragePoint_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoveragePoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CoveragePoint_numerator(ctx context.Context, field graphql.CollectedField, obj *model.CoveragePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoveragePoint_numerator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numerator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoveragePoint_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoveragePoint", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoveragePoint_denominator(ctx context.Context, field graphql.CollectedField, obj *model.CoveragePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoveragePoint_denominator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denominator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoveragePoint_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoveragePoint", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CoveragePoint_ratio(ctx context.Context, field graphql.CollectedField, obj *model.CoveragePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoveragePoint_ratio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ratio, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoveragePoint_ratio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoveragePoint", field, false, false, "Float")
+}
+
+func (ec *executionContext) _CoverageReport_asOf(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().AsOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalNTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "Time")
+}
+
+func (ec *executionContext) _CoverageReport_namespace(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().Namespace(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageReport_criticality(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_criticality(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().Criticality(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_criticality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageReport_producer(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_producer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().Producer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_producer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageReport_window(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_window(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().Window(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_window(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "String")
+}
+
+func (ec *executionContext) _CoverageReport_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().PermissionsFiltered(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CoverageReport", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _CoverageReport_jobsReporting(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_jobsReporting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().JobsReporting(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_jobsReporting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_jobsInstrumented(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_jobsInstrumented(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().JobsInstrumented(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_jobsInstrumented(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_runsWithoutTerminal(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_runsWithoutTerminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().RunsWithoutTerminal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_runsWithoutTerminal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_quietProducers(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_quietProducers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().QuietProducers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_quietProducers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_rejectedEvents(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_rejectedEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().RejectedEvents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_rejectedEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_unresolvedIdentities(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_unresolvedIdentities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().UnresolvedIdentities(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_unresolvedIdentities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_edgeFreshness(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_edgeFreshness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().EdgeFreshness(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_edgeFreshness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_columnLineage(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_columnLineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().ColumnLineage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_columnLineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CreatedApiToken_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatedAPIToken) (ret graphql.Marshaler) {
@@ -7461,6 +9571,190 @@ func (ec *executionContext) fieldContext_Interval_publication(_ context.Context,
 	return graphql.NewScalarFieldContext("Interval", field, false, false, "Publication")
 }
 
+func (ec *executionContext) _InventorySource_source(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventorySource_kind(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventorySource_jobs(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jobs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InventorySource_namespaces(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_namespaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_namespaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventorySource_registeredAt(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_registeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegisteredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_registeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InventorySource_registeredBy(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_registeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegisteredBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_registeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventorySource_retiredAt(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_retiredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetiredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_retiredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InventorySource_digest(ctx context.Context, field graphql.CollectedField, obj *model.InventorySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventorySource_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventorySource_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventorySource", field, false, false, "String")
+}
+
 func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8835,6 +11129,50 @@ func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_retireInventory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retireInventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetireInventory(ctx, fc.Args["source"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retireInventory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retireInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Owner_name(ctx context.Context, field graphql.CollectedField, obj *api.Owner) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9579,6 +11917,82 @@ func (ec *executionContext) fieldContext_Query_auditRecords(ctx context.Context,
 	if fc.Args, err = ec.field_Query_auditRecords_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_coverage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Coverage(ctx, fc.Args["namespace"].(*string), fc.Args["criticality"].(*string), fc.Args["producer"].(*string), fc.Args["window"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Report) graphql.Marshaler {
+			return ec.marshalNCoverageReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_coverage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_coverage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_inventorySources(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_inventorySources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().InventorySources(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.InventorySource) graphql.Marshaler {
+			return ec.marshalNInventorySource2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐInventorySourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_inventorySources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InventorySource(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -12892,6 +15306,433 @@ func (ec *executionContext) _AuditSecurable(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var coverageFigureImplementors = []string{"CoverageFigure"}
+
+func (ec *executionContext) _CoverageFigure(ctx context.Context, sel ast.SelectionSet, obj *trust.Figure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coverageFigureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoverageFigure")
+		case "signal":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_signal(ctx, field, obj)
+				})
+		case "numerator":
+			out.Values[i] = ec._CoverageFigure_numerator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "denominator":
+			out.Values[i] = ec._CoverageFigure_denominator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ratio":
+			out.Values[i] = ec._CoverageFigure_ratio(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "window":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_window(ctx, field, obj)
+				})
+		case "description":
+			out.Values[i] = ec._CoverageFigure_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "label":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_label(ctx, field, obj)
+				})
+		case "groups":
+			out.Values[i] = ec._CoverageFigure_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "items":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_items(ctx, field, obj)
+				})
+		case "trend":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_trend(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var coverageGroupImplementors = []string{"CoverageGroup"}
+
+func (ec *executionContext) _CoverageGroup(ctx context.Context, sel ast.SelectionSet, obj *trust.Group) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coverageGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoverageGroup")
+		case "dimension":
+			out.Values[i] = ec._CoverageGroup_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._CoverageGroup_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "numerator":
+			out.Values[i] = ec._CoverageGroup_numerator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "denominator":
+			out.Values[i] = ec._CoverageGroup_denominator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var coverageItemImplementors = []string{"CoverageItem"}
+
+func (ec *executionContext) _CoverageItem(ctx context.Context, sel ast.SelectionSet, obj *model.CoverageItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coverageItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoverageItem")
+		case "kind":
+			out.Values[i] = ec._CoverageItem_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._CoverageItem_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._CoverageItem_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CoverageItem_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "criticality":
+			out.Values[i] = ec._CoverageItem_criticality(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._CoverageItem_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._CoverageItem_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "producer":
+			out.Values[i] = ec._CoverageItem_producer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._CoverageItem_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._CoverageItem_count(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "since":
+			out.Values[i] = ec._CoverageItem_since(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._CoverageItem_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var coverageItemConnectionImplementors = []string{"CoverageItemConnection"}
+
+func (ec *executionContext) _CoverageItemConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CoverageItemConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coverageItemConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoverageItemConnection")
+		case "nodes":
+			out.Values[i] = ec._CoverageItemConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CoverageItemConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._CoverageItemConnection_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._CoverageItemConnection_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var coveragePointImplementors = []string{"CoveragePoint"}
+
+func (ec *executionContext) _CoveragePoint(ctx context.Context, sel ast.SelectionSet, obj *model.CoveragePoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coveragePointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoveragePoint")
+		case "at":
+			out.Values[i] = ec._CoveragePoint_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "numerator":
+			out.Values[i] = ec._CoveragePoint_numerator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "denominator":
+			out.Values[i] = ec._CoveragePoint_denominator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ratio":
+			out.Values[i] = ec._CoveragePoint_ratio(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var coverageReportImplementors = []string{"CoverageReport"}
+
+func (ec *executionContext) _CoverageReport(ctx context.Context, sel ast.SelectionSet, obj *trust.Report) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, coverageReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CoverageReport")
+		case "asOf":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_asOf(ctx, field, obj)
+				})
+		case "namespace":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_namespace(ctx, field, obj)
+				})
+		case "criticality":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_criticality(ctx, field, obj)
+				})
+		case "producer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_producer(ctx, field, obj)
+				})
+		case "window":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_window(ctx, field, obj)
+				})
+		case "permissionsFiltered":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_permissionsFiltered(ctx, field, obj)
+				})
+		case "jobsReporting":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_jobsReporting(ctx, field, obj)
+				})
+		case "jobsInstrumented":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_jobsInstrumented(ctx, field, obj)
+				})
+		case "runsWithoutTerminal":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_runsWithoutTerminal(ctx, field, obj)
+				})
+		case "quietProducers":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_quietProducers(ctx, field, obj)
+				})
+		case "rejectedEvents":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_rejectedEvents(ctx, field, obj)
+				})
+		case "unresolvedIdentities":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_unresolvedIdentities(ctx, field, obj)
+				})
+		case "edgeFreshness":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_edgeFreshness(ctx, field, obj)
+				})
+		case "columnLineage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_columnLineage(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createdApiTokenImplementors = []string{"CreatedApiToken"}
 
 func (ec *executionContext) _CreatedApiToken(ctx context.Context, sel ast.SelectionSet, obj *model.CreatedAPIToken) graphql.Marshaler {
@@ -13603,6 +16444,74 @@ func (ec *executionContext) _Interval(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var inventorySourceImplementors = []string{"InventorySource"}
+
+func (ec *executionContext) _InventorySource(ctx context.Context, sel ast.SelectionSet, obj *model.InventorySource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, inventorySourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InventorySource")
+		case "source":
+			out.Values[i] = ec._InventorySource_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._InventorySource_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobs":
+			out.Values[i] = ec._InventorySource_jobs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespaces":
+			out.Values[i] = ec._InventorySource_namespaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registeredAt":
+			out.Values[i] = ec._InventorySource_registeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registeredBy":
+			out.Values[i] = ec._InventorySource_registeredBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retiredAt":
+			out.Values[i] = ec._InventorySource_retiredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._InventorySource_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var jobImplementors = []string{"Job", "Node", "SearchResult"}
 
 func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *api.Job) graphql.Marshaler {
@@ -13993,6 +16902,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "retireInventory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retireInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14237,6 +17153,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_auditRecords(ctx, field)
+				})
+		case "coverage":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_coverage(ctx, field)
+				})
+		case "inventorySources":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_inventorySources(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -15265,6 +18193,108 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx context.Context, sel ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CoverageFigure!")
+		return graphql.Null
+	}
+	return ec._CoverageFigure(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCoverageGroup2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐGroup(ctx context.Context, sel ast.SelectionSet, v trust.Group) graphql.Marshaler {
+	return ec._CoverageGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCoverageGroup2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []trust.Group) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCoverageGroup2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCoverageItem2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CoverageItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCoverageItem2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCoverageItem2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItem(ctx context.Context, sel ast.SelectionSet, v *model.CoverageItem) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CoverageItem!")
+		return graphql.Null
+	}
+	return ec._CoverageItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCoverageItemConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemConnection(ctx context.Context, sel ast.SelectionSet, v *model.CoverageItemConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CoverageItemConnection!")
+		return graphql.Null
+	}
+	return ec._CoverageItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCoverageItemKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemKind(ctx context.Context, v any) (model.CoverageItemKind, error) {
+	var res model.CoverageItemKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCoverageItemKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoverageItemKind(ctx context.Context, sel ast.SelectionSet, v model.CoverageItemKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCoveragePoint2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoveragePointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CoveragePoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCoveragePoint2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoveragePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCoveragePoint2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCoveragePoint(ctx context.Context, sel ast.SelectionSet, v *model.CoveragePoint) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CoveragePoint!")
+		return graphql.Null
+	}
+	return ec._CoveragePoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCoverageReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐReport(ctx context.Context, sel ast.SelectionSet, v *trust.Report) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CoverageReport!")
+		return graphql.Null
+	}
+	return ec._CoverageReport(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCreatedApiToken2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCreatedAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.CreatedAPIToken) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CreatedApiToken!")
@@ -15589,6 +18619,30 @@ func (ec *executionContext) marshalNInterval2ᚕgithubᚗcomᚋheadwaterᚑdata�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNInventorySource2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐInventorySourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.InventorySource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInventorySource2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐInventorySource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInventorySource2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐInventorySource(ctx context.Context, sel ast.SelectionSet, v *model.InventorySource) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InventorySource!")
+		return graphql.Null
+	}
+	return ec._InventorySource(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Job) graphql.Marshaler {
@@ -16022,6 +19076,24 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalNTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	res, err := model.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Time!")
+		return graphql.Null
+	}
+	_ = sel
+	res := model.MarshalTime(*v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNTokenKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTokenKind(ctx context.Context, v any) (model.TokenKind, error) {
 	var res model.TokenKind
 	err := res.UnmarshalGQL(v)
@@ -16390,6 +19462,23 @@ func (ec *executionContext) unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdat
 	}
 	res, err := ec.unmarshalInputFieldRef(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOGrantEffect2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantEffect(ctx context.Context, v any) (*model.GrantEffect, error) {

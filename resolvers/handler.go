@@ -18,8 +18,10 @@ import (
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // Deps is what the GraphQL handler needs, built by its caller (`headwater serve` wires them in cmd/headwater).
@@ -43,6 +45,9 @@ type Deps struct {
 	AuditReader AuditReader
 	// Limits bound each request before gqlgen parses it (zero values: the defaults).
 	Limits Limits
+	// Trust serves coverage and Inventory the inventory operations (nil: they answer UNAVAILABLE).
+	Trust     *trust.Service
+	Inventory *registry.Service
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -61,7 +66,8 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader}
+	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
+		trust: d.Trust, inventory: d.Inventory}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}

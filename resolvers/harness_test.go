@@ -15,6 +15,7 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
+	"github.com/headwater-data/headwater/trust"
 )
 
 var zero time.Time
@@ -45,7 +46,11 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	fx := lineagetest.New(t, store)
 	fx.Principal = "alice" // the harness's default caller sends the fixture's events
 	reg := prometheus.NewRegistry()
-	d := testDeps{Store: store, Registerer: reg, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}}
+	ts, err := trust.NewService(trust.NewStore(store), nil, trust.Config{}, fx.Clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := testDeps{Store: store, Registerer: reg, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}, Trust: ts}
 	for _, o := range opts {
 		o(&d)
 	}

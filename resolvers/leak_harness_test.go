@@ -24,9 +24,12 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
+	"github.com/headwater-data/headwater/inventory"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/search"
+	"github.com/headwater-data/headwater/trust"
 )
 
 const testRedactKey = "leak-suite-redact-key-0123456789abcdef"
@@ -103,8 +106,12 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if o.lineage != nil {
 		o.lineage(&lc)
 	}
+	ts, err := trust.NewService(trust.NewStore(store), pol, trust.Config{RunGrace: time.Minute}, fx.Clock())
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
-		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now)}
+		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts}
 	if o.search != nil {
 		o.search(&d.Search)
 	}
@@ -169,6 +176,28 @@ MERGE (n)-[r:NAMES]->(d) SET r.kind = 'SYMLINK', r.validFrom = 0, r.validTo = $o
   sql: $sql, validFrom: 0, validTo: $open})`, map[string]any{"j": j2, "k": j2 + "-leak-v1",
 		"sql": "INSERT INTO " + h1n + " SELECT * FROM pub.mid", "open": graph.OpenEnd})
 	fx.Exec(`MATCH (r:Run {key: $id}) SET r.errorMessage = $msg`, map[string]any{"id": runVisible, "msg": "failed writing " + h1n})
+	w.buildInventory(jn)
+}
+
+// buildInventory registers expected jobs for coverage: visible pub.j1 and pub.never, the hidden job and a hidden
+// one that never reported; and gives the hidden job a run with only a START (runs without terminal).
+func (w *world) buildInventory(hiddenJob string) {
+	fx := w.fx
+	runOpen := "00000000-0000-4000-8000-" + testenv.Token(6) + "0open"
+	w.secrets = append(w.secrets, runOpen, api.RunID(runOpen))
+	fx.Run(runOpen, w.jHidden, nil, nil, graph.PubPending, "START")
+	fx.Exec(`MATCH (r:Run {key: $id}) SET r.firstEventAt = r.startedAt`, map[string]any{"id": runOpen})
+	day := 24 * time.Hour
+	inv := inventory.Inventory{Source: "leak-" + testenv.Token(6), Kind: inventory.KindList, Jobs: []inventory.Job{
+		{Namespace: fx.NS, Name: "pub.j1", Interval: day}, {Namespace: fx.NS, Name: "pub.never", Interval: day},
+		{Namespace: fx.NS, Name: hiddenJob, Interval: day}, {Namespace: fx.NS, Name: w.hidden("expected"), Interval: day},
+	}}
+	if err := inv.Normalize(); err != nil {
+		w.t.Fatal(err)
+	}
+	if _, err := registry.NewStore(fx.Store).Register(w.t.Context(), inv, "leak", fx.Now); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 func (w *world) role(n string) string { return w.prefix + "-" + n }

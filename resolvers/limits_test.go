@@ -209,7 +209,7 @@ func TestIntrospectionPassesDefaultLimits(t *testing.T) {
 }
 
 // TestContractOperationsPassDefaultLimits sends every operation of the client contract (API.md) that the schema
-// serves (piiFlow and coverage are not in schema.graphqls), each with every field the contract sketches, and
+// serves (piiFlow is not served yet), each with every field the contract sketches, and
 // expects no limit to refuse it (NOT_FOUND for an unknown node is fine).
 func TestContractOperationsPassDefaultLimits(t *testing.T) {
 	h := newHarness(t)
@@ -251,7 +251,23 @@ var contractOperations = map[string]string{
   direct { field { id path } path { ` + contractEdge + ` } } indirect { field { id path } path { from to } }
   jobs { id name } truncated gaps { kind message nodes } } }`,
 	"event": `{ event(id: "nope") { id state reason field producer receivedAt } }`,
+	"coverage": `query($ns: String) { coverage(namespace: $ns, criticality: "high") { asOf window permissionsFiltered
+  ` + contractFigures + ` } }`,
 }
+
+// contractFigures selects every field of every coverage figure.
+var contractFigures = func() string {
+	var b strings.Builder
+	for _, f := range []string{"jobsReporting", "jobsInstrumented", "runsWithoutTerminal", "quietProducers",
+		"rejectedEvents", "unresolvedIdentities", "edgeFreshness", "columnLineage"} {
+		b.WriteString(f + ` { signal numerator denominator ratio window description label
+    groups { dimension key numerator denominator } trend { at numerator denominator ratio }
+    items(first: 20) { totalCount endCursor hasNextPage nodes { kind nodes namespace name criticality status source
+      producer reason count since message } } }
+  `)
+	}
+	return b.String()
+}()
 
 // TestCostBudgetIsPerPrincipal: a principal whose complexity budget is spent is refused with 429 RATE_LIMITED and
 // a Retry-After; another principal is not affected.

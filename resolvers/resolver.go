@@ -11,8 +11,10 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // Resolver is the root resolver: it holds the services; request-scoped state (loaders, principal, audit) is in
@@ -26,4 +28,7 @@ type Resolver struct {
 	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.
 	auditGate   auditGate
 	auditReader AuditReader
+	// trust serves coverage, inventory the inventory operations; nil: they answer UNAVAILABLE.
+	trust     *trust.Service
+	inventory *registry.Service
 }

@@ -26,14 +26,15 @@ type cli struct {
 	Config kong.ConfigFlag `help:"YAML configuration file (flags and HEADWATER_* variables override it)." env:"HEADWATER_CONFIG" type:"existingfile"`
 	Log    obs.LogConfig   `embed:"" prefix:"log-"`
 
-	Serve   serveCmd   `cmd:"" help:"Serve the ingestion gateway and the GraphQL API (and run the consumer in-process unless --consumer=false)."`
-	Ingest  ingestCmd  `cmd:"" help:"Run the Kafka consumer that projects events into Neo4j."`
-	Migrate migrateCmd `cmd:"" help:"Create or upgrade the Neo4j schema (constraints and indexes); idempotent."`
-	Replay  replayCmd  `cmd:"" help:"Rebuild the projection from the raw-event archive into an empty database."`
-	Upgrade upgradeCmd `cmd:"" help:"Upgrade a graph written by an earlier projection version in place, then replay the archive (stop consumers first)."`
-	Redrive redriveCmd `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
-	Token   tokenCmd   `cmd:"" help:"Create or revoke API tokens."`
-	Version versionCmd `cmd:"" help:"Print the version."`
+	Serve     serveCmd     `cmd:"" help:"Serve the ingestion gateway and the GraphQL API (and run the consumer in-process unless --consumer=false)."`
+	Ingest    ingestCmd    `cmd:"" help:"Run the Kafka consumer that projects events into Neo4j."`
+	Migrate   migrateCmd   `cmd:"" help:"Create or upgrade the Neo4j schema (constraints and indexes); idempotent."`
+	Replay    replayCmd    `cmd:"" help:"Rebuild the projection from the raw-event archive into an empty database."`
+	Upgrade   upgradeCmd   `cmd:"" help:"Upgrade a graph written by an earlier projection version in place, then replay the archive (stop consumers first)."`
+	Redrive   redriveCmd   `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
+	Token     tokenCmd     `cmd:"" help:"Create or revoke API tokens."`
+	Inventory inventoryCmd `cmd:"" help:"Register expected-job inventories with a running headwater (docs/trust.md)."`
+	Version   versionCmd   `cmd:"" help:"Print the version."`
 }
 
 // runCtx is what every command receives.

@@ -23,9 +23,11 @@ import (
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
 	"github.com/headwater-data/headwater/search"
+	"github.com/headwater-data/headwater/trust"
 )
 
 // httpConfig is the listeners' configuration.
@@ -68,6 +70,7 @@ type serveCmd struct {
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authzConfig      `embed:"" prefix:"authz-"`
 	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
+	Trust    trust.Config     `embed:"" prefix:"trust-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }
 
@@ -106,7 +109,14 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	defer auditReader.Close()
 
+	trustSvc, err := trust.NewService(trust.NewStore(p.store), perms.Policy, s.Trust, time.Now)
+	if err != nil {
+		return err
+	}
+	inv := registry.NewService(registry.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
+
 	mux := http.NewServeMux()
+	registry.NewHandler(inv, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg)
@@ -115,7 +125,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
-		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now)})
+		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now),
+		Trust: trustSvc, Inventory: inv})
 	if err != nil {
 		return err
 	}
@@ -134,6 +145,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	met := s.HTTP.server(s.HTTP.MetricsAddr, metricsMux)
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
+	g.Go(func() error { return trust.NewSampler(trustSvc, trust.NewMetrics(reg), log).Run(gctx) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)
 		if err != nil {

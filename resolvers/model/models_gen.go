@@ -112,6 +112,43 @@ type AuditSecurable struct {
 	Name        *string `json:"name,omitempty"`
 }
 
+// One named item behind a figure.
+type CoverageItem struct {
+	Kind CoverageItemKind `json:"kind"`
+	// Node ids: an expected job's matched jobs, a run, an edge's dataset and job, a dataset.
+	Nodes       []string `json:"nodes"`
+	Namespace   *string  `json:"namespace,omitempty"`
+	Name        *string  `json:"name,omitempty"`
+	Criticality *string  `json:"criticality,omitempty"`
+	// REPORTING, LATE, NEVER_REPORTED, NO_SCHEDULE or PAUSED for expected jobs; the run state; QUIET; the edge's direction.
+	Status *string `json:"status,omitempty"`
+	// The inventory source of an expected job.
+	Source *string `json:"source,omitempty"`
+	// The producer principal of a producer figure's item.
+	Producer *string `json:"producer,omitempty"`
+	// The rule of a rejection, the reason of an unresolved identity.
+	Reason *string `json:"reason,omitempty"`
+	Count  *int    `json:"count,omitempty"`
+	// Last reported, run started, last event, last observed, last seen.
+	Since   *time.Time `json:"since,omitempty"`
+	Message string     `json:"message"`
+}
+
+type CoverageItemConnection struct {
+	Nodes []*CoverageItem `json:"nodes"`
+	// Items behind the figure (those not kept beyond 20,000 included).
+	TotalCount  int     `json:"totalCount"`
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
+type CoveragePoint struct {
+	At          time.Time `json:"at"`
+	Numerator   int       `json:"numerator"`
+	Denominator int       `json:"denominator"`
+	Ratio       *float64  `json:"ratio,omitempty"`
+}
+
 type CreatedAPIToken struct {
 	// The full token (hw_<id>_<secret>); shown only in this answer.
 	Token string    `json:"token"`
@@ -123,6 +160,22 @@ type GrantInput struct {
 	Privilege Privilege       `json:"privilege"`
 	Effect    *GrantEffect    `json:"effect,omitempty"`
 	On        *SecurableInput `json:"on"`
+}
+
+// One inventory registration.
+type InventorySource struct {
+	Source string `json:"source"`
+	// dbt, airflow or list.
+	Kind string `json:"kind"`
+	// Expected jobs it lists.
+	Jobs         int       `json:"jobs"`
+	Namespaces   []string  `json:"namespaces"`
+	RegisteredAt time.Time `json:"registeredAt"`
+	RegisteredBy string    `json:"registeredBy"`
+	// Set once retired.
+	RetiredAt *time.Time `json:"retiredAt,omitempty"`
+	// sha256 of the normalised inventory: the same digest means re-registering changes nothing.
+	Digest string `json:"digest"`
 }
 
 // Grant management (docs/permissions.md). Every operation needs MANAGE_GRANTS (on ROOT for roles; on the grant's
@@ -203,6 +256,72 @@ func (e AuditDecision) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a coverage item is.
+type CoverageItemKind string
+
+const (
+	CoverageItemKindExpectedJob        CoverageItemKind = "EXPECTED_JOB"
+	CoverageItemKindRun                CoverageItemKind = "RUN"
+	CoverageItemKindProducer           CoverageItemKind = "PRODUCER"
+	CoverageItemKindRejection          CoverageItemKind = "REJECTION"
+	CoverageItemKindUnresolvedIdentity CoverageItemKind = "UNRESOLVED_IDENTITY"
+	CoverageItemKindEdge               CoverageItemKind = "EDGE"
+	CoverageItemKindDataset            CoverageItemKind = "DATASET"
+)
+
+var AllCoverageItemKind = []CoverageItemKind{
+	CoverageItemKindExpectedJob,
+	CoverageItemKindRun,
+	CoverageItemKindProducer,
+	CoverageItemKindRejection,
+	CoverageItemKindUnresolvedIdentity,
+	CoverageItemKindEdge,
+	CoverageItemKindDataset,
+}
+
+func (e CoverageItemKind) IsValid() bool {
+	switch e {
+	case CoverageItemKindExpectedJob, CoverageItemKindRun, CoverageItemKindProducer, CoverageItemKindRejection, CoverageItemKindUnresolvedIdentity, CoverageItemKindEdge, CoverageItemKindDataset:
+		return true
+	}
+	return false
+}
+
+func (e CoverageItemKind) String() string {
+	return string(e)
+}
+
+func (e *CoverageItemKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CoverageItemKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CoverageItemKind", str)
+	}
+	return nil
+}
+
+func (e CoverageItemKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CoverageItemKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CoverageItemKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type GrantEffect string
 
 const (
@@ -258,16 +377,18 @@ func (e GrantEffect) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
 type Privilege string
 
 const (
-	PrivilegeList          Privilege = "LIST"
-	PrivilegeDescribe      Privilege = "DESCRIBE"
-	PrivilegeViewLineage   Privilege = "VIEW_LINEAGE"
-	PrivilegeViewSQL       Privilege = "VIEW_SQL"
-	PrivilegeViewSensitive Privilege = "VIEW_SENSITIVE"
-	PrivilegeProduce       Privilege = "PRODUCE"
-	PrivilegeManageGrants  Privilege = "MANAGE_GRANTS"
+	PrivilegeList            Privilege = "LIST"
+	PrivilegeDescribe        Privilege = "DESCRIBE"
+	PrivilegeViewLineage     Privilege = "VIEW_LINEAGE"
+	PrivilegeViewSQL         Privilege = "VIEW_SQL"
+	PrivilegeViewSensitive   Privilege = "VIEW_SENSITIVE"
+	PrivilegeProduce         Privilege = "PRODUCE"
+	PrivilegeManageGrants    Privilege = "MANAGE_GRANTS"
+	PrivilegeManageInventory Privilege = "MANAGE_INVENTORY"
 )
 
 var AllPrivilege = []Privilege{
@@ -278,11 +399,12 @@ var AllPrivilege = []Privilege{
 	PrivilegeViewSensitive,
 	PrivilegeProduce,
 	PrivilegeManageGrants,
+	PrivilegeManageInventory,
 }
 
 func (e Privilege) IsValid() bool {
 	switch e {
-	case PrivilegeList, PrivilegeDescribe, PrivilegeViewLineage, PrivilegeViewSQL, PrivilegeViewSensitive, PrivilegeProduce, PrivilegeManageGrants:
+	case PrivilegeList, PrivilegeDescribe, PrivilegeViewLineage, PrivilegeViewSQL, PrivilegeViewSensitive, PrivilegeProduce, PrivilegeManageGrants, PrivilegeManageInventory:
 		return true
 	}
 	return false

@@ -1,0 +1,235 @@
+// Package dbtmanifest reads a dbt `target/manifest.json`: its models, snapshots, seeds, tests and sources with
+// their unique_id, depends_on, relation_name, tags and meta. It is pure and reads the manifest once; Expected
+// turns it into the expected-job inventory (docs/trust.md), and the declared-lineage work reuses Read and the
+// dependency graph.
+//
+// Naming follows openlineage-dbt (dbt-ol) 1.54 exactly, so expected jobs match the jobs its events report: a
+// model's job is `<database>.<schema>.<unique_id without "model.">` under `dbt-ol run` and the same plus
+// `.build.run` under `dbt-ol build`; a snapshot's ends in `.snapshot` / `.build.snapshot`; the tests of a model
+// are reported as one job `<model job>.test` / `.build.test`, or, per test, as a job named by the test's
+// unique_id. Datasets are `<database>.<schema>.<alias>` in the adapter's namespace. With the dbt_node facet,
+// a job also carries the node's unique_id and a role (ADR 0027): NODE for the node's own job, TESTS for the
+// job of a node's generic tests; Expected lists both rules for each expected job.
+package dbtmanifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Resource types read from the manifest.
+const (
+	TypeModel    = "model"
+	TypeSnapshot = "snapshot"
+	TypeSeed     = "seed"
+	TypeTest     = "test"
+	TypeSource   = "source"
+)
+
+// Node is one manifest node (or source).
+type Node struct {
+	UniqueID     string
+	ResourceType string
+	Name         string
+	Package      string
+	Database     string
+	Schema       string
+	Alias        string
+	RelationName string
+	Materialized string
+	Enabled      bool
+	// DependsOn are the unique ids of the nodes and sources it depends on, sorted.
+	DependsOn []string
+	// AttachedNode is the model a test tests (tests only).
+	AttachedNode string
+	// Tags are the node's and its config's tags, sorted and distinct.
+	Tags []string
+	// Meta is the node's meta merged over its config's meta.
+	Meta map[string]any
+}
+
+// Manifest is what Read keeps of a manifest.
+type Manifest struct {
+	SchemaVersion string
+	ProjectName   string
+	AdapterType   string
+	// Nodes are the models, snapshots, seeds and tests, sorted by unique id; Sources likewise.
+	Nodes   []Node
+	Sources []Node
+}
+
+// wire is the manifest's JSON, reduced to what Read keeps (the decoder skips the rest).
+type wire struct {
+	Metadata struct {
+		SchemaVersion string `json:"dbt_schema_version"`
+		ProjectName   string `json:"project_name"`
+		AdapterType   string `json:"adapter_type"`
+	} `json:"metadata"`
+	Nodes   map[string]wireNode `json:"nodes"`
+	Sources map[string]wireNode `json:"sources"`
+}
+
+type wireNode struct {
+	UniqueID     string         `json:"unique_id"`
+	ResourceType string         `json:"resource_type"`
+	Name         string         `json:"name"`
+	Package      string         `json:"package_name"`
+	Database     *string        `json:"database"`
+	Schema       string         `json:"schema"`
+	Alias        string         `json:"alias"`
+	Identifier   string         `json:"identifier"` // sources
+	RelationName *string        `json:"relation_name"`
+	Tags         []string       `json:"tags"`
+	Meta         map[string]any `json:"meta"`
+	AttachedNode *string        `json:"attached_node"`
+	DependsOn    struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+	Config struct {
+		Enabled      *bool          `json:"enabled"`
+		Materialized string         `json:"materialized"`
+		Tags         any            `json:"tags"` // a string or a list
+		Meta         map[string]any `json:"meta"`
+	} `json:"config"`
+}
+
+// Read decodes a manifest. It refuses a document that is not a dbt manifest (no metadata.dbt_schema_version).
+func Read(r io.Reader) (*Manifest, error) {
+	var w wire
+	if err := json.NewDecoder(r).Decode(&w); err != nil {
+		return nil, fmt.Errorf("manifest: not a JSON document: %w", err)
+	}
+	if !strings.Contains(w.Metadata.SchemaVersion, "schemas.getdbt.com/dbt/manifest") {
+		return nil, fmt.Errorf("manifest: metadata.dbt_schema_version: not a dbt manifest (got %q)", w.Metadata.SchemaVersion)
+	}
+	m := &Manifest{SchemaVersion: w.Metadata.SchemaVersion, ProjectName: w.Metadata.ProjectName,
+		AdapterType: w.Metadata.AdapterType}
+	for id, n := range w.Nodes {
+		switch n.ResourceType {
+		case TypeModel, TypeSnapshot, TypeSeed, TypeTest:
+			m.Nodes = append(m.Nodes, n.node(id))
+		}
+	}
+	for id, n := range w.Sources {
+		m.Sources = append(m.Sources, n.node(id))
+	}
+	byID := func(a, b Node) int { return strings.Compare(a.UniqueID, b.UniqueID) }
+	slices.SortFunc(m.Nodes, byID)
+	slices.SortFunc(m.Sources, byID)
+	return m, nil
+}
+
+func (n wireNode) node(id string) Node {
+	out := Node{UniqueID: n.UniqueID, ResourceType: n.ResourceType, Name: n.Name, Package: n.Package,
+		Database: deref(n.Database), Schema: n.Schema, Alias: n.Alias, RelationName: deref(n.RelationName),
+		Materialized: n.Config.Materialized, Enabled: n.Config.Enabled == nil || *n.Config.Enabled,
+		AttachedNode: deref(n.AttachedNode), Meta: map[string]any{}}
+	if out.UniqueID == "" {
+		out.UniqueID = id
+	}
+	if out.Alias == "" {
+		out.Alias = n.Identifier
+	}
+	if out.Alias == "" {
+		out.Alias = n.Name
+	}
+	out.DependsOn = sortedSet(n.DependsOn.Nodes)
+	out.Tags = sortedSet(append(slices.Clone(n.Tags), tagList(n.Config.Tags)...))
+	for k, v := range n.Config.Meta {
+		out.Meta[k] = v
+	}
+	for k, v := range n.Meta {
+		out.Meta[k] = v
+	}
+	return out
+}
+
+func tagList(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func sortedSet(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// TableName is the dataset name dbt-ol reports for the node: its relation_name's parts without quotes, else
+// database.schema.alias (empty parts left out).
+func (n Node) TableName() string {
+	if parts := splitRelation(n.RelationName); len(parts) > 0 {
+		return strings.Join(parts, ".")
+	}
+	return joinNonEmpty(n.Database, n.Schema, n.Alias)
+}
+
+// splitRelation splits `"db"."schema"."table"` (or backtick- or unquoted parts) on dots outside quotes.
+func splitRelation(rel string) []string {
+	var parts []string
+	var cur strings.Builder
+	quote := rune(0)
+	for _, r := range rel {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote == 0 && (r == '"' || r == '`' || r == '['):
+			quote = r
+			if r == '[' {
+				quote = ']'
+			}
+		case quote == 0 && r == '.':
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 || len(parts) > 0 {
+		parts = append(parts, cur.String())
+	}
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
+}
+
+// JobBase is dbt-ol's job name of a model or snapshot without the command suffix:
+// `<database>.<schema>.<unique_id without its resource-type prefix>`.
+func (n Node) JobBase() string {
+	return joinNonEmpty(n.Database, n.Schema, strings.TrimPrefix(n.UniqueID, n.ResourceType+"."))
+}

@@ -1,0 +1,167 @@
+package registry
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/inventory"
+)
+
+// MaxBodyBytes bounds one registration body, before and after gzip (a dbt manifest runs to tens of MB; the
+// decompressed bound stops a gzip bomb). It is the endpoint's own limit, separate from the event gateway's.
+const MaxBodyBytes int64 = 64 << 20
+
+// Path is the registration endpoint (POST, {source} in the path).
+const Path = "/api/v1/inventory/{source}"
+
+// MaxConcurrent bounds the registrations one process reads at once (each may parse up to MaxBodyBytes); more
+// answer 429 with Retry-After.
+const MaxConcurrent = 2
+
+// Registrar is what the endpoint calls (Service).
+type Registrar interface {
+	Register(ctx context.Context, caller authz.Principal, req Request) (Result, error)
+}
+
+var _ Registrar = (*Service)(nil)
+
+// Handler serves POST /api/v1/inventory/{source}?kind=dbt|airflow|list[&jobNamespace=..][&datasetNamespace=..]
+// [&schedule=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
+type Handler struct {
+	reg   Registrar
+	log   *slog.Logger
+	slots chan struct{}
+}
+
+// NewHandler returns the endpoint.
+func NewHandler(reg Registrar, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{reg: reg, log: log, slots: make(chan struct{}, MaxConcurrent)}
+}
+
+// Register mounts the endpoint on mux.
+func (h *Handler) Register(mux *http.ServeMux) { mux.Handle("POST "+Path, h) }
+
+// Answer is the JSON body of a 200.
+type Answer struct {
+	Source    string `json:"source"`
+	Unchanged bool   `json:"unchanged"`
+	Jobs      int    `json:"jobs"`
+	Added     int    `json:"added"`
+	Updated   int    `json:"updated"`
+	Retired   int    `json:"retired"`
+}
+
+// ErrorAnswer is the JSON body of a refusal: the field and the rule.
+type ErrorAnswer struct {
+	Error string `json:"error"`
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusTooManyRequests, ErrorAnswer{Error: fmt.Sprintf("busy: at most %d registrations at once", MaxConcurrent)})
+		return
+	}
+	q := r.URL.Query()
+	kind, err := inventory.ParseKind(q.Get("kind"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: err.Error()})
+		return
+	}
+	body, status, err := openBody(w, r)
+	if err != nil {
+		writeJSON(w, status, ErrorAnswer{Error: err.Error()})
+		return
+	}
+	res, err := h.reg.Register(r.Context(), authz.FromContext(r.Context()), Request{Source: r.PathValue("source"),
+		Kind: kind, JobNamespace: q.Get("jobNamespace"), DatasetNamespace: q.Get("datasetNamespace"),
+		Schedule: q.Get("schedule"), Body: body})
+	if err != nil {
+		h.refuse(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Answer{Source: res.Source, Unchanged: res.Unchanged, Jobs: res.Jobs,
+		Added: res.Added, Updated: res.Updated, Retired: res.Retired})
+}
+
+// openBody bounds the body and gunzips it when Content-Encoding says gzip.
+func openBody(w http.ResponseWriter, r *http.Request) (io.Reader, int, error) {
+	raw := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return &bounded{r: raw}, 0, nil
+	case "gzip":
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, statusOf(err), fmt.Errorf("body: Content-Encoding is gzip but the body is not valid gzip")
+		}
+		return &bounded{r: zr}, 0, nil
+	default:
+		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("Content-Encoding: must be identity or gzip, got %q", enc)
+	}
+}
+
+// errTooLarge is the body-limit refusal.
+var errTooLarge = fmt.Errorf("body: exceeds %d bytes (before or after gzip)", MaxBodyBytes)
+
+// bounded reads at most MaxBodyBytes and then fails with errTooLarge.
+type bounded struct {
+	r io.Reader
+	n int64
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	var mbe *http.MaxBytesError
+	if b.n > MaxBodyBytes || errors.As(err, &mbe) {
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+func statusOf(err error) int {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+func (h *Handler) refuse(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errTooLarge):
+		writeJSON(w, http.StatusRequestEntityTooLarge, ErrorAnswer{Error: errTooLarge.Error()})
+	case errors.Is(err, authz.ErrForbidden):
+		writeJSON(w, http.StatusForbidden, ErrorAnswer{Error: "forbidden: the caller may not register this inventory"})
+	case errors.Is(err, ErrInvalid):
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")})
+	case errors.Is(err, ErrUnavailable):
+		h.log.Warn("inventory store unavailable", "err", err)
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, ErrorAnswer{Error: ErrUnavailable.Error()})
+	default:
+		h.log.Error("inventory registration failed", "err", err)
+		writeJSON(w, http.StatusInternalServerError, ErrorAnswer{Error: "internal error"})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,270 @@
+// Package registry registers expected-job inventories (package inventory) per source: read with the source's
+// reader, canonicalised like event identities, checked against the caller's MANAGE_INVENTORY grants, stored in
+// Neo4j (replacing the source's previous inventory whole) and audited. It serves the HTTP endpoint
+// POST /api/v1/inventory/{source} and the GraphQL list and retire operations.
+//
+// Invariants: a registration changes only namespaces where the caller holds MANAGE_INVENTORY, both those of the
+// new inventory and those of the registration it replaces; registering the same inventory again writes
+// nothing; every registration and retirement, allowed or refused, is one audit record.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/inventory"
+	"github.com/headwater-data/headwater/inventory/airflowdags"
+	"github.com/headwater-data/headwater/inventory/dbtmanifest"
+	"github.com/headwater-data/headwater/inventory/joblist"
+)
+
+// Audit operations.
+const (
+	OpRegister = "registerInventory"
+	OpRetire   = "retireInventory"
+)
+
+// Canonicalizer canonicalises identities exactly as ingestion does (normalize.Normalizer).
+type Canonicalizer interface {
+	Dataset(namespace, name string) (env, ns, nm string, err error)
+	Job(namespace, name string) (string, string, error)
+}
+
+// Authorizer answers a privilege on a securable (grantpolicy.GrantPolicy); nil allows everything.
+type Authorizer interface {
+	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool
+}
+
+// Request is one registration.
+type Request struct {
+	Source string
+	Kind   inventory.Kind
+	// JobNamespace is where the source's jobs report (dbt-ol's OPENLINEAGE_NAMESPACE, Airflow's
+	// AIRFLOW__OPENLINEAGE__NAMESPACE); required for dbt and airflow, unused for lists.
+	JobNamespace string
+	// DatasetNamespace is the dbt adapter's OpenLineage namespace (duckdb://<path>, postgres://host:port, ...).
+	DatasetNamespace string
+	// Schedule applies to dbt nodes whose meta names none.
+	Schedule string
+	Body     io.Reader
+}
+
+// Service is the registry.
+type Service struct {
+	store *Store
+	canon Canonicalizer
+	authz Authorizer
+	audit audit.Auditor
+	clock func() time.Time
+}
+
+// NewService returns the registry; a nil authorizer allows everything, a nil auditor audits nothing.
+func NewService(store *Store, canon Canonicalizer, az Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Service{store: store, canon: canon, authz: az, audit: audit, clock: clock}
+}
+
+// Read turns a request body into a normalised, canonical inventory (pure apart from the reader).
+func (s *Service) Read(req Request) (inventory.Inventory, error) {
+	inv := inventory.Inventory{Source: req.Source, Kind: req.Kind}
+	if err := inventory.ValidateSource(req.Source); err != nil {
+		return inv, invalid(err)
+	}
+	jobs, err := readJobs(req)
+	if err != nil {
+		return inv, invalid(err)
+	}
+	if len(jobs) > inventory.MaxJobs {
+		return inv, invalid(fmt.Errorf("jobs: at most %d expected jobs per source, got %d", inventory.MaxJobs, len(jobs)))
+	}
+	for i := range jobs {
+		if err := s.canonical(&jobs[i]); err != nil {
+			return inv, invalid(fmt.Errorf("jobs[%d] (%s): %w", i, jobs[i].Name, err))
+		}
+	}
+	inv.Jobs = jobs
+	if err := inv.Normalize(); err != nil {
+		return inv, invalid(err)
+	}
+	return inv, nil
+}
+
+func readJobs(req Request) ([]inventory.Job, error) {
+	switch req.Kind {
+	case inventory.KindDbt:
+		m, err := dbtmanifest.Read(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		return dbtmanifest.Expected(m, dbtmanifest.Options{JobNamespace: req.JobNamespace,
+			DatasetNamespace: req.DatasetNamespace, Schedule: req.Schedule})
+	case inventory.KindAirflow:
+		return airflowdags.Read(req.Body, req.JobNamespace)
+	case inventory.KindList:
+		return joblist.Read(req.Body)
+	}
+	_, err := inventory.ParseKind(string(req.Kind))
+	return nil, err
+}
+
+// namespace is a job namespace as ingestion canonicalises it (unchanged when it cannot be).
+func (s *Service) namespace(ns string) string {
+	if s.canon == nil {
+		return ns
+	}
+	if c, _, err := s.canon.Job(ns, "x"); err == nil {
+		return c
+	}
+	return ns
+}
+
+// canonical canonicalises the job's identity, its match names and its outputs like event identities.
+func (s *Service) canonical(j *inventory.Job) error {
+	if s.canon == nil {
+		return nil
+	}
+	ns, name, err := s.canon.Job(j.Namespace, j.Name)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(j.MatchNames))
+	for _, m := range j.MatchNames {
+		_, mn, err := s.canon.Job(j.Namespace, m)
+		if err != nil {
+			return fmt.Errorf("matchNames: %w", err)
+		}
+		names = append(names, mn)
+	}
+	for i, o := range j.Outputs {
+		_, ons, on, err := s.canon.Dataset(o.Namespace, o.Name)
+		if err != nil {
+			return fmt.Errorf("outputs[%d]: %w", i, err)
+		}
+		j.Outputs[i] = inventory.Dataset{Namespace: ons, Name: on}
+	}
+	j.Namespace, j.Name, j.MatchNames = ns, name, names
+	return nil
+}
+
+// Register reads, checks and stores one source's inventory as caller. A dbt or Airflow registration names its job
+// namespace before the body: a caller without MANAGE_INVENTORY there is refused before anything is read.
+func (s *Service) Register(ctx context.Context, caller authz.Principal, req Request) (Result, error) {
+	if req.JobNamespace != "" {
+		if err := s.allowed(ctx, caller, OpRegister, req.Source, []string{s.namespace(req.JobNamespace)}); err != nil {
+			return Result{}, err
+		}
+	}
+	inv, err := s.Read(req)
+	if err != nil {
+		return Result{}, err
+	}
+	prev, found, err := s.store.Get(ctx, inv.Source)
+	if err != nil {
+		return Result{}, unavailable(err)
+	}
+	nss := inv.Namespaces()
+	if found && prev.RetiredAt.IsZero() {
+		nss = append(nss, prev.Namespaces...)
+	}
+	if err := s.allowed(ctx, caller, OpRegister, inv.Source, nss); err != nil {
+		return Result{}, err
+	}
+	res, err := s.store.Register(ctx, inv, caller.Subject, s.clock())
+	if err != nil {
+		return Result{}, unavailable(err)
+	}
+	reason := fmt.Sprintf("source %s (%s): %d jobs, %d added, %d updated, %d retired", inv.Source, inv.Kind,
+		res.Jobs, res.Added, res.Updated, res.Retired)
+	if res.Unchanged {
+		reason = fmt.Sprintf("source %s (%s): unchanged, %d jobs", inv.Source, inv.Kind, res.Jobs)
+	}
+	return res, s.record(ctx, caller, OpRegister, audit.DecisionAllow, reason)
+}
+
+// Retire retires an active registration and its expected jobs. An unknown (or already retired) source is
+// refused exactly like one the caller may not manage, so source names cannot be probed.
+func (s *Service) Retire(ctx context.Context, caller authz.Principal, source string) error {
+	prev, found, err := s.store.Get(ctx, source)
+	if err != nil {
+		return unavailable(err)
+	}
+	if !found || !prev.RetiredAt.IsZero() {
+		_ = s.record(ctx, caller, OpRetire, audit.DecisionDeny, "source "+source+": no active registration")
+		return fmt.Errorf("%w: retire %s", authz.ErrForbidden, source)
+	}
+	if err := s.allowed(ctx, caller, OpRetire, source, prev.Namespaces); err != nil {
+		return err
+	}
+	if _, err := s.store.Retire(ctx, source, s.clock()); err != nil {
+		return unavailable(err)
+	}
+	return s.record(ctx, caller, OpRetire, audit.DecisionAllow, "source "+source+" retired")
+}
+
+// List returns the registrations the caller may manage (MANAGE_INVENTORY on every namespace they name).
+func (s *Service) List(ctx context.Context, caller authz.Principal) ([]Source, error) {
+	all, err := s.store.List(ctx)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := all[:0]
+	for _, src := range all {
+		if s.missing(ctx, caller, src.Namespaces) == "" {
+			out = append(out, src)
+		}
+	}
+	return out, nil
+}
+
+// allowed refuses (and audits the refusal) unless caller holds MANAGE_INVENTORY on every namespace.
+func (s *Service) allowed(ctx context.Context, caller authz.Principal, op, source string, nss []string) error {
+	ns := s.missing(ctx, caller, nss)
+	if ns == "" {
+		return nil
+	}
+	reason := fmt.Sprintf("source %s: MANAGE_INVENTORY missing on namespace %s", source, ns)
+	auditErr := s.record(ctx, caller, op, audit.DecisionDeny, reason)
+	return errors.Join(fmt.Errorf("%w: %s", authz.ErrForbidden, reason), auditErr)
+}
+
+// missing returns the first namespace the caller may not manage inventories in ("" when none).
+func (s *Service) missing(ctx context.Context, caller authz.Principal, nss []string) string {
+	if s.authz == nil {
+		return ""
+	}
+	nss = slices.Clone(nss)
+	slices.Sort(nss)
+	for _, ns := range slices.Compact(nss) {
+		if !s.authz.CanOn(ctx, caller, authz.PrivManageInventory, grant.Securable{Kind: grant.SecNamespace, Namespace: ns}) {
+			return ns
+		}
+	}
+	return ""
+}
+
+func (s *Service) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
+	if s.audit == nil {
+		return nil
+	}
+	return s.audit.Audit(ctx, audit.AuditRecord{Time: s.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
+		Operation: op, Decision: d, Reason: reason})
+}
+
+// ErrInvalid classes an inventory that cannot be read; the message names the field and the rule.
+var ErrInvalid = errors.New("invalid inventory")
+
+// ErrUnavailable classes a store failure.
+var ErrUnavailable = errors.New("the inventory store is unavailable, retry later")
+
+func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalid, err) }
+
+func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }

@@ -1,0 +1,146 @@
+// Package trust computes Headwater's trust signals against the expected-job inventory (package inventory):
+// which expected jobs report within their schedule, runs without a terminal event, producers gone quiet,
+// rejected events, unresolved identities, edge freshness and column-lineage coverage, each with its
+// denominator and window (docs/trust.md). It serves the `coverage` GraphQL query, the Prometheus gauges of
+// every signal (a sampler computes them for everything), and, through ExpectedWriters, the expected-job
+// status the lineage gaps ask about.
+//
+// Invariants: every figure counts only what the caller may see (expected jobs and runs: DESCRIBE on the job;
+// edges: DESCRIBE on the job and VIEW_LINEAGE on the dataset; datasets and unresolved identities: DESCRIBE;
+// producer-keyed figures: the caller's own principal unless it may describe everything), so a figure never
+// names or counts what is hidden; permissionsFiltered is set for every caller without a global grant. No
+// figure is guessed: an expected job matches a reported job only by the explicit rules of its source.
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultWindow         = 7 * 24 * time.Hour
+	DefaultMaxWindow      = 90 * 24 * time.Hour
+	DefaultReportGrace    = time.Hour
+	DefaultRunGrace       = 6 * time.Hour
+	DefaultQuietLookback  = 14 * 24 * time.Hour
+	DefaultQuietFactor    = 3.0
+	DefaultQuietMin       = time.Hour
+	DefaultStaleMin       = 24 * time.Hour
+	DefaultStaleFactor    = 3.0
+	DefaultSampleInterval = 5 * time.Minute
+	// MaxItemsPage is the most items one page of a figure returns (first is 1..MaxItemsPage, default 20).
+	MaxItemsPage = 500
+	// MaxItemsKept bounds the items one figure keeps per request (the rest are counted, not listed).
+	MaxItemsKept = 20_000
+)
+
+// Config holds the signals' thresholds.
+type Config struct {
+	Window        time.Duration `help:"Default window of the windowed signals (runs started, rejected events, unresolved identities)." default:"168h" env:"HEADWATER_TRUST_WINDOW" yaml:"window"`
+	MaxWindow     time.Duration `help:"Largest window a coverage request may ask for." default:"2160h" env:"HEADWATER_TRUST_MAX_WINDOW" yaml:"maxWindow"`
+	ReportGrace   time.Duration `help:"Grace after an expected job's schedule before it counts as not reporting." default:"1h" env:"HEADWATER_TRUST_REPORT_GRACE" yaml:"reportGrace"`
+	RunGrace      time.Duration `help:"A run with START but no terminal event counts once it is older than this." default:"6h" env:"HEADWATER_TRUST_RUN_GRACE" yaml:"runGrace"`
+	QuietLookback time.Duration `help:"History a producer's usual gap between events is measured over." default:"336h" env:"HEADWATER_TRUST_QUIET_LOOKBACK" yaml:"quietLookback"`
+	QuietFactor   float64       `help:"A producer is quiet after its P95 gap between events times this factor." default:"3" env:"HEADWATER_TRUST_QUIET_FACTOR" yaml:"quietFactor"`
+	QuietMin      time.Duration `help:"A producer is never quiet sooner than this after its last event." default:"1h" env:"HEADWATER_TRUST_QUIET_MIN" yaml:"quietMin"`
+	// QuietFactors overrides the factor per producer principal: "principal=factor,principal=factor".
+	QuietFactors   string        `help:"Per-producer quiet factors: principal=factor,... (overrides quiet-factor)." default:"" env:"HEADWATER_TRUST_QUIET_FACTORS" yaml:"quietFactors"`
+	StaleMin       time.Duration `help:"Smallest staleness threshold of an observed edge (as lineage.stale-min)." default:"24h" env:"HEADWATER_TRUST_STALE_MIN" yaml:"staleMin"`
+	StaleFactor    float64       `help:"Edge staleness threshold as a multiple of the job's usual run interval (as lineage.stale-factor)." default:"3" env:"HEADWATER_TRUST_STALE_FACTOR" yaml:"staleFactor"`
+	SampleInterval time.Duration `help:"How often the metrics sampler recomputes every signal for everything (0: off)." default:"5m" env:"HEADWATER_TRUST_SAMPLE_INTERVAL" yaml:"sampleInterval"`
+}
+
+// WithDefaults fills zero settings with the defaults.
+func (c Config) WithDefaults() Config {
+	defD := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defD(&c.Window, DefaultWindow)
+	defD(&c.MaxWindow, DefaultMaxWindow)
+	defD(&c.ReportGrace, DefaultReportGrace)
+	defD(&c.RunGrace, DefaultRunGrace)
+	defD(&c.QuietLookback, DefaultQuietLookback)
+	defD(&c.QuietMin, DefaultQuietMin)
+	defD(&c.StaleMin, DefaultStaleMin)
+	if c.QuietFactor == 0 {
+		c.QuietFactor = DefaultQuietFactor
+	}
+	if c.StaleFactor == 0 {
+		c.StaleFactor = DefaultStaleFactor
+	}
+	return c
+}
+
+// Validate reports the first invalid setting by name (after defaults).
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Window < 0 || c.MaxWindow < c.Window:
+		return fmt.Errorf("trust.window: must be positive and at most trust.max-window (%s), got %s", c.MaxWindow, c.Window)
+	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0:
+		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min and sample-interval must not be negative")
+	case c.QuietFactor <= 0 || c.StaleFactor <= 0:
+		return errors.New("trust: quiet-factor and stale-factor must be positive")
+	case c.QuietLookback < time.Hour:
+		return fmt.Errorf("trust.quiet-lookback: must be at least 1h, got %s", c.QuietLookback)
+	}
+	_, err := c.factors()
+	return err
+}
+
+// factors parses QuietFactors.
+func (c Config) factors() (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, part := range strings.Split(c.QuietFactors, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		p, f, ok := strings.Cut(part, "=")
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if !ok || p == "" || err != nil || v <= 0 {
+			return nil, fmt.Errorf("trust.quiet-factors: %q is not principal=factor with a positive factor", part)
+		}
+		out[strings.TrimSpace(p)] = v
+	}
+	return out, nil
+}
+
+// ParseWindow reads a window argument: a Go duration (36h, 90m), days (7d) or an ISO 8601 duration (P7D, PT6H).
+func ParseWindow(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	if d, ok := isoDuration(s); ok {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%w: window: %q is not a duration such as 24h, 7d or PT6H", ErrInvalid, s)
+}
+
+var isoRe = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+func isoDuration(s string) (time.Duration, bool) {
+	m := isoRe.FindStringSubmatch(strings.ToUpper(s))
+	if m == nil {
+		return 0, false
+	}
+	var d time.Duration
+	for i, u := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if n, err := strconv.Atoi(m[i+1]); err == nil {
+			d += time.Duration(n) * u
+		}
+	}
+	return d, d > 0
+}

@@ -89,7 +89,7 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 	}
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (j:Job {key: row.key})
-		SET j.namespace = row.ns, j.name = row.name, j.normVersion = $nv,
+		SET j.namespace = row.ns, j.name = row.name, j.searchName = toLower(row.name), j.normVersion = $nv,
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
 		RETURN row.key AS k, j.metaStamps AS stamps`, map[string]any{"rows": rows, "nv": NormVersion})

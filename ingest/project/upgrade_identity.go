@@ -142,6 +142,9 @@ func (p *Projector) upgradeDatasets(w *txWriter, scope, after string) (string, i
 	}
 	var rows []any
 	for _, r := range recs {
+		if !r.Has("ns") || !r.Has("name") {
+			continue // no identity to rewrite
+		}
 		ns, changed := p.datasetNSNow(r.Str("ns"), r.Str("name"))
 		if !changed && r.Bool("searchable") {
 			continue
@@ -224,14 +227,15 @@ func (p *Projector) upgradeJobs(w *txWriter, scope, after string) (string, int, 
 	}
 	var rows []any
 	for _, r := range recs {
-		ns := r.Str("ns")
-		if r.Has("ns") {
-			if c, _, err := p.canon.Job(ns, r.Str("name")); err == nil {
-				ns = c
-			}
+		if !r.Has("ns") || !r.Has("name") {
+			continue // a placeholder (no identity yet)
 		}
-		if !r.Has("name") || (ns == r.Str("ns") && r.Bool("searchable")) {
-			continue // a placeholder (no identity yet), or nothing to change
+		ns := r.Str("ns")
+		if c, _, err := p.canon.Job(ns, r.Str("name")); err == nil {
+			ns = c
+		}
+		if ns == r.Str("ns") && r.Bool("searchable") {
+			continue
 		}
 		rows = append(rows, map[string]any{"key": r.Str("id"), "ns": ns})
 		w.touch(r.Str("id"))

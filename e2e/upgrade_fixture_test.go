@@ -60,7 +60,7 @@ type v1Answers struct {
 	Search          map[string]map[string]any `json:"search"`
 	IdentityLineage map[string]any            `json:"identityLineage"`
 	ReaderDataset   map[string]any            `json:"readerDataset"`
-	World     struct {
+	World           struct {
 		Runs     map[string]string `json:"runs"`
 		EventIDs map[string]string `json:"eventIds"`
 	} `json:"world"`

@@ -151,3 +151,22 @@ func TestUpgradeIdentitiesFromProjectionVersion2(t *testing.T) {
 	}
 	wipe()
 }
+
+// A payload version 2 stored names a canonical unresolved identifier without its default port; event(id) names it
+// as it is canonical now. An identifier that never canonicalised is named as sent.
+func TestUnresolvedInPayloadNamesVersion2NamespacesInTodaysForm(t *testing.T) {
+	r := &rec{ID: "e", Kind: "RUN", Outputs: []*dsRec{{ID: &ident{RawNS: "hdfs://nn", RawName: "/t", Env: "prod", NS: "hdfs://nn",
+		Name: "/t", Unresolved: reasonSymlinkConflict}}, {ID: &ident{RawNS: "POSTGRES://", RawName: "x", Unresolved: "cannot canonicalise: missing-host"}}}}
+	payload, err := encodePayload(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnresolvedInPayload(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UnresolvedIdentifier{{"POSTGRES://", "x", "cannot canonicalise: missing-host"}, {"hdfs://nn:8020", "/t", reasonSymlinkConflict}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}

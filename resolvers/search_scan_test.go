@@ -45,7 +45,7 @@ func TestSearchScansPastHiddenHits(t *testing.T) {
 			"ident": graph.DatasetIdent(w.fx.Env, w.fx.NS, name)})
 	}
 	if _, err := neo4j.ExecuteQuery(t.Context(), w.fx.Store.Driver, `UNWIND $rows AS row
-		MERGE (d:Dataset {key: row.key}) SET d.namespace = $ns, d.name = row.name, d.env = $env, d.tags = [],
+		MERGE (d:Dataset {key: row.key}) SET d.namespace = $ns, d.name = row.name, d.searchName = toLower(row.name), d.env = $env, d.tags = [],
 			d.createdAt = 0, d.updatedAt = 0
 		MERGE (n:DatasetName {ident: row.ident}) SET n.namespace = $ns, n.name = row.name, n.env = $env
 		MERGE (n)-[r:NAMES]->(d) SET r.kind = 'PRIMARY', r.validFrom = 0, r.validTo = $open`,
@@ -104,7 +104,7 @@ func (w *world) bulkHidden(names []string) {
 			"ident": graph.DatasetIdent(w.fx.Env, w.fx.NS, name)})
 	}
 	if _, err := neo4j.ExecuteQuery(w.t.Context(), w.fx.Store.Driver, `UNWIND $rows AS row
-		MERGE (d:Dataset {key: row.key}) SET d.namespace = $ns, d.name = row.name, d.env = $env, d.tags = [],
+		MERGE (d:Dataset {key: row.key}) SET d.namespace = $ns, d.name = row.name, d.searchName = toLower(row.name), d.env = $env, d.tags = [],
 			d.createdAt = 0, d.updatedAt = 0
 		MERGE (n:DatasetName {ident: row.ident}) SET n.namespace = $ns, n.name = row.name, n.env = $env
 		MERGE (n)-[r:NAMES]->(d) SET r.kind = 'PRIMARY', r.validFrom = 0, r.validTo = $open`,

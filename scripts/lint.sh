@@ -13,4 +13,5 @@ if ! "$LINT" version 2>/dev/null | grep -q "version ${VERSION#v} "; then
   GOBIN=$BIN_DIR go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$VERSION"
 fi
 if [ $# -eq 0 ]; then set -- ./...; fi
-exec "$LINT" run "$@"
+# several checkouts may lint at once on one machine (worktrees, a CI rehearsal): wait for the lock, do not fail
+exec "$LINT" run --allow-parallel-runners "$@"

@@ -168,3 +168,11 @@ func crashFailpoint(log *slog.Logger) func() {
 		}
 	}
 }
+
+// closeLogged closes one component at shutdown and logs a failure: a deferred Close has no caller left to return
+// its error to, and an unflushed producer or archive segment must not fail silently.
+func closeLogged(log *slog.Logger, what string, closeFn func() error) {
+	if err := closeFn(); err != nil {
+		log.Warn("close failed", "component", what, "err", err)
+	}
+}

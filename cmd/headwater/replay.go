@@ -47,8 +47,8 @@ func (r replayCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
-	return nil
+	_, err = fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
+	return err
 }
 
 // replayTimeBound replaces the event-time horizon during replay.
@@ -127,10 +127,12 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
-		keyed, quarantined, runs, project.NormVersion)
-	fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved)
-	return nil
+	if _, err := fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
+		keyed, quarantined, runs, project.NormVersion); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved)
+	return err
 }
 
 // upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto

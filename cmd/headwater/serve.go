@@ -91,12 +91,12 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer producer.Close()
+	defer closeLogged(log, "producer", producer.Close)
 	perms, err := p.permissions(ctx, s.Authz, s.Kafka, log, reg)
 	if err != nil {
 		return err
 	}
-	defer perms.Close()
+	defer closeLogged(log, "permissions", perms.Close)
 	tokens := authn.NewTokenStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
 	authenticate, err := authMiddleware(s.Auth, tokens, log, reg)
 	if err != nil {
@@ -107,7 +107,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer auditReader.Close()
+	defer closeLogged(log, "audit reader", auditReader.Close)
 
 	trustSvc, err := trust.NewService(trust.NewStore(p.store), perms.Policy, s.Trust, time.Now)
 	if err != nil {
@@ -151,7 +151,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		if err != nil {
 			return err
 		}
-		defer arch.Close()
+		defer closeLogged(log, "archive", arch.Close)
 		c := p.consumer(s.Consumer, s.Kafka, arch, producer, guard, log, reg)
 		g.Go(func() error { return c.Run(gctx) })
 	}

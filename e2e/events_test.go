@@ -30,7 +30,7 @@ func pipelineEvents(t *testing.T, s scope, runs int) ([][]byte, []string) {
 		}
 		return [][]byte{ev("START", at, ""), ev(state, at.Add(2*time.Minute), facets)}
 	}
-	for r := 0; r < runs; r++ {
+	for r := range runs {
 		at := base.Add(time.Duration(r) * 10 * time.Minute)
 		out = append(out, step("extract", "src/orders", "raw/orders", false, at, "COMPLETE")...)
 		out = append(out, step("clean", "raw/orders", "clean/orders", true, at.Add(3*time.Minute), "COMPLETE")...)

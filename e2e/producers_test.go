@@ -509,10 +509,10 @@ func compareGolden(t *testing.T, name, got string) {
 // lineDiff lists the lines only in want (-) and only in got (+); both are sorted, unique lines.
 func lineDiff(want, got string) string {
 	w, g := map[string]bool{}, map[string]bool{}
-	for _, l := range strings.Split(want, "\n") {
+	for l := range strings.SplitSeq(want, "\n") {
 		w[l] = true
 	}
-	for _, l := range strings.Split(got, "\n") {
+	for l := range strings.SplitSeq(got, "\n") {
 		g[l] = true
 	}
 	var out []string

@@ -52,7 +52,7 @@ func TestUpgradeMovesDbtEventsOntoTheirModelsJob(t *testing.T) {
 	const principal = "e2e-dbt-upgrade"
 	var recs []archive.Record
 	var earlier []project.Envelope
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(text), "\n") {
 		ev, err := dec.Decode([]byte(line))
 		if err != nil {
 			t.Fatal(err)

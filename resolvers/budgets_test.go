@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func (h *harness) paged(vars map[string]any) []lineageGraph {
 	h.t.Helper()
 	var pages []lineageGraph
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		g := h.lineage(vars)
 		pages = append(pages, g)
 		if g.Cursor == nil {
@@ -212,12 +213,8 @@ func TestCursorBoundToPrincipalAndArguments(t *testing.T) {
 	}
 	try := func(principal string, change map[string]any) []gqlError {
 		v := map[string]any{"after": *g.Cursor}
-		for k, x := range vars {
-			v[k] = x
-		}
-		for k, x := range change {
-			v[k] = x
-		}
+		maps.Copy(v, vars)
+		maps.Copy(v, change)
 		return h.query(principal, lineageQuery, v, nil)
 	}
 	for name, c := range map[string]struct {

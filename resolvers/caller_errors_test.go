@@ -135,9 +135,7 @@ func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 	t.Cleanup(free) // before the server's Close, which waits for held requests
 	var wg sync.WaitGroup
 	for range limit {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for { // a held request that met the probes' slot is refused: send it again
 				status, r := h.postRaw(slowBody(body, release), int64(len(body)), "mallory")
 				if status == http.StatusTooManyRequests {
@@ -148,7 +146,7 @@ func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 				}
 				return
 			}
-		}()
+		})
 	}
 	waitFor(t, func() bool {
 		status, _ := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory")

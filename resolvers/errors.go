@@ -107,8 +107,7 @@ func invalidMessage(err error) string {
 	if errors.Is(err, grant.ErrUnknownRole) {
 		return "unknown role"
 	}
-	var de *api.Error
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*api.Error](err); ok {
 		return de.Message
 	}
 	return err.Error()

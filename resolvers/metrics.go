@@ -32,8 +32,7 @@ func (m *graphqlMetrics) refused(rule refusalRule) { m.refusals.WithLabelValues(
 // refusedBy counts the refusal among an operation's errors, if any.
 func (m *graphqlMetrics) refusedBy(errs gqlerror.List) {
 	for _, e := range errs {
-		var re *requestError
-		if errors.As(e, &re) {
+		if re, ok := errors.AsType[*requestError](e); ok {
 			m.refused(re.rule)
 			return
 		}

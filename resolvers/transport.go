@@ -226,8 +226,7 @@ func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.G
 // Retry-After), else gqlgen's (422 for a document that does not parse or validate, 200 otherwise).
 func writeStatus(w http.ResponseWriter, errs gqlerror.List) {
 	for _, e := range errs {
-		var re *requestError
-		if errors.As(e, &re) {
+		if re, ok := errors.AsType[*requestError](e); ok {
 			writeRefusalStatus(w, re)
 			return
 		}

@@ -39,7 +39,7 @@ func wholeStatus(rule string) int {
 func contentEncoding(values []string) (gzip bool, rej *ErrorBody) {
 	var codings []string
 	for _, v := range values {
-		for _, c := range strings.Split(v, ",") {
+		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
 				codings = append(codings, c)
 			}

@@ -318,8 +318,7 @@ func headerID(r *http.Request) string {
 }
 
 func errorBody(err error) ErrorBody {
-	var ve *olevent.ValidationError
-	if errors.As(err, &ve) {
+	if ve, ok := errors.AsType[*olevent.ValidationError](err); ok {
 		return ErrorBody{Field: ve.Field, Rule: ve.Rule, Message: ve.Message}
 	}
 	return ErrorBody{Field: "body", Rule: rules.Invalid, Message: "event could not be decoded"}

@@ -213,7 +213,7 @@ func TestRunawayProducerGets429WithRetryAfterOthersStillServed(t *testing.T) {
 	cfg.RatePerSecond, cfg.RateBurst = 1, 2
 	f := newFixture(t, cfg)
 	ev := runEvent(uuid.NewString(), "START")
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		if code, _, b := post(t, f.srv.URL+"/api/v1/lineage", ev, map[string]string{"X-Test-Principal": "runaway"}); code != http.StatusAccepted {
 			t.Fatalf("within burst: %d %v", code, b)
 		}

@@ -149,7 +149,7 @@ func TestLoadGeneratorEventsPass(t *testing.T) {
 	d := identcheck.New(dec, norm)
 	s := w.NewStream()
 	decoded := 0
-	for i := 0; i < 3000; i++ {
+	for i := range 3000 {
 		ev := s.Next()
 		if _, err := d.Decode(ev.Body); err != nil {
 			var ve *olevent.ValidationError

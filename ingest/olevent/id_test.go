@@ -107,7 +107,7 @@ func TestPartitionKeyPrecedence(t *testing.T) {
 func TestWriteStringMatchesEncodingJSON(t *testing.T) {
 	cases := []string{"", "plain", "a\"b", "back\\slash", "<html>&", "tab\there", "nul\x00", "del\x7f", "é", "\u2028",
 		"\xff\xfe", "s3://bucket/path?x=1#frag"}
-	for c := 0; c < 256; c++ {
+	for c := range 256 {
 		cases = append(cases, "x"+string(rune(c))+"y", "x"+string([]byte{byte(c)})+"y")
 	}
 	for _, s := range cases {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,10 +34,8 @@ func (f *frame) seen(key string) bool {
 		f.keySet[key] = struct{}{}
 		return false
 	}
-	for _, k := range f.keys {
-		if k == key {
-			return true
-		}
+	if slices.Contains(f.keys, key) {
+		return true
 	}
 	if f.keys = append(f.keys, key); len(f.keys) > smallObject {
 		f.keySet = make(map[string]struct{}, 2*smallObject)

@@ -42,7 +42,7 @@ vet:
 	$(GO) vet ./...
 
 ## lint: golangci-lint (pinned, installed into .state/bin by scripts/lint.sh) with .golangci.yml: the layering
-## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint.
+## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint, errcheck, unparam, modernize, promlinter.
 lint:
 	scripts/lint.sh
 

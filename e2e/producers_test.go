@@ -29,6 +29,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -102,7 +103,7 @@ func eventIDs(t *testing.T, file string) []string {
 		t.Fatalf("the producer wrote no events file: %v", err)
 	}
 	defer f.Close()
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	var ids []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)

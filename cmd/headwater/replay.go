@@ -10,7 +10,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
-	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
@@ -39,7 +39,7 @@ func (r replayCmd) Run(rc *runCtx) error {
 	// Replay re-validates with the time bounds opened: archived events were valid when accepted.
 	lim := r.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (r replayCmd) Run(rc *runCtx) error {
 // replayTimeBound replaces the event-time horizon during replay.
 const replayTimeBound = 100 * 365 * 24 * time.Hour
 
-func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
+func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
 	var batch []project.Envelope
 	total := 0
 	flush := func() error {
@@ -141,7 +141,7 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return 0, err
 	}

@@ -29,7 +29,7 @@ type Archiver interface {
 	Append(ctx context.Context, recs []archive.Record) error
 }
 
-// Decoder validates and decodes one event (olevent.Decoder).
+// Decoder validates and decodes one event (decode.Decoder).
 type Decoder interface {
 	Decode(raw []byte) (olevent.Event, error)
 	// DecodeValidated decodes an event the gateway validated before producing it.

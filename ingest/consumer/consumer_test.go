@@ -22,6 +22,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -103,7 +104,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

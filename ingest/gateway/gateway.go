@@ -21,7 +21,7 @@ import (
 	"github.com/headwater-data/headwater/internal/rules"
 )
 
-// Decoder validates and decodes one event (olevent.Decoder).
+// Decoder validates and decodes one event (decode.Decoder).
 type Decoder interface {
 	Decode(raw []byte) (olevent.Event, error)
 }

@@ -1,18 +1,11 @@
-package olevent
+package facets
 
 import (
 	"maps"
 	"slices"
 	"strings"
-)
 
-// Entity types in the `lineage` facet and transformation types of column lineage.
-const (
-	EntityDataset = "DATASET"
-	EntityJob     = "JOB"
-
-	TransformDirect   = "DIRECT"
-	TransformIndirect = "INDIRECT"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 type wireTransformation struct {
@@ -25,22 +18,22 @@ type wireTransformation struct {
 func checkTransformations(sub string, ts []wireTransformation) *problem {
 	for i, t := range ts {
 		switch strings.ToUpper(t.Type) {
-		case TransformDirect, TransformIndirect:
+		case olevent.TransformDirect, olevent.TransformIndirect:
 		default:
-			p := join(sub, idx("transformations", i)) + ".type"
-			return bad(p, RuleEnum, "%s must be DIRECT or INDIRECT, got %q", p, truncate(t.Type))
+			p := JoinPath(sub, idx("transformations", i)) + ".type"
+			return bad(p, olevent.RuleEnum, "%s must be DIRECT or INDIRECT, got %q", p, Truncate(t.Type))
 		}
 	}
 	return nil
 }
 
-func transformations(ts []wireTransformation) []Transformation {
+func transformations(ts []wireTransformation) []olevent.Transformation {
 	if len(ts) == 0 {
 		return nil
 	}
-	out := make([]Transformation, 0, len(ts))
+	out := make([]olevent.Transformation, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, Transformation{
+		out = append(out, olevent.Transformation{
 			Type: strings.ToUpper(t.Type), Subtype: strings.ToUpper(t.Subtype),
 			Description: t.Description, Masking: t.Masking,
 		})
@@ -60,28 +53,28 @@ type wireLineageInput struct {
 
 func (in *wireLineageInput) check(sub string) *problem {
 	switch in.Type {
-	case EntityDataset:
+	case olevent.EntityDataset:
 		return firstProblem(need(sub, "namespace", in.Namespace), need(sub, "name", in.Name),
 			checkTransformations(sub, in.Transformations))
-	case EntityJob:
+	case olevent.EntityJob:
 		return firstProblem(checkJobRef(sub, in.Namespace, in.Name, in.RunID), checkTransformations(sub, in.Transformations))
 	}
-	return bad(join(sub, "type"), RuleEnum, "%s must be DATASET or JOB, got %q", join(sub, "type"), truncate(in.Type))
+	return bad(JoinPath(sub, "type"), olevent.RuleEnum, "%s must be DATASET or JOB, got %q", JoinPath(sub, "type"), Truncate(in.Type))
 }
 
 // checkJobRef: a job reference names both namespace and name, or neither (the event's own job).
 func checkJobRef(sub, ns, name, runID string) *problem {
 	if (ns == "") != (name == "") {
-		return bad(sub, RuleRequired, "%s must give both namespace and name, or neither", sub)
+		return bad(sub, olevent.RuleRequired, "%s must give both namespace and name, or neither", sub)
 	}
 	if runID != "" {
-		return needUUID(join(sub, "runId"), runID)
+		return needUUID(JoinPath(sub, "runId"), runID)
 	}
 	return nil
 }
 
-func (in *wireLineageInput) input() LineageInput {
-	return LineageInput{
+func (in *wireLineageInput) input() olevent.LineageInput {
+	return olevent.LineageInput{
 		Type: in.Type, Namespace: in.Namespace, Name: in.Name, Field: in.Field,
 		RunID: strings.ToLower(in.RunID), Transformations: transformations(in.Transformations),
 	}
@@ -96,8 +89,8 @@ func checkInputs(sub string, ins []wireLineageInput) *problem {
 	return nil
 }
 
-func inputs(ins []wireLineageInput) []LineageInput {
-	out := make([]LineageInput, 0, len(ins))
+func inputs(ins []wireLineageInput) []olevent.LineageInput {
+	out := make([]olevent.LineageInput, 0, len(ins))
 	for i := range ins {
 		out = append(out, ins[i].input())
 	}
@@ -110,18 +103,18 @@ type wireFieldEntry struct {
 
 func checkFieldEntries(sub string, fields map[string]wireFieldEntry) *problem {
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if p := checkInputs(join(join(sub, k), "inputs"), fields[k].Inputs); p != nil {
+		if p := checkInputs(JoinPath(JoinPath(sub, k), "inputs"), fields[k].Inputs); p != nil {
 			return p
 		}
 	}
 	return nil
 }
 
-func fieldInputs(fields map[string]wireFieldEntry) map[string][]LineageInput {
+func fieldInputs(fields map[string]wireFieldEntry) map[string][]olevent.LineageInput {
 	if fields == nil {
 		return nil
 	}
-	out := make(map[string][]LineageInput, len(fields))
+	out := make(map[string][]olevent.LineageInput, len(fields))
 	for k, f := range fields {
 		out[k] = inputs(f.Inputs)
 	}
@@ -138,15 +131,15 @@ func checkDatasetLineage(l *wireDatasetLineage) *problem {
 	return firstProblem(checkInputs("inputs", l.Inputs), checkFieldEntries("fields", l.Fields))
 }
 
-func (l *wireDatasetLineage) facet() *LineageFacet {
-	f := &LineageFacet{AllInputs: inputs(l.Inputs)}
+func (l *wireDatasetLineage) facet() *olevent.LineageFacet {
+	f := &olevent.LineageFacet{AllInputs: inputs(l.Inputs)}
 	for _, in := range f.AllInputs {
-		if in.Type == EntityDataset {
-			f.Inputs = append(f.Inputs, Identifier{Namespace: in.Namespace, Name: in.Name, Type: EntityDataset})
+		if in.Type == olevent.EntityDataset {
+			f.Inputs = append(f.Inputs, olevent.Identifier{Namespace: in.Namespace, Name: in.Name, Type: olevent.EntityDataset})
 		}
 	}
 	if l.Fields != nil {
-		f.Fields = make(map[string][]InputField, len(l.Fields))
+		f.Fields = make(map[string][]olevent.InputField, len(l.Fields))
 		for k, fe := range l.Fields {
 			f.Fields[k] = datasetFieldInputs(fe.Inputs)
 		}
@@ -155,11 +148,11 @@ func (l *wireDatasetLineage) facet() *LineageFacet {
 }
 
 // datasetFieldInputs keeps the DATASET sources of a field entry as column-lineage inputs.
-func datasetFieldInputs(ins []wireLineageInput) []InputField {
-	out := make([]InputField, 0, len(ins))
+func datasetFieldInputs(ins []wireLineageInput) []olevent.InputField {
+	out := make([]olevent.InputField, 0, len(ins))
 	for _, in := range ins {
-		if in.Type == EntityDataset {
-			out = append(out, InputField{Namespace: in.Namespace, Name: in.Name, Field: in.Field,
+		if in.Type == olevent.EntityDataset {
+			out = append(out, olevent.InputField{Namespace: in.Namespace, Name: in.Name, Field: in.Field,
 				Transformations: transformations(in.Transformations)})
 		}
 	}
@@ -183,19 +176,19 @@ type wireLineageEntry struct {
 func (e *wireLineageEntry) check(sub string) *problem {
 	var target *problem
 	switch e.Type {
-	case EntityDataset:
+	case olevent.EntityDataset:
 		target = firstProblem(need(sub, "namespace", e.Namespace), need(sub, "name", e.Name))
-	case EntityJob:
+	case olevent.EntityJob:
 		target = checkJobRef(sub, e.Namespace, e.Name, e.RunID)
 	default:
-		return bad(join(sub, "type"), RuleEnum, "%s must be DATASET or JOB, got %q", join(sub, "type"), truncate(e.Type))
+		return bad(JoinPath(sub, "type"), olevent.RuleEnum, "%s must be DATASET or JOB, got %q", JoinPath(sub, "type"), Truncate(e.Type))
 	}
-	return firstProblem(target, checkInputs(join(sub, "inputs"), e.Inputs), checkFieldEntries(join(sub, "fields"), e.Fields))
+	return firstProblem(target, checkInputs(JoinPath(sub, "inputs"), e.Inputs), checkFieldEntries(JoinPath(sub, "fields"), e.Fields))
 }
 
 func checkJobLineage(l *wireJobLineage) *problem {
 	if l.Entries == nil {
-		return bad("entries", RuleRequired, "entries is required")
+		return bad("entries", olevent.RuleRequired, "entries is required")
 	}
 	for i := range *l.Entries {
 		if p := (*l.Entries)[i].check(idx("entries", i)); p != nil {
@@ -205,10 +198,10 @@ func checkJobLineage(l *wireJobLineage) *problem {
 	return nil
 }
 
-func (l *wireJobLineage) entries() []LineageEntry {
-	out := make([]LineageEntry, 0, len(*l.Entries))
+func (l *wireJobLineage) entries() []olevent.LineageEntry {
+	out := make([]olevent.LineageEntry, 0, len(*l.Entries))
 	for _, e := range *l.Entries {
-		out = append(out, LineageEntry{
+		out = append(out, olevent.LineageEntry{
 			Type: e.Type, Namespace: e.Namespace, Name: e.Name, RunID: strings.ToLower(e.RunID),
 			Inputs: inputs(e.Inputs), Fields: fieldInputs(e.Fields),
 		})

@@ -1,4 +1,4 @@
-package olevent
+package decode
 
 import (
 	"errors"
@@ -6,29 +6,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 func TestLimitsValidate(t *testing.T) {
-	if err := DefaultLimits().Validate(); err != nil {
+	if err := olevent.DefaultLimits().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	tests := []struct {
 		name  string
-		mut   func(*Limits)
+		mut   func(*olevent.Limits)
 		limit string
 	}{
-		{"facets", func(l *Limits) { l.MaxFacetsPerEntity = 0 }, "MaxFacetsPerEntity"},
-		{"depth", func(l *Limits) { l.MaxJSONDepth = 3 }, "MaxJSONDepth"},
-		{"strings", func(l *Limits) { l.MaxStringBytes = -1 }, "MaxStringBytes"},
-		{"datasets", func(l *Limits) { l.MaxDatasets = 0 }, "MaxDatasets"},
-		{"future", func(l *Limits) { l.MaxFuture = 0 }, "MaxFuture"},
-		{"horizon", func(l *Limits) { l.Horizon = -time.Hour }, "Horizon"},
+		{"facets", func(l *olevent.Limits) { l.MaxFacetsPerEntity = 0 }, "MaxFacetsPerEntity"},
+		{"depth", func(l *olevent.Limits) { l.MaxJSONDepth = 3 }, "MaxJSONDepth"},
+		{"strings", func(l *olevent.Limits) { l.MaxStringBytes = -1 }, "MaxStringBytes"},
+		{"datasets", func(l *olevent.Limits) { l.MaxDatasets = 0 }, "MaxDatasets"},
+		{"future", func(l *olevent.Limits) { l.MaxFuture = 0 }, "MaxFuture"},
+		{"horizon", func(l *olevent.Limits) { l.Horizon = -time.Hour }, "Horizon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := DefaultLimits()
+			l := olevent.DefaultLimits()
 			tt.mut(&l)
-			var le *InvalidLimitsError
+			var le *olevent.InvalidLimitsError
 			if err := l.Validate(); !errors.As(err, &le) || le.Limit != tt.limit {
 				t.Fatalf("Validate = %v, want limit %s", err, tt.limit)
 			}
@@ -37,13 +39,13 @@ func TestLimitsValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewDecoder(DefaultLimits(), nil); !errors.Is(err, ErrNoClock) {
+	if _, err := NewDecoder(olevent.DefaultLimits(), nil); !errors.Is(err, ErrNoClock) {
 		t.Fatalf("NewDecoder without clock = %v", err)
 	}
 }
 
 func TestDecodeLimits(t *testing.T) {
-	lim := Limits{MaxFacetsPerEntity: 2, MaxJSONDepth: 8, MaxStringBytes: 80, MaxDatasets: 3,
+	lim := olevent.Limits{MaxFacetsPerEntity: 2, MaxJSONDepth: 8, MaxStringBytes: 80, MaxDatasets: 3,
 		MaxFuture: time.Minute, Horizon: 24 * time.Hour}
 	d := newTestDecoder(t, lim)
 	tests := []struct {
@@ -54,24 +56,24 @@ func TestDecodeLimits(t *testing.T) {
 	}{
 		{"too many datasets", func(m map[string]any) {
 			m["outputs"] = []any{dsDoc(1), dsDoc(2), dsDoc(3)}
-		}, "outputs", RuleMaxDatasets},
+		}, "outputs", olevent.RuleMaxDatasets},
 		{"too many run facets", func(m map[string]any) {
 			sub(m, "run")["facets"] = map[string]any{"a": map[string]any{}, "b": map[string]any{}, "c": map[string]any{}}
-		}, "run.facets", RuleMaxFacets},
+		}, "run.facets", olevent.RuleMaxFacets},
 		{"too many facets on one dataset, counting input facets", func(m map[string]any) {
 			in := item(m, "inputs", 0)
 			in["facets"] = map[string]any{"a": map[string]any{}, "b": map[string]any{}}
 			in["inputFacets"] = map[string]any{"c": map[string]any{}}
-		}, "inputs[0]", RuleMaxFacets},
-		{"string too long", func(m map[string]any) { item(m, "outputs", 0)["name"] = strings.Repeat("x", 81) }, "outputs[0].name", RuleMaxLength},
+		}, "inputs[0]", olevent.RuleMaxFacets},
+		{"string too long", func(m map[string]any) { item(m, "outputs", 0)["name"] = strings.Repeat("x", 81) }, "outputs[0].name", olevent.RuleMaxLength},
 		{"key too long", func(m map[string]any) {
 			sub(m, "job")["facets"] = map[string]any{strings.Repeat("k", 81): map[string]any{}}
-		}, "job.facets", RuleMaxLength},
+		}, "job.facets", olevent.RuleMaxLength},
 		{"too deep", func(m map[string]any) {
 			sub(m, "run")["facets"] = map[string]any{"deep": map[string]any{"a": []any{[]any{[]any{[]any{[]any{}}}}}}}
-		}, "run.facets.deep.a[0][0][0][0]", RuleMaxDepth},
-		{"one minute ahead is fine, two are not", func(m map[string]any) { m["eventTime"] = "2026-03-01T12:02:00Z" }, "eventTime", RuleTooFarInFuture},
-		{"horizon", func(m map[string]any) { m["eventTime"] = "2026-02-28T11:59:59Z" }, "eventTime", RuleBeforeHorizon},
+		}, "run.facets.deep.a[0][0][0][0]", olevent.RuleMaxDepth},
+		{"one minute ahead is fine, two are not", func(m map[string]any) { m["eventTime"] = "2026-03-01T12:02:00Z" }, "eventTime", olevent.RuleTooFarInFuture},
+		{"horizon", func(m map[string]any) { m["eventTime"] = "2026-02-28T11:59:59Z" }, "eventTime", olevent.RuleBeforeHorizon},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

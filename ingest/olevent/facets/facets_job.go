@@ -1,35 +1,15 @@
-package olevent
+package facets
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// Job facet keys Headwater interprets (ownership, tags, documentation and lineage are shared with datasets).
-const (
-	FacetJobType            = "jobType"
-	FacetSQL                = "sql"
-	FacetSourceCode         = "sourceCode"
-	FacetSourceCodeLocation = "sourceCodeLocation"
-	FacetOwnership          = "ownership"
-	FacetTags               = "tags"
-	FacetDocumentation      = "documentation"
-	FacetLineage            = "lineage"
-	FacetDbtNode            = "dbt_node" // openlineage-dbt's DbtNodeJobFacet: the dbt node the job runs
-)
-
-// Processing types of the jobType facet. The spec names BATCH and STREAMING; SERVICE is Headwater's own; NONE is
-// what the OpenLineage Spark integration sends for the application job (jobType APPLICATION), which wraps the
-// SQL jobs that do the processing (issue 14 item 5). Any other value is kept raw with a warning.
-const (
-	ProcessingBatch     = "BATCH"
-	ProcessingStreaming = "STREAMING"
-	ProcessingService   = "SERVICE"
-	ProcessingNone      = "NONE"
-)
-
-type wireJob struct {
+// WireJob is the job of a RunEvent or JobEvent as sent.
+type WireJob struct {
 	Namespace string                     `json:"namespace"`
 	Name      string                     `json:"name"`
 	Facets    map[string]json.RawMessage `json:"facets"`
@@ -43,10 +23,10 @@ type wireJobType struct {
 
 func checkJobType(j *wireJobType) *problem {
 	switch strings.ToUpper(j.ProcessingType) {
-	case "", ProcessingBatch, ProcessingStreaming, ProcessingService, ProcessingNone:
+	case "", olevent.ProcessingBatch, olevent.ProcessingStreaming, olevent.ProcessingService, olevent.ProcessingNone:
 		return nil
 	}
-	return bad("processingType", RuleEnum, "processingType must be BATCH, STREAMING, SERVICE or NONE, got %q", truncate(j.ProcessingType))
+	return bad("processingType", olevent.RuleEnum, "processingType must be BATCH, STREAMING, SERVICE or NONE, got %q", Truncate(j.ProcessingType))
 }
 
 type wireSQL struct {
@@ -98,10 +78,10 @@ func checkOwnership(o *wireOwnership) *problem {
 	return nil
 }
 
-func (o *wireOwnership) owners() []Owner {
-	out := make([]Owner, 0, len(o.Owners))
+func (o *wireOwnership) owners() []olevent.Owner {
+	out := make([]olevent.Owner, 0, len(o.Owners))
 	for _, ow := range o.Owners {
-		out = append(out, Owner{Name: ow.Name, Type: ow.Type})
+		out = append(out, olevent.Owner{Name: ow.Name, Type: ow.Type})
 	}
 	return out
 }
@@ -124,10 +104,10 @@ func checkTags(t *wireTags) *problem {
 	return nil
 }
 
-func (t *wireTags) tags() []Tag {
-	out := make([]Tag, 0, len(t.Tags))
+func (t *wireTags) tags() []olevent.Tag {
+	out := make([]olevent.Tag, 0, len(t.Tags))
 	for _, tg := range t.Tags {
-		out = append(out, Tag{Key: tg.Key, Value: tg.Value, Source: tg.Source, Field: tg.Field})
+		out = append(out, olevent.Tag{Key: tg.Key, Value: tg.Value, Source: tg.Source, Field: tg.Field})
 	}
 	return out
 }
@@ -145,51 +125,51 @@ func checkDbtNode(d *wireDbtNode) *problem {
 	if p := need("", "unique_id", d.UniqueID); p != nil {
 		return p
 	}
-	if len(d.UniqueID) > MaxDbtUniqueIDBytes {
-		return bad("unique_id", RuleMaxLength, "unique_id is longer than %d bytes", MaxDbtUniqueIDBytes)
+	if len(d.UniqueID) > olevent.MaxDbtUniqueIDBytes {
+		return bad("unique_id", olevent.RuleMaxLength, "unique_id is longer than %d bytes", olevent.MaxDbtUniqueIDBytes)
 	}
 	kind, rest, _ := strings.Cut(d.UniqueID, ".")
 	if rest == "" || !slices.Contains(dbtResourceTypes, kind) {
-		return bad("unique_id", RuleFormat, "unique_id must be <%s>.<package>.<name>, got %q",
-			strings.Join(dbtResourceTypes, "|"), truncate(d.UniqueID))
+		return bad("unique_id", olevent.RuleFormat, "unique_id must be <%s>.<package>.<name>, got %q",
+			strings.Join(dbtResourceTypes, "|"), Truncate(d.UniqueID))
 	}
 	return nil
 }
 
-// buildJob interprets the job part of a RunEvent or JobEvent.
-func buildJob(w *wireJob, issues *[]FacetIssue) *Job {
+// BuildJob interprets the job part of a RunEvent or JobEvent.
+func BuildJob(w *WireJob, issues *[]olevent.FacetIssue) *olevent.Job {
 	s := facetScope{path: "job.facets", issues: issues}
 	live, deleted := splitFacets(s, w.Facets)
-	j := &Job{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted}
-	if t := interpret(s, live, FacetJobType, checkJobType); t != nil {
+	j := &olevent.Job{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted}
+	if t := interpret(s, live, olevent.FacetJobType, checkJobType); t != nil {
 		j.ProcessingType, j.Integration, j.JobType = strings.ToUpper(t.ProcessingType), t.Integration, t.JobType
 	}
-	if q := interpret(s, live, FacetSQL, checkSQL); q != nil {
+	if q := interpret(s, live, olevent.FacetSQL, checkSQL); q != nil {
 		j.SQL, j.SQLDialect = q.Query, q.Dialect
 	}
-	if c := interpret(s, live, FacetSourceCode, checkSourceCode); c != nil {
+	if c := interpret(s, live, olevent.FacetSourceCode, checkSourceCode); c != nil {
 		j.SourceCode, j.SourceLanguage = c.SourceCode, c.Language
 	}
-	if l := interpret(s, live, FacetSourceCodeLocation, checkSourceLocation); l != nil {
+	if l := interpret(s, live, olevent.FacetSourceCodeLocation, checkSourceLocation); l != nil {
 		b, _ := json.Marshal(l) // plain strings: cannot fail
 		j.SourceLocation = string(b)
 	}
-	if d := interpret(s, live, FacetDocumentation, checkDocumentation); d != nil {
+	if d := interpret(s, live, olevent.FacetDocumentation, checkDocumentation); d != nil {
 		j.Description = d.Description
 	}
-	if o := interpret(s, live, FacetOwnership, checkOwnership); o != nil {
+	if o := interpret(s, live, olevent.FacetOwnership, checkOwnership); o != nil {
 		j.Owners = o.owners()
 	}
-	if t := interpret(s, live, FacetTags, checkTags); t != nil {
+	if t := interpret(s, live, olevent.FacetTags, checkTags); t != nil {
 		j.Tags = t.tags()
 		for i := range j.Tags {
 			j.Tags[i].Field = "" // job tags have no field
 		}
 	}
-	if l := interpret(s, live, FacetLineage, checkJobLineage); l != nil {
+	if l := interpret(s, live, olevent.FacetLineage, checkJobLineage); l != nil {
 		j.Lineage = l.entries()
 	}
-	if d := interpret(s, live, FacetDbtNode, checkDbtNode); d != nil {
+	if d := interpret(s, live, olevent.FacetDbtNode, checkDbtNode); d != nil {
 		j.DbtUniqueID = d.UniqueID
 	}
 	return j

@@ -1,8 +1,10 @@
-package olevent
+package decode
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 func TestLex(t *testing.T) {
@@ -14,13 +16,13 @@ func TestLex(t *testing.T) {
 		{`{"a":"b"}`, "", -1},
 		{`{"a":"\ud83d\ude00"}`, "", -1},
 		{`{"a":"\\ud800"}`, "", -1}, // an escaped backslash, then text
-		{`{"a":"\ud800"}`, RuleUTF8, 6},
-		{`{"a":"\ud800\u0041"}`, RuleUTF8, 6},
-		{`{"a":"\udc00\ud800"}`, RuleUTF8, 6},
-		{"{\"a\":\"x\xff\"}", RuleUTF8, 7},
-		{"{\"a\":\"x\xc3\"}", RuleUTF8, 7},
+		{`{"a":"\ud800"}`, olevent.RuleUTF8, 6},
+		{`{"a":"\ud800\u0041"}`, olevent.RuleUTF8, 6},
+		{`{"a":"\udc00\ud800"}`, olevent.RuleUTF8, 6},
+		{"{\"a\":\"x\xff\"}", olevent.RuleUTF8, 7},
+		{"{\"a\":\"x\xc3\"}", olevent.RuleUTF8, 7},
 		{`{"a":"[[[[["}`, "", -1}, // brackets in strings do not nest
-		{`{"a":[[[]]]}`, RuleMaxDepth, 7},
+		{`{"a":[[[]]]}`, olevent.RuleMaxDepth, 7},
 	}
 	for _, tt := range tests {
 		got := lex([]byte(tt.raw), 3)

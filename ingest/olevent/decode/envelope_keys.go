@@ -1,10 +1,13 @@
-package olevent
+package decode
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/facets"
 )
 
 // Envelope field names per object. encoding/json matches struct fields case-insensitively, so without this check
@@ -24,7 +27,7 @@ func envelopeFields(kind string) []string {
 }
 
 // checkFieldCase rejects envelope keys that only differ in case from a field name.
-func checkFieldCase(doc map[string]any) *ValidationError {
+func checkFieldCase(doc map[string]any) *olevent.ValidationError {
 	if ve := checkObjectKeys("", "event", doc); ve != nil {
 		return ve
 	}
@@ -48,12 +51,12 @@ func checkFieldCase(doc map[string]any) *ValidationError {
 	return nil
 }
 
-func checkObjectKeys(path, kind string, obj map[string]any) *ValidationError {
+func checkObjectKeys(path, kind string, obj map[string]any) *olevent.ValidationError {
 	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		for _, f := range envelopeFields(kind) {
 			if key != f && strings.EqualFold(key, f) {
-				field := join(path, key)
-				return invalid(field, RuleFieldCase, "%s is not an OpenLineage field: field names are case-sensitive, did you mean %s?", field, join(path, f))
+				field := facets.JoinPath(path, key)
+				return invalid(field, olevent.RuleFieldCase, "%s is not an OpenLineage field: field names are case-sensitive, did you mean %s?", field, facets.JoinPath(path, f))
 			}
 		}
 	}

@@ -1,8 +1,10 @@
-package olevent
+package facets
 
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // Iceberg metadata tables (ADR 0025, issue 14 item 2). The OpenLineage Spark integration reports a read of
@@ -25,11 +27,11 @@ var icebergMetadataTables = map[string]bool{
 // (`db.history`) is an ordinary table that happens to be called history.
 const minMetadataSymlinkParts = 3
 
-// resolveMetadataTables renames every dataset of ev that is an Iceberg metadata table (see metadataTableOf) and
+// ResolveMetadataTables renames every dataset of ev that is an Iceberg metadata table (see metadataTableOf) and
 // points the column lineage that named it by the base table's identity at it.
-func resolveMetadataTables(ev *Event) {
-	renamed := map[Identifier][]*Dataset{} // base identity (Type "") -> metadata tables reported under it
-	for _, list := range [][]Dataset{ev.Inputs, ev.Outputs} {
+func ResolveMetadataTables(ev *olevent.Event) {
+	renamed := map[olevent.Identifier][]*olevent.Dataset{} // base identity (Type "") -> metadata tables reported under it
+	for _, list := range [][]olevent.Dataset{ev.Inputs, ev.Outputs} {
 		for i := range list {
 			if base, ok := renameMetadataTable(&list[i]); ok {
 				renamed[base] = append(renamed[base], &list[i])
@@ -44,16 +46,16 @@ func resolveMetadataTables(ev *Event) {
 	if len(renamed) == 0 {
 		return
 	}
-	plain := map[Identifier]*Dataset{} // datasets still named by a base identity: the table's own data read too
-	for _, list := range [][]Dataset{ev.Inputs, ev.Outputs} {
+	plain := map[olevent.Identifier]*olevent.Dataset{} // datasets still named by a base identity: the table's own data read too
+	for _, list := range [][]olevent.Dataset{ev.Inputs, ev.Outputs} {
 		for i := range list {
-			id := Identifier{Namespace: list[i].Namespace, Name: list[i].Name}
+			id := olevent.Identifier{Namespace: list[i].Namespace, Name: list[i].Name}
 			if _, ok := renamed[id]; ok {
 				plain[id] = &list[i]
 			}
 		}
 	}
-	for _, list := range [][]Dataset{ev.Inputs, ev.Outputs, datasetList(ev.Dataset)} {
+	for _, list := range [][]olevent.Dataset{ev.Inputs, ev.Outputs, datasetList(ev.Dataset)} {
 		for i := range list {
 			if cl := list[i].ColumnLineage; cl != nil {
 				for k := range cl.Fields {
@@ -65,25 +67,25 @@ func resolveMetadataTables(ev *Event) {
 	}
 }
 
-func datasetList(d *Dataset) []Dataset {
+func datasetList(d *olevent.Dataset) []olevent.Dataset {
 	if d == nil {
 		return nil
 	}
-	return []Dataset{*d} // column lineage is a pointer: rewriting the copy's rewrites the event's
+	return []olevent.Dataset{*d} // column lineage is a pointer: rewriting the copy's rewrites the event's
 }
 
 // renameMetadataTable gives d the metadata table's own identity when it is one, removes that symlink, and returns
 // the base identity it was reported under.
-func renameMetadataTable(d *Dataset) (Identifier, bool) {
+func renameMetadataTable(d *olevent.Dataset) (olevent.Identifier, bool) {
 	i, ok := metadataTableOf(d)
 	if !ok {
-		return Identifier{}, false
+		return olevent.Identifier{}, false
 	}
-	base := Identifier{Namespace: d.Namespace, Name: d.Name}
+	base := olevent.Identifier{Namespace: d.Namespace, Name: d.Name}
 	sym := d.Symlinks[i]
 	d.Namespace, d.Name = sym.Namespace, sym.Name
 	d.Symlinks = append(d.Symlinks[:i:i], d.Symlinks[i+1:]...)
-	d.MetadataTable = &MetadataTable{Base: base, Symlink: i}
+	d.MetadataTable = &olevent.MetadataTable{Base: base, Symlink: i}
 	return base, true
 }
 
@@ -91,7 +93,7 @@ func renameMetadataTable(d *Dataset) (Identifier, bool) {
 // (catalog.framework or storage.storageLayer "iceberg"), the symlink's name is namespace.table.<metadata table>,
 // and d's own name does not end in that metadata table's name (an ordinary table called `history` has a location
 // ending in /history; a metadata table is reported under its base table's location).
-func metadataTableOf(d *Dataset) (int, bool) {
+func metadataTableOf(d *olevent.Dataset) (int, bool) {
 	if len(d.Symlinks) == 0 || !isIceberg(d.Facets) {
 		return 0, false
 	}
@@ -128,9 +130,9 @@ func isIceberg(facets map[string]json.RawMessage) bool {
 // retarget points column-lineage inputs that name a base identity at the metadata table they came from: when the
 // event reports no read of the base table itself, every reference is the metadata table's; otherwise a field goes
 // to the metadata table whose schema has it and the base table's schema does not.
-func retarget(ins []InputField, renamed map[Identifier][]*Dataset, plain map[Identifier]*Dataset) {
+func retarget(ins []olevent.InputField, renamed map[olevent.Identifier][]*olevent.Dataset, plain map[olevent.Identifier]*olevent.Dataset) {
 	for j := range ins {
-		id := Identifier{Namespace: ins[j].Namespace, Name: ins[j].Name}
+		id := olevent.Identifier{Namespace: ins[j].Namespace, Name: ins[j].Name}
 		metas := renamed[id]
 		if len(metas) == 0 {
 			continue
@@ -160,7 +162,7 @@ func retarget(ins []InputField, renamed map[Identifier][]*Dataset, plain map[Ide
 	}
 }
 
-func hasField(d *Dataset, path string) bool {
+func hasField(d *olevent.Dataset, path string) bool {
 	for _, f := range d.Schema {
 		if f.Path == path {
 			return true

@@ -1,12 +1,16 @@
-package olevent
+package decode
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
 
 // BenchmarkDecode measures Decode plus ResolveID (deterministic id) on the producer fixtures.
 func BenchmarkDecode(b *testing.B) {
 	for _, name := range []string{"airflow_task_complete.json", "spark_complete.json", "flink_running.json"} {
 		raw := fixture(b, name)
-		d := newTestDecoder(b, DefaultLimits())
+		d := newTestDecoder(b, olevent.DefaultLimits())
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
@@ -15,7 +19,7 @@ func BenchmarkDecode(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ResolveID("", &ev)
+				olevent.ResolveID("", &ev)
 			}
 		})
 	}

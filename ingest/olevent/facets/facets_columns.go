@@ -1,18 +1,18 @@
-package olevent
+package facets
 
 import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// Legacy (pre-1.x) column-lineage transformationType values and the subtype they map to.
+// Legacy (pre-1.x) column-lineage transformationType values (they map to olevent.SubtypeIdentity and
+// olevent.SubtypeTransformation).
 const (
 	legacyIdentity = "IDENTITY"
 	legacyMasked   = "MASKED"
-
-	SubtypeIdentity       = "IDENTITY"
-	SubtypeTransformation = "TRANSFORMATION"
 )
 
 type wireInputField struct {
@@ -41,7 +41,7 @@ type wireColumnLineage struct {
 func checkColumnLineage(c *wireColumnLineage) *problem {
 	for _, k := range slices.Sorted(maps.Keys(c.Fields)) {
 		for i := range c.Fields[k].InputFields {
-			if p := c.Fields[k].InputFields[i].check(idx(join(join("fields", k), "inputFields"), i)); p != nil {
+			if p := c.Fields[k].InputFields[i].check(idx(JoinPath(JoinPath("fields", k), "inputFields"), i)); p != nil {
 				return p
 			}
 		}
@@ -54,11 +54,11 @@ func checkColumnLineage(c *wireColumnLineage) *problem {
 	return nil
 }
 
-func (c *wireColumnLineage) lineage() *ColumnLineage {
-	cl := &ColumnLineage{Fields: make(map[string][]InputField, len(c.Fields))}
+func (c *wireColumnLineage) lineage() *olevent.ColumnLineage {
+	cl := &olevent.ColumnLineage{Fields: make(map[string][]olevent.InputField, len(c.Fields))}
 	for k, e := range c.Fields {
 		legacy := legacyTransformation(e.TransformationType, e.TransformationDescription)
-		ins := make([]InputField, 0, len(e.InputFields))
+		ins := make([]olevent.InputField, 0, len(e.InputFields))
 		for _, in := range e.InputFields {
 			ins = append(ins, inputField(in, legacy))
 		}
@@ -72,34 +72,34 @@ func (c *wireColumnLineage) lineage() *ColumnLineage {
 
 // inputField converts one input; the legacy per-output transformation applies only to inputs that carry no
 // transformations of their own.
-func inputField(in wireInputField, legacy []Transformation) InputField {
+func inputField(in wireInputField, legacy []olevent.Transformation) olevent.InputField {
 	ts := transformations(in.Transformations)
 	if ts == nil && legacy != nil {
-		ts = append([]Transformation(nil), legacy...)
+		ts = append([]olevent.Transformation(nil), legacy...)
 	}
-	return InputField{Namespace: in.Namespace, Name: in.Name, Field: in.Field, Transformations: ts}
+	return olevent.InputField{Namespace: in.Namespace, Name: in.Name, Field: in.Field, Transformations: ts}
 }
 
 // legacyTransformation maps the deprecated transformationType/transformationDescription pair:
 // IDENTITY -> DIRECT/IDENTITY; MASKED -> DIRECT/TRANSFORMATION with masking; any other non-empty value ->
 // DIRECT/TRANSFORMATION (the value kept in the description when no description was sent). Both empty -> none.
-func legacyTransformation(typ, desc string) []Transformation {
-	t := Transformation{Type: TransformDirect, Description: desc}
+func legacyTransformation(typ, desc string) []olevent.Transformation {
+	t := olevent.Transformation{Type: olevent.TransformDirect, Description: desc}
 	switch strings.ToUpper(typ) {
 	case "":
 		if desc == "" {
 			return nil
 		}
-		t.Subtype = SubtypeTransformation
+		t.Subtype = olevent.SubtypeTransformation
 	case legacyIdentity:
-		t.Subtype = SubtypeIdentity
+		t.Subtype = olevent.SubtypeIdentity
 	case legacyMasked:
-		t.Subtype, t.Masking = SubtypeTransformation, true
+		t.Subtype, t.Masking = olevent.SubtypeTransformation, true
 	default:
-		t.Subtype = SubtypeTransformation
+		t.Subtype = olevent.SubtypeTransformation
 		if t.Description == "" {
 			t.Description = typ
 		}
 	}
-	return []Transformation{t}
+	return []olevent.Transformation{t}
 }

@@ -1,12 +1,13 @@
-package olevent
+package decode
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // Regression tests built from what the real producers of e2e/producers_*_test.go sent (testdata/producers/, paths
@@ -14,7 +15,7 @@ import (
 
 func producerDecoder(t *testing.T) *Decoder {
 	t.Helper()
-	d, err := NewDecoder(DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) })
+	d, err := NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestIcebergVersionIsTheExactStringNeverTheDouble(t *testing.T) {
 		t.Fatalf("a lossy double became version %q", ev.Outputs[0].Version)
 	}
 	if len(ev.FacetIssues) != 1 || ev.FacetIssues[0].Path != "outputs[0].facets.version.datasetVersion" ||
-		ev.FacetIssues[0].Rule != RuleType || !strings.Contains(ev.FacetIssues[0].Message, "send it as a string") {
+		ev.FacetIssues[0].Rule != olevent.RuleType || !strings.Contains(ev.FacetIssues[0].Message, "send it as a string") {
 		t.Fatalf("facet issues %+v, want one type issue on outputs[0].facets.version.datasetVersion", ev.FacetIssues)
 	}
 
@@ -84,7 +85,7 @@ func TestSparkIcebergSnapshotsReadIsItsOwnDataset(t *testing.T) {
 		t.Fatalf("input = %s %s symlinks %v, want the metadata table file:/tmp/hw-spark/iceberg_wh db.orders.snapshots, no symlink",
 			in.Namespace, in.Name, in.Symlinks)
 	}
-	if mt := in.MetadataTable; mt == nil || *mt != (MetadataTable{Base: Identifier{Namespace: "file", Name: "/tmp/hw-spark/iceberg_wh/db/orders"}}) {
+	if mt := in.MetadataTable; mt == nil || *mt != (olevent.MetadataTable{Base: olevent.Identifier{Namespace: "file", Name: "/tmp/hw-spark/iceberg_wh/db/orders"}}) {
 		t.Fatalf("MetadataTable = %+v, want the base table's location and symlink 0", in.MetadataTable)
 	}
 	if len(in.Schema) == 0 || in.Schema[0].Path != "committed_at" || in.Version != "915943724423177363" {
@@ -92,65 +93,11 @@ func TestSparkIcebergSnapshotsReadIsItsOwnDataset(t *testing.T) {
 	}
 }
 
-// The cases around it: an ordinary Iceberg table called history (two-part name, or its location ends in the
-// name), a non-Iceberg dataset, and column lineage that names the base table for a metadata table's column.
-func TestIcebergMetadataTableRecognition(t *testing.T) {
-	base := Dataset{Namespace: "file", Name: "/wh/db/orders", Facets: map[string]json.RawMessage{
-		"catalog": json.RawMessage(`{"framework":"iceberg","type":"hadoop"}`)},
-		Symlinks: []Identifier{{Namespace: "file:/wh", Name: "db.orders.history", Type: "TABLE"}}}
-	for name, c := range map[string]struct {
-		mod  func(d *Dataset)
-		want bool
-	}{
-		"metadata table": {func(d *Dataset) {}, true},
-		"storage layer says iceberg": {func(d *Dataset) {
-			d.Facets = map[string]json.RawMessage{"storage": json.RawMessage(`{"storageLayer":"iceberg"}`)}
-		}, true},
-		"all_ table":                 {func(d *Dataset) { d.Symlinks[0].Name = "db.orders.all_manifests" }, true},
-		"table called history":       {func(d *Dataset) { d.Symlinks[0].Name = "db.history" }, false},
-		"location ends in history":   {func(d *Dataset) { d.Name = "/wh/a/b/history"; d.Symlinks[0].Name = "a.b.history" }, false},
-		"branch is the table's data": {func(d *Dataset) { d.Symlinks[0].Name = "db.orders.branch_dev" }, false},
-		"not iceberg": {func(d *Dataset) {
-			d.Facets = map[string]json.RawMessage{"storage": json.RawMessage(`{"storageLayer":"delta"}`)}
-		}, false},
-	} {
-		d := base
-		d.Symlinks = append([]Identifier(nil), base.Symlinks...)
-		c.mod(&d)
-		if _, got := metadataTableOf(&d); got != c.want {
-			t.Errorf("%s: metadata table = %v, want %v", name, got, c.want)
-		}
-	}
-
-	// A job reading the snapshots table and the table itself: lineage of snapshot_id names the base identity (as
-	// Spark does) and goes to the snapshots table; amount stays the base table's.
-	snap := base
-	snap.Symlinks = []Identifier{{Namespace: "file:/wh", Name: "db.orders.snapshots"}}
-	snap.Schema = []SchemaField{{Path: "snapshot_id"}}
-	plain := Dataset{Namespace: "file", Name: "/wh/db/orders", Schema: []SchemaField{{Path: "amount"}}}
-	out := Dataset{Namespace: "file", Name: "/wh/out", ColumnLineage: &ColumnLineage{Fields: map[string][]InputField{
-		"s": {{Namespace: "file", Name: "/wh/db/orders", Field: "snapshot_id"}},
-		"a": {{Namespace: "file", Name: "/wh/db/orders", Field: "amount"}}}}}
-	ev := Event{Inputs: []Dataset{snap, plain}, Outputs: []Dataset{out}}
-	resolveMetadataTables(&ev)
-	f := ev.Outputs[0].ColumnLineage.Fields
-	if f["s"][0].Name != "db.orders.snapshots" || f["a"][0].Name != "/wh/db/orders" {
-		t.Fatalf("column lineage %+v, want snapshot_id from db.orders.snapshots and amount from the table", f)
-	}
-	// Without the table's own read, every reference to the base identity is the metadata table's.
-	ev = Event{Inputs: []Dataset{snap}, Outputs: []Dataset{{Namespace: "file", Name: "/wh/out", ColumnLineage: &ColumnLineage{
-		Dataset: []InputField{{Namespace: "file", Name: "/wh/db/orders"}}}}}}
-	resolveMetadataTables(&ev)
-	if got := ev.Outputs[0].ColumnLineage.Dataset[0]; got.Namespace != "file:/wh" || got.Name != "db.orders.snapshots" {
-		t.Fatalf("dataset-level lineage %+v, want the snapshots table", got)
-	}
-}
-
 // Issue 14 item 5, ADR 0027: openlineage-dbt 1.54.0's dbt_node job facet carries the node's unique_id, on a
 // model's job (`dbt-ol build`), on the per-model test job (the model's unique_id, jobType TEST) and on a test's
 // own job in structured-logs mode. It is interpreted without warnings.
 func TestDbtNodeUniqueIDIsInterpreted(t *testing.T) {
-	d, err := NewDecoder(DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	d, err := NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}

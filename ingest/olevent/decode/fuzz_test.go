@@ -1,4 +1,4 @@
-package olevent
+package decode
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // FuzzDecode checks that Decode never panics, always returns either an event or a *ValidationError, and accepts
@@ -22,7 +24,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"run":{"runId":"x"},"job":{}}`))
 	f.Add([]byte(`{"eventTime":"2026-03-01T11:00:00Z","producer":"https://p","schemaURL":"https://s","dataset":{"namespace":"a","name":"b","facets":{"schema":{"fields":[{"name":"a","fields":[{}]}]}}}}`))
-	lim := DefaultLimits()
+	lim := olevent.DefaultLimits()
 	lim.MaxJSONDepth = 32
 	d, err := NewDecoder(lim, func() time.Time { return testNow })
 	if err != nil {
@@ -31,7 +33,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		ev, err := d.Decode(raw)
 		if err != nil {
-			var ve *ValidationError
+			var ve *olevent.ValidationError
 			if !errors.As(err, &ve) || ve.Field == "" || ve.Rule == "" || ve.Message == "" {
 				t.Fatalf("error %v is not a complete *ValidationError", err)
 			}
@@ -40,8 +42,8 @@ func FuzzDecode(f *testing.F) {
 		if !json.Valid(raw) { // the fast parsers must not accept what the standard library calls invalid JSON
 			t.Fatalf("accepted invalid JSON: %q", raw)
 		}
-		ResolveID("", &ev)
-		if ev.ID == "" || PartitionKey(&ev) == "" {
+		olevent.ResolveID("", &ev)
+		if ev.ID == "" || olevent.PartitionKey(&ev) == "" {
 			t.Fatalf("accepted event without id or partition key: %+v", ev)
 		}
 	})

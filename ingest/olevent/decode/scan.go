@@ -1,4 +1,4 @@
-package olevent
+package decode
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 
 	fastjson "github.com/goccy/go-json"
 )
@@ -51,51 +53,51 @@ func (f *frame) seen(key string) bool {
 // protect the decoder itself and the rules that make the bytes mean one thing to every reader: syntax, top-level
 // object, nesting depth, string size, UTF-8, and no duplicate keys (readers disagree on which one wins).
 type scanner struct {
-	lim   Limits
+	lim   olevent.Limits
 	stack []frame
 	bad   lexIssue // the first byte-level defect; reported at the path of the token that contains it
 }
 
-func (s *scanner) run(raw []byte) *ValidationError {
+func (s *scanner) run(raw []byte) *olevent.ValidationError {
 	s.bad = lex(raw, s.lim.MaxJSONDepth)
 	// Syntax by the standard library's allocation-free checker (goccy/go-json, which walks the tokens below much
 	// faster, is more lenient: it takes numbers with leading zeros). Nesting beyond the limit is reported as
 	// max-depth by the walk below, even where the checker gives up first.
-	if s.bad.rule != RuleMaxDepth && !json.Valid(raw) {
+	if s.bad.rule != olevent.RuleMaxDepth && !json.Valid(raw) {
 		var e any
 		err := json.Unmarshal(raw, &e) // only to name the syntax error
-		return invalid("$", RuleJSON, "the event is not valid JSON: %v", err)
+		return invalid("$", olevent.RuleJSON, "the event is not valid JSON: %v", err)
 	}
 	dec := fastjson.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return invalid("$", RuleJSON, "the event is not valid JSON: %v", err)
+		return invalid("$", olevent.RuleJSON, "the event is not valid JSON: %v", err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return invalid("$", RuleJSON, "the event must be a JSON object")
+		return invalid("$", olevent.RuleJSON, "the event must be a JSON object")
 	}
 	s.stack = append(s.stack[:0], frame{wantKey: true})
 	for len(s.stack) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
-			return invalid(s.path(), RuleJSON, "the event is not valid JSON at %s: %v", s.path(), err)
+			return invalid(s.path(), olevent.RuleJSON, "the event is not valid JSON at %s: %v", s.path(), err)
 		}
 		if ve := s.step(tok); ve != nil {
 			return ve
 		}
-		if s.bad.rule == RuleUTF8 && dec.InputOffset() > int64(s.bad.off) {
+		if s.bad.rule == olevent.RuleUTF8 && dec.InputOffset() > int64(s.bad.off) {
 			p := s.path()
-			return invalid(p, RuleUTF8, "the string at %s is not valid UTF-8 (byte offset %d): JSON text must be UTF-8", p, s.bad.off)
+			return invalid(p, olevent.RuleUTF8, "the string at %s is not valid UTF-8 (byte offset %d): JSON text must be UTF-8", p, s.bad.off)
 		}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return invalid("$", RuleJSON, "the event has data after its closing brace")
+		return invalid("$", olevent.RuleJSON, "the event has data after its closing brace")
 	}
 	return nil
 }
 
-func (s *scanner) step(tok json.Token) *ValidationError {
+func (s *scanner) step(tok json.Token) *olevent.ValidationError {
 	top := &s.stack[len(s.stack)-1]
 	if str, ok := tok.(string); ok && !top.array && top.wantKey {
 		top.key = ""
@@ -105,7 +107,7 @@ func (s *scanner) step(tok json.Token) *ValidationError {
 		top.key, top.wantKey = str, false
 		if top.seen(str) {
 			p := s.path()
-			return invalid(p, RuleDuplicateKey, "%s is given twice: readers disagree on which value wins, so each key may appear once per object", p)
+			return invalid(p, olevent.RuleDuplicateKey, "%s is given twice: readers disagree on which value wins, so each key may appear once per object", p)
 		}
 		return nil
 	}
@@ -119,7 +121,7 @@ func (s *scanner) step(tok json.Token) *ValidationError {
 		s.stack = append(s.stack, frame{array: t == '[', idx: -1, wantKey: t == '{'})
 		if len(s.stack) > s.lim.MaxJSONDepth {
 			p := s.path()
-			return invalid(p, RuleMaxDepth, "%s nests deeper than the limit of %d levels", p, s.lim.MaxJSONDepth)
+			return invalid(p, olevent.RuleMaxDepth, "%s nests deeper than the limit of %d levels", p, s.lim.MaxJSONDepth)
 		}
 	case string:
 		return s.checkString(t, "value")
@@ -135,12 +137,12 @@ func (s *scanner) beforeValue(top *frame) {
 	top.wantKey = true
 }
 
-func (s *scanner) checkString(str, what string) *ValidationError {
+func (s *scanner) checkString(str, what string) *olevent.ValidationError {
 	if len(str) <= s.lim.MaxStringBytes {
 		return nil
 	}
 	p := s.path()
-	return invalid(p, RuleMaxLength, "the string %s at %s is %d bytes, over the limit of %d", what, p, len(str), s.lim.MaxStringBytes)
+	return invalid(p, olevent.RuleMaxLength, "the string %s at %s is %d bytes, over the limit of %d", what, p, len(str), s.lim.MaxStringBytes)
 }
 
 // path renders the current position, e.g. "inputs[2].facets.schema".

@@ -1,4 +1,4 @@
-package olevent
+package decode
 
 import (
 	"encoding/json"
@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // testNow is the fixed clock of the tests; fixtures are dated 2026-03-01.
 var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newTestDecoder(t testing.TB, lim Limits) *Decoder {
+func newTestDecoder(t testing.TB, lim olevent.Limits) *Decoder {
 	t.Helper()
 	d, err := NewDecoder(lim, func() time.Time { return testNow })
 	if err != nil {
@@ -30,7 +32,7 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
-func decodeOK(t *testing.T, d *Decoder, raw []byte) Event {
+func decodeOK(t *testing.T, d *Decoder, raw []byte) olevent.Event {
 	t.Helper()
 	ev, err := d.Decode(raw)
 	if err != nil {
@@ -48,9 +50,9 @@ func mustJSON(t testing.TB, v any) []byte {
 	return b
 }
 
-func asValidation(t *testing.T, err error) *ValidationError {
+func asValidation(t *testing.T, err error) *olevent.ValidationError {
 	t.Helper()
-	var ve *ValidationError
+	var ve *olevent.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("error %v (%T) is not a *ValidationError", err, err)
 	}
@@ -82,7 +84,7 @@ func item(m map[string]any, list string, i int) map[string]any {
 	return m[list].([]any)[i].(map[string]any)
 }
 
-func findIssue(ev Event, path string) *FacetIssue {
+func findIssue(ev olevent.Event, path string) *olevent.FacetIssue {
 	for i := range ev.FacetIssues {
 		if ev.FacetIssues[i].Path == path {
 			return &ev.FacetIssues[i]

@@ -1,4 +1,8 @@
-package olevent
+// Package facets interprets the facets of an OpenLineage event tolerantly (ADR 0033): the run, job and dataset
+// facets Headwater reads are parsed into the olevent model, a malformed one is kept raw and reported as an
+// olevent.FacetIssue instead of failing the event, and Iceberg metadata tables are renamed to their table. The
+// envelope around them is checked strictly by ingest/olevent/decode, which calls this package.
+package facets
 
 import (
 	"bytes"
@@ -6,13 +10,15 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/headwater-data/headwater/ingest/olevent"
+
 	fastjson "github.com/goccy/go-json"
 )
 
 // facetScope collects the issues of one facet map (run.facets, job.facets, outputs[3].facets, ...).
 type facetScope struct {
 	path   string // e.g. "outputs[3].facets"
-	issues *[]FacetIssue
+	issues *[]olevent.FacetIssue
 }
 
 func (s facetScope) flag(key, sub, rule, format string, args ...any) {
@@ -22,7 +28,7 @@ func (s facetScope) flag(key, sub, rule, format string, args ...any) {
 		p += "." + sub
 	}
 	msg := fmt.Sprintf("facet %s: %s (rule %s); the facet is kept raw and not interpreted", facet, fmt.Sprintf(format, args...), rule)
-	*s.issues = append(*s.issues, FacetIssue{Path: p, Rule: rule, Message: msg})
+	*s.issues = append(*s.issues, olevent.FacetIssue{Path: p, Rule: rule, Message: msg})
 }
 
 // problem is what a facet check found wrong: a sub-path inside the facet, a rule and a plain-English reason.
@@ -52,7 +58,7 @@ func splitFacets(s facetScope, raw map[string]json.RawMessage) (map[string]json.
 		case deletedYes:
 			deleted = append(deleted, k)
 		case deletedInvalid:
-			s.flag(k, "_deleted", RuleType, "_deleted must be a boolean or null")
+			s.flag(k, "_deleted", olevent.RuleType, "_deleted must be a boolean or null")
 			live[k] = v
 		default:
 			live[k] = v
@@ -97,14 +103,14 @@ func interpret[T any](s facetScope, facets map[string]json.RawMessage, key strin
 		return nil
 	}
 	if !isObject(raw) {
-		s.flag(key, "", RuleType, "the facet must be a JSON object")
+		s.flag(key, "", olevent.RuleType, "the facet must be a JSON object")
 		return nil
 	}
 	v := new(T)
 	// goccy/go-json: the facets the gateway interprets are most of its decoding time, and encoding/json was 2-3
 	// times slower at them.
 	if err := fastjson.Unmarshal(raw, v); err != nil {
-		s.flag(key, "", RuleType, "%v", err)
+		s.flag(key, "", olevent.RuleType, "%v", err)
 		return nil
 	}
 	if p := check(v); p != nil {
@@ -117,8 +123,8 @@ func interpret[T any](s facetScope, facets map[string]json.RawMessage, key strin
 // idx renders an array element sub-path such as "fields[2]".
 func idx(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }
 
-// join adds a sub-path segment.
-func join(a, b string) string {
+// JoinPath adds a sub-path segment ("a" + "b" is "a.b"; an empty a gives b).
+func JoinPath(a, b string) string {
 	if a == "" {
 		return b
 	}
@@ -127,14 +133,14 @@ func join(a, b string) string {
 
 func need(sub, field, value string) *problem {
 	if value == "" {
-		return bad(join(sub, field), RuleRequired, "%s is required and must not be empty", join(sub, field))
+		return bad(JoinPath(sub, field), olevent.RuleRequired, "%s is required and must not be empty", JoinPath(sub, field))
 	}
 	return nil
 }
 
 func needUUID(sub, value string) *problem {
 	if !isUUID(value) {
-		return bad(sub, RuleUUID, "%s must be a UUID, got %q", sub, truncate(value))
+		return bad(sub, olevent.RuleUUID, "%s must be a UUID, got %q", sub, Truncate(value))
 	}
 	return nil
 }
@@ -173,4 +179,19 @@ func firstProblem(ps ...*problem) *problem {
 		}
 	}
 	return nil
+}
+
+// maxQuotedValue bounds how much of an offending value a message repeats (facet issues and envelope errors).
+const maxQuotedValue = 64
+
+// Truncate renders an offending value for a message, cut to maxQuotedValue bytes.
+func Truncate(v any) string {
+	s := "null"
+	if v != nil {
+		s = fmt.Sprint(v)
+	}
+	if len(s) > maxQuotedValue {
+		return s[:maxQuotedValue] + "..."
+	}
+	return s
 }

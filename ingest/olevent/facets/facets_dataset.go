@@ -1,34 +1,14 @@
-package olevent
+package facets
 
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// Dataset facet keys Headwater interprets, besides the shared ownership, tags, documentation and lineage.
-const (
-	FacetSchema        = "schema"
-	FacetColumnLineage = "columnLineage"
-	FacetSymlinks      = "symlinks"
-	FacetLifecycle     = "lifecycleStateChange"
-	FacetVersion       = "version"
-	FacetPublication   = "headwater_publication"
-)
-
-// Lifecycle states and publication states.
-const (
-	LifecycleAlter     = "ALTER"
-	LifecycleCreate    = "CREATE"
-	LifecycleDrop      = "DROP"
-	LifecycleOverwrite = "OVERWRITE"
-	LifecycleRename    = "RENAME"
-	LifecycleTruncate  = "TRUNCATE"
-
-	PublicationPublished = "PUBLISHED"
-	PublicationWithheld  = "WITHHELD"
-)
-
-type wireDataset struct {
+// WireDataset is a dataset (input, output or a DatasetEvent's) as sent.
+type WireDataset struct {
 	Namespace    string                     `json:"namespace"`
 	Name         string                     `json:"name"`
 	Facets       map[string]json.RawMessage `json:"facets"`
@@ -36,58 +16,58 @@ type wireDataset struct {
 	OutputFacets map[string]json.RawMessage `json:"outputFacets"`
 }
 
-// buildDataset interprets one dataset; path is "inputs[2]", "outputs[0]" or "dataset".
-func buildDataset(w *wireDataset, path string, issues *[]FacetIssue) Dataset {
+// BuildDataset interprets one dataset; path is "inputs[2]", "outputs[0]" or "dataset".
+func BuildDataset(w *WireDataset, path string, issues *[]olevent.FacetIssue) olevent.Dataset {
 	s := facetScope{path: path + ".facets", issues: issues}
 	live, deleted := splitFacets(s, w.Facets)
-	d := Dataset{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted,
+	d := olevent.Dataset{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted,
 		InputFacets: w.InputFacets, OutputFacets: w.OutputFacets}
 	interpretDatasetFacets(s, live, &d)
 	d.Publication = publication(facetScope{path: path + ".outputFacets", issues: issues}, w.OutputFacets, s, live)
 	return d
 }
 
-func interpretDatasetFacets(s facetScope, live map[string]json.RawMessage, d *Dataset) {
-	if f := interpret(s, live, FacetSchema, checkSchema); f != nil {
+func interpretDatasetFacets(s facetScope, live map[string]json.RawMessage, d *olevent.Dataset) {
+	if f := interpret(s, live, olevent.FacetSchema, checkSchema); f != nil {
 		d.Schema = f.flatten()
 	}
-	if f := interpret(s, live, FacetColumnLineage, checkColumnLineage); f != nil {
+	if f := interpret(s, live, olevent.FacetColumnLineage, checkColumnLineage); f != nil {
 		d.ColumnLineage = f.lineage()
 	}
-	if f := interpret(s, live, FacetSymlinks, checkSymlinks); f != nil {
+	if f := interpret(s, live, olevent.FacetSymlinks, checkSymlinks); f != nil {
 		d.Symlinks = f.identifiers()
 	}
-	if f := interpret(s, live, FacetLifecycle, checkLifecycle); f != nil {
+	if f := interpret(s, live, olevent.FacetLifecycle, checkLifecycle); f != nil {
 		d.Lifecycle = f.lifecycle()
 	}
-	if f := interpret(s, live, FacetVersion, checkVersion); f != nil {
+	if f := interpret(s, live, olevent.FacetVersion, checkVersion); f != nil {
 		d.Version = f.version()
 	}
-	if f := interpret(s, live, FacetOwnership, checkOwnership); f != nil {
+	if f := interpret(s, live, olevent.FacetOwnership, checkOwnership); f != nil {
 		d.Owners = f.owners()
 	}
-	if f := interpret(s, live, FacetTags, checkTags); f != nil {
+	if f := interpret(s, live, olevent.FacetTags, checkTags); f != nil {
 		d.Tags = f.tags()
 	}
-	if f := interpret(s, live, FacetDocumentation, checkDocumentation); f != nil {
+	if f := interpret(s, live, olevent.FacetDocumentation, checkDocumentation); f != nil {
 		d.Description = f.Description
 	}
-	if f := interpret(s, live, FacetLineage, checkDatasetLineage); f != nil {
+	if f := interpret(s, live, olevent.FacetLineage, checkDatasetLineage); f != nil {
 		d.Lineage = f.facet()
 	}
 }
 
 // publication reads headwater_publication from the output facets, else from the dataset facets (a quality gate
 // sends it on a DatasetEvent). The output facet wins when both are present.
-func publication(out facetScope, outFacets map[string]json.RawMessage, ds facetScope, dsFacets map[string]json.RawMessage) *Publication {
-	if p := interpret(out, outFacets, FacetPublication, checkPublication); p != nil {
-		return &Publication{State: p.State, Reason: p.Reason}
+func publication(out facetScope, outFacets map[string]json.RawMessage, ds facetScope, dsFacets map[string]json.RawMessage) *olevent.Publication {
+	if p := interpret(out, outFacets, olevent.FacetPublication, checkPublication); p != nil {
+		return &olevent.Publication{State: p.State, Reason: p.Reason}
 	}
-	if _, ok := outFacets[FacetPublication]; ok {
+	if _, ok := outFacets[olevent.FacetPublication]; ok {
 		return nil
 	}
-	if p := interpret(ds, dsFacets, FacetPublication, checkPublication); p != nil {
-		return &Publication{State: p.State, Reason: p.Reason}
+	if p := interpret(ds, dsFacets, olevent.FacetPublication, checkPublication); p != nil {
+		return &olevent.Publication{State: p.State, Reason: p.Reason}
 	}
 	return nil
 }
@@ -98,8 +78,8 @@ type wirePublication struct {
 }
 
 func checkPublication(p *wirePublication) *problem {
-	if p.State != PublicationPublished && p.State != PublicationWithheld {
-		return bad("state", RuleEnum, "state must be PUBLISHED or WITHHELD, got %q", truncate(p.State))
+	if p.State != olevent.PublicationPublished && p.State != olevent.PublicationWithheld {
+		return bad("state", olevent.RuleEnum, "state must be PUBLISHED or WITHHELD, got %q", Truncate(p.State))
 	}
 	return nil
 }
@@ -128,13 +108,13 @@ func checkSchemaFields(sub string, fs []wireSchemaField) *problem {
 }
 
 // flatten lists fields depth-first, parents before children, nested paths joined with ".".
-func (s *wireSchema) flatten() []SchemaField {
-	out := []SchemaField{}
+func (s *wireSchema) flatten() []olevent.SchemaField {
+	out := []olevent.SchemaField{}
 	var walk func(prefix string, fs []wireSchemaField)
 	walk = func(prefix string, fs []wireSchemaField) {
 		for _, f := range fs {
-			p := join(prefix, f.Name)
-			out = append(out, SchemaField{Path: p, Type: f.Type, Description: f.Description})
+			p := JoinPath(prefix, f.Name)
+			out = append(out, olevent.SchemaField{Path: p, Type: f.Type, Description: f.Description})
 			walk(p, f.Fields)
 		}
 	}
@@ -160,10 +140,10 @@ func checkSymlinks(s *wireSymlinks) *problem {
 	return nil
 }
 
-func (s *wireSymlinks) identifiers() []Identifier {
-	out := make([]Identifier, 0, len(s.Identifiers))
+func (s *wireSymlinks) identifiers() []olevent.Identifier {
+	out := make([]olevent.Identifier, 0, len(s.Identifiers))
 	for _, id := range s.Identifiers {
-		out = append(out, Identifier{Namespace: id.Namespace, Name: id.Name, Type: id.Type})
+		out = append(out, olevent.Identifier{Namespace: id.Namespace, Name: id.Name, Type: id.Type})
 	}
 	return out
 }
@@ -178,10 +158,10 @@ type wireLifecycle struct {
 
 func checkLifecycle(l *wireLifecycle) *problem {
 	switch l.State {
-	case LifecycleAlter, LifecycleCreate, LifecycleDrop, LifecycleOverwrite, LifecycleRename, LifecycleTruncate:
+	case olevent.LifecycleAlter, olevent.LifecycleCreate, olevent.LifecycleDrop, olevent.LifecycleOverwrite, olevent.LifecycleRename, olevent.LifecycleTruncate:
 	default:
-		return bad("lifecycleStateChange", RuleEnum,
-			"lifecycleStateChange must be one of ALTER, CREATE, DROP, OVERWRITE, RENAME, TRUNCATE, got %q", truncate(l.State))
+		return bad("lifecycleStateChange", olevent.RuleEnum,
+			"lifecycleStateChange must be one of ALTER, CREATE, DROP, OVERWRITE, RENAME, TRUNCATE, got %q", Truncate(l.State))
 	}
 	if l.Previous == nil {
 		return nil
@@ -190,10 +170,10 @@ func checkLifecycle(l *wireLifecycle) *problem {
 		need("previousIdentifier", "name", l.Previous.Name))
 }
 
-func (l *wireLifecycle) lifecycle() *Lifecycle {
-	lc := &Lifecycle{State: l.State}
+func (l *wireLifecycle) lifecycle() *olevent.Lifecycle {
+	lc := &olevent.Lifecycle{State: l.State}
 	if l.Previous != nil {
-		lc.PreviousIdentifier = &Identifier{Namespace: l.Previous.Namespace, Name: l.Previous.Name}
+		lc.PreviousIdentifier = &olevent.Identifier{Namespace: l.Previous.Namespace, Name: l.Previous.Name}
 	}
 	return lc
 }
@@ -209,10 +189,10 @@ type wireVersion struct {
 
 func checkVersion(v *wireVersion) *problem {
 	if lossyNumber(v.DatasetVersion) {
-		return bad("datasetVersion", RuleType, "datasetVersion %s is a number with a fraction or exponent, which cannot be an exact id; send it as a string", truncate(string(v.DatasetVersion)))
+		return bad("datasetVersion", olevent.RuleType, "datasetVersion %s is a number with a fraction or exponent, which cannot be an exact id; send it as a string", Truncate(string(v.DatasetVersion)))
 	}
 	if v.version() == "" {
-		return bad("datasetVersion", RuleRequired, "datasetVersion is required and must be a non-empty string or an integer")
+		return bad("datasetVersion", olevent.RuleRequired, "datasetVersion is required and must be a non-empty string or an integer")
 	}
 	return nil
 }

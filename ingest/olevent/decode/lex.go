@@ -1,13 +1,11 @@
-package olevent
+package decode
 
 import (
 	"unicode/utf16"
 	"unicode/utf8"
-)
 
-// MaxSyntaxDepth is the deepest nesting the standard library's JSON checker accepts (encoding/json's own limit);
-// MaxJSONDepth may not exceed it, so nesting beyond the configured limit is always reported as max-depth.
-const MaxSyntaxDepth = 10000
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
 
 // lexIssue is the first byte-level defect of a document: its offset and the rule it breaks; off is -1 when none.
 type lexIssue struct {
@@ -33,7 +31,7 @@ func lexText(raw []byte, maxDepth int, text bool) lexIssue {
 			i = j - 1
 		case '{', '[':
 			if depth++; depth > maxDepth {
-				return lexIssue{off: i, rule: RuleMaxDepth}
+				return lexIssue{off: i, rule: olevent.RuleMaxDepth}
 			}
 		case '}', ']':
 			depth--
@@ -53,7 +51,7 @@ func lexString(raw []byte, i int, text bool) (int, string) {
 		case c == '\\':
 			n, ok := escapeLen(raw, i)
 			if !ok && text {
-				return i, RuleUTF8
+				return i, olevent.RuleUTF8
 			}
 			if !ok {
 				n = 2
@@ -64,7 +62,7 @@ func lexString(raw []byte, i int, text bool) (int, string) {
 		default:
 			r, size := utf8.DecodeRune(raw[i:])
 			if r == utf8.RuneError && size == 1 && text {
-				return i, RuleUTF8
+				return i, olevent.RuleUTF8
 			}
 			i += size // an invalid byte is skipped alone (size 1)
 		}
@@ -114,5 +112,5 @@ func hex4(raw []byte, i int) (rune, bool) {
 
 // TooDeep says whether raw nests deeper than maxDepth (strings are skipped; syntax is not checked).
 func TooDeep(raw []byte, maxDepth int) bool {
-	return lexText(raw, maxDepth, false).rule == RuleMaxDepth
+	return lexText(raw, maxDepth, false).rule == olevent.RuleMaxDepth
 }

@@ -1,16 +1,18 @@
-package olevent
+package decode
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // TestMalformedInterpretedFacets: each malformed facet is flagged with a path and rule, kept raw, not
 // interpreted, and the event is still accepted.
 func TestMalformedInterpretedFacets(t *testing.T) {
-	d := newTestDecoder(t, DefaultLimits())
+	d := newTestDecoder(t, olevent.DefaultLimits())
 	tests := []struct {
 		name      string
 		place     func(m map[string]any) map[string]any // the facet map to put the facet in
@@ -18,72 +20,72 @@ func TestMalformedInterpretedFacets(t *testing.T) {
 		facet     any
 		path      string
 		rule      string
-		notParsed func(ev Event) bool
+		notParsed func(ev olevent.Event) bool
 	}{
-		{"schema fields not a list", outFacets, "schema", map[string]any{"fields": "a,b"}, "outputs[0].facets.schema", RuleType,
-			func(ev Event) bool { return ev.Outputs[0].Schema == nil }},
+		{"schema fields not a list", outFacets, "schema", map[string]any{"fields": "a,b"}, "outputs[0].facets.schema", olevent.RuleType,
+			func(ev olevent.Event) bool { return ev.Outputs[0].Schema == nil }},
 		{"schema field without name", outFacets, "schema", map[string]any{"fields": []any{map[string]any{"name": "a"}, map[string]any{"type": "int"}}},
-			"outputs[0].facets.schema.fields[1].name", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Schema == nil }},
+			"outputs[0].facets.schema.fields[1].name", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Schema == nil }},
 		{"nested schema field without name", outFacets, "schema", map[string]any{"fields": []any{map[string]any{"name": "a", "fields": []any{map[string]any{"name": ""}}}}},
-			"outputs[0].facets.schema.fields[0].fields[0].name", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Schema == nil }},
-		{"schema not an object", outFacets, "schema", "id:int", "outputs[0].facets.schema", RuleType,
-			func(ev Event) bool { return ev.Outputs[0].Schema == nil }},
+			"outputs[0].facets.schema.fields[0].fields[0].name", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Schema == nil }},
+		{"schema not an object", outFacets, "schema", "id:int", "outputs[0].facets.schema", olevent.RuleType,
+			func(ev olevent.Event) bool { return ev.Outputs[0].Schema == nil }},
 		{"column lineage bad transformation type", outFacets, "columnLineage", map[string]any{"fields": map[string]any{"x": map[string]any{"inputFields": []any{
 			map[string]any{"namespace": "n", "name": "t", "field": "x", "transformations": []any{map[string]any{"type": "SIDEWAYS"}}}}}}},
-			"outputs[0].facets.columnLineage.fields.x.inputFields[0].transformations[0].type", RuleEnum,
-			func(ev Event) bool { return ev.Outputs[0].ColumnLineage == nil }},
+			"outputs[0].facets.columnLineage.fields.x.inputFields[0].transformations[0].type", olevent.RuleEnum,
+			func(ev olevent.Event) bool { return ev.Outputs[0].ColumnLineage == nil }},
 		{"column lineage input without field", outFacets, "columnLineage", map[string]any{"fields": map[string]any{}, "dataset": []any{map[string]any{"namespace": "n", "name": "t"}}},
-			"outputs[0].facets.columnLineage.dataset[0].field", RuleRequired, func(ev Event) bool { return ev.Outputs[0].ColumnLineage == nil }},
+			"outputs[0].facets.columnLineage.dataset[0].field", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].ColumnLineage == nil }},
 		{"symlink without namespace", outFacets, "symlinks", map[string]any{"identifiers": []any{map[string]any{"name": "t", "type": "TABLE"}}},
-			"outputs[0].facets.symlinks.identifiers[0].namespace", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Symlinks == nil }},
+			"outputs[0].facets.symlinks.identifiers[0].namespace", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Symlinks == nil }},
 		{"lifecycle unknown state", outFacets, "lifecycleStateChange", map[string]any{"lifecycleStateChange": "MOVE"},
-			"outputs[0].facets.lifecycleStateChange.lifecycleStateChange", RuleEnum, func(ev Event) bool { return ev.Outputs[0].Lifecycle == nil }},
+			"outputs[0].facets.lifecycleStateChange.lifecycleStateChange", olevent.RuleEnum, func(ev olevent.Event) bool { return ev.Outputs[0].Lifecycle == nil }},
 		{"rename with half a previous identifier", outFacets, "lifecycleStateChange", map[string]any{"lifecycleStateChange": "RENAME", "previousIdentifier": map[string]any{"name": "old"}},
-			"outputs[0].facets.lifecycleStateChange.previousIdentifier.namespace", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Lifecycle == nil }},
-		{"version missing", outFacets, "version", map[string]any{"dataset_version": "1"}, "outputs[0].facets.version.datasetVersion", RuleRequired,
-			func(ev Event) bool { return ev.Outputs[0].Version == "" }},
+			"outputs[0].facets.lifecycleStateChange.previousIdentifier.namespace", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Lifecycle == nil }},
+		{"version missing", outFacets, "version", map[string]any{"dataset_version": "1"}, "outputs[0].facets.version.datasetVersion", olevent.RuleRequired,
+			func(ev olevent.Event) bool { return ev.Outputs[0].Version == "" }},
 		{"owner without name", outFacets, "ownership", map[string]any{"owners": []any{map[string]any{"type": "MAINTAINER"}}},
-			"outputs[0].facets.ownership.owners[0].name", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Owners == nil }},
+			"outputs[0].facets.ownership.owners[0].name", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Owners == nil }},
 		{"tag without key", outFacets, "tags", map[string]any{"tags": []any{map[string]any{"value": "true"}}},
-			"outputs[0].facets.tags.tags[0].key", RuleRequired, func(ev Event) bool { return ev.Outputs[0].Tags == nil }},
+			"outputs[0].facets.tags.tags[0].key", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Outputs[0].Tags == nil }},
 		{"documentation description a number", outFacets, "documentation", map[string]any{"description": 3},
-			"outputs[0].facets.documentation", RuleType, func(ev Event) bool { return ev.Outputs[0].Description == "" }},
+			"outputs[0].facets.documentation", olevent.RuleType, func(ev olevent.Event) bool { return ev.Outputs[0].Description == "" }},
 		{"lineage input bad type", outFacets, "lineage", map[string]any{"inputs": []any{map[string]any{"type": "TABLE", "namespace": "n", "name": "t"}}},
-			"outputs[0].facets.lineage.inputs[0].type", RuleEnum, func(ev Event) bool { return ev.Outputs[0].Lineage == nil }},
+			"outputs[0].facets.lineage.inputs[0].type", olevent.RuleEnum, func(ev olevent.Event) bool { return ev.Outputs[0].Lineage == nil }},
 		{"publication unknown state", outputFacets, "headwater_publication", map[string]any{"state": "MAYBE"},
-			"outputs[0].outputFacets.headwater_publication.state", RuleEnum, func(ev Event) bool { return ev.Outputs[0].Publication == nil }},
+			"outputs[0].outputFacets.headwater_publication.state", olevent.RuleEnum, func(ev olevent.Event) bool { return ev.Outputs[0].Publication == nil }},
 		{"parent runId not a UUID", runFacets, "parent", map[string]any{"run": map[string]any{"runId": "abc"}, "job": map[string]any{"namespace": "n", "name": "j"}},
-			"run.facets.parent.run.runId", RuleUUID, func(ev Event) bool { return ev.Run.Parent == nil }},
+			"run.facets.parent.run.runId", olevent.RuleUUID, func(ev olevent.Event) bool { return ev.Run.Parent == nil }},
 		{"parent root without job", runFacets, "parent", map[string]any{"run": map[string]any{"runId": "0195906a-1f2e-7c3d-8e4f-5a6b7c8d9e0f"}, "job": map[string]any{"namespace": "n", "name": "j"}, "root": map[string]any{"run": map[string]any{"runId": "0195906a-1f2e-7c3d-8e4f-5a6b7c8d9e0f"}}},
-			"run.facets.parent.root.job", RuleRequired, func(ev Event) bool { return ev.Run.Parent == nil && ev.Run.Root == nil }},
+			"run.facets.parent.root.job", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Run.Parent == nil && ev.Run.Root == nil }},
 		{"nominal time without offset", runFacets, "nominalTime", map[string]any{"nominalStartTime": "2026-03-01 06:00"},
-			"run.facets.nominalTime.nominalStartTime", RuleFormat, func(ev Event) bool { return ev.Run.NominalStart == nil }},
+			"run.facets.nominalTime.nominalStartTime", olevent.RuleFormat, func(ev olevent.Event) bool { return ev.Run.NominalStart == nil }},
 		{"error message missing", runFacets, "errorMessage", map[string]any{"programmingLanguage": "JAVA"},
-			"run.facets.errorMessage.message", RuleRequired, func(ev Event) bool { return ev.Run.ErrorMessage == "" }},
+			"run.facets.errorMessage.message", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Run.ErrorMessage == "" }},
 		{"dbt_node without unique_id", jobFacets, "dbt_node", map[string]any{"alias": "orders"},
-			"job.facets.dbt_node.unique_id", RuleRequired, func(ev Event) bool { return ev.Job.DbtUniqueID == "" }},
+			"job.facets.dbt_node.unique_id", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Job.DbtUniqueID == "" }},
 		{"dbt_node unique_id a number", jobFacets, "dbt_node", map[string]any{"unique_id": 7},
-			"job.facets.dbt_node", RuleType, func(ev Event) bool { return ev.Job.DbtUniqueID == "" }},
+			"job.facets.dbt_node", olevent.RuleType, func(ev olevent.Event) bool { return ev.Job.DbtUniqueID == "" }},
 		{"dbt_node unique_id of no resource type", jobFacets, "dbt_node", map[string]any{"unique_id": "orders"},
-			"job.facets.dbt_node.unique_id", RuleFormat, func(ev Event) bool { return ev.Job.DbtUniqueID == "" }},
+			"job.facets.dbt_node.unique_id", olevent.RuleFormat, func(ev olevent.Event) bool { return ev.Job.DbtUniqueID == "" }},
 		{"dbt_node unique_id of an unknown resource type", jobFacets, "dbt_node", map[string]any{"unique_id": "exposure.p.dash"},
-			"job.facets.dbt_node.unique_id", RuleFormat, func(ev Event) bool { return ev.Job.DbtUniqueID == "" }},
-		{"dbt_node unique_id too long", jobFacets, "dbt_node", map[string]any{"unique_id": "model.p." + strings.Repeat("x", MaxDbtUniqueIDBytes)},
-			"job.facets.dbt_node.unique_id", RuleMaxLength, func(ev Event) bool { return ev.Job.DbtUniqueID == "" }},
+			"job.facets.dbt_node.unique_id", olevent.RuleFormat, func(ev olevent.Event) bool { return ev.Job.DbtUniqueID == "" }},
+		{"dbt_node unique_id too long", jobFacets, "dbt_node", map[string]any{"unique_id": "model.p." + strings.Repeat("x", olevent.MaxDbtUniqueIDBytes)},
+			"job.facets.dbt_node.unique_id", olevent.RuleMaxLength, func(ev olevent.Event) bool { return ev.Job.DbtUniqueID == "" }},
 		{"jobType unknown processing type", jobFacets, "jobType", map[string]any{"processingType": "MICRO_BATCH", "integration": "SPARK"},
-			"job.facets.jobType.processingType", RuleEnum, func(ev Event) bool { return ev.Job.ProcessingType == "" }},
-		{"sql query a list", jobFacets, "sql", map[string]any{"query": []any{"select 1"}}, "job.facets.sql", RuleType,
-			func(ev Event) bool { return ev.Job.SQL == "" }},
+			"job.facets.jobType.processingType", olevent.RuleEnum, func(ev olevent.Event) bool { return ev.Job.ProcessingType == "" }},
+		{"sql query a list", jobFacets, "sql", map[string]any{"query": []any{"select 1"}}, "job.facets.sql", olevent.RuleType,
+			func(ev olevent.Event) bool { return ev.Job.SQL == "" }},
 		{"sourceCode empty", jobFacets, "sourceCode", map[string]any{"language": "python", "sourceCode": ""},
-			"job.facets.sourceCode.sourceCode", RuleRequired, func(ev Event) bool { return ev.Job.SourceCode == "" }},
+			"job.facets.sourceCode.sourceCode", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Job.SourceCode == "" }},
 		{"sourceCodeLocation without url", jobFacets, "sourceCodeLocation", map[string]any{"type": "git"},
-			"job.facets.sourceCodeLocation.url", RuleRequired, func(ev Event) bool { return ev.Job.SourceLocation == "" }},
-		{"job lineage without entries", jobFacets, "lineage", map[string]any{}, "job.facets.lineage.entries", RuleRequired,
-			func(ev Event) bool { return ev.Job.Lineage == nil }},
+			"job.facets.sourceCodeLocation.url", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Job.SourceLocation == "" }},
+		{"job lineage without entries", jobFacets, "lineage", map[string]any{}, "job.facets.lineage.entries", olevent.RuleRequired,
+			func(ev olevent.Event) bool { return ev.Job.Lineage == nil }},
 		{"job lineage half job ref", jobFacets, "lineage", map[string]any{"entries": []any{map[string]any{"type": "JOB", "namespace": "n"}}},
-			"job.facets.lineage.entries[0]", RuleRequired, func(ev Event) bool { return ev.Job.Lineage == nil }},
-		{"_deleted a string", jobFacets, "sql", map[string]any{"_deleted": "yes", "query": "select 1"}, "job.facets.sql._deleted", RuleType,
-			func(ev Event) bool { return ev.Job.SQL == "select 1" && len(ev.Job.Deleted) == 0 }},
+			"job.facets.lineage.entries[0]", olevent.RuleRequired, func(ev olevent.Event) bool { return ev.Job.Lineage == nil }},
+		{"_deleted a string", jobFacets, "sql", map[string]any{"_deleted": "yes", "query": "select 1"}, "job.facets.sql._deleted", olevent.RuleType,
+			func(ev olevent.Event) bool { return ev.Job.SQL == "select 1" && len(ev.Job.Deleted) == 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +124,7 @@ func ensure(m map[string]any, key string) map[string]any {
 }
 
 // rawOf finds the raw facet named by an issue path.
-func rawOf(ev Event, path string) []byte {
+func rawOf(ev olevent.Event, path string) []byte {
 	candidates := []struct {
 		prefix string
 		facets func() map[string][]byte
@@ -145,7 +147,7 @@ func rawOf(ev Event, path string) []byte {
 }
 
 func TestUnknownFacetsPassThrough(t *testing.T) {
-	d := newTestDecoder(t, DefaultLimits())
+	d := newTestDecoder(t, olevent.DefaultLimits())
 	m := minimalRun()
 	runFacets(m)["my_company_cost"] = map[string]any{"dollars": 12.5, "nested": map[string]any{"a": []any{1, 2}}}
 	jobFacets(m)["weird"] = "not even an object"
@@ -165,7 +167,7 @@ func TestUnknownFacetsPassThrough(t *testing.T) {
 }
 
 func TestDeletedFacets(t *testing.T) {
-	d := newTestDecoder(t, DefaultLimits())
+	d := newTestDecoder(t, olevent.DefaultLimits())
 	m := minimalRun()
 	outFacets(m)["schema"] = map[string]any{"_deleted": true}
 	outFacets(m)["symlinks"] = map[string]any{"_deleted": false, "identifiers": []any{}}
@@ -182,18 +184,18 @@ func TestDeletedFacets(t *testing.T) {
 }
 
 func TestPublicationOutputFacetWins(t *testing.T) {
-	d := newTestDecoder(t, DefaultLimits())
+	d := newTestDecoder(t, olevent.DefaultLimits())
 	m := minimalRun()
 	outFacets(m)["headwater_publication"] = map[string]any{"state": "PUBLISHED"}
 	outputFacets(m)["headwater_publication"] = map[string]any{"state": "WITHHELD", "reason": "gate"}
 	ev := decodeOK(t, d, mustJSON(t, m))
-	if p := ev.Outputs[0].Publication; p == nil || *p != (Publication{State: "WITHHELD", Reason: "gate"}) {
+	if p := ev.Outputs[0].Publication; p == nil || *p != (olevent.Publication{State: "WITHHELD", Reason: "gate"}) {
 		t.Fatalf("publication = %+v", p)
 	}
 }
 
 func TestVersionAcceptsNumber(t *testing.T) {
-	d := newTestDecoder(t, DefaultLimits())
+	d := newTestDecoder(t, olevent.DefaultLimits())
 	m := minimalRun()
 	outFacets(m)["version"] = map[string]any{"datasetVersion": 6183459274017452817}
 	ev := decodeOK(t, d, mustJSON(t, m))

@@ -1,48 +1,51 @@
-package olevent
+package decode
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/facets"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // mapSchemaError turns one leaf schema violation into a ValidationError with a readable field path and rule.
-func mapSchemaError(ve *jsonschema.ValidationError) *ValidationError {
+func mapSchemaError(ve *jsonschema.ValidationError) *olevent.ValidationError {
 	loc := ve.InstanceLocation
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Required:
 		f := fieldPath(append(slicesClone(loc), k.Missing[0]))
-		return invalid(f, RuleRequired, "%s is required", f)
+		return invalid(f, olevent.RuleRequired, "%s is required", f)
 	case *kind.Type:
 		f := fieldPath(loc)
-		return invalid(f, RuleType, "%s must be %s, got %s", f, wantTypes(k.Want), k.Got)
+		return invalid(f, olevent.RuleType, "%s must be %s, got %s", f, wantTypes(k.Want), k.Got)
 	case *kind.Enum:
 		f := fieldPath(loc)
-		return invalid(f, RuleEnum, "%s must be one of %s, got %q", f, joinAny(k.Want), truncate(k.Got))
+		return invalid(f, olevent.RuleEnum, "%s must be one of %s, got %q", f, joinAny(k.Want), facets.Truncate(k.Got))
 	case *kind.Format:
 		return mapFormat(fieldPath(loc), k)
 	case *kind.MinLength:
 		f := fieldPath(loc)
-		return invalid(f, RuleNotEmpty, "%s must not be empty", f)
+		return invalid(f, olevent.RuleNotEmpty, "%s must not be empty", f)
 	default:
 		f := fieldPath(loc)
-		return invalid(f, RuleSchema, "%s does not match the OpenLineage envelope", f)
+		return invalid(f, olevent.RuleSchema, "%s does not match the OpenLineage envelope", f)
 	}
 }
 
-func mapFormat(f string, k *kind.Format) *ValidationError {
+func mapFormat(f string, k *kind.Format) *olevent.ValidationError {
 	switch k.Want {
 	case "uuid":
-		return invalid(f, RuleUUID, "%s must be a UUID, got %q", f, truncate(k.Got))
+		return invalid(f, olevent.RuleUUID, "%s must be a UUID, got %q", f, facets.Truncate(k.Got))
 	case "date-time":
-		return invalid(f, RuleFormat, "%s must be an RFC 3339 date-time with a time-zone offset, got %q", f, truncate(k.Got))
+		return invalid(f, olevent.RuleFormat, "%s must be an RFC 3339 date-time with a time-zone offset, got %q", f, facets.Truncate(k.Got))
 	case "uri":
-		return invalid(f, RuleFormat, "%s must be an absolute URI, got %q", f, truncate(k.Got))
+		return invalid(f, olevent.RuleFormat, "%s must be an absolute URI, got %q", f, facets.Truncate(k.Got))
 	default:
-		return invalid(f, RuleFormat, "%s must be a valid %s, got %q", f, k.Want, truncate(k.Got))
+		return invalid(f, olevent.RuleFormat, "%s must be a valid %s, got %q", f, k.Want, facets.Truncate(k.Got))
 	}
 }
 
@@ -63,18 +66,6 @@ func fieldPath(loc []string) string {
 		b.WriteString(tok)
 	}
 	return b.String()
-}
-
-// maxQuotedValue bounds how much of an offending value a message repeats.
-const maxQuotedValue = 64
-
-// truncate renders an offending value for a message, cut to maxQuotedValue bytes.
-func truncate(v any) string {
-	s := toString(v)
-	if len(s) > maxQuotedValue {
-		return s[:maxQuotedValue] + "..."
-	}
-	return s
 }
 
 func toString(v any) string {

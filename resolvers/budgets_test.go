@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 )
@@ -227,7 +229,7 @@ func TestCursorBoundToPrincipalAndArguments(t *testing.T) {
 		"tampered":        {"", map[string]any{"after": *g.Cursor + "x"}},
 	} {
 		errs := try(c.principal, c.change)
-		if len(errs) != 1 || errs[0].code() != CodeBadRequest {
+		if len(errs) != 1 || errs[0].code() != guard.CodeBadRequest {
 			t.Fatalf("%s: errors = %+v, want BAD_REQUEST", name, errs)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -39,7 +41,7 @@ type testDeps struct {
 	Manager       *manage.Manager
 	Tokens        *authn.TokenManager
 	AuditReader   AuditReader
-	Limits        Limits
+	Limits        guard.Limits
 	Trust         *trust.Service
 	Inventory     *registry.Service
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
 )
@@ -69,7 +70,7 @@ type serveCmd struct {
 	Search   search.Config    `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authzConfig      `embed:"" prefix:"authz-"`
-	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
+	GraphQL  guard.Limits     `embed:"" prefix:"graphql-"`
 	Trust    trust.Config     `embed:"" prefix:"trust-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }

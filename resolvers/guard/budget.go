@@ -1,4 +1,4 @@
-package resolvers
+package guard
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func (b *costBudget) MutateOperationContext(ctx context.Context, _ *graphql.Oper
 	if ok {
 		return nil
 	}
-	return (&requestError{rule: ruleCost, status: http.StatusTooManyRequests, code: CodeRateLimited, retryAfter: wait,
+	return (&RequestError{rule: ruleCost, status: http.StatusTooManyRequests, code: CodeRateLimited, retryAfter: wait,
 		msg: fmt.Sprintf("this principal's query budget (%d complexity per second) is spent; retry in %d s",
 			int(b.perSecond), retrySeconds(wait))}).gqlError()
 }

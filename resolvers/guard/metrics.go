@@ -1,4 +1,4 @@
-package resolvers
+package guard
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func (m *graphqlMetrics) refused(rule refusalRule) { m.refusals.WithLabelValues(
 // refusedBy counts the refusal among an operation's errors, if any.
 func (m *graphqlMetrics) refusedBy(errs gqlerror.List) {
 	for _, e := range errs {
-		if re, ok := errors.AsType[*requestError](e); ok {
+		if re, ok := errors.AsType[*RequestError](e); ok {
 			m.refused(re.rule)
 			return
 		}

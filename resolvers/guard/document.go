@@ -1,4 +1,4 @@
-package resolvers
+package guard
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func tooManyTokens(src *ast.Source, limit int) bool {
 }
 
 // checkDocument applies the written and the expanded limits; nil when the document is within them.
-func checkDocument(doc *ast.QueryDocument, lim Limits) *requestError {
+func checkDocument(doc *ast.QueryDocument, lim Limits) *RequestError {
 	if n := len(doc.Fragments); n > lim.MaxFragments {
 		return badRequest(ruleFragments, "document has %d fragment definitions, the limit is %d", n, lim.MaxFragments)
 	}
@@ -98,7 +98,7 @@ type docWalker struct {
 	paths    map[mergeKey]int
 	counts   []int
 	onStack  map[string]bool
-	refusal  *requestError
+	refusal  *RequestError
 	nextPath int
 }
 
@@ -189,7 +189,7 @@ func (w *docWalker) fragmentFields(name string) int {
 // mergedFields walks the expanded document (its size is bounded by expandedFields) and refuses a response field
 // that too many selections merge into, or nesting beyond the limit. Each operation and fragment definition is
 // its own root, as validation treats them.
-func (w *docWalker) mergedFields() *requestError {
+func (w *docWalker) mergedFields() *RequestError {
 	w.paths = map[mergeKey]int{}
 	w.counts = []int{0}
 	w.nextPath = 1

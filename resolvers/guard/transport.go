@@ -1,4 +1,4 @@
-package resolvers
+package guard
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 	"github.com/headwater-data/headwater/authz"
 )
 
-// requestError is a request refused before any work because the caller must change it; the error presenter
+// RequestError is a request refused before any work because the caller must change it; the error presenter
 // gives it its code and message, the transport its HTTP status, the refusal metric its rule.
-type requestError struct {
+type RequestError struct {
 	rule       refusalRule
 	status     int
 	code       string
@@ -30,10 +30,13 @@ type requestError struct {
 	retryAfter time.Duration // > 0: sent as Retry-After
 }
 
-func (e *requestError) Error() string { return e.msg }
+func (e *RequestError) Error() string { return e.msg }
 
-func badRequest(rule refusalRule, format string, args ...any) *requestError {
-	return &requestError{rule: rule, status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
+// Code is the public error code (extensions.code) of the refusal.
+func (e *RequestError) Code() string { return e.code }
+
+func badRequest(rule refusalRule, format string, args ...any) *RequestError {
+	return &RequestError{rule: rule, status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 // refusalRule names the limit or rule a request was refused by (the label of headwater_graphql_refused_total).
@@ -59,7 +62,7 @@ const (
 	ruleTransport      refusalRule = "transport"
 )
 
-func (e *requestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Message: e.msg, Err: e} }
+func (e *RequestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Message: e.msg, Err: e} }
 
 // transport serves GET and POST (application/json) /graphql, one operation per request, within the limits:
 // the per-principal concurrency slot is taken first, then the body or query string is read up to its limit, its
@@ -88,7 +91,7 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	w.Header().Set("Content-Type", "application/json")
 	release, ok := t.gate.enter(authz.FromContext(r.Context()))
 	if !ok {
-		t.refuse(w, r, exec, &requestError{rule: ruleConcurrent, status: http.StatusTooManyRequests, code: CodeRateLimited, retryAfter: time.Second,
+		t.refuse(w, r, exec, &RequestError{rule: ruleConcurrent, status: http.StatusTooManyRequests, code: CodeRateLimited, retryAfter: time.Second,
 			msg: fmt.Sprintf("too many concurrent GraphQL requests for this principal (limit %d), retry later", t.lim.MaxConcurrent)})
 		return
 	}
@@ -104,7 +107,7 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 }
 
 // params reads the request's operation.
-func (t transport) params(r *http.Request) (*graphql.RawParams, *requestError) {
+func (t transport) params(r *http.Request) (*graphql.RawParams, *RequestError) {
 	if r.Method == http.MethodGet {
 		return t.getParams(r)
 	}
@@ -122,9 +125,9 @@ func (t transport) params(r *http.Request) (*graphql.RawParams, *requestError) {
 	return p, nil
 }
 
-func (t transport) getParams(r *http.Request) (*graphql.RawParams, *requestError) {
+func (t transport) getParams(r *http.Request) (*graphql.RawParams, *RequestError) {
 	if n := int64(len(r.URL.RawQuery)); n > t.lim.MaxBodyBytes {
-		return nil, &requestError{rule: ruleBodyBytes, status: http.StatusRequestURITooLong, code: CodeBadRequest,
+		return nil, &RequestError{rule: ruleBodyBytes, status: http.StatusRequestURITooLong, code: CodeBadRequest,
 			msg: fmt.Sprintf("query string of %d bytes exceeds the limit of %d bytes; send large operations by POST", n, t.lim.MaxBodyBytes)}
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -149,9 +152,9 @@ func (t transport) getParams(r *http.Request) (*graphql.RawParams, *requestError
 
 // readBody reads at most limit bytes of the body; a longer body is refused with 413 without reading the rest
 // (the connection is closed rather than drained).
-func readBody(r *http.Request, limit int64) ([]byte, *requestError) {
-	tooLarge := func() *requestError {
-		return &requestError{rule: ruleBodyBytes, status: http.StatusRequestEntityTooLarge, code: CodeBadRequest,
+func readBody(r *http.Request, limit int64) ([]byte, *RequestError) {
+	tooLarge := func() *RequestError {
+		return &RequestError{rule: ruleBodyBytes, status: http.StatusRequestEntityTooLarge, code: CodeBadRequest,
 			msg: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
 	}
 	if r.ContentLength > limit {
@@ -216,7 +219,7 @@ func (t transport) execute(w http.ResponseWriter, r *http.Request, exec graphql.
 }
 
 // refuse answers a request refused before gqlgen saw it.
-func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, e *requestError) {
+func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, e *RequestError) {
 	t.metrics.refused(e.rule)
 	writeRefusalStatus(w, e)
 	writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{e.gqlError()}))
@@ -226,7 +229,7 @@ func (t transport) refuse(w http.ResponseWriter, r *http.Request, exec graphql.G
 // Retry-After), else gqlgen's (422 for a document that does not parse or validate, 200 otherwise).
 func writeStatus(w http.ResponseWriter, errs gqlerror.List) {
 	for _, e := range errs {
-		if re, ok := errors.AsType[*requestError](e); ok {
+		if re, ok := errors.AsType[*RequestError](e); ok {
 			writeRefusalStatus(w, re)
 			return
 		}
@@ -238,7 +241,7 @@ func writeStatus(w http.ResponseWriter, errs gqlerror.List) {
 	w.WriteHeader(http.StatusOK)
 }
 
-func writeRefusalStatus(w http.ResponseWriter, e *requestError) {
+func writeRefusalStatus(w http.ResponseWriter, e *RequestError) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(e.retryAfter)))
 	}
@@ -251,14 +254,14 @@ func writeRefusalStatus(w http.ResponseWriter, e *requestError) {
 func writeResponse(w io.Writer, resp *graphql.Response) {
 	b, err := json.Marshal(resp)
 	if err != nil {
-		b = []byte(`{"errors":[{"message":"` + internalMessage + `","extensions":{"code":"` + CodeInternal + `"}}]}`)
+		b = []byte(`{"errors":[{"message":"` + InternalMessage + `","extensions":{"code":"` + CodeInternal + `"}}]}`)
 	}
 	_, _ = w.Write(b)
 }
 
 // checkJSON refuses, in one pass over the bytes and before decoding, a batched request (a JSON array where one
 // request object is expected) and any JSON list longer than maxItems.
-func checkJSON(b []byte, maxItems int, body bool) *requestError {
+func checkJSON(b []byte, maxItems int, body bool) *RequestError {
 	if body {
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 			return badRequest(ruleBatch, "batched requests (a JSON array of operations) are not supported: send one operation per request")
@@ -311,6 +314,6 @@ func (unsupported) Supports(*http.Request) bool { return true }
 
 func (u unsupported) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	w.Header().Set("Content-Type", "application/json")
-	transport{metrics: u.metrics}.refuse(w, r, exec, &requestError{rule: ruleTransport, status: http.StatusUnsupportedMediaType,
+	transport{metrics: u.metrics}.refuse(w, r, exec, &RequestError{rule: ruleTransport, status: http.StatusUnsupportedMediaType,
 		code: CodeBadRequest, msg: "send GraphQL requests as POST with Content-Type application/json, or as GET"})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/guard"
@@ -30,7 +31,9 @@ type Deps struct {
 	Lineage *lineage.Service
 	Catalog *catalog.Catalog
 	Search  *search.Searcher
-	Log     *slog.Logger
+	// Events answers event(id) and quarantinedEvents (required).
+	Events *eventstatus.Service
+	Log    *slog.Logger
 	// Registerer receives the GraphQL layer's metrics (nil: not registered).
 	Registerer prometheus.Registerer
 	Clock      func() time.Time
@@ -53,8 +56,8 @@ type Deps struct {
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
 // principal to the request context (authz.WithPrincipal) before it.
 func NewHandler(d Deps) (http.Handler, error) {
-	if d.Lineage == nil || d.Catalog == nil || d.Search == nil {
-		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog and Deps.Search are required")
+	if d.Lineage == nil || d.Catalog == nil || d.Search == nil || d.Events == nil {
+		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog, Deps.Search and Deps.Events are required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -66,7 +69,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
+	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, events: d.Events, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
 		trust: d.Trust, inventory: d.Inventory}
 	if d.Manager != nil {
 		res.auditGate = d.Manager

@@ -124,7 +124,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search,
+	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now),
 		Trust: trustSvc, Inventory: inv})

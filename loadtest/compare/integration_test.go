@@ -106,7 +106,7 @@ var _ catalog.Canonicalizer = canon{}
 func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.RoundTripper, maxNodes int) *compare.Headwater {
 	t.Helper()
 	const key = "compare-test-cursor-key-0123456789abcdef"
-	cat, err := catalog.New(fx.store, catalog.Options{CursorKey: key, Canon: canon{gen.Environments(fx.world.Config.Prefix)}})
+	cat, err := catalog.New(fx.store, catalog.Options{Canon: canon{gen.Environments(fx.world.Config.Prefix)}})
 	if err != nil {
 		t.Fatal(err)
 	}

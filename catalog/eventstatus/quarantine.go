@@ -1,4 +1,4 @@
-package catalog
+package eventstatus
 
 import (
 	"context"
@@ -20,7 +20,7 @@ const (
 // QuarantinedEvents lists the caller's own quarantined events in event-id order; a caller with a global describe
 // grant (an administrator) sees every principal's. Quarantine reasons may name anything the event named, which
 // is why no one else's are shown.
-func (s *Catalog) QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error) {
+func (s *Service) QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error) {
 	me := authz.FromContext(ctx).Subject
 	scope, err := s.scope(ctx)
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Catalog) QuarantinedEvents(ctx context.Context, first *int, after *stri
 }
 
 // quarantinePage reads first (1..maxQuarantinePage) and the event id a sealed cursor continues after.
-func (s *Catalog) quarantinePage(first *int, after *string, context string) (int, string, error) {
+func (s *Service) quarantinePage(first *int, after *string, context string) (int, string, error) {
 	limit := defaultQuarantinePage
 	if first != nil {
 		limit = *first

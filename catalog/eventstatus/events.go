@@ -1,4 +1,4 @@
-package catalog
+package eventstatus
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // ids). Event ids are scoped by producer principal (ADR 0019): the caller's own event is looked up, never another
 // principal's under the same id. An id conflict (the caller reused the id for other content) answers QUARANTINED
 // with rule id-conflict even though the first event under the id was projected.
-func (s *Catalog) Event(ctx context.Context, id string) (*api.EventStatus, error) {
+func (s *Service) Event(ctx context.Context, id string) (*api.EventStatus, error) {
 	st := &api.EventStatus{ID: id, State: api.EventPending}
 	subject := authz.FromContext(ctx).Subject
 	if subject == "" {
@@ -36,7 +36,7 @@ func (s *Catalog) Event(ctx context.Context, id string) (*api.EventStatus, error
 		}
 	}
 	if row.Projected && row.Event.RunKey != "" {
-		runs, err := s.RunsByKeys(ctx, []string{row.Event.RunKey}) // shown only when the caller may describe it
+		runs, err := s.runs.RunsByKeys(ctx, []string{row.Event.RunKey}) // shown only when the caller may describe it
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +48,7 @@ func (s *Catalog) Event(ctx context.Context, id string) (*api.EventStatus, error
 // eventUnresolved lists the identifiers a projected event stated that name no single dataset (issue 14 item 1:
 // nothing vanishes silently). Event ids are scoped by principal (ADR 0019), so only the producer that stated them
 // asks: they name nothing it did not send itself.
-func (s *Catalog) eventUnresolved(row graph.EventStatusRow) ([]*api.UnresolvedIdentity, error) {
+func (s *Service) eventUnresolved(row graph.EventStatusRow) ([]*api.UnresolvedIdentity, error) {
 	ids, err := project.UnresolvedInPayload(row.Payload)
 	if err != nil {
 		return nil, api.StoreErr(err)

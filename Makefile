@@ -52,6 +52,8 @@ RACE_PKGS := ./ingest/normalize ./ingest/olevent/... ./internal/ttlcache ./inges
 	./ingest/archive ./ingest/producecheck ./loadtest/report ./loadtest/drive
 # The server-free authz packages (ADR 0029): the seam, the grant model, the evaluator, the policy file, the audit queue.
 RACE_PKGS += ./authz ./authz/grant ./authz/grantpolicy ./authz/policyfile ./authz/audit
+# The GraphQL request guards' unit tests (the byte-bounded LRU; ADR 0033).
+RACE_PKGS += ./resolvers/guard
 race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 

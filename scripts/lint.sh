@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs golangci-lint with the repository's .golangci.yml (layering rules, staticcheck, unused, errorlint).
+# Runs golangci-lint with the repository's .golangci.yml (layering rules, staticcheck, unused, errorlint,
+# errcheck, unparam, modernize, promlinter).
 # Installs the pinned version into .state/bin with `go install` (through the Go module proxy) when it is missing
 # or another version; idempotent. Arguments go to `golangci-lint run` (default: ./...).
 set -euo pipefail

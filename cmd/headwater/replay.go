@@ -13,7 +13,7 @@ import (
 	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
-	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
@@ -42,7 +42,7 @@ func (r replayCmd) Run(rc *runCtx) error {
 	// Replay re-validates with the time bounds opened: archived events were valid when accepted.
 	lim := r.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return err
 	}
@@ -50,14 +50,14 @@ func (r replayCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
-	return nil
+	_, err = fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
+	return err
 }
 
 // replayTimeBound replaces the event-time horizon during replay.
 const replayTimeBound = 100 * 365 * 24 * time.Hour
 
-func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
+func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
 	var batch []project.Envelope
 	total := 0
 	flush := func() error {
@@ -139,12 +139,16 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
-		keyed, quarantined, runs, project.NormVersion)
-	fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved)
-	fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",
+	if _, err := fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
+		keyed, quarantined, runs, project.NormVersion); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",
 		ids.Datasets, ids.Names, ids.Jobs, ids.Unresolved, ids.DatasetEvents, grants)
-	return nil
+	return err
 }
 
 // upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto
@@ -153,7 +157,7 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return 0, err
 	}

@@ -104,7 +104,7 @@ func (u *nsURI) setAuthority(entity, ns, authority string) error {
 		}
 		return identityErr(entity, PartNamespace, RuleNoHost, ns, "the namespace names no host, bucket or account")
 	}
-	for _, hp := range strings.Split(authority, ",") {
+	for hp := range strings.SplitSeq(authority, ",") {
 		h, err := canonicalHostPort(entity, ns, u.scheme, hp)
 		if err != nil {
 			return err

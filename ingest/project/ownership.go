@@ -2,6 +2,7 @@ package project
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -26,7 +27,7 @@ func applyOwnership(r *rec, owned ownership.Set) {
 	}
 	written := r.Outputs
 	if r.Subject != nil {
-		written = append(written[:len(written):len(written)], r.Subject)
+		written = append(slices.Clip(written), r.Subject)
 	}
 	for _, d := range written {
 		if !owned.Owns(d.ID.NS) {

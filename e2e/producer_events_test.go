@@ -18,7 +18,7 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
-// Issue 14 items 4 and 5 through the gateway, with events the real Spark integration sent (ingest/olevent/
+// Issue 14 items 4 and 5 through the gateway, with events the real Spark integration sent (ingest/olevent/decode/
 // testdata/producers): the application event's processingType NONE is accepted without a warning and served; an
 // Iceberg write's version is the exact datasetVersion string, and the same write with the version as the lossy
 // double icebergCommitReport carries is answered with a warning naming the field and stores no version.
@@ -32,7 +32,7 @@ func TestRealSparkEventsThroughTheGateway(t *testing.T) {
 	jobNS := runID + "-spark-" + testenv.Token(4)
 	dir := "/tmp/" + jobNS // the fixtures' dataset paths move under a directory of this test
 	load := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "ingest", "olevent", "testdata", "producers", name))
+		b, err := os.ReadFile(filepath.Join("..", "ingest", "olevent", "decode", "testdata", "producers", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestRealSparkIcebergMetadataTableReadThroughTheGateway(t *testing.T) {
 	dir := "/tmp/" + jobNS
 	at := time.Now().UTC().Add(-2 * time.Minute)
 	load := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "ingest", "olevent", "testdata", "producers", name))
+		b, err := os.ReadFile(filepath.Join("..", "ingest", "olevent", "decode", "testdata", "producers", name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,8 @@ type Options struct {
 	Catalog *catalog.Catalog
 	Clock   func() time.Time
 	Log     *slog.Logger
+	// Trust gives the gaps JOB_NOT_REPORTING and PRODUCER_STALE and the answers' coverage (nil: none; ADR 0032).
+	Trust TrustSource
 }
 
 // Service answers the lineage and impact queries. Resolvers call one method per field and nothing else.
@@ -38,8 +40,10 @@ type Service struct {
 	cursor  cursorCodec
 	starts  *startCache // nil without a cache store: start names are resolved in Neo4j on every request
 	walker  walker
-	// answerer is the walker, decorated by the results tier when there is a cache (resultcache.go).
+	// answerer is the walker, decorated by the results tier when there is a cache (resultcache.go), and that by
+	// the trust gaps when there is a trust source (gaps.go).
 	answerer answerer
+	trust    *trustGaps // nil without a trust source
 }
 
 // NewService validates the configuration and composes the query path: the neighbour reader (Neo4j, decorated by
@@ -78,6 +82,10 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	if o.Cache != nil {
 		s.answerer = resultCache{inner: s.walker, store: o.Cache, catalog: o.Catalog, redact: s.walker.gate.Redact,
 			cfg: cfg, resolve: s.resolveStart}
+	}
+	if o.Trust != nil {
+		s.trust = &trustGaps{inner: s.answerer, trust: o.Trust, catalog: o.Catalog}
+		s.answerer = *s.trust
 	}
 	return s, nil
 }

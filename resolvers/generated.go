@@ -56,6 +56,13 @@ type ComplexityRoot struct {
 		ValidTo     func(childComplexity int) int
 	}
 
+	AnswerCoverage struct {
+		Datasets           func(childComplexity int) int
+		Label              func(childComplexity int) int
+		Reporting          func(childComplexity int) int
+		WithExpectedWriter func(childComplexity int) int
+	}
+
 	ApiToken struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -280,14 +287,18 @@ type ComplexityRoot struct {
 	}
 
 	Gap struct {
+		Denominator func(childComplexity int) int
 		Edges       func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Message     func(childComplexity int) int
 		Nodes       func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+		Since       func(childComplexity int) int
 		StopReasons func(childComplexity int) int
 	}
 
 	ImpactReport struct {
+		Coverage            func(childComplexity int) int
 		Direct              func(childComplexity int) int
 		Gaps                func(childComplexity int) int
 		Indirect            func(childComplexity int) int
@@ -362,6 +373,7 @@ type ComplexityRoot struct {
 
 	LineageGraph struct {
 		AsOf                func(childComplexity int) int
+		Coverage            func(childComplexity int) int
 		Cursor              func(childComplexity int) int
 		Edges               func(childComplexity int) int
 		FanOutMarkers       func(childComplexity int) int
@@ -633,6 +645,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Alias.ValidTo(childComplexity), true
+
+	case "AnswerCoverage.datasets":
+		if e.ComplexityRoot.AnswerCoverage.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Datasets(childComplexity), true
+	case "AnswerCoverage.label":
+		if e.ComplexityRoot.AnswerCoverage.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Label(childComplexity), true
+	case "AnswerCoverage.reporting":
+		if e.ComplexityRoot.AnswerCoverage.Reporting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Reporting(childComplexity), true
+	case "AnswerCoverage.withExpectedWriter":
+		if e.ComplexityRoot.AnswerCoverage.WithExpectedWriter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.WithExpectedWriter(childComplexity), true
 
 	case "ApiToken.createdAt":
 		if e.ComplexityRoot.ApiToken.CreatedAt == nil {
@@ -1601,6 +1638,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Field.ValidTo(childComplexity), true
 
+	case "Gap.denominator":
+		if e.ComplexityRoot.Gap.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Denominator(childComplexity), true
 	case "Gap.edges":
 		if e.ComplexityRoot.Gap.Edges == nil {
 			break
@@ -1625,6 +1668,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gap.Nodes(childComplexity), true
+	case "Gap.numerator":
+		if e.ComplexityRoot.Gap.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Numerator(childComplexity), true
+	case "Gap.since":
+		if e.ComplexityRoot.Gap.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Since(childComplexity), true
 	case "Gap.stopReasons":
 		if e.ComplexityRoot.Gap.StopReasons == nil {
 			break
@@ -1632,6 +1687,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Gap.StopReasons(childComplexity), true
 
+	case "ImpactReport.coverage":
+		if e.ComplexityRoot.ImpactReport.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactReport.Coverage(childComplexity), true
 	case "ImpactReport.direct":
 		if e.ComplexityRoot.ImpactReport.Direct == nil {
 			break
@@ -1962,6 +2023,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageGraph.AsOf(childComplexity), true
+	case "LineageGraph.coverage":
+		if e.ComplexityRoot.LineageGraph.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Coverage(childComplexity), true
 	case "LineageGraph.cursor":
 		if e.ComplexityRoot.LineageGraph.Cursor == nil {
 			break
@@ -2752,13 +2819,13 @@ enum GapKind {
   STALE_EDGE
   "A field-level walk reached a dataset that has dataset-level lineage this way but reports no column lineage."
   NO_COLUMN_LINEAGE
-  "An expected upstream job is not reporting (needs the job inventory; not produced yet)."
+  "An expected job (inventory) listing a dataset of the answer as an output did not report within its schedule (docs/trust.md)."
   JOB_NOT_REPORTING
   "An identifier naming a dataset on the path could not be resolved to one dataset."
   UNRESOLVED_IDENTITY
   "The latest run evidencing an edge has no terminal event (yet)."
   RUN_WITHOUT_TERMINAL
-  "A producer on the path went quiet (needs producer health; not produced yet)."
+  "The producer principal of a job on the answer went quiet (the quietProducers rule; shown to global callers, or about the caller itself)."
   PRODUCER_STALE
 }
 
@@ -3436,6 +3503,34 @@ type InventorySource {
   "sha256 of the normalised inventory: the same digest means re-registering changes nothing."
   digest: String!
 }
+
+# The trust gaps and coverage of lineage and impact answers (ADR 0032). Additive.
+extend type Gap {
+  "JOB_NOT_REPORTING, PRODUCER_STALE: the figure the gap is part of (\"3 of 10 upstream jobs are not reporting\": numerator 3, denominator 10); null on the other kinds."
+  numerator: Int
+  denominator: Int
+  "JOB_NOT_REPORTING, PRODUCER_STALE: when what the gap is about last reported (null when it never did, and on the other kinds)."
+  since: Time
+}
+
+extend type LineageGraph {
+  "How much of this page the inventory vouches for, as the caller sees it (now, whatever asOf); null when the trust signals are not configured."
+  coverage: AnswerCoverage
+}
+
+extend type ImpactReport {
+  "How much of this report the inventory vouches for, as the caller sees it; null when the trust signals are not configured."
+  coverage: AnswerCoverage
+}
+
+"Of an answer's datasets, those an expected job the caller may describe lists as an output, and of those the ones with such a writer that reported (within its schedule, or at all when none is known)."
+type AnswerCoverage {
+  datasets: Int!
+  withExpectedWriter: Int!
+  reporting: Int!
+  "A sentence people read, e.g. \"4 of 6 datasets have an expected writer; 3 of those have one that reported\"."
+  label: String!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3460,6 +3555,20 @@ func (ec *executionContext) childFields_Alias(ctx context.Context, field graphql
 		return ec.fieldContext_Alias_validTo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Alias", field.Name)
+}
+
+func (ec *executionContext) childFields_AnswerCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_AnswerCoverage_datasets(ctx, field)
+	case "withExpectedWriter":
+		return ec.fieldContext_AnswerCoverage_withExpectedWriter(ctx, field)
+	case "reporting":
+		return ec.fieldContext_AnswerCoverage_reporting(ctx, field)
+	case "label":
+		return ec.fieldContext_AnswerCoverage_label(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnswerCoverage", field.Name)
 }
 
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3920,6 +4029,12 @@ func (ec *executionContext) childFields_Gap(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gap_edges(ctx, field)
 	case "stopReasons":
 		return ec.fieldContext_Gap_stopReasons(ctx, field)
+	case "numerator":
+		return ec.fieldContext_Gap_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_Gap_denominator(ctx, field)
+	case "since":
+		return ec.fieldContext_Gap_since(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gap", field.Name)
 }
@@ -3938,6 +4053,8 @@ func (ec *executionContext) childFields_ImpactReport(ctx context.Context, field 
 		return ec.fieldContext_ImpactReport_gaps(ctx, field)
 	case "permissionsFiltered":
 		return ec.fieldContext_ImpactReport_permissionsFiltered(ctx, field)
+	case "coverage":
+		return ec.fieldContext_ImpactReport_coverage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImpactReport", field.Name)
 }
@@ -4088,6 +4205,8 @@ func (ec *executionContext) childFields_LineageGraph(ctx context.Context, field 
 		return ec.fieldContext_LineageGraph_permissionsFiltered(ctx, field)
 	case "asOf":
 		return ec.fieldContext_LineageGraph_asOf(ctx, field)
+	case "coverage":
+		return ec.fieldContext_LineageGraph_coverage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageGraph", field.Name)
 }
@@ -5246,6 +5365,98 @@ func (ec *executionContext) _Alias_validTo(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Alias_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AnswerCoverage_datasets(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_withExpectedWriter(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_withExpectedWriter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithExpectedWriter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_withExpectedWriter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_reporting(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_reporting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reporting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_reporting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_label(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApiToken_id(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
@@ -9241,6 +9452,75 @@ func (ec *executionContext) fieldContext_Gap_stopReasons(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "StopReason")
 }
 
+func (ec *executionContext) _Gap_numerator(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_numerator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numerator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Gap_denominator(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_denominator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denominator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Gap_since(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9413,6 +9693,38 @@ func (ec *executionContext) _ImpactReport_permissionsFiltered(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_ImpactReport_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImpactReport", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ImpactReport_coverage(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactReport_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+			return ec.marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactReport_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImpactReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnswerCoverage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ImpactedField_field(ctx context.Context, field graphql.CollectedField, obj *api.ImpactedField) (ret graphql.Marshaler) {
@@ -10775,6 +11087,38 @@ func (ec *executionContext) _LineageGraph_asOf(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_LineageGraph_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "Time")
+}
+
+func (ec *executionContext) _LineageGraph_coverage(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+			return ec.marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnswerCoverage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -14809,6 +15153,54 @@ func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var answerCoverageImplementors = []string{"AnswerCoverage"}
+
+func (ec *executionContext) _AnswerCoverage(ctx context.Context, sel ast.SelectionSet, obj *api.AnswerCoverage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, answerCoverageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnswerCoverage")
+		case "datasets":
+			out.Values[i] = ec._AnswerCoverage_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withExpectedWriter":
+			out.Values[i] = ec._AnswerCoverage_withExpectedWriter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reporting":
+			out.Values[i] = ec._AnswerCoverage_reporting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._AnswerCoverage_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var apiTokenImplementors = []string{"ApiToken"}
 
 func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *model.APIToken) graphql.Marshaler {
@@ -16283,6 +16675,21 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "numerator":
+			out.Values[i] = ec._Gap_numerator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "denominator":
+			out.Values[i] = ec._Gap_denominator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "since":
+			out.Values[i] = ec._Gap_since(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16339,6 +16746,11 @@ func (ec *executionContext) _ImpactReport(ctx context.Context, sel ast.Selection
 		case "permissionsFiltered":
 			out.Values[i] = ec._ImpactReport_permissionsFiltered(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._ImpactReport_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -16808,6 +17220,11 @@ func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.Selection
 		case "asOf":
 			out.Values[i] = ec._LineageGraph_asOf(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._LineageGraph_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -19310,6 +19727,13 @@ func (ec *executionContext) marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 		return graphql.Null
 	}
 	return ec._Alias(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx context.Context, sel ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnswerCoverage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOAuditBinding2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditBinding(ctx context.Context, sel ast.SelectionSet, v *model.AuditBinding) graphql.Marshaler {

@@ -24,10 +24,10 @@ type query struct {
 
 // queryServices wires the query side: the catalog (lookups, event status), search over it, and the lineage
 // service over it with the Redis cache (nil rdb: no cache), all under the same permission policy. All seal their
-// cursors with the same key (lineage.cursor-key).
+// cursors with the same key (lineage.cursor-key). ts gives the lineage answers their trust gaps (nil: none).
 func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc search.Config,
 	canon catalog.Canonicalizer, policy authz.Policy, red *authz.Redactor, log *slog.Logger,
-	reg prometheus.Registerer) (query, error) {
+	reg prometheus.Registerer, ts lineage.TrustSource) (query, error) {
 	cat, err := catalog.New(store, catalog.Options{Policy: policy, Redactor: red, Canon: canon, Clock: time.Now,
 		Log: log, CursorKey: lc.CursorKey})
 	if err != nil {
@@ -38,7 +38,7 @@ func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc 
 		return query{}, err
 	}
 	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Cache: cache.New(rdb, reg, log), Policy: policy,
-		Redactor: red, Catalog: cat, Clock: time.Now, Log: log})
+		Redactor: red, Catalog: cat, Clock: time.Now, Log: log, Trust: ts})
 	if err != nil {
 		return query{}, err
 	}

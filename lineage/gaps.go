@@ -194,7 +194,7 @@ func (g trustGaps) notReporting(ds []answerDataset, writers []trust.JobStatus) (
 	for _, st := range late {
 		n, m := len(late), scheduled
 		gap := api.Gap{Kind: api.GapJobNotReporting, Nodes: idsOf(st), Edges: []string{}, Numerator: &n, Denominator: &m,
-			Message: fmt.Sprintf("%d of %d upstream jobs are not reporting: %s", n, m, g.trust.JobMessage(st))}
+			Message: fmt.Sprintf("%d of %d upstream jobs are not reporting: %s", n, m, strings.TrimSpace(g.trust.JobMessage(st)))}
 		for _, j := range st.Matched {
 			gap.Nodes = append(gap.Nodes, api.JobID(j.Key))
 		}

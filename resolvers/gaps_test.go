@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,7 +92,9 @@ func TestJobNotReportingNamesTheJobsOnThePath(t *testing.T) {
 	}
 	registerList(t, fx, jobs)
 	var cov struct {
-		Coverage struct{ JobsReporting struct{ Numerator, Denominator int } }
+		Coverage struct {
+			JobsReporting struct{ Numerator, Denominator int }
+		}
 	}
 	h.mustQuery(`query($ns: String) { coverage(namespace: $ns) { jobsReporting { numerator denominator } } }`,
 		map[string]any{"ns": fx.NS}, &cov)
@@ -186,5 +189,40 @@ func TestProducerStaleOnTheAnswer(t *testing.T) {
 	}
 	if len(g.Nodes) != 1 || g.Nodes[0] != api.JobID(jq) || len(g.Edges) != 1 {
 		t.Errorf("nodes %v edges %v, want the quiet job and its edge src -> mid", g.Nodes, g.Edges)
+	}
+}
+
+// checkTrustGaps (TestLeakSuite) asserts what the trust gaps show each principal on "lineage both": the admin
+// sees every expected writer of pub.mid and pub.out (2 of 4 not reporting: pub.never and the hidden one) and
+// the quiet producer of pub.j2, named; the narrow principal sees only the visible expected writers (1 of 2: pub.never),
+// coverage counted over them, and no producer but its own.
+func (w *world) checkTrustGaps() {
+	w.t.Helper()
+	op := w.operations()["lineage both"]
+	decode := func(p string) gapsAnswer {
+		var r struct{ Data gapsAnswer }
+		if err := json.Unmarshal(w.post(p, op.q, op.vars), &r); err != nil {
+			w.t.Fatal(err)
+		}
+		return r.Data
+	}
+	admin, narrow := decode(w.admin), decode(w.narrow)
+	if idx := admin.kinds("JOB_NOT_REPORTING"); len(idx) != 2 || !strings.HasPrefix(admin.Lineage.Gaps[idx[0]].Message, "2 of 4 upstream jobs") {
+		w.t.Errorf("admin JOB_NOT_REPORTING: %+v", admin.Lineage.Gaps)
+	}
+	// the hidden job's latest run is the open one, whose events name no principal: only pub.j2's producer
+	if idx := admin.kinds("PRODUCER_STALE"); len(idx) != 1 || !strings.Contains(admin.Lineage.Gaps[idx[0]].Message, "sec.prodj2") {
+		w.t.Errorf("admin PRODUCER_STALE, want pub.j2's quiet producer: %+v", admin.Lineage.Gaps)
+	}
+	idx := narrow.kinds("JOB_NOT_REPORTING")
+	if len(idx) != 1 || !strings.HasPrefix(narrow.Lineage.Gaps[idx[0]].Message, "1 of 2 upstream jobs") ||
+		!strings.Contains(narrow.Lineage.Gaps[idx[0]].Message, "pub.never") {
+		w.t.Errorf("narrow JOB_NOT_REPORTING: %+v", narrow.Lineage.Gaps)
+	}
+	if n := len(narrow.kinds("PRODUCER_STALE")); n != 0 {
+		w.t.Errorf("narrow sees %d PRODUCER_STALE gaps of other producers", n)
+	}
+	if c := narrow.Lineage.Coverage; c == nil || c.WithExpectedWriter != 2 || c.Reporting != 1 {
+		w.t.Errorf("narrow coverage %+v, want pub.mid and pub.out with a visible expected writer, pub.mid reporting", c)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/trust"
 )
 
@@ -29,6 +30,16 @@ type trustGaps struct {
 	inner   answerer
 	trust   TrustSource
 	catalog *catalog.Catalog
+	// memo keeps one answer's trust gaps for Config.TrustGapsTTL (nil: off), keyed by the caller's scope
+	// fingerprint (grants and grant epoch), its subject and what the gaps are computed from, so a grant change
+	// takes effect at once and an inventory registration or a producer's silence within the TTL.
+	memo *ttlcache.Cache[trustResult]
+}
+
+// trustResult is what the trust gaps add to one answer.
+type trustResult struct {
+	gaps []api.Gap
+	cov  *api.AnswerCoverage
 }
 
 var _ answerer = trustGaps{}
@@ -82,6 +93,46 @@ type answerDataset struct {
 // describe it (hidden: JobKey ""), and producers are named and counted only to a caller with a global scope or
 // when they are the caller.
 func (g trustGaps) compute(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node,
+	edges []*api.LineageEdge, jobs []string, t int64) ([]api.Gap, *api.AnswerCoverage, error) {
+	if g.memo == nil {
+		return g.computeNow(ctx, p, scope, nodes, edges, jobs, t)
+	}
+	key := memoKey(p, scope, nodes, edges, jobs)
+	if r, ok, _ := g.memo.Get(key); ok {
+		c := *r.cov
+		return slices.Clone(r.gaps), &c, nil
+	}
+	_, _, gen := g.memo.Get("")
+	gaps, cov, err := g.computeNow(ctx, p, scope, nodes, edges, jobs, t)
+	if err == nil && len(gaps) <= maxTrustGapsMemoGaps {
+		c := *cov
+		g.memo.Put(key, trustResult{gaps: slices.Clone(gaps), cov: &c}, gen)
+	}
+	return gaps, cov, err
+}
+
+// memoKey digests what an answer's trust gaps are computed from, with the caller's scope and subject.
+func memoKey(p authz.Principal, scope authz.Scope, nodes []api.Node, edges []*api.LineageEdge, jobs []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t", scope.Fingerprint, p.Kind, p.Subject, scope.Global)
+	for _, n := range nodes {
+		switch v := n.(type) {
+		case *api.Dataset:
+			fmt.Fprintf(&b, "\x00d%s|%s|%s|%s|%s", v.Key, v.Namespace, v.Name, v.CurrentNamespace, v.CurrentName)
+		case *api.Field:
+			fmt.Fprintf(&b, "\x00f%s", v.DatasetKey)
+		}
+	}
+	for _, e := range edges {
+		fmt.Fprintf(&b, "\x00e%s|%s", e.ID, e.JobKey)
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "\x00j%s", j)
+	}
+	return digest(b.String())
+}
+
+func (g trustGaps) computeNow(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node,
 	edges []*api.LineageEdge, jobs []string, t int64) ([]api.Gap, *api.AnswerCoverage, error) {
 	ds, err := g.datasets(ctx, nodes, t)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/internal/seal"
+	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/lineage/walk"
 )
 
@@ -85,6 +86,9 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	}
 	if o.Trust != nil {
 		s.trust = &trustGaps{inner: s.answerer, trust: o.Trust, catalog: o.Catalog}
+		if cfg.TrustGapsTTL > 0 {
+			s.trust.memo = ttlcache.New[trustResult](cfg.TrustGapsTTL, MaxTrustGapsMemo, s.clock)
+		}
 		s.answerer = *s.trust
 	}
 	return s, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/catalog"
@@ -146,15 +148,16 @@ func (g trustGaps) computeNow(ctx context.Context, p authz.Principal, scope auth
 			}
 		}
 	}
-	writers, err := g.trust.ExpectedWriters(ctx, p, outs)
-	if err != nil {
+	// the two reads are independent: run them at once
+	var writers []trust.JobStatus
+	var stale []api.Gap
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) { writers, err = g.trust.ExpectedWriters(ectx, p, outs); return err })
+	eg.Go(func() (err error) { stale, err = g.producerGaps(ectx, p, scope, edges, jobs); return err })
+	if err := eg.Wait(); err != nil {
 		return nil, nil, api.StoreErr(err)
 	}
 	gaps, cov := g.notReporting(ds, writers)
-	stale, err := g.producerGaps(ctx, p, scope, edges, jobs)
-	if err != nil {
-		return nil, nil, api.StoreErr(err)
-	}
 	return append(gaps, stale...), cov, nil
 }
 

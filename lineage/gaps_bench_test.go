@@ -25,7 +25,8 @@ const gapsBenchInventory = 16_000
 
 // BenchmarkTrustGaps3Hop: the cost the trust gaps (JOB_NOT_REPORTING, PRODUCER_STALE, coverage) add to a 3-hop
 // downstream lineage answer, P50 and P99 with and without them, same roots, with the results tier off (neo4j)
-// and on (redis). The world: a tree root -> 8 jobs -> 8 datasets -> 8 jobs each -> 64 datasets -> 1 job each ->
+// and on (redis), and with the per-scope memo of an answer's gaps (TrustGapsTTL; the fixed clock makes every
+// request after the first a memo hit) and without it (with-nomemo: every request computes them). The world: a tree root -> 8 jobs -> 8 datasets -> 8 jobs each -> 64 datasets -> 1 job each ->
 // 64 datasets (137 datasets, 136 jobs on the answer), each job with one run whose two events name one of 4
 // producer principals; an inventory of 16,000 expected jobs of which the 136 on the answer list its datasets as
 // outputs (30 % of them never reported).
@@ -95,8 +96,9 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 		for _, gaps := range []struct {
 			name  string
 			trust lineage.TrustSource
-		}{{"without", nil}, {"with", ts}} {
-			svc, err := lineage.NewService(store, lineage.Options{Config: lineage.Config{CursorKey: "bench-cursor-key-0123456789abcdef0123"},
+			ttl   time.Duration
+		}{{"without", nil, 0}, {"with", ts, 0}, {"with-nomemo", ts, -1}} {
+			svc, err := lineage.NewService(store, lineage.Options{Config: lineage.Config{CursorKey: "bench-cursor-key-0123456789abcdef0123", TrustGapsTTL: gaps.ttl},
 				Cache: tier.cache, Clock: fx.Clock(), Catalog: newCatalog(b, store, nil, nil, fx.Clock()), Trust: gaps.trust})
 			if err != nil {
 				b.Fatal(err)

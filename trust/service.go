@@ -140,6 +140,8 @@ func (r *Report) compute(ctx context.Context, sig Signal) (*Figure, error) {
 		return r.edges(ctx)
 	case SignalColumnLineage:
 		return r.columns(ctx)
+	case SignalCanaries:
+		return r.canaries(ctx)
 	}
 	return nil, fmt.Errorf("%w: signal: unknown %q", ErrInvalid, sig)
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
 )
@@ -43,4 +45,19 @@ func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc 
 		return query{}, err
 	}
 	return query{lineage: svc, catalog: cat, search: srch}, nil
+}
+
+// canaryChecker checks the registered canaries with a lineage service and catalog of their own that see
+// everything (a canary is about the graph, not about a caller), without the caches and the trust gaps.
+func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonicalizer, log *slog.Logger) (*canary.Checker, error) {
+	cat, err := catalog.New(store, catalog.Options{Policy: authz.AllowAll{}, Canon: canon, Clock: time.Now, Log: log,
+		CursorKey: lc.CursorKey})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Policy: authz.AllowAll{}, Catalog: cat, Clock: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return canary.NewChecker(svc, cat, registry.NewStore(store), time.Now, log), nil
 }

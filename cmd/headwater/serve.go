@@ -146,6 +146,11 @@ func (s serveCmd) Run(rc *runCtx) error {
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
 	g.Go(func() error { return trust.NewSampler(trustSvc, trust.NewMetrics(reg), log).Run(gctx) })
+	checker, err := canaryChecker(p.store, s.Lineage, p.norm, log)
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)
 		if err != nil {

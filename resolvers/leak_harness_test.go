@@ -204,6 +204,7 @@ func (w *world) buildInventory(hiddenJob string) {
 	}
 	producerRun(fx, w.jHidden, w.hidden("prod"), daily)
 	producerRun(fx, graph.JobKey(fx.NS, "pub.j2"), w.hidden("prodj2"), daily)
+	w.hiddenCanary()
 	if err := inv.Normalize(); err != nil {
 		w.t.Fatal(err)
 	}

@@ -33,7 +33,8 @@ const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissio
   columnLineage { numerator denominator items(first: 500) { nodes { nodes name message } } }
   unresolvedIdentities { numerator items(first: 500) { nodes { name message } } }
   quietProducers { numerator denominator items { nodes { producer message } } }
-  rejectedEvents { numerator denominator items { nodes { producer reason } } } } }`
+  rejectedEvents { numerator denominator items { nodes { producer reason } } }
+  canaries { numerator denominator items(first: 500) { nodes { name message reason } } } } }`
 
 // operations are every public read operation, with arguments naming this world's nodes.
 func (w *world) operations() map[string]struct {

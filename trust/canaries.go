@@ -17,7 +17,7 @@ type CanaryRow struct {
 	Failure                                 string
 }
 
-// canaries counts the checked active canaries that pass, of all checked ones, as the caller may see them (it may
+// canaries counts (narrowed by namespace to those with an end in it) the checked active canaries that pass, of all checked ones, as the caller may see them (it may
 // describe both ends and the job); the items are the failing ones, with the reason and since when.
 func (r *Report) canaries(ctx context.Context) (*Figure, error) {
 	rows, err := r.svc.r.Canaries(ctx)
@@ -41,7 +41,8 @@ func (r *Report) canaries(ctx context.Context) (*Figure, error) {
 		"found in the lineage answers, of all checked ones"}
 	var g grouper
 	for i, c := range rows {
-		if !ok[i] || !c.Checked {
+		ns := r.Query.Namespace
+		if !ok[i] || !c.Checked || (ns != "" && c.FromNs != ns && c.ToNs != ns) {
 			continue
 		}
 		f.Denominator++

@@ -117,6 +117,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)
+	registry.NewCanaryHandler(inv, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, trustSvc)

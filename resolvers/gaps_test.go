@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/inventory"
 	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 )
 
@@ -224,5 +225,33 @@ func (w *world) checkTrustGaps() {
 	}
 	if c := narrow.Lineage.Coverage; c == nil || c.WithExpectedWriter != 2 || c.Reporting != 1 {
 		w.t.Errorf("narrow coverage %+v, want pub.mid and pub.out with a visible expected writer, pub.mid reporting", c)
+	}
+}
+
+// A producer that reports again is not quiet on the next answer, although the producers' health was read (and
+// is reused for a minute) while it was quiet: its new run's events count.
+func TestProducerBackIsNotStale(t *testing.T) {
+	h := newHarness(t, withConfig(lineage.Config{TrustGapsTTL: -1}))
+	fx := h.fx
+	src, dst := fx.Dataset("b.src"), fx.Dataset("b.dst")
+	j := fx.Job("b.job")
+	fx.Flow(j, []string{src}, []string{dst})
+	prod := fx.NS + "-backprod"
+	var daily []time.Time
+	for d := 12; d >= 5; d-- {
+		daily = append(daily, fx.Now.Add(-time.Duration(d)*24*time.Hour))
+	}
+	producerRun(fx, j, prod, daily)
+	vars := map[string]any{"ns": fx.NS, "name": "b.src", "dir": "DOWNSTREAM", "depth": 1}
+	var a gapsAnswer
+	h.mustQuery(gapsLineageQ, vars, &a)
+	if len(a.kinds("PRODUCER_STALE")) != 1 {
+		t.Fatalf("quiet producer: %+v", a.Lineage.Gaps)
+	}
+	producerRun(fx, j, prod, []time.Time{fx.Now.Add(-time.Minute)})
+	var b gapsAnswer
+	h.mustQuery(gapsLineageQ, vars, &b)
+	if n := len(b.kinds("PRODUCER_STALE")); n != 0 {
+		t.Errorf("a producer that reported a minute ago is still stale: %+v", b.Lineage.Gaps)
 	}
 }

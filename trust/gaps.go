@@ -56,19 +56,27 @@ func (s *Service) ProducersOf(ctx context.Context, jobKeys []string) ([]Producer
 	}
 	by := map[string]*ProducerOf{}
 	var order []string
+	now := s.clock().UTC()
 	for _, k := range jobKeys {
-		for _, p := range rows[k] {
+		for _, jp := range rows[k] {
+			p := jp.Producer
 			po, ok := by[p]
 			if !ok {
 				h, known := health.by[p]
 				if !known {
 					continue // no event in the lookback: not a producer the quiet rule measures
 				}
-				h.Now = health.at
+				h.Now = now
 				po = &h
 				by[p] = po
 				order = append(order, p)
 			}
+			// an event newer than the snapshot (it may be a minute old) counts: a producer that just reported
+			// is not quiet
+			if last := fromMs(jp.Last); last.After(po.Last) {
+				po.Last = last
+			}
+			po.Quiet = po.Now.Sub(po.Last) > po.Limit
 			if !slices.Contains(po.JobKeys, k) {
 				po.JobKeys = append(po.JobKeys, k)
 			}
@@ -162,24 +170,28 @@ func (s *Service) readHealth(ctx context.Context) (*healthSnapshot, error) {
 	return snap, nil
 }
 
+// JobProducer is a producer principal of a job's latest run and the latest of its events there (epoch ms).
+type JobProducer struct {
+	Producer string
+	Last     int64
+}
+
 // JobProducers reads, per job, the producer principals of its latest run's events (the run with the latest
 // first event time, through the index on (jobKey, firstEventAt); its events through the index on runKey).
-func (s *Store) JobProducers(ctx context.Context, jobKeys []string) (map[string][]string, error) {
+func (s *Store) JobProducers(ctx context.Context, jobKeys []string) (map[string][]JobProducer, error) {
 	rows, err := s.read(ctx, `UNWIND $jobs AS jk
 CALL (jk) {
   MATCH (r:Run {jobKey: jk}) WHERE r.firstEventAt IS NOT NULL
   RETURN r ORDER BY r.firstEventAt DESC LIMIT 1
 }
 MATCH (e:Event {runKey: r.key}) WHERE e.principal IS NOT NULL AND e.principal <> ''
-RETURN jk, collect(DISTINCT e.principal) AS ps`, map[string]any{"jobs": jobKeys})
+RETURN jk, e.principal AS p, max(e.receivedAt) AS last ORDER BY jk, p`, map[string]any{"jobs": jobKeys})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]string, len(rows))
+	out := make(map[string][]JobProducer, len(rows))
 	for _, r := range rows {
-		ps := r.Strs("ps")
-		slices.Sort(ps)
-		out[r.Str("jk")] = ps
+		out[r.Str("jk")] = append(out[r.Str("jk")], JobProducer{Producer: r.Str("p"), Last: r.Int("last")})
 	}
 	return out, nil
 }

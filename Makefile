@@ -42,16 +42,18 @@ vet:
 	$(GO) vet ./...
 
 ## lint: golangci-lint (pinned, installed into .state/bin by scripts/lint.sh) with .golangci.yml: the layering
-## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint.
+## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint, errcheck, unparam, modernize, promlinter.
 lint:
 	scripts/lint.sh
 
 ## race: the race detector over the packages whose tests need no servers. loadtest/gen is left out: its
 ## generator tests take ~50 s under -race and run no goroutines of their own.
-RACE_PKGS := ./ingest/normalize ./ingest/olevent ./internal/ttlcache ./ingest/ownership ./ingest/identcheck \
+RACE_PKGS := ./ingest/normalize ./ingest/olevent/... ./internal/ttlcache ./ingest/ownership ./ingest/identcheck \
 	./ingest/archive ./ingest/producecheck ./loadtest/report ./loadtest/drive
 # The server-free authz packages (ADR 0029): the seam, the grant model, the evaluator, the policy file, the audit queue.
 RACE_PKGS += ./authz ./authz/grant ./authz/grantpolicy ./authz/policyfile ./authz/audit
+# The GraphQL request guards' unit tests (the byte-bounded LRU; ADR 0033).
+RACE_PKGS += ./resolvers/guard
 race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 

@@ -52,8 +52,7 @@ func StoreErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	var de *Error
-	if errors.As(err, &de) {
+	if _, ok := errors.AsType[*Error](err); ok {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {

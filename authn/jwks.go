@@ -136,7 +136,7 @@ func (c *jwksCache) getJSON(ctx context.Context, url string, into any) error {
 	if err != nil {
 		return fmt.Errorf("%w: fetch %s: %w", ErrUnavailable, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: fetch %s: status %d", ErrUnavailable, url, resp.StatusCode)
 	}

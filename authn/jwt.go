@@ -66,7 +66,7 @@ func claimAt(claims map[string]any, path string) any {
 		return nil
 	}
 	var cur any = claims
-	for _, part := range strings.Split(path, ".") {
+	for part := range strings.SplitSeq(path, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil

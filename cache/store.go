@@ -50,15 +50,15 @@ func encodeEntry(gens map[string]int64, value []byte) ([]byte, error) {
 }
 
 func decodeEntry(s string) *entry {
-	i := strings.IndexByte(s, '\n')
-	if i < 0 {
+	before, after, ok := strings.Cut(s, "\n")
+	if !ok {
 		return nil
 	}
 	var e entry
-	if json.Unmarshal([]byte(s[:i]), &e.Gens) != nil || e.Gens == nil {
+	if json.Unmarshal([]byte(before), &e.Gens) != nil || e.Gens == nil {
 		return nil
 	}
-	e.Value = json.RawMessage(s[i+1:])
+	e.Value = json.RawMessage(after)
 	return &e
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/permcheck"
-	"github.com/headwater-data/headwater/internal/seal"
 )
 
 // Canonicalizer canonicalises identifiers exactly as ingestion does (package ingest/normalize implements it).
@@ -31,25 +30,21 @@ type Options struct {
 	Canon    Canonicalizer
 	Clock    func() time.Time
 	Log      *slog.Logger
-	// CursorKey seals quarantine cursors (lineage.Config.CursorKey; empty: a random per-process key).
-	CursorKey string
 }
 
-// Catalog answers the lookups around the lineage graph: datasets, jobs, runs, versions, fields, aliases, event
-// status and quarantine. Resolvers call one method per field and nothing else.
+// Catalog answers the lookups around the lineage graph: datasets, jobs, runs, versions, fields, aliases (event
+// status and quarantine are catalog/eventstatus's). Resolvers call one method per field and nothing else.
 type Catalog struct {
-	store  *graph.Store
-	gate   permcheck.Gate
-	canon  Canonicalizer
-	clock  func() time.Time
-	cursor seal.Codec
-	log    *slog.Logger
+	store *graph.Store
+	gate  permcheck.Gate
+	canon Canonicalizer
+	clock func() time.Time
+	log   *slog.Logger
 }
 
 // New builds the catalog over store.
 func New(store *graph.Store, o Options) (*Catalog, error) {
-	s := &Catalog{store: store, gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock,
-		cursor: seal.Codec{Key: []byte(o.CursorKey)}, log: o.Log}
+	s := &Catalog{store: store, gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock, log: o.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -58,9 +53,6 @@ func New(store *graph.Store, o Options) (*Catalog, error) {
 	}
 	if s.clock == nil {
 		s.clock = time.Now
-	}
-	if o.CursorKey == "" {
-		s.cursor.Key = seal.RandomKey()
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 // Package catalog answers the lookups around the lineage graph: datasets, jobs, runs, job versions, fields,
-// aliases and versions by name or key (the resolvers' dataloaders batch the *ByKeys methods), the status of an
-// event and the caller's quarantined events (search is package search, over DatasetsByKeys and JobsByKeys). It also finds the start nodes of a lineage walk by name and
+// aliases and versions by name or key (the resolvers' dataloaders batch the *ByKeys methods; the status of an
+// event and the caller's quarantined events are package catalog/eventstatus, search is package search, over
+// DatasetsByKeys and JobsByKeys). It also finds the start nodes of a lineage walk by name and
 // materialises the nodes a walk found (package lineage calls FindJob, FindField, LookupDataset, Nodes,
 // TouchNodes); it knows nothing of walks, budgets or cursors of lineage pages.
 //
@@ -10,6 +11,5 @@
 //   - SQL, source code and run error messages need VIEW_SQL on the job and a caller who may describe every
 //     dataset the job read or wrote; sensitive tags need VIEW_SENSITIVE; every sensitive dataset returned is
 //     recorded in the request's audit;
-//   - each guard is one policy call for the whole list it filters (guard.go);
-//   - quarantine cursors are sealed and bound to the caller.
+//   - each guard is one policy call for the whole list it filters (guard.go).
 package catalog

@@ -11,6 +11,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/internal/permcheck"
 )
 
@@ -101,7 +102,7 @@ func (s *Catalog) runCandidates(ctx context.Context, id string, job *api.JobRef)
 		// a dbt node job's runs are keyed by the names they were reported under (ADR 0027)
 		keys := make([]string, 0, len(j.Names))
 		for _, n := range j.Names {
-			keys = append(keys, graph.RunKey(runID, graph.JobKey(j.Namespace, n)))
+			keys = append(keys, graph.RunKey(runID, graph.JobKey(normalize.KeyNamespace(j.Namespace), n)))
 		}
 		return keys, runID, j.Key, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/internal/permcheck"
 )
 
@@ -137,7 +138,7 @@ func (s *Catalog) findDbtJob(ctx context.Context, ns, uniqueID string, role api.
 	if err != nil {
 		return graph.JobRow{}, api.BadRequest("dbt job %s %s: %v", ns, uniqueID, err)
 	}
-	j, found, err := s.store.JobByDbtUniqueID(ctx, cns, uniqueID, string(role))
+	j, found, err := s.store.JobByDbtUniqueID(ctx, normalize.KeyNamespace(cns), uniqueID, string(role))
 	if err != nil {
 		return j, api.StoreErr(err)
 	}

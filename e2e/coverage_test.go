@@ -451,9 +451,9 @@ func airflowOut(t *testing.T, dir string, env []string, airflow string, args ...
 func lastLine(t *testing.T, out, prefix string) string {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(lines[i], prefix) {
-			return lines[i]
+	for _, line := range slices.Backward(lines) {
+		if strings.HasPrefix(line, prefix) {
+			return line
 		}
 	}
 	t.Fatalf("no line starting with %q in:\n%s", prefix, out)
@@ -463,7 +463,7 @@ func lastLine(t *testing.T, out, prefix string) string {
 // idLines keeps the lines that are task ids (the CLI prints warnings around them).
 func idLines(out string) string {
 	var ids []string
-	for _, l := range strings.Split(out, "\n") {
+	for l := range strings.SplitSeq(out, "\n") {
 		if l = strings.TrimSpace(l); l != "" && !strings.ContainsAny(l, " []:") {
 			ids = append(ids, l)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 )
 
 // pipelineEvents returns runs of a three-step pipeline (extract -> clean -> aggregate) repeated `runs` times,
@@ -30,14 +31,14 @@ func pipelineEvents(t *testing.T, s scope, runs int) ([][]byte, []string) {
 		}
 		return [][]byte{ev("START", at, ""), ev(state, at.Add(2*time.Minute), facets)}
 	}
-	for r := 0; r < runs; r++ {
+	for r := range runs {
 		at := base.Add(time.Duration(r) * 10 * time.Minute)
 		out = append(out, step("extract", "src/orders", "raw/orders", false, at, "COMPLETE")...)
 		out = append(out, step("clean", "raw/orders", "clean/orders", true, at.Add(3*time.Minute), "COMPLETE")...)
 		out = append(out, step("aggregate", "clean/orders", "mart/revenue", false, at.Add(6*time.Minute), "COMPLETE")...)
 	}
 	out = append(out, step("experiment", "mart/revenue", "mart/experiment", false, base.Add(time.Hour), "FAIL")...)
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func newUUID() string { return uuid.NewString() }
 // resolveID is the id the gateway and consumer give an event sent without an id header.
 func resolveID(t *testing.T, raw []byte) string {
 	t.Helper()
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -286,7 +287,7 @@ func reference(t *testing.T, store *graph.Store, s scope, events [][]byte, ids [
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	var envs []project.Envelope
 	for i, raw := range events {
 		ev, err := dec.Decode(raw)

@@ -187,7 +187,7 @@ func diff(got, want string) string {
 
 func lineSet(s string) map[string]bool {
 	m := map[string]bool{}
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		m[l] = true
 	}
 	return m
@@ -212,7 +212,7 @@ func TestQuarantinedEventRedrivenAfterFixIsProjectedOnce(t *testing.T) {
 	tight.signal(syscall.SIGTERM)
 	_ = tight.wait(t, 30*time.Second)
 	start(t, kc, nil, "ingest", "--metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		rd := start(t, kc, nil, "redrive", "--event-id="+id)
 		if err := rd.wait(t, 60*time.Second); err != nil {
 			t.Fatalf("redrive %d: %v", i, err)

@@ -55,7 +55,7 @@ func quarantinedIDs(t *testing.T, api, tok string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	var after any
-	for page := 0; page < 500; page++ {
+	for range 500 {
 		d := gql(t, api, tok, `query($after: String) { quarantinedEvents(first: 2, after: $after) { nodes { id principal rule field stage reason } endCursor hasNextPage } }`,
 			map[string]any{"after": after})["quarantinedEvents"].(map[string]any)
 		for _, n := range d["nodes"].([]any) {

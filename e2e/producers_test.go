@@ -29,6 +29,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -102,7 +103,7 @@ func eventIDs(t *testing.T, file string) []string {
 		t.Fatalf("the producer wrote no events file: %v", err)
 	}
 	defer f.Close()
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	var ids []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
@@ -509,10 +510,10 @@ func compareGolden(t *testing.T, name, got string) {
 // lineDiff lists the lines only in want (-) and only in got (+); both are sorted, unique lines.
 func lineDiff(want, got string) string {
 	w, g := map[string]bool{}, map[string]bool{}
-	for _, l := range strings.Split(want, "\n") {
+	for l := range strings.SplitSeq(want, "\n") {
 		w[l] = true
 	}
-	for _, l := range strings.Split(got, "\n") {
+	for l := range strings.SplitSeq(got, "\n") {
 		g[l] = true
 	}
 	var out []string

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func startRedis(t *testing.T, addr string) *exec.Cmd {
 		t.Fatalf("redis-server: %v (installed by scripts/stack/stack.sh)", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	for i := 0; i < 50; i++ {
+	for range 50 {
 		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
 			c.Close()
 			return cmd
@@ -154,10 +155,5 @@ func metric(t *testing.T, addr, name string) float64 {
 }
 
 func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(xs, x)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -40,7 +41,7 @@ func TestUpgradeMovesDbtEventsOntoTheirModelsJob(t *testing.T) {
 	}
 	text := strings.ReplaceAll(string(raw), "$JOBNS", jobNS)
 	text = strings.ReplaceAll(text, "$WORK", "/w/"+jobNS)
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestUpgradeMovesDbtEventsOntoTheirModelsJob(t *testing.T) {
 	const principal = "e2e-dbt-upgrade"
 	var recs []archive.Record
 	var earlier []project.Envelope
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(text), "\n") {
 		ev, err := dec.Decode([]byte(line))
 		if err != nil {
 			t.Fatal(err)

@@ -19,9 +19,13 @@ import (
 	"github.com/headwater-data/headwater/ingest/project"
 )
 
-// The upgrade-v1 fixture (testdata/upgrade-v1/README.md): a graph and a raw-event archive written by projection
-// version 1's own binary (commit db621b7), and what that binary answered through GraphQL.
-const fixtureDir = "testdata/upgrade-v1"
+// The upgrade fixtures (testdata/upgrade-v1/README.md, testdata/upgrade-v2/README.md): a graph and a raw-event
+// archive written by projection version 1's own binary (commit db621b7), and by version 2's (6463f7a), and what
+// each binary answered through GraphQL.
+const (
+	fixtureDir   = "testdata/upgrade-v1"
+	fixtureDirV2 = "testdata/upgrade-v2"
+)
 
 // v1Graph is graph.json, as gen/export.go writes it.
 type v1Graph struct {
@@ -52,13 +56,22 @@ type v1Answers struct {
 	} `json:"jobs"`
 	SharedRun map[string]any `json:"sharedRun"`
 	Lineage   map[string]any `json:"lineage"`
-	World     struct {
+	// upgrade-v2 only: the searches, the hive table's column lineage and the API-granted reader's answer
+	Search          map[string]map[string]any `json:"search"`
+	IdentityLineage map[string]any            `json:"identityLineage"`
+	ReaderDataset   map[string]any            `json:"readerDataset"`
+	World           struct {
 		Runs     map[string]string `json:"runs"`
 		EventIDs map[string]string `json:"eventIds"`
 	} `json:"world"`
 }
 
 func readFixture(t *testing.T) (*v1Graph, *v1Answers) {
+	t.Helper()
+	return readFixtureDir(t, fixtureDir)
+}
+
+func readFixtureDir(t *testing.T, fixtureDir string) (*v1Graph, *v1Answers) {
 	t.Helper()
 	var g v1Graph
 	var a v1Answers
@@ -79,7 +92,8 @@ func readFixture(t *testing.T) (*v1Graph, *v1Answers) {
 
 // fixtureScopes are the namespace prefixes the fixture's world lives under.
 func fixtureScopes(fx string) []string {
-	return []string{fx + "-", "s3://" + fx + "-", "postgres://" + fx + "-"}
+	return []string{fx + "-", "s3://" + fx + "-", "postgres://" + fx + "-", "hive://" + fx + "-", "mysql://" + fx + "-",
+		"hdfs://" + fx + "-", "kafka://" + fx + "-", "snowflake://" + fx + "-"}
 }
 
 // lockFixture serializes this test across every worktree of the machine: the fixture is loaded under its own fixed
@@ -268,6 +282,9 @@ func eraseFixture(t *testing.T, store *graph.Store, g *v1Graph, a *v1Answers) {
 	}
 	q(`MATCH (r:Run) WHERE r.runId IN $runs OR r.key IN $runs DETACH DELETE r`, map[string]any{"runs": runs})
 	q(`MATCH (e:Event|Quarantined) WHERE e.key IN $ids OR e.eventId IN $ids DETACH DELETE e`, map[string]any{"ids": ids})
+	// the upgrade-v2 world's API-granted role (its grants are re-stated under new ids by the upgrade)
+	q(`MATCH (n:Role|Grant|RoleBinding) WHERE n.name = $role OR n.role = $role DETACH DELETE n`,
+		map[string]any{"role": a.Namespace + "-pg-reader"})
 }
 
 // dumpFixture is project.Dump over the fixture's namespaces.
@@ -286,6 +303,11 @@ func dumpFixture(t *testing.T, store *graph.Store, fx string) string {
 
 // copyArchive copies the fixture's archive segments to a fresh directory.
 func copyArchive(t *testing.T) string {
+	t.Helper()
+	return copyArchiveDir(t, fixtureDir)
+}
+
+func copyArchiveDir(t *testing.T, fixtureDir string) string {
 	t.Helper()
 	dir := t.TempDir()
 	segs, err := filepath.Glob(filepath.Join(fixtureDir, "archive", "*.ndjson.gz"))

@@ -59,6 +59,21 @@ var migrations = []migration{
 		"CREATE CONSTRAINT job_checkpoint_key IF NOT EXISTS FOR (n:JobCheckpoint) REQUIRE n.key IS UNIQUE",
 		"CREATE INDEX job_checkpoint_job IF NOT EXISTS FOR (n:JobCheckpoint) ON (n.jobKey, n.at)",
 	}},
+	{6, []string{
+		// case-insensitive search matches searchName CONTAINS (graph.Store.SearchAfter, ADR 0026)
+		"CREATE TEXT INDEX dataset_search_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.searchName)",
+		"CREATE TEXT INDEX job_search_name_text IF NOT EXISTS FOR (n:Job) ON (n.searchName)",
+		// the expected-job inventory and the trust signals' windowed reads (ADR 0031)
+		"CREATE CONSTRAINT inventory_source_key IF NOT EXISTS FOR (n:InventorySource) REQUIRE n.key IS UNIQUE",
+		"CREATE CONSTRAINT expected_job_key IF NOT EXISTS FOR (n:ExpectedJob) REQUIRE n.key IS UNIQUE",
+		"CREATE INDEX expected_job_source IF NOT EXISTS FOR (n:ExpectedJob) ON (n.source)",
+		"CREATE INDEX expected_job_namespace IF NOT EXISTS FOR (n:ExpectedJob) ON (n.namespace)",
+		"CREATE CONSTRAINT coverage_sample_key IF NOT EXISTS FOR (n:CoverageSample) REQUIRE n.key IS UNIQUE",
+		"CREATE INDEX coverage_sample_signal IF NOT EXISTS FOR (n:CoverageSample) ON (n.signal, n.at)",
+		"CREATE INDEX event_received IF NOT EXISTS FOR (n:Event) ON (n.receivedAt)",
+		"CREATE INDEX unresolved_last_seen IF NOT EXISTS FOR (n:UnresolvedIdentity) ON (n.lastSeenAt)",
+		"CREATE INDEX quarantined_received IF NOT EXISTS FOR (n:Quarantined) ON (n.receivedAt)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

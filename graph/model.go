@@ -35,6 +35,10 @@ const (
 	// Internal projector state, read by nothing but the projector (docs/graph-model.md, "Projector details").
 	LabelDatasetLogChunk = "DatasetLogChunk"
 	LabelJobCheckpoint   = "JobCheckpoint"
+	// The expected-job inventory and the trust signals' trend points (inventory/registry, trust; ADR 0031).
+	LabelInventorySource = "InventorySource"
+	LabelExpectedJob     = "ExpectedJob"
+	LabelCoverageSample  = "CoverageSample"
 )
 
 // Relationship types.

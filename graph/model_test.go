@@ -36,7 +36,7 @@ func TestModelNamesAreTheCypherNames(t *testing.T) {
 				usedLabels[m[1]] = pos
 			}
 			for _, m := range relIn.FindAllStringSubmatch(lit, -1) {
-				for _, r := range strings.Split(m[1], "|") {
+				for r := range strings.SplitSeq(m[1], "|") {
 					usedRels[strings.TrimLeft(strings.TrimSpace(r), ":")] = pos
 				}
 			}

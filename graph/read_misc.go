@@ -69,20 +69,27 @@ RETURN DISTINCT properties(u) AS u ORDER BY u.key`, map[string]any{"names": list
 	return out, nil
 }
 
-// SearchHit is a dataset or job whose name contains the query.
+// SearchHit is a dataset or job whose name contains the query (ignoring case).
 type SearchHit struct {
 	Label string // Dataset or Job
 	Key   string
 	Name  string
 }
 
-// Search finds datasets and jobs whose current name contains q (text indexes), ordered by name then key.
-func (s *Store) Search(ctx context.Context, q string, offset, limit int) ([]SearchHit, error) {
-	recs, err := s.readRecords(ctx, `CALL () {
-  MATCH (d:Dataset) WHERE d.name CONTAINS $q RETURN 'Dataset' AS label, d.key AS key, d.name AS name
+// searchHits matches datasets and jobs whose current name contains $q, ignoring case: searchName is the name
+// lower-cased (toLower, written with every name by projection version 3, ADR 0026), so a user searching
+// "orders" finds Snowflake's "ORDERS". A text index on searchName serves the CONTAINS; without it the match is a
+// label scan, slower but the same answer.
+const searchHits = `CALL () {
+  MATCH (d:Dataset) WHERE d.searchName CONTAINS toLower($q) RETURN 'Dataset' AS label, d.key AS key, d.name AS name
   UNION ALL
-  MATCH (j:Job) WHERE j.name CONTAINS $q RETURN 'Job' AS label, j.key AS key, j.name AS name
-}
+  MATCH (j:Job) WHERE j.searchName CONTAINS toLower($q) RETURN 'Job' AS label, j.key AS key, j.name AS name
+}`
+
+// Search finds datasets and jobs whose current name contains q, ignoring case (searchHits), ordered by name then
+// key.
+func (s *Store) Search(ctx context.Context, q string, offset, limit int) ([]SearchHit, error) {
+	recs, err := s.readRecords(ctx, searchHits+`
 RETURN label, key, name ORDER BY name, label, key SKIP $off LIMIT $lim`,
 		map[string]any{"q": q, "off": offset, "lim": limit})
 	if err != nil {
@@ -139,8 +146,8 @@ func (e *AmbiguousJobNameError) Error() string {
 	return fmt.Sprintf("job name %q in namespace %q was reported for %d dbt nodes", e.Name, e.Namespace, len(e.Jobs))
 }
 
-// JobByDbtUniqueID returns the job of a dbt node in a job namespace in a role (DbtRoleNode, DbtRoleTests): one
-// key lookup (docs/adr/0027-dbt-job-identity.md).
+// JobByDbtUniqueID returns the job of a dbt node in a job namespace (its key form, normalize.KeyNamespace) in a
+// role (DbtRoleNode, DbtRoleTests): one key lookup (docs/adr/0027-dbt-job-identity.md).
 func (s *Store) JobByDbtUniqueID(ctx context.Context, namespace, uniqueID, role string) (JobRow, bool, error) {
 	k := DbtJobKey(namespace, uniqueID, role)
 	rows, err := s.JobsByKeys(ctx, []string{k})
@@ -154,11 +161,7 @@ func (s *Store) JobByDbtUniqueID(ctx context.Context, namespace, uniqueID, role 
 // SearchAfter is Search by position: hits strictly after `after` in (name, label, key) order ("" name: from the
 // start), so a caller that filters hits can page without offsets that count what it filtered out.
 func (s *Store) SearchAfter(ctx context.Context, q string, after SearchHit, limit int) ([]SearchHit, error) {
-	recs, err := s.readRecords(ctx, `CALL () {
-  MATCH (d:Dataset) WHERE d.name CONTAINS $q RETURN 'Dataset' AS label, d.key AS key, d.name AS name
-  UNION ALL
-  MATCH (j:Job) WHERE j.name CONTAINS $q RETURN 'Job' AS label, j.key AS key, j.name AS name
-}
+	recs, err := s.readRecords(ctx, searchHits+`
 WITH label, key, name
 WHERE $an = '' OR name > $an OR (name = $an AND (label > $al OR (label = $al AND key > $ak)))
 RETURN label, key, name ORDER BY name, label, key LIMIT $lim`,

@@ -67,7 +67,7 @@ type cronField map[int]bool
 
 func parseCronField(f string, lo, hi int) (cronField, error) {
 	out := cronField{}
-	for _, part := range strings.Split(f, ",") {
+	for part := range strings.SplitSeq(f, ",") {
 		step := 1
 		if i := strings.Index(part, "/"); i >= 0 {
 			n, err := strconv.Atoi(part[i+1:])
@@ -134,11 +134,11 @@ func cronGap(expr string) (time.Duration, error) {
 		if !dayMatches(fs, f, day) {
 			continue
 		}
-		for h := 0; h < 24; h++ {
+		for h := range 24 {
 			if !fs[1][h] {
 				continue
 			}
-			for m := 0; m < 60; m++ {
+			for m := range 60 {
 				if !fs[0][m] {
 					continue
 				}

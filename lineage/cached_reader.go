@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -69,9 +70,7 @@ func addHop(r *walk.HopResult, src string, v nbValue, gens map[string]int64) {
 	if len(v.Far) > 0 {
 		r.Far[src] = v.Far
 	}
-	for k, g := range gens {
-		r.Gens[k] = g
-	}
+	maps.Copy(r.Gens, gens)
 }
 
 // readMissing snapshots the frontier's generations, reads, then snapshots the generations of what the read

@@ -3,6 +3,7 @@ package lineage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -66,9 +67,7 @@ var _ answerer = walker{}
 func (w walker) answer(ctx context.Context, q request) (page, error) {
 	spec := w.spec(q.args, q.start, q.t, q.tKey, q.principal)
 	spec.Gens = w.startGens(ctx, q.start)
-	for k, v := range q.gens {
-		spec.Gens[k] = v
-	}
+	maps.Copy(spec.Gens, q.gens)
 	var from *walk.State
 	if q.st != nil {
 		from = &q.st.State
@@ -179,9 +178,7 @@ func (w walker) startGens(ctx context.Context, start resolvedStart) map[string]i
 	}
 	out := map[string]int64{}
 	if g, ok := w.gens.Snapshot(ctx, cache.TierResults, keys); ok {
-		for k, v := range g {
-			out[k] = v
-		}
+		maps.Copy(out, g)
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/auditkafka"
@@ -199,7 +201,7 @@ func TestAuditRecordsPagesNewestFirst(t *testing.T) {
 	w.writeHistory()
 	// A non-admin is refused, and the refusal is the next record.
 	_, errs := w.read(w.steward, "req-steward-read", map[string]any{})
-	oneError(t, errs, CodeForbidden)
+	oneError(t, errs, guard.CodeForbidden)
 	if errs[0].Message != forbiddenMessage {
 		t.Errorf("message %q", errs[0].Message)
 	}
@@ -277,18 +279,18 @@ func TestAuditRecordsFilters(t *testing.T) {
 	// A cursor is bound to its filters and to its caller.
 	p := w.mustRead(w.admin, map[string]any{"first": 1})
 	_, errs := w.read(w.admin, "req-3", map[string]any{"first": 1, "after": *p.AuditRecords.EndCursor, "decision": "ALLOW"})
-	oneError(t, errs, CodeBadRequest)
+	oneError(t, errs, guard.CodeBadRequest)
 	_, errs = w.read(w.admin, "req-4", map[string]any{"first": 1, "after": "ac1.bm9wZQ"})
-	oneError(t, errs, CodeBadRequest)
+	oneError(t, errs, guard.CodeBadRequest)
 	_, errs = w.read(w.admin, "req-5", map[string]any{"first": 501})
-	oneError(t, errs, CodeBadRequest)
+	oneError(t, errs, guard.CodeBadRequest)
 }
 
 func TestAuditRecordsForbiddenToAdminsWithADeny(t *testing.T) {
 	w := newAuditWorld(t)
 	for _, who := range []string{w.denyAdmin, w.steward, w.bystander} {
 		_, errs := w.read(who, "req-"+who, map[string]any{"first": 5})
-		oneError(t, errs, CodeForbidden)
+		oneError(t, errs, guard.CodeForbidden)
 	}
 	got := w.mustRead(w.admin, map[string]any{"decision": "DENY"}).AuditRecords.Nodes
 	seen := map[string]bool{}

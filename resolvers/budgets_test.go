@@ -2,12 +2,15 @@ package resolvers
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/resolvers/guard"
 
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
@@ -17,7 +20,7 @@ import (
 func (h *harness) paged(vars map[string]any) []lineageGraph {
 	h.t.Helper()
 	var pages []lineageGraph
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		g := h.lineage(vars)
 		pages = append(pages, g)
 		if g.Cursor == nil {
@@ -212,12 +215,8 @@ func TestCursorBoundToPrincipalAndArguments(t *testing.T) {
 	}
 	try := func(principal string, change map[string]any) []gqlError {
 		v := map[string]any{"after": *g.Cursor}
-		for k, x := range vars {
-			v[k] = x
-		}
-		for k, x := range change {
-			v[k] = x
-		}
+		maps.Copy(v, vars)
+		maps.Copy(v, change)
 		return h.query(principal, lineageQuery, v, nil)
 	}
 	for name, c := range map[string]struct {
@@ -230,7 +229,7 @@ func TestCursorBoundToPrincipalAndArguments(t *testing.T) {
 		"tampered":        {"", map[string]any{"after": *g.Cursor + "x"}},
 	} {
 		errs := try(c.principal, c.change)
-		if len(errs) != 1 || errs[0].code() != CodeBadRequest {
+		if len(errs) != 1 || errs[0].code() != guard.CodeBadRequest {
 			t.Fatalf("%s: errors = %+v, want BAD_REQUEST", name, errs)
 		}
 	}

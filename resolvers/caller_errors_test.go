@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
@@ -70,7 +72,7 @@ func TestCallerMistakesAreBadRequest(t *testing.T) {
 	}
 	for _, c := range cases {
 		errs := h.query("", c.query, c.vars, nil)
-		if len(errs) != 1 || errs[0].code() != CodeBadRequest || !strings.Contains(errs[0].Message, c.inMessage) {
+		if len(errs) != 1 || errs[0].code() != guard.CodeBadRequest || !strings.Contains(errs[0].Message, c.inMessage) {
 			t.Errorf("%s: errors %+v; want one BAD_REQUEST naming %s", c.name, errs, c.inMessage)
 		}
 	}
@@ -79,12 +81,12 @@ func TestCallerMistakesAreBadRequest(t *testing.T) {
 func TestBatchedRequestIsBadRequest(t *testing.T) {
 	h := newHarness(t)
 	status, r := h.postRaw(strings.NewReader(`[{"query":"{ __typename }"},{"query":"{ __typename }"}]`), -1, "")
-	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest ||
+	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest ||
 		!strings.Contains(r.Errors[0].Message, "batched") {
 		t.Fatalf("status %d errors %+v", status, r.Errors)
 	}
 	status, r = h.postRaw(strings.NewReader(`{"query": 5}`), -1, "")
-	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || strings.Contains(r.Errors[0].Message, "{") {
+	if status != http.StatusBadRequest || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest || strings.Contains(r.Errors[0].Message, "{") {
 		t.Fatalf("undecodable body: status %d errors %+v", status, r.Errors)
 	}
 }
@@ -98,7 +100,7 @@ func TestUnsupportedTransportIsBadRequest(t *testing.T) {
 	defer resp.Body.Close()
 	var r gqlResponse
 	_ = json.NewDecoder(resp.Body).Decode(&r)
-	if resp.StatusCode != http.StatusUnsupportedMediaType || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+	if resp.StatusCode != http.StatusUnsupportedMediaType || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest {
 		t.Fatalf("status %d errors %+v", resp.StatusCode, r.Errors)
 	}
 }
@@ -109,11 +111,11 @@ func TestPersistedQueryHashMismatchIsBadRequest(t *testing.T) {
 	other := sha256.Sum256([]byte("{ other }"))
 	ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(other[:]) + `"}}`
 	r := h.get(url.Values{"query": {q}, "extensions": {ext}})
-	if len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || !strings.Contains(r.Errors[0].Message, "hash") {
+	if len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest || !strings.Contains(r.Errors[0].Message, "hash") {
 		t.Fatalf("GET: %+v", r.Errors)
 	}
 	body := `{"query":"{ __typename }","extensions":` + ext + `}`
-	if _, r := h.postRaw(strings.NewReader(body), -1, ""); len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+	if _, r := h.postRaw(strings.NewReader(body), -1, ""); len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest {
 		t.Fatalf("POST: %+v", r.Errors)
 	}
 	// the refused document was not registered under the wrong hash
@@ -135,9 +137,7 @@ func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 	t.Cleanup(free) // before the server's Close, which waits for held requests
 	var wg sync.WaitGroup
 	for range limit {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for { // a held request that met the probes' slot is refused: send it again
 				status, r := h.postRaw(slowBody(body, release), int64(len(body)), "mallory")
 				if status == http.StatusTooManyRequests {
@@ -148,14 +148,14 @@ func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 				}
 				return
 			}
-		}()
+		})
 	}
 	waitFor(t, func() bool {
 		status, _ := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory")
 		return status == http.StatusTooManyRequests
 	})
 	status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory")
-	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != CodeRateLimited {
+	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeRateLimited {
 		t.Errorf("over the limit: %d %+v", status, r.Errors)
 	}
 	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "bob"); status != http.StatusOK || len(r.Errors) != 0 {

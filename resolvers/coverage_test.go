@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/inventory"
 	"github.com/headwater-data/headwater/inventory/registry"
@@ -69,7 +71,7 @@ func TestCoverageItemsPageAndArgumentsAreChecked(t *testing.T) {
 		"too long": {`{ coverage(window: "400d") { window } }`, nil},
 	} {
 		errs := h.query("", c.q, c.vars, nil)
-		if len(errs) == 0 || errs[0].code() != CodeBadRequest {
+		if len(errs) == 0 || errs[0].code() != guard.CodeBadRequest {
 			t.Errorf("%s: %+v, want BAD_REQUEST", name, errs)
 		}
 	}

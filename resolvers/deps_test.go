@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
@@ -39,14 +42,14 @@ type testDeps struct {
 	Manager       *manage.Manager
 	Tokens        *authn.TokenManager
 	AuditReader   AuditReader
-	Limits        Limits
+	Limits        guard.Limits
 	Trust         *trust.Service
 	Inventory     *registry.Service
 }
 
 func (d testDeps) handler() (http.Handler, error) {
 	cat, err := catalog.New(d.Store, catalog.Options{Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
-		Clock: d.Clock, Log: d.Log, CursorKey: d.Lineage.CursorKey})
+		Clock: d.Clock, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,8 @@ func (d testDeps) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
+	events := eventstatus.New(d.Store, cat, eventstatus.Options{Policy: d.Policy, CursorKey: d.Lineage.CursorKey})
+	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
 		Trust: d.Trust, Inventory: d.Inventory})
 }

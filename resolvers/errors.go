@@ -15,24 +15,10 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/resolvers/model"
 	"github.com/headwater-data/headwater/trust"
 )
-
-// Public error codes (extensions.code).
-const (
-	CodeNotFound    = "NOT_FOUND"
-	CodeForbidden   = "FORBIDDEN"
-	CodeBadRequest  = "BAD_REQUEST"
-	CodeComplexity  = "COMPLEXITY_LIMIT_EXCEEDED"
-	CodeUnavailable = "UNAVAILABLE"
-	CodeInternal    = "INTERNAL"
-	// CodeRateLimited answers a request refused because its principal has too many in flight or has spent its
-	// query budget (HTTP 429 with Retry-After).
-	CodeRateLimited = "RATE_LIMITED"
-)
-
-const internalMessage = "internal error"
 
 func isNotFound(err error) bool {
 	return errors.Is(err, api.ErrNotFound) || errors.Is(err, dataloadgen.ErrNotFound)
@@ -44,14 +30,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		var de *api.Error
-		var re *requestError
+		var re *guard.RequestError
 		switch {
 		case errors.As(err, &re): // refused by a request limit, the transport or APQ
-			gqlErr.Message = re.msg
-			setCode(gqlErr, re.code)
+			gqlErr.Message = re.Error()
+			setCode(gqlErr, re.Code())
 		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, authn.ErrBadRequest) || errors.Is(err, trust.ErrInvalid):
 			gqlErr.Message = inputMessage(gqlErr, err)
-			setCode(gqlErr, CodeBadRequest)
+			setCode(gqlErr, guard.CodeBadRequest)
 		case errors.As(err, &de):
 			gqlErr.Message = de.Message
 			setCode(gqlErr, codeOf(de))
@@ -60,34 +46,34 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 		case isForbidden(err):
 			gqlErr.Message = forbiddenMessage
-			setCode(gqlErr, CodeForbidden)
+			setCode(gqlErr, guard.CodeForbidden)
 		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, grant.ErrUnknownRole):
 			gqlErr.Message = invalidMessage(err)
-			setCode(gqlErr, CodeBadRequest)
+			setCode(gqlErr, guard.CodeBadRequest)
 		case errors.Is(err, trust.ErrUnavailable) || errors.Is(err, registry.ErrUnavailable):
 			log.Warn("trust store unavailable", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "the trust signals are unavailable, retry later"
-			setCode(gqlErr, CodeUnavailable)
+			setCode(gqlErr, guard.CodeUnavailable)
 		case errors.Is(err, authz.ErrUnavailable) || errors.Is(err, authn.ErrUnavailable):
 			log.Warn("grant store unavailable", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "the permission store is unavailable, retry later"
-			setCode(gqlErr, CodeUnavailable)
+			setCode(gqlErr, guard.CodeUnavailable)
 		case isNotFound(err):
 			gqlErr.Message = "not found"
-			setCode(gqlErr, CodeNotFound)
+			setCode(gqlErr, guard.CodeNotFound)
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 			gqlErr.Message = "the request was cancelled or timed out"
-			setCode(gqlErr, CodeUnavailable)
+			setCode(gqlErr, guard.CodeUnavailable)
 		default:
 			if code, ok := gqlErr.Extensions["code"].(string); ok { // parse, validation, limits, APQ from gqlgen
 				if code == errcode.ParseFailed || code == errcode.ValidationFailed {
-					setCode(gqlErr, CodeBadRequest)
+					setCode(gqlErr, guard.CodeBadRequest)
 				}
 				return gqlErr
 			}
 			log.Error("resolver error", "path", gqlErr.Path.String(), "err", err)
-			gqlErr.Message = internalMessage
-			setCode(gqlErr, CodeInternal)
+			gqlErr.Message = guard.InternalMessage
+			setCode(gqlErr, guard.CodeInternal)
 		}
 		return gqlErr
 	}
@@ -107,8 +93,7 @@ func invalidMessage(err error) string {
 	if errors.Is(err, grant.ErrUnknownRole) {
 		return "unknown role"
 	}
-	var de *api.Error
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*api.Error](err); ok {
 		return de.Message
 	}
 	return err.Error()
@@ -131,15 +116,15 @@ func inputMessage(gqlErr *gqlerror.Error, err error) string {
 func codeOf(e *api.Error) string {
 	switch {
 	case errors.Is(e.Class, api.ErrNotFound):
-		return CodeNotFound
+		return guard.CodeNotFound
 	case errors.Is(e.Class, api.ErrBadRequest):
-		return CodeBadRequest
+		return guard.CodeBadRequest
 	case errors.Is(e.Class, api.ErrForbidden):
-		return CodeForbidden
+		return guard.CodeForbidden
 	case errors.Is(e.Class, api.ErrUnavailable):
-		return CodeUnavailable
+		return guard.CodeUnavailable
 	}
-	return CodeInternal
+	return guard.CodeInternal
 }
 
 func setCode(e *gqlerror.Error, code string) {

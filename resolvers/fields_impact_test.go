@@ -3,6 +3,8 @@ package resolvers
 import (
 	"testing"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 )
 
@@ -171,7 +173,7 @@ func TestRunAnswersWhatItReadAndWrote(t *testing.T) {
 		}
 	}
 	errs := h.query("", `query { run(id: "00000000-0000-0000-0000-000000000000") { runId } }`, nil, nil)
-	if len(errs) != 1 || errs[0].code() != CodeNotFound {
+	if len(errs) != 1 || errs[0].code() != guard.CodeNotFound {
 		t.Fatalf("unknown run: %+v", errs)
 	}
 }

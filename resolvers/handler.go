@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/authn"
@@ -18,8 +17,10 @@ import (
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
 )
@@ -30,7 +31,9 @@ type Deps struct {
 	Lineage *lineage.Service
 	Catalog *catalog.Catalog
 	Search  *search.Searcher
-	Log     *slog.Logger
+	// Events answers event(id) and quarantinedEvents (required).
+	Events *eventstatus.Service
+	Log    *slog.Logger
 	// Registerer receives the GraphQL layer's metrics (nil: not registered).
 	Registerer prometheus.Registerer
 	Clock      func() time.Time
@@ -44,7 +47,7 @@ type Deps struct {
 	// which decides who may read and audits every read. Either nil: auditRecords answers FORBIDDEN.
 	AuditReader AuditReader
 	// Limits bound each request before gqlgen parses it (zero values: the defaults).
-	Limits Limits
+	Limits guard.Limits
 	// Trust serves coverage and Inventory the inventory operations (nil: they answer UNAVAILABLE).
 	Trust     *trust.Service
 	Inventory *registry.Service
@@ -53,8 +56,8 @@ type Deps struct {
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
 // principal to the request context (authz.WithPrincipal) before it.
 func NewHandler(d Deps) (http.Handler, error) {
-	if d.Lineage == nil || d.Catalog == nil || d.Search == nil {
-		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog and Deps.Search are required")
+	if d.Lineage == nil || d.Catalog == nil || d.Search == nil || d.Events == nil {
+		return nil, errors.New("resolvers: Deps.Lineage, Deps.Catalog, Deps.Search and Deps.Events are required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -66,12 +69,12 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
+	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, events: d.Events, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
 		trust: d.Trust, inventory: d.Inventory}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}
-	srv := newServer(res, lim, newGraphQLMetrics(d.Registerer), d.Log)
+	srv := newServer(res, lim, d.Registerer, d.Log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// each request: its loaders and one search scan budget shared by all its search fields
 		ctx := withLoaders(d.Search.WithRequestBudget(r.Context()), newLoaders(d.Catalog))
@@ -103,23 +106,12 @@ func requestID(r *http.Request) string {
 // maxRequestIDLen bounds a client-supplied request id.
 const maxRequestIDLen = 128
 
-// newServer is gqlgen's server in production shape, in this order: the bounded transport (GET and POST only;
-// per-principal concurrency, body and JSON-list limits), APQ over a byte-bounded LRU, the document limits
-// (before validation), gqlgen's parse (token limit) and validation, the byte-bounded parsed-query cache,
-// complexity and depth limits, the per-principal cost budget, one error presenter.
-func newServer(res *Resolver, lim Limits, m *graphqlMetrics, log *slog.Logger) *handler.Server {
+// newServer is gqlgen's server in production shape: the request guards (guard.Install: the bounded transport,
+// APQ, the document limits, gqlgen's parse and validation, the parsed-query cache, complexity and depth limits,
+// the per-principal cost budget), then one error presenter.
+func newServer(res *Resolver, lim guard.Limits, reg prometheus.Registerer, log *slog.Logger) *handler.Server {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: res}))
-	srv.AddTransport(transport{lim: lim, gate: newPrincipalGate(lim.MaxConcurrent), metrics: m})
-	srv.AddTransport(unsupported{metrics: m})
-	queries := newQueryCache(lim.QueryCacheBytes, m.cacheLookup("query"))
-	srv.SetQueryCache(queries)
-	srv.SetParserTokenLimit(lim.MaxTokens)
-	srv.Use(extension.Introspection{})
-	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: newAPQCache(lim.APQCacheBytes, m.cacheLookup("apq"))}})
-	srv.Use(documentLimits{lim: lim, parsed: queries})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
-	srv.Use(depthLimit{max: MaxQueryDepth})
-	srv.Use(newCostBudget(lim.CostPerSecond, lim.CostBurst, time.Now)) // wall time, not the data clock
+	guard.Install(srv, lim, reg)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
@@ -62,10 +64,10 @@ func TestGETAndPersistedQueries(t *testing.T) {
 
 func TestErrorCodes(t *testing.T) {
 	h := newHarness(t)
-	deep := `{ run(id: "x") { ` + strings.Repeat("parent { ", MaxQueryDepth) + "runId" + strings.Repeat(" }", MaxQueryDepth+2)
+	deep := `{ run(id: "x") { ` + strings.Repeat("parent { ", guard.MaxQueryDepth) + "runId" + strings.Repeat(" }", guard.MaxQueryDepth+2)
 	var b strings.Builder
 	b.WriteString("{")
-	for i := range MaxComplexity/10 + 1 { // complexity 10 each, within the token and field limits
+	for i := range guard.MaxComplexity/10 + 1 { // complexity 10 each, within the token and field limits
 		fmt.Fprintf(&b, " r%d: run(id: \"x\") { id state startedAt endedAt conflictingStates job { id name namespace } }", i)
 	}
 	wide := b.String() + " }"
@@ -74,14 +76,14 @@ func TestErrorCodes(t *testing.T) {
 		vars  map[string]any
 		code  string
 	}{
-		"validation":     {`{ nope }`, nil, CodeBadRequest},
-		"bad argument":   {lineageQuery, map[string]any{"start": dsStart("x", "y"), "dir": "BOTH", "depth": 0}, CodeBadRequest},
-		"two starts":     {lineageQuery, map[string]any{"start": map[string]any{"dataset": map[string]any{"namespace": "x", "name": "y"}, "job": map[string]any{"namespace": "x", "name": "y"}}, "dir": "BOTH", "depth": 1}, CodeBadRequest},
-		"depth limit":    {deep, nil, CodeComplexity},
-		"complexity":     {wide, nil, CodeComplexity},
-		"unknown job":    {`query($ns: String!) { job(namespace: $ns, name: "nope") { name } }`, map[string]any{"ns": h.fx.NS}, CodeNotFound},
-		"bad page":       {`{ search(query: "x", first: 1000) { hasNextPage } }`, nil, CodeBadRequest},
-		"garbage cursor": {lineageQuery, map[string]any{"start": dsStart("x", "y"), "dir": "BOTH", "depth": 1, "after": "garbage"}, CodeBadRequest},
+		"validation":     {`{ nope }`, nil, guard.CodeBadRequest},
+		"bad argument":   {lineageQuery, map[string]any{"start": dsStart("x", "y"), "dir": "BOTH", "depth": 0}, guard.CodeBadRequest},
+		"two starts":     {lineageQuery, map[string]any{"start": map[string]any{"dataset": map[string]any{"namespace": "x", "name": "y"}, "job": map[string]any{"namespace": "x", "name": "y"}}, "dir": "BOTH", "depth": 1}, guard.CodeBadRequest},
+		"depth limit":    {deep, nil, guard.CodeComplexity},
+		"complexity":     {wide, nil, guard.CodeComplexity},
+		"unknown job":    {`query($ns: String!) { job(namespace: $ns, name: "nope") { name } }`, map[string]any{"ns": h.fx.NS}, guard.CodeNotFound},
+		"bad page":       {`{ search(query: "x", first: 1000) { hasNextPage } }`, nil, guard.CodeBadRequest},
+		"garbage cursor": {lineageQuery, map[string]any{"start": dsStart("x", "y"), "dir": "BOTH", "depth": 1, "after": "garbage"}, guard.CodeBadRequest},
 	}
 	for name, c := range cases {
 		errs := h.query("", c.query, c.vars, nil)
@@ -115,7 +117,7 @@ func TestStoreDownIsUnavailableWithoutInternals(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	var r gqlResponse
 	_ = json.Unmarshal(body, &r)
-	if len(r.Errors) != 1 || r.Errors[0].code() != CodeUnavailable {
+	if len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeUnavailable {
 		t.Fatalf("errors = %s", body)
 	}
 	if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "MATCH") {

@@ -277,7 +277,7 @@ func (w *world) leaks(text string) []string {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			for _, part := range strings.Split(x, ".") {
+			for part := range strings.SplitSeq(x, ".") {
 				if b, err := base64.RawURLEncoding.DecodeString(part); err == nil {
 					hay = append(hay, string(b))
 				}

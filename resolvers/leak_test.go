@@ -106,7 +106,7 @@ func TestLeakSuite(t *testing.T) {
 func (w *world) cursorPages(p string) {
 	w.t.Helper()
 	vars := map[string]any{"ns": w.fx.NS, "name": "pub.mid", "dir": "BOTH", "depth": 3, "gran": "DATASET", "max": 2}
-	for page := 0; page < 10; page++ {
+	for page := range 10 {
 		body := w.post(p, leakLineageQ, vars)
 		w.noLeak("cursor page", body)
 		var r struct {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/headwater-data/headwater/resolvers/guard"
 )
 
 // Hostile payloads of issue 13 items 3 and 4; the benchmark in limits_bench_test.go sends the same ones.
@@ -66,7 +68,7 @@ func hostilePayloads() []hostile {
 	tn := queryBody(repeatedTypename(20000))
 	big := make([]byte, 64<<20)
 	list := hugeList(1_000_000)
-	inBody := hugeList(DefaultMaxListItems + 1)
+	inBody := hugeList(guard.DefaultMaxListItems + 1)
 	return append(cases,
 		hostile{"20,000 __typename", fixed(tn), int64(len(tn)), http.StatusBadRequest},
 		hostile{"64 MiB body", fixed(big), int64(len(big)), http.StatusRequestEntityTooLarge},
@@ -101,7 +103,7 @@ func TestHostileGraphQLPayloadsAreRefusedBeforeWork(t *testing.T) {
 	h := newHarness(t)
 	for _, c := range hostilePayloads() {
 		status, r := h.postRaw(c.body(), c.length, "")
-		if status != c.status || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest || r.Errors[0].Message == "" {
+		if status != c.status || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest || r.Errors[0].Message == "" {
 			t.Errorf("%s: status %d, errors %+v; want %d and one BAD_REQUEST", c.name, status, r.Errors, c.status)
 		}
 		if len(r.Errors) == 1 && len(r.Errors[0].Message) > 300 {
@@ -120,11 +122,11 @@ func TestGETQueryStringOverTheBodyLimitIs414(t *testing.T) {
 	defer resp.Body.Close()
 	var r gqlResponse
 	_ = json.NewDecoder(resp.Body).Decode(&r)
-	if resp.StatusCode != http.StatusRequestURITooLong || len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+	if resp.StatusCode != http.StatusRequestURITooLong || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest {
 		t.Fatalf("status %d errors %+v", resp.StatusCode, r.Errors)
 	}
 	// and a GET of a hostile document within the size limit is refused by the document limits
-	if r := h.get(url.Values{"query": {fragmentBomb(24)}}); len(r.Errors) != 1 || r.Errors[0].code() != CodeBadRequest {
+	if r := h.get(url.Values{"query": {fragmentBomb(24)}}); len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeBadRequest {
 		t.Fatalf("GET fragment bomb: %+v", r.Errors)
 	}
 }
@@ -173,20 +175,20 @@ func TestDocumentLimitsEachRefuse(t *testing.T) {
 		ok, over  string
 		wantInMsg string
 	}{
-		{"tokens", skipped((DefaultMaxTokens - 2) / 10), skipped((DefaultMaxTokens-2)/10 + 1), "tokens"},
-		{"fragment definitions", fragments(DefaultMaxFragments), fragments(DefaultMaxFragments + 1), "fragment definitions"},
-		{"fragment spreads", spreads(DefaultMaxFieldRepeats), spreads(DefaultMaxSpreads + 1), "fragment spreads"},
+		{"tokens", skipped((guard.DefaultMaxTokens - 2) / 10), skipped((guard.DefaultMaxTokens-2)/10 + 1), "tokens"},
+		{"fragment definitions", fragments(guard.DefaultMaxFragments), fragments(guard.DefaultMaxFragments + 1), "fragment definitions"},
+		{"fragment spreads", spreads(guard.DefaultMaxFieldRepeats), spreads(guard.DefaultMaxSpreads + 1), "fragment spreads"},
 		{"expanded fields", expanded(8), expanded(9), "fields with its fragments expanded"},
-		{"repeats of one field", repeatedTypename(DefaultMaxFieldRepeats), repeatedTypename(DefaultMaxFieldRepeats + 1), "selected more than"},
-		{"repeats through fragments", spreads(DefaultMaxFieldRepeats), spreads(DefaultMaxFieldRepeats + 1), "selected more than"},
-		{"nesting", nested(DefaultMaxNesting - 1), nested(DefaultMaxNesting + 1), "nest deeper"},
+		{"repeats of one field", repeatedTypename(guard.DefaultMaxFieldRepeats), repeatedTypename(guard.DefaultMaxFieldRepeats + 1), "selected more than"},
+		{"repeats through fragments", spreads(guard.DefaultMaxFieldRepeats), spreads(guard.DefaultMaxFieldRepeats + 1), "selected more than"},
+		{"nesting", nested(guard.DefaultMaxNesting - 1), nested(guard.DefaultMaxNesting + 1), "nest deeper"},
 	}
 	for _, c := range cases {
 		if errs := h.query("", c.ok, nil, nil); len(errs) != 0 {
 			t.Errorf("%s: just under the limit: %+v", c.name, errs)
 		}
 		errs := h.query("", c.over, nil, nil)
-		if len(errs) != 1 || errs[0].code() != CodeBadRequest || !strings.Contains(errs[0].Message, c.wantInMsg) {
+		if len(errs) != 1 || errs[0].code() != guard.CodeBadRequest || !strings.Contains(errs[0].Message, c.wantInMsg) {
 			t.Errorf("%s: just over the limit: %+v", c.name, errs)
 		}
 	}
@@ -220,7 +222,7 @@ func TestContractOperationsPassDefaultLimits(t *testing.T) {
 	for name, op := range contractOperations {
 		vars := map[string]any{"ns": ns, "start": dsStart(ns, "a"), "field": map[string]any{"namespace": ns, "name": "a", "field": "x"}}
 		for _, e := range h.query("", op, vars, nil) {
-			if e.code() != CodeNotFound {
+			if e.code() != guard.CodeNotFound {
 				t.Errorf("%s: %+v", name, e)
 			}
 		}
@@ -272,10 +274,10 @@ var contractFigures = func() string {
 // TestCostBudgetIsPerPrincipal: a principal whose complexity budget is spent is refused with 429 RATE_LIMITED and
 // a Retry-After; another principal is not affected.
 func TestCostBudgetIsPerPrincipal(t *testing.T) {
-	h := newHarness(t, func(d *testDeps) { d.Limits.CostPerSecond, d.Limits.CostBurst = 1, MaxComplexity })
+	h := newHarness(t, func(d *testDeps) { d.Limits.CostPerSecond, d.Limits.CostBurst = 1, guard.MaxComplexity })
 	var b strings.Builder
 	b.WriteString("{")
-	for i := range MaxComplexity / 20 { // complexity 10 each: half the burst
+	for i := range guard.MaxComplexity / 20 { // complexity 10 each: half the burst
 		fmt.Fprintf(&b, " r%d: run(id: \"x\") { id state startedAt endedAt conflictingStates job { id name namespace } }", i)
 	}
 	heavy := queryBody(b.String() + " }")
@@ -293,15 +295,15 @@ func TestCostBudgetIsPerPrincipal(t *testing.T) {
 		return resp.StatusCode, r, resp.Header.Get("Retry-After")
 	}
 	for i := range 2 {
-		if status, r, _ := post("spender"); status != http.StatusOK || r.Errors[0].code() != CodeNotFound {
+		if status, r, _ := post("spender"); status != http.StatusOK || r.Errors[0].code() != guard.CodeNotFound {
 			t.Fatalf("request %d within the budget: %d %+v", i, status, r.Errors)
 		}
 	}
 	status, r, retry := post("spender")
-	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != CodeRateLimited || retry == "" {
+	if status != http.StatusTooManyRequests || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeRateLimited || retry == "" {
 		t.Fatalf("over the budget: %d %+v Retry-After %q", status, r.Errors, retry)
 	}
-	if status, r, _ := post("saver"); status != http.StatusOK || r.Errors[0].code() != CodeNotFound {
+	if status, r, _ := post("saver"); status != http.StatusOK || r.Errors[0].code() != guard.CodeNotFound {
 		t.Fatalf("another principal: %d %+v", status, r.Errors)
 	}
 }

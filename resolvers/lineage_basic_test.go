@@ -3,6 +3,8 @@ package resolvers
 import (
 	"testing"
 
+	"github.com/headwater-data/headwater/resolvers/guard"
+
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 )
@@ -64,7 +66,7 @@ func TestLineageJobStartHasIOAtDepthOne(t *testing.T) {
 func TestLineageUnknownStartIsNotFound(t *testing.T) {
 	h := newHarness(t)
 	errs := h.query("", lineageQuery, map[string]any{"start": dsStart(h.fx.NS, "nope"), "dir": "BOTH", "depth": 2}, nil)
-	if len(errs) != 1 || errs[0].code() != CodeNotFound {
+	if len(errs) != 1 || errs[0].code() != guard.CodeNotFound {
 		t.Fatalf("errors = %+v, want one NOT_FOUND", errs)
 	}
 }

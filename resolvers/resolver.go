@@ -1,7 +1,8 @@
 // Package resolvers is Headwater's GraphQL layer (gqlgen): the generated executable schema, thin resolvers that
-// map arguments and call one lineage.Service, search.Searcher or catalog.Catalog method each, per-request
-// dataloaders, the error presenter (the only place domain errors become client errors), and the HTTP handler with
-// its limits (complexity, depth, APQ). It builds none of the services it calls: cmd/headwater does.
+// map arguments and call one lineage.Service, search.Searcher, catalog.Catalog or eventstatus.Service method
+// each, per-request dataloaders, the error presenter (the only place domain errors become client errors), and the
+// HTTP handler, whose request limits (transport, document, complexity, depth, cost, APQ) are package
+// resolvers/guard's. It builds none of the services it calls: cmd/headwater does.
 //
 // generated.go and model/ are generated from ../schema.graphqls by `go run github.com/99designs/gqlgen generate`;
 // never edit them by hand.
@@ -11,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
@@ -23,6 +25,7 @@ type Resolver struct {
 	svc     *lineage.Service
 	catalog *catalog.Catalog
 	search  *search.Searcher
+	events  *eventstatus.Service
 	manager *manage.Manager     // nil: management mutations answer FORBIDDEN
 	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
 	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.

@@ -153,12 +153,12 @@ func (r *queryResolver) Impact(ctx context.Context, field api.FieldRef, depth *i
 
 // Event is the resolver for the event field.
 func (r *queryResolver) Event(ctx context.Context, id string) (*api.EventStatus, error) {
-	return r.catalog.Event(ctx, id)
+	return r.events.Event(ctx, id)
 }
 
 // QuarantinedEvents is the resolver for the quarantinedEvents field.
 func (r *queryResolver) QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error) {
-	return r.catalog.QuarantinedEvents(ctx, first, after)
+	return r.events.QuarantinedEvents(ctx, first, after)
 }
 
 func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs golangci-lint with the repository's .golangci.yml (layering rules, staticcheck, unused, errorlint).
+# Runs golangci-lint with the repository's .golangci.yml (layering rules, staticcheck, unused, errorlint,
+# errcheck, unparam, modernize, promlinter).
 # Installs the pinned version into .state/bin with `go install` (through the Go module proxy) when it is missing
 # or another version; idempotent. Arguments go to `golangci-lint run` (default: ./...).
 set -euo pipefail
@@ -13,4 +14,5 @@ if ! "$LINT" version 2>/dev/null | grep -q "version ${VERSION#v} "; then
   GOBIN=$BIN_DIR go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$VERSION"
 fi
 if [ $# -eq 0 ]; then set -- ./...; fi
-exec "$LINT" run "$@"
+# several checkouts may lint at once on one machine (worktrees, a CI rehearsal): wait for the lock, do not fail
+exec "$LINT" run --allow-parallel-runners "$@"

@@ -99,7 +99,7 @@ func (c Config) Validate() error {
 // factors parses QuietFactors.
 func (c Config) factors() (map[string]float64, error) {
 	out := map[string]float64{}
-	for _, part := range strings.Split(c.QuietFactors, ",") {
+	for part := range strings.SplitSeq(c.QuietFactors, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}

@@ -6,6 +6,7 @@ package audit
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,14 +139,14 @@ func (a *RequestAudit) Flush(ctx context.Context, to Auditor) error {
 }
 
 func joinReasons(rs []string) string {
-	out := ""
+	var out strings.Builder
 	for i, r := range rs {
 		if i > 0 {
-			out += "; "
+			out.WriteString("; ")
 		}
-		out += r
+		out.WriteString(r)
 	}
-	return out
+	return out.String()
 }
 
 // RequestID returns the id of the request being audited.

@@ -74,7 +74,7 @@ func (k *KafkaAuditReader) ReadAudit(ctx context.Context, q audit.AuditQuery) (a
 	if err != nil {
 		return audit.AuditPage{}, fmt.Errorf("kafka consumer for the audit topic: %w", err)
 	}
-	defer cons.Close()
+	defer func() { _ = cons.Close() }() // a read-only scan: nothing to flush
 	s := &auditScan{ctx: ctx, cons: cons, topic: k.topic, q: q, parts: parts, maxScan: k.maxScan}
 	return s.page()
 }

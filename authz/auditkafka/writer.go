@@ -70,7 +70,7 @@ func EnsureAuditTopic(c kafkaio.Config, topic string) error {
 	if err != nil {
 		return fmt.Errorf("kafka admin at %s: %w", strings.Join(c.Brokers, ","), err)
 	}
-	defer admin.Close()
+	defer func() { _ = admin.Close() }() // the topic exists or the error below says why
 	forever, policy := "-1", "delete"
 	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: c.Partitions, ReplicationFactor: c.Replication,
 		ConfigEntries: map[string]*string{"retention.ms": &forever, "cleanup.policy": &policy}}, false)

@@ -2,6 +2,7 @@ package grantpolicy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/headwater-data/headwater/authz"
@@ -130,12 +131,7 @@ func TestImplicationTable(t *testing.T) {
 }
 
 func contains(ps []authz.Privilege, p authz.Privilege) bool {
-	for _, q := range ps {
-		if q == p {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(ps, p)
 }
 
 func TestDenyWins(t *testing.T) {

@@ -143,6 +143,6 @@ func kebab(s string) string {
 type versionCmd struct{}
 
 func (versionCmd) Run(rc *runCtx) error {
-	fmt.Fprintf(rc.stdout, "headwater %s (graph schema %d)\n", version, graph.SchemaVersion())
-	return nil
+	_, err := fmt.Fprintf(rc.stdout, "headwater %s (graph schema %d)\n", version, graph.SchemaVersion())
+	return err
 }

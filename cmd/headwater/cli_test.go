@@ -21,7 +21,23 @@ func parse(t *testing.T, args ...string) (*cli, error) {
 	return &c, err
 }
 
+// clearHeadwaterEnv unsets every HEADWATER_* variable for the test (a test environment pointing the suite at
+// other servers must not leak into what the configuration tests read) and restores them after.
+func clearHeadwaterEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "HEADWATER_") {
+			t.Setenv(k, v) // registers the restore
+			if err := os.Unsetenv(k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 func TestConfigPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
+	clearHeadwaterEnv(t)
 	file := filepath.Join(t.TempDir(), "hw.yaml")
 	if err := os.WriteFile(file, []byte("neo4j:\n  uri: bolt://file:7687\n  maxPoolSize: 7\nkafka:\n  brokers: [file:9092]\n  eventsTopic: from-file\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
@@ -89,7 +90,7 @@ func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim li
 		_ = store.Close(context.Background())
 		return nil, err
 	}
-	dec, err := olevent.NewDecoder(lim.limits(), time.Now)
+	dec, err := decode.NewDecoder(lim.limits(), time.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -166,5 +167,13 @@ func crashFailpoint(log *slog.Logger) func() {
 		if done.Add(1) >= int64(n) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
+	}
+}
+
+// closeLogged closes one component at shutdown and logs a failure: a deferred Close has no caller left to return
+// its error to, and an unflushed producer or archive segment must not fail silently.
+func closeLogged(log *slog.Logger, what string, closeFn func() error) {
+	if err := closeFn(); err != nil {
+		log.Warn("close failed", "component", what, "err", err)
 	}
 }

@@ -47,7 +47,7 @@ func TestSlowBodyIsCutOffAfterTheReadTimeout(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, conn); closed <- time.Since(start) }()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for sent := 0; sent < 1000; sent++ {
+	for range 1000 {
 		select {
 		case d := <-closed:
 			if d > lim.ReadTimeout+time.Second {

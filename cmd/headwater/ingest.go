@@ -48,17 +48,17 @@ func (c ingestCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer producer.Close()
+	defer closeLogged(log, "producer", producer.Close)
 	perms, err := p.permissions(ctx, c.Authz, c.Kafka, log, reg)
 	if err != nil {
 		return err
 	}
-	defer perms.Close()
+	defer closeLogged(log, "permissions", perms.Close)
 	arch, err := archive.OpenDir(c.Archive, time.Now)
 	if err != nil {
 		return err
 	}
-	defer arch.Close()
+	defer closeLogged(log, "archive", arch.Close)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", obs.MetricsHandler(reg))
 	obs.RegisterPprof(mux)

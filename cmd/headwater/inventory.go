@@ -40,15 +40,15 @@ func (c inventoryRegisterCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only: nothing to lose
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
 	defer cancel()
 	body, err := c.post(ctx, gzipStream(in))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(rc.stdout, strings.TrimSpace(body))
-	return nil
+	_, err = fmt.Fprintln(rc.stdout, strings.TrimSpace(body))
+	return err
 }
 
 func openInput(path string) (io.ReadCloser, error) {
@@ -89,7 +89,7 @@ func (c inventoryRegisterCmd) post(ctx context.Context, body io.Reader) (string,
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("inventory register: %s: %s", resp.Status, strings.TrimSpace(string(b)))

@@ -20,7 +20,7 @@ func (m migrateCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close(context.Background())
+	defer closeLogged(rc.log, "neo4j", func() error { return store.Close(context.Background()) })
 	from, to, err := store.Migrate(ctx)
 	if err != nil {
 		return err

@@ -29,14 +29,16 @@ func (r redriveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer closeLogged(rc.log, "producer", p.Close)
 	res, err := redrive.Run(ctx, r.Kafka, p, redrive.ByEventIDs(r.EventIDs...))
 	if err != nil {
 		return err
 	}
 	rc.log.Info("redrive done", "scanned", res.Scanned, "redriven", res.Redriven, "noPayload", res.NoPayload)
-	fmt.Fprintf(rc.stdout, "re-drove %d event(s); %d without a payload to re-drive; scanned %d quarantine records\n",
-		len(res.Redriven), len(res.NoPayload), res.Scanned)
+	if _, err := fmt.Fprintf(rc.stdout, "re-drove %d event(s); %d without a payload to re-drive; scanned %d quarantine records\n",
+		len(res.Redriven), len(res.NoPayload), res.Scanned); err != nil {
+		return err
+	}
 	if len(res.Redriven)+len(res.NoPayload) < len(r.EventIDs) {
 		return fmt.Errorf("some event ids are not on the quarantine topic %s", r.Kafka.QuarantineTopic)
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
-	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
@@ -39,7 +42,7 @@ func (r replayCmd) Run(rc *runCtx) error {
 	// Replay re-validates with the time bounds opened: archived events were valid when accepted.
 	lim := r.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return err
 	}
@@ -47,14 +50,14 @@ func (r replayCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
-	return nil
+	_, err = fmt.Fprintf(rc.stdout, "replayed %d archived events from %s\n", n, r.Dir)
+	return err
 }
 
 // replayTimeBound replaces the event-time horizon during replay.
 const replayTimeBound = 100 * 365 * 24 * time.Hour
 
-func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
+func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
 	var batch []project.Envelope
 	total := 0
 	flush := func() error {
@@ -92,7 +95,7 @@ func replayArchive(ctx context.Context, dir string, dec *olevent.Decoder, proj *
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
-	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), and move only those jobs' events onto their dbt node's job; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), rewrite only identities and grants whose namespace, or its part after '://', starts with it, and move only those jobs' events onto their dbt node's job; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -102,7 +105,8 @@ func (u upgradeCmd) Run(rc *runCtx) error {
 	return u.replayCmd.Run(rc)
 }
 
-// inPlace re-keys events (by the archive's principals), quarantine records and runs.
+// inPlace re-keys events (by the archive's principals), quarantine records and runs (version 2), then writes
+// stored identities and grants in today's canonical form (version 3).
 func (u upgradeCmd) inPlace(rc *runCtx) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -123,14 +127,28 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	ids, err := p.projector.UpgradeIdentities(ctx, u.NamespacePrefix)
+	if err != nil {
+		return err
+	}
+	grants, err := recanonicaliseGrants(ctx, grantstore.NewGrantStore(p.store, time.Now), p.norm, u.NamespacePrefix)
+	if err != nil {
+		return err
+	}
 	dbtMoved, err := u.upgradeDbtJobs(ctx, p.projector, rc.log)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
-		keyed, quarantined, runs, project.NormVersion)
-	fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved)
-	return nil
+	if _, err := fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
+		keyed, quarantined, runs, project.NormVersion); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",
+		ids.Datasets, ids.Names, ids.Jobs, ids.Unresolved, ids.DatasetEvents, grants)
+	return err
 }
 
 // upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto
@@ -139,7 +157,7 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := olevent.NewDecoder(lim, time.Now)
+	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -168,6 +186,43 @@ func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector,
 		return total, err
 	}
 	return total, flush()
+}
+
+// recanonicaliseGrants re-states every grant whose securable is no longer canonical (a NAMESPACE grant on
+// "postgres://db" written before projection version 3 names "postgres://db:5432" now, ADR 0026) under the
+// securable's canonical form, in one change (revoke and grant, one epoch bump), so it keeps covering what it
+// covered. Grants from the policy file are re-stated the same way; the file's next sync finds them in force.
+// scope limits it like the identity upgrade. It returns how many grants it re-stated.
+func recanonicaliseGrants(ctx context.Context, gs *grantstore.GrantStore, canon grant.Canonicalizer, scope string) (int, error) {
+	snap, err := gs.Load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var changes []grant.Change
+	for _, g := range snap.Grants {
+		if scope != "" && !strings.HasPrefix(g.On.Namespace, scope) && !strings.HasPrefix(afterScheme(g.On.Namespace), scope) {
+			continue
+		}
+		on, err := grant.CanonicalSecurable(canon, g.On)
+		if err != nil || on == g.On {
+			continue // unchanged, or no longer canonicalisable: left as it is (it matches nothing new)
+		}
+		old, now := g, g
+		now.On = on
+		changes = append(changes, grant.Change{Op: grant.OpRevoke, Grant: &old}, grant.Change{Op: grant.OpGrant, Grant: &now})
+	}
+	if len(changes) == 0 {
+		return 0, nil
+	}
+	if _, err := gs.Apply(ctx, "headwater upgrade", changes); err != nil {
+		return 0, fmt.Errorf("re-state grants: %w", err)
+	}
+	return len(changes) / 2, nil
+}
+
+func afterScheme(ns string) string {
+	_, rest, _ := strings.Cut(ns, "://")
+	return rest
 }
 
 // upgradeEventKeys re-keys earlier events by the principal the archive recorded for them, in archive order.

@@ -26,6 +26,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
+	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
 )
@@ -69,7 +70,7 @@ type serveCmd struct {
 	Search   search.Config    `embed:"" prefix:"lineage-"`
 	Auth     authn.Config     `embed:"" prefix:"auth-"`
 	Authz    authzConfig      `embed:"" prefix:"authz-"`
-	GraphQL  resolvers.Limits `embed:"" prefix:"graphql-"`
+	GraphQL  guard.Limits     `embed:"" prefix:"graphql-"`
 	Trust    trust.Config     `embed:"" prefix:"trust-"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }
@@ -91,12 +92,12 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer producer.Close()
+	defer closeLogged(log, "producer", producer.Close)
 	perms, err := p.permissions(ctx, s.Authz, s.Kafka, log, reg)
 	if err != nil {
 		return err
 	}
-	defer perms.Close()
+	defer closeLogged(log, "permissions", perms.Close)
 	tokens := authn.NewTokenStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
 	authenticate, err := authMiddleware(s.Auth, tokens, log, reg)
 	if err != nil {
@@ -107,7 +108,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer auditReader.Close()
+	defer closeLogged(log, "audit reader", auditReader.Close)
 
 	trustSvc, err := trust.NewService(trust.NewStore(p.store), perms.Policy, s.Trust, time.Now)
 	if err != nil {
@@ -124,7 +125,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search,
+	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now),
 		Trust: trustSvc, Inventory: inv})
@@ -157,7 +158,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		if err != nil {
 			return err
 		}
-		defer arch.Close()
+		defer closeLogged(log, "archive", arch.Close)
 		c := p.consumer(s.Consumer, s.Kafka, arch, producer, guard, log, reg)
 		g.Go(func() error { return c.Run(gctx) })
 	}

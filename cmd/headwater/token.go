@@ -32,7 +32,7 @@ func withStore(cfg graph.Config, fn func(ctx context.Context, s *graph.Store) er
 	if err != nil {
 		return err
 	}
-	defer store.Close(context.Background())
+	defer func() { _ = store.Close(context.Background()) }() // the operation has committed or failed by now
 	return fn(ctx, store)
 }
 
@@ -50,8 +50,8 @@ func (c tokenCreateCmd) create(ctx context.Context, rc *runCtx, store *graph.Sto
 		return err
 	}
 	rc.log.Info("api token created", "id", info.ID, "owner", c.Owner)
-	fmt.Fprintln(rc.stdout, tok)
-	return nil
+	_, err = fmt.Fprintln(rc.stdout, tok)
+	return err
 }
 
 type tokenRevokeCmd struct {
@@ -64,7 +64,7 @@ func (c tokenRevokeCmd) Run(rc *runCtx) error {
 		if err := authn.NewTokenStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
 			return err
 		}
-		fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)
-		return nil
+		_, err := fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)
+		return err
 	})
 }

@@ -182,7 +182,7 @@ func readSegment(path string, fn func(Record) error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	zr, err := gzip.NewReader(bufio.NewReader(f))
 	if errors.Is(err, io.EOF) {
 		return nil

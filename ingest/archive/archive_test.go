@@ -21,9 +21,9 @@ func TestAppendReadRoundTripAcrossSegmentsAndTornTail(t *testing.T) {
 	}
 	d.cfg.SegmentBytes = 200 // force rotation in the test
 	var want []string
-	for b := 0; b < 5; b++ {
+	for b := range 5 {
 		var recs []Record
-		for i := 0; i < 3; i++ {
+		for i := range 3 {
 			id := fmt.Sprintf("e-%d-%d", b, i)
 			want = append(want, id)
 			recs = append(recs, Record{EventID: id, Source: "test", Offset: int64(b*3 + i), Event: json.RawMessage(`{"x":1}`)})

@@ -59,8 +59,7 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 	}
 	ev, err := decode(m.Value)
 	if err != nil {
-		var ve *olevent.ValidationError
-		if errors.As(err, &ve) {
+		if ve, ok := errors.AsType[*olevent.ValidationError](err); ok {
 			return quarantine(ve.Message, ve.Field, ve.Rule)
 		}
 		return quarantine(err.Error(), "", rules.Invalid)

@@ -185,13 +185,11 @@ func TestCombinerNeverMixesSuspectsWithOtherProducers(t *testing.T) {
 	c := testCombiner(2000, f)
 	var wg sync.WaitGroup
 	for _, envs := range [][]project.Envelope{append(envsOf("a", "good", 30), envsOf("a", "poison", 3)...), envsOf("b", "good", 5)} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := c.run(context.Background(), envs); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	failedWithB := 0

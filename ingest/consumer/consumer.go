@@ -29,7 +29,7 @@ type Archiver interface {
 	Append(ctx context.Context, recs []archive.Record) error
 }
 
-// Decoder validates and decodes one event (olevent.Decoder).
+// Decoder validates and decodes one event (decode.Decoder).
 type Decoder interface {
 	Decode(raw []byte) (olevent.Event, error)
 	// DecodeValidated decodes an event the gateway validated before producing it.
@@ -111,7 +111,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consumer group %s: %w", c.kc.ConsumerGroup, err)
 	}
-	defer group.Close()
+	defer func() {
+		if err := group.Close(); err != nil {
+			c.deps.Log.Warn("consumer group close", "err", err)
+		}
+	}()
 	go func() {
 		for err := range group.Errors() {
 			c.deps.Log.Warn("consumer group error", "err", err)

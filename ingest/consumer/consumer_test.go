@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -104,7 +104,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ type percentiles struct {
 
 func percentilesOf(ds []time.Duration) percentiles {
 	s := slices.Clone(ds)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
 	return percentiles{n: len(s), p50: at(0.50), p95: at(0.95), p99: at(0.99), max: s[len(s)-1]}
 }

@@ -8,6 +8,7 @@ import (
 	fastjson "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/internal/rules"
 )
 
@@ -39,7 +40,7 @@ func wholeStatus(rule string) int {
 func contentEncoding(values []string) (gzip bool, rej *ErrorBody) {
 	var codings []string
 	for _, v := range values {
-		for _, c := range strings.Split(v, ",") {
+		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
 				codings = append(codings, c)
 			}
@@ -60,7 +61,7 @@ func contentEncoding(values []string) (gzip bool, rej *ErrorBody) {
 // encoding/json would, is more lenient, and a body that is not JSON must be refused whole, not item by item.
 func splitBatch(body []byte) ([]json.RawMessage, *ErrorBody) {
 	if !json.Valid(body) {
-		if olevent.TooDeep(body, olevent.MaxSyntaxDepth) {
+		if decode.TooDeep(body, olevent.MaxSyntaxDepth) {
 			return nil, &ErrorBody{Field: "body", Rule: olevent.RuleMaxDepth,
 				Message: "the batch nests deeper than any event may"}
 		}

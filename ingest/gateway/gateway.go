@@ -21,7 +21,7 @@ import (
 	"github.com/headwater-data/headwater/internal/rules"
 )
 
-// Decoder validates and decodes one event (olevent.Decoder).
+// Decoder validates and decodes one event (decode.Decoder).
 type Decoder interface {
 	Decode(raw []byte) (olevent.Event, error)
 }
@@ -293,7 +293,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 		if err != nil {
 			return nil, &ErrorBody{Field: "body", Rule: ruleGzip, Message: "Content-Encoding is gzip but the body is not valid gzip"}
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }() // a gzip reader's Close only reports an earlier read error, which ReadAll returns
 		src = zr
 	}
 	body, err := io.ReadAll(io.LimitReader(src, g.cfg.MaxBodyBytes+1))
@@ -318,8 +318,7 @@ func headerID(r *http.Request) string {
 }
 
 func errorBody(err error) ErrorBody {
-	var ve *olevent.ValidationError
-	if errors.As(err, &ve) {
+	if ve, ok := errors.AsType[*olevent.ValidationError](err); ok {
 		return ErrorBody{Field: ve.Field, Rule: ve.Rule, Message: ve.Message}
 	}
 	return ErrorBody{Field: "body", Rule: rules.Invalid, Message: "event could not be decoded"}

@@ -22,6 +22,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -39,7 +40,7 @@ func newFixture(t *testing.T, cfg gateway.Config) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = prod.Close() })
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestRunawayProducerGets429WithRetryAfterOthersStillServed(t *testing.T) {
 	cfg.RatePerSecond, cfg.RateBurst = 1, 2
 	f := newFixture(t, cfg)
 	ev := runEvent(uuid.NewString(), "START")
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		if code, _, b := post(t, f.srv.URL+"/api/v1/lineage", ev, map[string]string{"X-Test-Principal": "runaway"}); code != http.StatusAccepted {
 			t.Fatalf("within burst: %d %v", code, b)
 		}
@@ -236,7 +237,7 @@ func TestKafkaNotAcknowledgingIs503WithRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer prod.Close()
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), time.Now)
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), time.Now)
 	g := gateway.New(defaults(), kc, dec, prod, producecheck.New(nil, nil),
 		gateway.NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler), time.Now)
 	mux := http.NewServeMux()

@@ -69,7 +69,7 @@ func TestDuplicateKeysAreRefusedNamingThePath(t *testing.T) {
 		}
 	}
 	wide := `"run":{"facets":{"x":{` // an object with many keys, past the small-object slice
-	for i := 0; i < 40; i++ {
+	for i := range 40 {
 		wide += `"k` + strings.Repeat("z", i) + `":1,`
 	}
 	body := strings.Replace(ev, `"run":{`, wide+`"kzzz":2}},`, 1)

@@ -23,7 +23,7 @@ type Canonicalizer interface {
 	Job(namespace, name string) (ns, nm string, err error)
 }
 
-// Inner is the event decoder the check wraps (olevent.Decoder).
+// Inner is the event decoder the check wraps (decode.Decoder).
 type Inner interface {
 	Decode(raw []byte) (olevent.Event, error)
 	DecodeValidated(raw []byte) (olevent.Event, error)

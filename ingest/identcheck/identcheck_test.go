@@ -11,6 +11,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/identcheck"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/loadtest/gen"
 )
 
@@ -18,7 +19,7 @@ var demoTimes, demoRuns = regexp.MustCompile(`__T[0-9]+__`), regexp.MustCompile(
 
 func newDecoder(t *testing.T) *identcheck.Decoder {
 	t.Helper()
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func newDecoder(t *testing.T) *identcheck.Decoder {
 // Real producers' events (Airflow, Spark, dbt, Flink, a rename, declared lineage) and the demo's pass every check.
 func TestProducerFixturesPass(t *testing.T) {
 	d := newDecoder(t)
-	files, _ := filepath.Glob("../olevent/testdata/*.json")
+	files, _ := filepath.Glob("../olevent/decode/testdata/*.json")
 	demo, _ := filepath.Glob("../../demo/events/*.json")
 	files = append(files, demo...)
 	if len(files) < 12 {
@@ -116,9 +117,9 @@ func TestCheckNamesThePath(t *testing.T) {
 
 // BenchmarkCheck measures the identity checks alone on a wide producer fixture (Spark).
 func BenchmarkCheck(b *testing.B) {
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC) })
 	norm, _ := normalize.New(normalize.Config{DefaultEnv: "prod"})
-	raw, err := os.ReadFile("../olevent/testdata/spark_complete.json")
+	raw, err := os.ReadFile("../olevent/decode/testdata/spark_complete.json")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,12 +145,12 @@ func TestLoadGeneratorEventsPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, _ := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return start.Add(30 * 24 * time.Hour) })
+	dec, _ := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return start.Add(30 * 24 * time.Hour) })
 	norm, _ := normalize.New(normalize.Config{DefaultEnv: "prod"})
 	d := identcheck.New(dec, norm)
 	s := w.NewStream()
 	decoded := 0
-	for i := 0; i < 3000; i++ {
+	for i := range 3000 {
 		ev := s.Next()
 		if _, err := d.Decode(ev.Body); err != nil {
 			var ve *olevent.ValidationError

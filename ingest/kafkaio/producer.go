@@ -65,11 +65,9 @@ func (p *Producer) Send(ctx context.Context, msgs []Message) error {
 		pms[i] = pm
 	}
 	done := make(chan error, 1)
-	p.inflight.Add(1)
-	go func() {
-		defer p.inflight.Done()
+	p.inflight.Go(func() {
 		done <- p.p.SendMessages(pms)
-	}()
+	})
 	select {
 	case err := <-done:
 		if err != nil {

@@ -68,8 +68,9 @@ func (c Config) prefixes() ([]envPrefix, error) {
 	return out, nil
 }
 
-// canonicalPrefix canonicalises a prefix like a namespace; "scheme://" alone (every namespace of a platform)
-// only has its scheme canonicalised.
+// canonicalPrefix canonicalises a prefix like a namespace, in the key form (KeyNamespace: without the default
+// port, so "postgres://db" and "postgres://db:5432" both cover every port of host db, as they did before version 3
+// wrote the default port); "scheme://" alone (every namespace of a platform) only has its scheme canonicalised.
 func canonicalPrefix(raw string) (string, error) {
 	if scheme, rest, ok := strings.Cut(raw, "://"); ok && rest == "" && validScheme(scheme) {
 		return schemeAlias(strings.ToLower(scheme)) + "://", nil
@@ -78,11 +79,14 @@ func canonicalPrefix(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return u.String(), nil
+	return KeyNamespace(u.String()), nil
 }
 
-// environment returns the environment of a canonical namespace: the longest prefix that ends at a boundary.
+// environment returns the environment of a canonical namespace: the longest prefix that ends at a boundary,
+// matched against the namespace's key form (the environment is part of the dataset key, so it must not change
+// when the canonical form starts writing the default port).
 func (n *Normalizer) environment(ns string) string {
+	ns = KeyNamespace(ns)
 	for _, p := range n.envs {
 		if prefixMatches(p.prefix, ns) {
 			return p.env

@@ -30,8 +30,8 @@ func (u nsURI) String() string {
 	return b.String()
 }
 
-// parseNamespace canonicalises a namespace: scheme and host lower-case, scheme aliases, default port dropped,
-// credentials dropped, no trailing slashes.
+// parseNamespace canonicalises a namespace: scheme and host lower-case, scheme aliases, the default port in the
+// scheme's one form (portWritten), credentials dropped, no trailing slashes.
 func parseNamespace(entity, ns string) (nsURI, error) {
 	if err := checkText(entity, PartNamespace, ns); err != nil {
 		return nsURI{}, err
@@ -104,7 +104,7 @@ func (u *nsURI) setAuthority(entity, ns, authority string) error {
 		}
 		return identityErr(entity, PartNamespace, RuleNoHost, ns, "the namespace names no host, bucket or account")
 	}
-	for _, hp := range strings.Split(authority, ",") {
+	for hp := range strings.SplitSeq(authority, ",") {
 		h, err := canonicalHostPort(entity, ns, u.scheme, hp)
 		if err != nil {
 			return err
@@ -121,14 +121,19 @@ func (u *nsURI) bareIfEmpty() {
 	}
 }
 
-// canonicalHostPort lower-cases the host and drops the scheme's default port.
+// canonicalHostPort lower-cases the host and writes the scheme's default port in its one form: added when
+// missing where the naming spec writes it, dropped where it does not (portWritten).
 func canonicalHostPort(entity, ns, scheme, hp string) (string, error) {
 	host, port, ok := splitHostPort(hp)
 	if !ok || host == "" || !validHost(host) {
 		return "", identityErr(entity, PartNamespace, RuleInvalidURI, ns, "the host "+strconv.Quote(hp)+" is not a valid host")
 	}
 	host = strings.ToLower(host)
+	def := defaultPort(scheme)
 	if port == "" {
+		if def != "" && portWritten(scheme) {
+			return host + ":" + def, nil
+		}
 		return host, nil
 	}
 	p, err := strconv.Atoi(port)
@@ -136,7 +141,7 @@ func canonicalHostPort(entity, ns, scheme, hp string) (string, error) {
 		return "", identityErr(entity, PartNamespace, RuleInvalidPort, ns, "the port "+strconv.Quote(port)+" is not a number in 1..65535")
 	}
 	port = strconv.Itoa(p) // no leading zeros
-	if port == defaultPort(scheme) {
+	if port == def && !portWritten(scheme) {
 		return host, nil
 	}
 	return host + ":" + port, nil

@@ -9,8 +9,9 @@ package normalize
 
 // Version identifies the canonicalisation rules. Bump it whenever a rule changes (a new default port, alias
 // or case fold), since identities computed under different versions may differ; the projector records it with
-// what it writes (DESIGN.md "Recovery and replay": a new normaliser rebuilds a shadow projection).
-const Version = "normalize-1"
+// what it writes (DESIGN.md "Recovery and replay": a new normaliser rebuilds a shadow projection). normalize-2
+// (projection version 3) writes the default port where OpenLineage's naming spec does (ADR 0026).
+const Version = "normalize-2"
 
 // Normalizer canonicalises identities and maps namespaces to environments. It is immutable and safe for
 // concurrent use.

@@ -32,22 +32,34 @@ func TestDatasetCanonical(t *testing.T) {
 		env, wNS, wN string
 	}{
 		{"scheme and host lower-case", "POSTGRES://PG-Sales.Internal:6543", "sales.public.Orders", "prod", "postgres://pg-sales.internal:6543", "sales.public.Orders"},
-		{"postgres default port dropped", "postgres://db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
-		{"postgresql alias", "postgresql://db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
-		{"mysql default port", "mysql://db:3306", "shop.orders", "prod", "mysql://db", "shop.orders"},
+		{"postgres default port kept", "postgres://db:5432", "a.b.c", "prod", "postgres://db:5432", "a.b.c"},
+		{"postgres default port added (issue 14 item 6)", "postgres://warehouse", "a.b.c", "prod", "postgres://warehouse:5432", "a.b.c"},
+		{"hive default port added (issue 14 item 6)", "hive://localhost", "default.t", "prod", "hive://localhost:9083", "default.t"},
+		{"hive default port kept (issue 14 item 6)", "hive://localhost:9083", "default.t", "prod", "hive://localhost:9083", "default.t"},
+		{"mysql default port added", "mysql://db", "shop.orders", "prod", "mysql://db:3306", "shop.orders"},
+		{"sqlserver default port added", "sqlserver://sql01", "db.dbo.T", "prod", "sqlserver://sql01:1433", "db.dbo.T"},
+		{"trino default port added", "trino://t", "c.s.t", "prod", "trino://t:8080", "c.s.t"},
+		{"redshift default port added", "redshift://c.eu-west-1", "d.s.t", "prod", "redshift://c.eu-west-1:5439", "d.s.t"},
+		{"kafka default port added to every host", "kafka://b1,B2:9093,b3", "t", "streaming", "kafka://b1:9092,b2:9093,b3:9092", "t"},
+		{"snowflake: no default port, none added", "snowflake://acme-prod", "t", "prod", "snowflake://acme-prod", "T"},
+		{"unknown scheme keeps its port", "x-custom://h:5432", "t", "prod", "x-custom://h:5432", "t"},
+		{"unknown scheme gets none", "x-custom://h", "t", "prod", "x-custom://h", "t"},
+		{"https without port: none added (RFC 3986)", "https://crm.example.com", "contacts", "prod", "https://crm.example.com", "contacts"},
+		{"postgresql alias", "postgresql://db:5432", "a.b.c", "prod", "postgres://db:5432", "a.b.c"},
+		{"mysql default port", "mysql://db:3306", "shop.orders", "prod", "mysql://db:3306", "shop.orders"},
 		{"mysql other port kept", "mysql://db:3307", "shop.orders", "prod", "mysql://db:3307", "shop.orders"},
 		{"port leading zeros", "mysql://db:03307", "t", "prod", "mysql://db:3307", "t"},
-		{"redshift default port and lower-case name", "redshift://Cluster.eu-west-1:5439", "Dev.Public.Sales", "prod", "redshift://cluster.eu-west-1", "dev.public.sales"},
-		{"kafka default port", "kafka://Broker-1.Kafka.internal:9092", "Orders.V1", "streaming", "kafka://broker-1.kafka.internal", "Orders.V1"},
-		{"kafka bootstrap list", "kafka://B1:9092,B2:9093", "t", "streaming", "kafka://b1,b2:9093", "t"},
-		{"sqlserver alias and port", "mssql://SQL01:1433", "db.dbo.T", "prod", "sqlserver://sql01", "db.dbo.T"},
-		{"oracle port", "oracle://ora:1521", "HR.EMP", "prod", "oracle://ora", "HR.EMP"},
-		{"mongodb port", "mongodb://m:27017", "app.users", "prod", "mongodb://m", "app.users"},
+		{"redshift default port and lower-case name", "redshift://Cluster.eu-west-1:5439", "Dev.Public.Sales", "prod", "redshift://cluster.eu-west-1:5439", "dev.public.sales"},
+		{"kafka default port", "kafka://Broker-1.Kafka.internal:9092", "Orders.V1", "streaming", "kafka://broker-1.kafka.internal:9092", "Orders.V1"},
+		{"kafka bootstrap list", "kafka://B1:9092,B2:9093", "t", "streaming", "kafka://b1:9092,b2:9093", "t"},
+		{"sqlserver alias and port", "mssql://SQL01:1433", "db.dbo.T", "prod", "sqlserver://sql01:1433", "db.dbo.T"},
+		{"oracle port", "oracle://ora:1521", "HR.EMP", "prod", "oracle://ora:1521", "HR.EMP"},
+		{"mongodb port", "mongodb://m:27017", "app.users", "prod", "mongodb://m:27017", "app.users"},
 		{"https port", "https://CRM.example.com:443/", "contacts", "prod", "https://crm.example.com", "contacts"},
 		{"http port", "http://api:80", "x", "prod", "http://api", "x"},
-		{"credentials dropped", "postgres://analyst:secret@db:5432", "a.b.c", "prod", "postgres://db", "a.b.c"},
-		{"ipv6 host", "postgres://[FE80::1]:5432", "a.b.c", "prod", "postgres://[fe80::1]", "a.b.c"},
-		{"trailing slashes on namespace", "hdfs://NameNode:8020///", "/warehouse/t", "prod", "hdfs://namenode", "/warehouse/t"},
+		{"credentials dropped", "postgres://analyst:secret@db:5432", "a.b.c", "prod", "postgres://db:5432", "a.b.c"},
+		{"ipv6 host", "postgres://[FE80::1]:5432", "a.b.c", "prod", "postgres://[fe80::1]:5432", "a.b.c"},
+		{"trailing slashes on namespace", "hdfs://NameNode:8020///", "/warehouse/t", "prod", "hdfs://namenode:8020", "/warehouse/t"},
 		{"namespace path kept, case kept", "s3://bucket/Prefix/", "Key", "prod", "s3://bucket/Prefix", "Key"},
 		{"s3a alias, leading slash stripped", "s3a://Raw-Events", "/clickstream/2026/", "prod", "s3://raw-events", "clickstream/2026"},
 		{"s3n alias", "s3n://b", "k", "prod", "s3://b", "k"},
@@ -61,9 +73,9 @@ func TestDatasetCanonical(t *testing.T) {
 		{"bigquery bare, name case kept", "BigQuery", "Proj.DataSet.Table", "prod", "bigquery", "Proj.DataSet.Table"},
 		{"snowflake upper-case", "snowflake://ACME-DEV", "analytics.marts.customers", "dev", "snowflake://acme-dev", "ANALYTICS.MARTS.CUSTOMERS"},
 		{"snowflake quoted segment verbatim", "snowflake://acme-prod", `db."Mixed.Case".t`, "prod", "snowflake://acme-prod", `DB."Mixed.Case".T`},
-		{"hive lower-case", "hive://Metastore:9083", "Raw.ClickStream", "prod", "hive://metastore", "raw.clickstream"},
-		{"trino lower-case", "trino://t:8080", "Cat.Sch.Tab", "prod", "trino://t", "cat.sch.tab"},
-		{"postgres not folded", "postgres://db", "Sales.Public.Orders", "prod", "postgres://db", "Sales.Public.Orders"},
+		{"hive lower-case", "hive://Metastore:9083", "Raw.ClickStream", "prod", "hive://metastore:9083", "raw.clickstream"},
+		{"trino lower-case", "trino://t:8080", "Cat.Sch.Tab", "prod", "trino://t:8080", "cat.sch.tab"},
+		{"postgres not folded", "postgres://db", "Sales.Public.Orders", "prod", "postgres://db:5432", "Sales.Public.Orders"},
 		{"opaque namespace kept", "My-Datasource", "X", "prod", "My-Datasource", "X"},
 		{"opaque namespace trailing slash", "my-ns/", "x", "prod", "my-ns", "x"},
 		{"glue arn kept", "arn:aws:glue:us-east-1:123456789012", "table/db/t", "prod", "arn:aws:glue:us-east-1:123456789012", "table/db/t"},
@@ -179,22 +191,62 @@ func TestEnvironmentPrefixes(t *testing.T) {
 		{"postgres://pg-staging.internal", "staging"},
 		{"postgres://pg-staging.internal:6543", "staging"},
 		{"postgres://pg-staging.internal/db", "staging"},
-		{"postgres://pg-staging.internal2", "prod"},   // not a boundary
-		{"postgres://pg-staging.internal.eu", "prod"}, // another host
-		{"s3://staging-lake", "staging"},              // free prefix ending in "-"
-		{"s3a://STAGING-lake", "staging"},             // alias and case applied before matching
-		{"s3://staging-sandbox", "dev"},               // longest prefix wins
-		{"s3://staging-sandbox/x", "dev"},             // longest prefix wins
-		{"s3://staging-sandboxes", "staging"},         // not a boundary for the longer one
-		{"kafka://anything:19092", "streaming"},       // scheme-wide prefix
-		{"snowflake://acme-dev", "dev"},               // exact
-		{"snowflake://acme-devtest", "prod"},          // not a boundary
-		{"bigquery", "prod"},                          // default
+		{"postgres://pg-staging.internal2", "prod"},        // not a boundary
+		{"postgres://pg-staging.internal.eu", "prod"},      // another host
+		{"s3://staging-lake", "staging"},                   // free prefix ending in "-"
+		{"s3a://STAGING-lake", "staging"},                  // alias and case applied before matching
+		{"s3://staging-sandbox", "dev"},                    // longest prefix wins
+		{"s3://staging-sandbox/x", "dev"},                  // longest prefix wins
+		{"s3://staging-sandboxes", "staging"},              // not a boundary for the longer one
+		{"kafka://anything:19092", "streaming"},            // scheme-wide prefix
+		{"snowflake://acme-dev", "dev"},                    // exact
+		{"snowflake://acme-devtest", "prod"},               // not a boundary
+		{"bigquery", "prod"},                               // default
+		{"postgres://pg-staging.internal:5432", "staging"}, // the default port written (ADR 0026): same environment
 	}
 	for _, tt := range tests {
 		env, _, _, err := n.Dataset(tt.ns, "t")
 		if err != nil || env != tt.env {
 			t.Errorf("Dataset(%q) env = %q, %v; want %q", tt.ns, env, err, tt.env)
+		}
+	}
+}
+
+// TestKeyNamespace: node keys and environments hash the canonical namespace without its default port, which is
+// the canonical form of projection versions 1 and 2 (ADR 0026): every dataset keeps its key and id across the
+// change, and two canonical namespaces never share a key form.
+func TestKeyNamespace(t *testing.T) {
+	n := newTestNormalizer(t)
+	tests := []struct{ sent, v2, v3 string }{
+		{"postgres://warehouse", "postgres://warehouse", "postgres://warehouse:5432"},
+		{"POSTGRESQL://Warehouse:5432", "postgres://warehouse", "postgres://warehouse:5432"},
+		{"postgres://warehouse:6543", "postgres://warehouse:6543", "postgres://warehouse:6543"},
+		{"postgres://[FE80::1]", "postgres://[fe80::1]", "postgres://[fe80::1]:5432"},
+		{"hive://localhost:9083", "hive://localhost", "hive://localhost:9083"},
+		{"kafka://b1,b2:9093", "kafka://b1,b2:9093", "kafka://b1:9092,b2:9093"},
+		{"hdfs://nn/user", "hdfs://nn/user", "hdfs://nn:8020/user"},
+		{"https://api:443", "https://api", "https://api"},
+		{"s3://b", "s3://b", "s3://b"},
+		{"abfss://c@acct.dfs.core.windows.net", "abfss://c@acct.dfs.core.windows.net", "abfss://c@acct.dfs.core.windows.net"},
+		{"my-ns", "my-ns", "my-ns"},
+		{"duckdb:///abs/w.duckdb", "duckdb:///abs/w.duckdb", "duckdb:///abs/w.duckdb"},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		_, ns, _, err := n.Dataset(tt.sent, "t")
+		if err != nil || ns != tt.v3 {
+			t.Errorf("Dataset(%q) = %q, %v; want %q", tt.sent, ns, err, tt.v3)
+			continue
+		}
+		if k := KeyNamespace(ns); k != tt.v2 {
+			t.Errorf("KeyNamespace(%q) = %q, want the version-2 form %q", ns, k, tt.v2)
+		} else if other, dup := seen[k]; dup && other != ns {
+			t.Errorf("%q and %q share the key form %q", other, ns, k)
+		} else {
+			seen[k] = ns
+		}
+		if c, err := CanonicalNamespace(tt.v2); err != nil || c != tt.v3 {
+			t.Errorf("CanonicalNamespace(%q) (a version-2 stored form) = %q, %v; want %q", tt.v2, c, err, tt.v3)
 		}
 	}
 }

@@ -3,8 +3,10 @@ package normalize
 // The tables below are switch statements rather than package variables: they are constant, and nothing can
 // change them at run time.
 
-// defaultPort is the one rule for default ports: a port equal to its scheme's default is dropped, any other
-// port is kept. Only well-established IANA or vendor defaults are listed.
+// defaultPort is the port a scheme's service listens on unless configured otherwise ("" when the scheme has no
+// default we know). The one rule for default ports (portWritten) decides whether the canonical form writes it.
+// Only well-established IANA or vendor defaults are listed: a scheme not listed keeps exactly the port it was sent
+// with, or none.
 func defaultPort(scheme string) string {
 	switch scheme {
 	case "postgres":
@@ -43,6 +45,17 @@ func defaultPort(scheme string) string {
 		return "443"
 	}
 	return ""
+}
+
+// portWritten is the one rule for default ports: every namespace of a scheme with a default port has one canonical
+// form, the one its naming spec writes. OpenLineage's naming spec writes database, warehouse, stream and
+// file-system namespaces as {scheme}://{host}:{port} (postgres://db:5432, hive://metastore:9083,
+// kafka://broker:9092), so those carry the port, added when the producer left it out (the spec's form in answers,
+// as every other OpenLineage tool shows it). Web URLs (http, https) are not named by that spec; RFC 3986's normal
+// form leaves their default port out. Either way the form with and the form without the default port are one
+// identity (docs/adr/0026-identity-in-answers.md).
+func portWritten(scheme string) bool {
+	return scheme != "http" && scheme != "https"
 }
 
 // schemeAlias maps scheme spellings that name the same storage to the one OpenLineage uses.

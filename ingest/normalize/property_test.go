@@ -64,6 +64,12 @@ func assertIdempotent(t *testing.T, n *Normalizer, ns, nm string, accepted *int)
 	if err != nil || env2 != env || ns2 != cns || nm2 != cnm {
 		t.Fatalf("not idempotent: (%q, %q) -> (%q, %q, %q) -> (%q, %q, %q, %v)", ns, nm, env, cns, cnm, env2, ns2, nm2, err)
 	}
+	// The key form (ADR 0026) loses nothing: it canonicalises back to the canonical namespace, in the same environment.
+	if k := KeyNamespace(cns); k != cns {
+		if back, err := CanonicalNamespace(k); err != nil || back != cns || n.Environment(k) != env {
+			t.Fatalf("key form %q of %q canonicalises to %q (%v), environment %q want %q", k, cns, back, err, n.Environment(k), env)
+		}
+	}
 	jns, jnm, err := n.Job(ns, nm)
 	if err != nil {
 		return

@@ -35,7 +35,3 @@ type ValidationError struct {
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid event: %s (field %s, rule %s)", e.Message, e.Field, e.Rule)
 }
-
-func invalid(field, rule, format string, args ...any) *ValidationError {
-	return &ValidationError{Field: field, Rule: rule, Message: fmt.Sprintf(format, args...)}
-}

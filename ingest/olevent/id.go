@@ -8,7 +8,7 @@ import (
 )
 
 // Event id prefixes. A deterministic id is "sha256:" + hex(sha256(canonical JSON of the event)). A producer id
-// longer than maxEventIDBytes is replaced by "sha256-id:" + hex(sha256(id)) so ids stay bounded.
+// longer than MaxEventIDBytes is replaced by "sha256-id:" + hex(sha256(id)) so ids stay bounded.
 const (
 	DeterministicIDPrefix = "sha256:"
 	HashedIDPrefix        = "sha256-id:"
@@ -30,8 +30,9 @@ func ResolveID(headerID string, ev *Event) {
 	ev.ID = DeterministicID(ev.Raw)
 }
 
-// contentID is DeterministicID over an already parsed document (json.Number numbers), saving a re-parse.
-func contentID(doc any) string {
+// DocumentID is DeterministicID over an already parsed document (json.Number numbers), saving the decoder a
+// re-parse.
+func DocumentID(doc any) string {
 	var b bytes.Buffer
 	if err := writeCanonical(&b, doc); err != nil {
 		return ""
@@ -52,7 +53,7 @@ func DeterministicID(raw []byte) string {
 }
 
 func boundID(id string) string {
-	if len(id) <= maxEventIDBytes {
+	if len(id) <= MaxEventIDBytes {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))

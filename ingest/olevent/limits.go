@@ -17,12 +17,16 @@ const (
 
 	// minJSONDepth is the smallest usable depth: a RunEvent needs envelope > outputs > item > facets > facet.
 	minJSONDepth = 6
-	// maxEventIDBytes is the longest producer-supplied event id used verbatim; longer ones are hashed.
-	maxEventIDBytes = 256
+	// MaxEventIDBytes is the longest producer-supplied event id used verbatim; longer ones are hashed.
+	MaxEventIDBytes = 256
 	// MaxDbtUniqueIDBytes is the longest dbt_node.unique_id taken as a job's stable id (ADR 0027); a longer one
 	// is a facet warning and the job keeps its name identity. dbt's own ids are a few hundred bytes at most.
 	MaxDbtUniqueIDBytes = 1024
 )
+
+// MaxSyntaxDepth is the deepest nesting the standard library's JSON checker accepts (encoding/json's own limit);
+// MaxJSONDepth may not exceed it, so nesting beyond the configured limit is always reported as max-depth.
+const MaxSyntaxDepth = 10000
 
 // Limits bound what one event may contain. Every field must be positive.
 type Limits struct {

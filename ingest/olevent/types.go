@@ -1,6 +1,9 @@
-// Package olevent decodes and validates OpenLineage events (spec 2-0-2): strict on the envelope, tolerant on
-// facets. It turns bytes into a typed Event with the facets Headwater interprets parsed, every facet kept raw,
-// and malformed interpreted facets flagged rather than fatal. It knows nothing about Kafka, Neo4j or HTTP.
+// Package olevent is the OpenLineage event model (spec 2-0-2): the typed Event with the facets Headwater interprets,
+// the facet names, the rules a ValidationError or FacetIssue names, the decoder's limits, event ids and the
+// canonical JSON they are computed over. Decoding is in two packages below it (ADR 0033): ingest/olevent/decode
+// (the strict envelope: JSON scanner, JSON Schema, limits, event time; the Decoder) and ingest/olevent/facets (the
+// tolerant facet parsers: malformed interpreted facets flagged rather than fatal, every facet kept raw). None of
+// the three knows about Kafka, Neo4j or HTTP.
 package olevent
 
 import (

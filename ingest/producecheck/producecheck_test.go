@@ -85,9 +85,9 @@ func TestCheckRenameNeedsProduceOnThePreviousNamespace(t *testing.T) {
 		{"output rename out of V", &olevent.Event{Job: &olevent.Job{Namespace: "airflow", Name: "j"},
 			Outputs: []olevent.Dataset{{Namespace: "p2", Name: "x"}, renamed("RENAME")}},
 			"outputs[1].facets.lifecycleStateChange.previousIdentifier.namespace"},
-		{"dataset event rename out of V", &olevent.Event{Dataset: ptr(renamed("rename"))},
+		{"dataset event rename out of V", &olevent.Event{Dataset: new(renamed("rename"))},
 			"dataset.facets.lifecycleStateChange.previousIdentifier.namespace"},
-		{"not a rename", &olevent.Event{Dataset: ptr(renamed("CREATE"))}, ""},
+		{"not a rename", &olevent.Event{Dataset: new(renamed("CREATE"))}, ""},
 		{"input rename", &olevent.Event{Job: &olevent.Job{Namespace: "airflow", Name: "j"},
 			Inputs: []olevent.Dataset{renamed("RENAME")}}, ""},
 	}
@@ -117,5 +117,3 @@ func TestCheckOwnedSetLeavesOutForeignSymlinks(t *testing.T) {
 		t.Fatalf("owned set %+v", owned)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

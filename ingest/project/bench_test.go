@@ -21,9 +21,9 @@ func BenchmarkApplyBatch(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var batch []olevent.Event
-		for j := 0; j < jobs; j++ {
+		for j := range jobs {
 			job := fmt.Sprintf("job%d", j)
-			for r := 0; r < runsPerJob; r++ {
+			for r := range runsPerJob {
 				run := fmt.Sprintf("%s-%d-%d", job, i, r)
 				t0 := (i*runsPerJob+r)*100 + j
 				out := withSchema(s.ds("out-"+job), "id", "v")

@@ -2,6 +2,7 @@ package project
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -239,9 +240,7 @@ func advanceCheckpoint(ck *jobCheckpoint, runs []jobRun, cuts map[string][]int64
 	if ck != nil {
 		from, prev, next.LatestVersion, next.HasCols = ck.At, ck.Subjects, ck.LatestVersion, ck.HasCols
 		prevCols, prevInds, next.Stored = ck.Cols, ck.Inds, ck.Stored
-		for k, v := range ck.FieldSigs {
-			next.FieldSigs[k] = v
-		}
+		maps.Copy(next.FieldSigs, ck.FieldSigs)
 	}
 	next.At = nextCheckpoint(runs, from, pinWindow)
 	var sealed []jobRun

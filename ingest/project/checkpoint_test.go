@@ -21,7 +21,7 @@ func randomRun(rng *rand.Rand, i int, start int64) jobRun {
 	if isTerminal(r.State) {
 		r.Ended = r.Last
 	}
-	for d := 0; d < 4; d++ {
+	for d := range 4 {
 		if rng.IntN(3) == 0 {
 			continue
 		}
@@ -64,7 +64,7 @@ func randomCols(rng *rand.Rand, dir string, at int64) *colsDoc {
 // testHists gives every dataset a field a that was dropped and re-created, and a field b.
 var testHists = func() map[string][]*fieldHist {
 	m := map[string][]*fieldHist{}
-	for d := 0; d < 4; d++ {
+	for d := range 4 {
 		k := fmt.Sprintf("d%d", d)
 		m[k] = []*fieldHist{{Path: "a", From: 0, To: 300}, {Path: "a", From: 350, To: graph.OpenEnd},
 			{Path: "b", From: 0, To: graph.OpenEnd}}
@@ -83,7 +83,7 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 		var ck *jobCheckpoint
 		incremental, colsChecked := 0, 0
 		pin := int64(rng.IntN(300))
-		for step := 0; step < 25; step++ {
+		for step := range 25 {
 			changed := int64(math.MaxInt64)
 			for n := 0; n < 1+rng.IntN(3); n++ {
 				start := int64(step*40 + rng.IntN(30))

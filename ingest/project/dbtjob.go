@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
 )
@@ -43,7 +44,7 @@ func applyDbtIdentity(j *jobRec, ev *olevent.Job, owned ownership.Set) {
 	if role == "" {
 		return
 	}
-	j.NameKey, j.Key = j.Key, graph.DbtJobKey(j.NS, ev.DbtUniqueID, role)
+	j.NameKey, j.Key = j.Key, graph.DbtJobKey(normalize.KeyNamespace(j.NS), ev.DbtUniqueID, role)
 	j.DbtUniqueID, j.DbtRole = ev.DbtUniqueID, role
 }
 

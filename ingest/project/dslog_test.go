@@ -47,7 +47,7 @@ func TestSealedLogFoldsLikeTheWholeLog(t *testing.T) {
 		sealed, whole := &dsState{}, &dsState{}
 		chunks := map[int]dsChunk{}
 		seals, restores := 0, 0
-		for step := 0; step < 80; step++ {
+		for step := range 80 {
 			c := &dsChange{}
 			for n := 0; n < 1+rng.IntN(4); n++ {
 				tm := int64(step*10 + rng.IntN(10))

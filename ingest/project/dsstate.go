@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -171,12 +172,7 @@ func changesOf(recs []*rec) map[string]*dsChange {
 }
 
 func isOutput(r *rec, d *dsRec) bool {
-	for _, o := range r.Outputs {
-		if o == d {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(r.Outputs, d)
 }
 
 func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema bool) {

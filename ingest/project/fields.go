@@ -1,6 +1,7 @@
 package project
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
@@ -214,8 +215,8 @@ func reopenByID(all []*fieldHist, f olevent.SchemaField, read bool) *fieldHist {
 	if f.FieldID == "" {
 		return nil
 	}
-	for i := len(all) - 1; i >= 0; i-- {
-		if h := all[i]; h.Path == f.Path && h.FieldID == f.FieldID && h.Read == read {
+	for _, a := range slices.Backward(all) {
+		if h := a; h.Path == f.Path && h.FieldID == f.FieldID && h.Read == read {
 			return h
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -63,11 +64,11 @@ func TestFixturesThroughTheRealDecoderAndNormalizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) })
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("../olevent/testdata/*.json")
+	files, _ := filepath.Glob("../olevent/decode/testdata/*.json")
 	if len(files) == 0 {
 		t.Fatal("no fixtures")
 	}

@@ -123,7 +123,7 @@ func (w *txWriter) bindPlain(recs []*rec) ([]unresolvedRow, error) {
 	for _, c := range order {
 		b := rows[c]
 		params = append(params, map[string]any{"ident": c, "ns": b.id.NS, "name": b.id.Name, "env": b.id.Env,
-			"key": graph.DatasetKey(b.id.Env, b.id.NS, b.id.Name), "t": b.t})
+			"key": b.id.newKey(), "t": b.t})
 	}
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (n:DatasetName {ident: row.ident})
@@ -134,7 +134,7 @@ func (w *txWriter) bindPlain(recs []*rec) ([]unresolvedRow, error) {
 		FOREACH (_ IN CASE WHEN size(bound) = 0 THEN [1] ELSE [] END |
 			MERGE (d:Dataset {key: row.key})
 				ON CREATE SET d.namespace = row.ns, d.name = row.name, d.env = row.env, d.createdAt = row.t,
-					d.normVersion = $nv
+					d.searchName = toLower(row.name), d.normVersion = $nv
 			MERGE (n)-[r:NAMES]->(d)
 				ON CREATE SET r.kind = 'PRIMARY', r.validFrom = row.t, r.validTo = $open)
 		WITH n, row, CASE WHEN size(bound) = 0 THEN [row.key] ELSE bound END AS keys

@@ -14,7 +14,9 @@ func lists(start, at int64, pub string) Sighting {
 	return Sighting{Start: start, Lists: true, ListedAt: at, Pub: pub}
 }
 
-func iv(from, to int64, pub string) graph.Interval { return graph.Interval{From: from, To: to, Pub: pub} }
+func iv(from, to int64, pub string) graph.Interval {
+	return graph.Interval{From: from, To: to, Pub: pub}
+}
 
 func closes(start, at int64) Sighting { return Sighting{Start: start, CanClose: true, CloseAt: at} }
 
@@ -57,7 +59,7 @@ func TestIntervals(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
-			for i := 0; i < 20; i++ {
+			for range 20 {
 				ev := append([]Sighting(nil), tc.ev...)
 				rng.Shuffle(len(ev), func(a, b int) { ev[a], ev[b] = ev[b], ev[a] })
 				if again := Intervals(ev, tc.cuts); !reflect.DeepEqual(again, tc.want) {

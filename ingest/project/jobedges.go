@@ -1,6 +1,7 @@
 package project
 
 import (
+	"maps"
 	"math"
 	"sort"
 	"time"
@@ -210,15 +211,9 @@ func (w *txWriter) refoldChangedFields(runs map[string][]jobRun, ckpts map[strin
 	if err != nil {
 		return err
 	}
-	for k, v := range c {
-		cuts[k] = v
-	}
-	for k, v := range h {
-		hists[k] = v
-	}
-	for k, v := range s {
-		sigs[k] = v
-	}
+	maps.Copy(cuts, c)
+	maps.Copy(hists, h)
+	maps.Copy(sigs, s)
 	return nil
 }
 

@@ -91,7 +91,8 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 		w.touch(k)
 		w.queueJob(k)
 	}
-	if _, err := w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.key}) SET j += row.props`,
+	if _, err := w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.key})
+		SET j += row.props, j.searchName = toLower(coalesce(row.props.name, j.name))`,
 		map[string]any{"rows": rows}); err != nil {
 		return err
 	}
@@ -120,8 +121,8 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 	}
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (j:Job {key: row.key})
-		SET j.namespace = row.ns, j.name = coalesce(row.name, j.name), j.normVersion = $nv,
-			j.dbtUniqueId = row.dbt, j.dbtRole = row.role,
+		SET j.namespace = row.ns, j.name = coalesce(row.name, j.name), j.searchName = toLower(coalesce(row.name, j.name)),
+			j.normVersion = $nv, j.dbtUniqueId = row.dbt, j.dbtRole = row.role,
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
 		RETURN row.key AS k, j.metaStamps AS stamps, coalesce(j.names, []) AS names`,

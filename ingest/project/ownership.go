@@ -2,6 +2,8 @@ package project
 
 import (
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
@@ -25,7 +27,7 @@ func applyOwnership(r *rec, owned ownership.Set) {
 	}
 	written := r.Outputs
 	if r.Subject != nil {
-		written = append(written[:len(written):len(written)], r.Subject)
+		written = append(slices.Clip(written), r.Subject)
 	}
 	for _, d := range written {
 		if !owned.Owns(d.ID.NS) {
@@ -42,6 +44,31 @@ func applyOwnership(r *rec, owned ownership.Set) {
 			}
 		}
 	}
+}
+
+// ownedNow is the owned set in today's canonical form. The set was canonicalised when the event was accepted, by
+// the rules of that time: an archive written by projection version 2 names "postgres://db", which is
+// "postgres://db:5432" now (ADR 0026), and replaying it must find the event's outputs owned as they were. Canonical
+// namespaces canonicalise to themselves, so a set recorded today is unchanged.
+func ownedNow(s ownership.Set, canon Canonicalizer) ownership.Set {
+	if !s.Restricted || len(s.Namespaces) == 0 {
+		return s
+	}
+	out := make([]string, 0, len(s.Namespaces))
+	for _, ns := range s.Namespaces {
+		var c string
+		var err error
+		if strings.Contains(ns, "://") {
+			_, c, _, err = canon.Dataset(ns, "x")
+		} else {
+			c, _, err = canon.Job(ns, "x")
+		}
+		if err != nil {
+			c = ns // not a namespace any event can name now: it owns nothing new
+		}
+		out = append(out, c)
+	}
+	return ownership.Of(out)
 }
 
 // ownerFacets are the dataset facets whose meaning only a dataset's owners may state.

@@ -31,8 +31,11 @@ import (
 
 // NormVersion is recorded as normVersion on what the projector writes. Version 2 (issue 13): producers change
 // only what they own (ADR 0018: inputs' lifecycle and metadata are not applied, reads are labelled observed on
-// read); runs are keyed by (runId, job) and events by (event id, principal) (upgrade.go, ADR 0019).
-const NormVersion = "2"
+// read); runs are keyed by (runId, job) and events by (event id, principal) (upgrade.go, ADR 0019). Version 3
+// (issue 14): canonical namespaces write the default port the OpenLineage naming spec writes (normalize-2; keys
+// still hash the portless key form), Dataset and Job nodes carry searchName for case-insensitive search
+// (upgrade_identity.go, ADR 0026).
+const NormVersion = "3"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -1,5 +1,7 @@
 package project
 
+import "maps"
+
 import "sync"
 
 // RecentEventsMax bounds how many committed events the projector keeps in memory, in their canonical form, so a
@@ -83,9 +85,7 @@ func (c *recentEvents) known(runs []string) map[string]taggedRec {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, run := range runs {
-		for id, r := range c.byRun[run] {
-			out[id] = r
-		}
+		maps.Copy(out, c.byRun[run])
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -26,6 +27,14 @@ type ident struct {
 }
 
 func (i *ident) canonical() string { return graph.DatasetIdent(i.Env, i.NS, i.Name) }
+
+// newKey is the key of the Dataset node first created under this identity. Keys hash the namespace's key form
+// (without the default port), so the key of an identity is the one projection versions 1 and 2 gave it
+// (docs/adr/0026-identity-in-answers.md).
+func (i *ident) newKey() string { return graph.DatasetKey(i.Env, normalize.KeyNamespace(i.NS), i.Name) }
+
+// jobKey is the key of a job; like dataset keys it hashes the namespace's key form.
+func jobKey(ns, name string) string { return graph.JobKey(normalize.KeyNamespace(ns), name) }
 
 func (i *ident) ok() bool { return i.Unresolved == "" && i.Key != "" }
 
@@ -186,7 +195,7 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 	for i := range ev.Outputs {
 		r.Outputs = append(r.Outputs, buildDS(&ev.Outputs[i], canon))
 	}
-	applyOwnership(r, env.Owned)
+	applyOwnership(r, ownedNow(env.Owned, canon))
 	return r, nil
 }
 
@@ -195,7 +204,7 @@ func buildJob(j *olevent.Job, canon Canonicalizer) (*jobRec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: job %s/%s: %w", ErrUnprojectable, j.Namespace, j.Name, err)
 	}
-	return &jobRec{Key: graph.JobKey(ns, nm), NS: ns, Name: nm, ProcessingType: strings.ToUpper(j.ProcessingType),
+	return &jobRec{Key: jobKey(ns, nm), NS: ns, Name: nm, ProcessingType: strings.ToUpper(j.ProcessingType),
 		JobType: j.JobType, Integration: j.Integration, Description: j.Description, SQL: j.SQL,
 		SourceCode: j.SourceCode, SourceLocation: j.SourceLocation}, nil
 }
@@ -223,7 +232,7 @@ func parentOf(p *olevent.ParentRef, canon Canonicalizer) *parentRec {
 	}
 	out := &parentRec{RunID: strings.ToLower(p.RunID)}
 	if ns, nm, err := canon.Job(p.JobNamespace, p.JobName); err == nil {
-		out.JobKey = graph.JobKey(ns, nm)
+		out.JobKey = jobKey(ns, nm)
 	}
 	return out
 }

@@ -23,11 +23,11 @@ func (w *txWriter) rename(prev, next *ident, r *rec) ([]unresolvedRow, error) {
 	case len(nk) == 1:
 		key = nk[0]
 	default:
-		key = graph.DatasetKey(prev.Env, prev.NS, prev.Name)
+		key = prev.newKey()
 	}
 	_, err = w.run(`MERGE (d:Dataset {key: $key})
 			ON CREATE SET d.namespace = $pns, d.name = $pname, d.env = $penv, d.createdAt = $t, d.identityAt = $t,
-				d.normVersion = $nv
+				d.searchName = toLower($pname), d.normVersion = $nv
 		MERGE (pn:DatasetName {ident: $prev})
 			ON CREATE SET pn.namespace = $pns, pn.name = $pname, pn.env = $penv
 		MERGE (pn)-[pr:NAMES]->(d)
@@ -38,7 +38,7 @@ func (w *txWriter) rename(prev, next *ident, r *rec) ([]unresolvedRow, error) {
 		MERGE (nn)-[nr:NAMES]->(d)
 			ON CREATE SET nr.kind = 'PRIMARY', nr.validFrom = $t, nr.validTo = $open
 		WITH d WHERE $t >= coalesce(d.identityAt, 0)
-		SET d.namespace = $nns, d.name = $nname, d.env = $nenv, d.identityAt = $t`,
+		SET d.namespace = $nns, d.name = $nname, d.searchName = toLower($nname), d.env = $nenv, d.identityAt = $t`,
 		map[string]any{"key": key, "prev": prev.canonical(), "next": next.canonical(), "t": r.Time,
 			"pns": prev.NS, "pname": prev.Name, "penv": prev.Env, "nns": next.NS, "nname": next.Name,
 			"nenv": next.Env, "open": graph.OpenEnd, "nv": NormVersion})

@@ -63,7 +63,7 @@ func TestRepeatsLatestSchemaNeverHidesAChange(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		st := &dsState{}
-		for step := 0; step < 80; step++ {
+		for step := range 80 {
 			c := &dsChange{}
 			if last := latestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
 				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: obsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
@@ -109,7 +109,7 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		st := &dsState{}
-		for step := 0; step < 60; step++ {
+		for step := range 60 {
 			o := randomObs(rng, int64(step*7+rng.IntN(20)), fmt.Sprintf("e%d", step))
 			if rng.IntN(10) == 0 {
 				o = dsObs{T: o.T, Event: o.Event, Kind: obsDecl, Keys: []string{"up"}, Prod: "p"}
@@ -140,7 +140,7 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 		}
 	}
 	busy := &dsState{}
-	for i := 0; i < 400; i++ {
+	for i := range 400 {
 		busy.merge(&dsChange{obs: []dsObs{schemaObs(int64(1_795_990_000_000+i*731_506), "id", "status", "price")}})
 	}
 	enc, _ := busy.encode()

@@ -102,7 +102,7 @@ func TestScenarioShuffledColumnChainGivesTheSameGraph(t *testing.T) {
 		t.Fatalf("in order: %d column edges, want 8\n%s", n, want)
 	}
 	rng := rand.New(rand.NewPCG(14, 0))
-	for round := 0; round < 10; round++ {
+	for round := range 10 {
 		s.wipe()
 		order := append([]olevent.Event(nil), evs...)
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })

@@ -164,7 +164,7 @@ func TestShuffleDbtJobAlias(t *testing.T) {
 	}
 	want := s.dump()
 	rng := rand.New(rand.NewPCG(27, 14))
-	for round := 0; round < 8; round++ {
+	for round := range 8 {
 		s.wipe()
 		order := append([]olevent.Event(nil), evs...)
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })

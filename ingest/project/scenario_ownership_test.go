@@ -100,7 +100,7 @@ func TestScenarioAttackerChangesNothingOfTheVictimInAnyOrder(t *testing.T) {
 		t.Fatalf("column edges from the victim's id: %v", e)
 	}
 	rng := rand.New(rand.NewPCG(13, 1))
-	for round := 0; round < 6; round++ {
+	for round := range 6 {
 		s.wipe()
 		order := append([]owned(nil), evs...)
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })

@@ -66,7 +66,7 @@ func TestScenarioRunIDOfAnotherJobNeverTouchesItsRun(t *testing.T) {
 	// victimView is the dump without the lines that name the other job, its run, its events or its dataset.
 	victimView := func() string {
 		var keep []string
-		for _, l := range strings.Split(s.dump(), "\n") {
+		for l := range strings.SplitSeq(s.dump(), "\n") {
 			if !strings.Contains(l, evilJob) && !strings.Contains(l, evilRun) && !strings.Contains(l, "-zz-") &&
 				!strings.Contains(l, s.ns+"-a-") && !strings.Contains(l, s.runID("phantom")) &&
 				!strings.Contains(l, s.runID("r2")) {
@@ -83,7 +83,7 @@ func TestScenarioRunIDOfAnotherJobNeverTouchesItsRun(t *testing.T) {
 	all := append(append([]olevent.Event(nil), victim...), attacker...)
 	rng := rand.New(rand.NewPCG(13, 2))
 	var want string
-	for round := 0; round < 8; round++ {
+	for round := range 8 {
 		s.wipe()
 		applyShuffled(s, all, rng)
 		if got := victimView(); got != wantVictim {

@@ -76,7 +76,7 @@ func TestScenarioDuplicatesChangeNothing(t *testing.T) {
 	if res.Projected != 0 || res.Duplicates != 3 || len(res.Touched) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		if r := s.apply(evs[1]); r.Duplicates != 1 {
 			t.Fatalf("delivery %d: %+v", i, r)
 		}
@@ -226,9 +226,9 @@ func TestScenarioConcurrentBatchesOnAHubDataset(t *testing.T) {
 	const jobs, runsPerJob = 6, 4
 	batches := make([][]olevent.Event, 2)
 	var all []olevent.Event
-	for j := 0; j < jobs; j++ {
+	for j := range jobs {
 		job := "job" + string(rune('a'+j))
-		for r := 0; r < runsPerJob; r++ {
+		for r := range runsPerJob {
 			run := job + "-run" + string(rune('0'+r))
 			t0 := 100*r + j
 			evs := []olevent.Event{
@@ -268,7 +268,7 @@ func TestScenarioConcurrentBatchesOnAHubDataset(t *testing.T) {
 	if want := s.dump(); got != want {
 		t.Fatalf("concurrent graph differs from sequential:\n%s", diffLines(want, got))
 	}
-	for j := 0; j < jobs; j++ {
+	for j := range jobs {
 		job := "job" + string(rune('a'+j))
 		if got := s.intervals(s.edge("in", job, s.dsKey("hub"), graph.KindObserved)); got != fmt.Sprintf("[%d,open)PUBLISHED", j) {
 			t.Fatalf("hub edge of %s: %s", job, got)
@@ -293,7 +293,7 @@ func TestScenarioBumpFailureIsReportedAfterCommit(t *testing.T) {
 func TestScenarioUnprojectableEventFailsDeterministically(t *testing.T) {
 	s := newScen(t)
 	bad := s.runEv("bad", olevent.TypeStart, 10, "", "r1", nil, nil)
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		if _, err := s.applyErr(bad); !errors.Is(err, ErrUnprojectable) {
 			t.Fatalf("attempt %d: %v", i, err)
 		}

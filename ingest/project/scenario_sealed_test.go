@@ -71,7 +71,7 @@ func TestScenarioLateRunFoldsFromAStoredCheckpoint(t *testing.T) {
 	in, out := s.ds("src"), s.ds("dst")
 	var all []olevent.Event
 	const step = 20 * 60 // a run every 20 minutes for 10 hours
-	for i := 0; i < 30; i++ {
+	for i := range 30 {
 		start := runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*step, fmt.Sprint("r", i), in, out)
 		done := runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*step+60, fmt.Sprint("r", i), in, out)
 		s.apply(start)
@@ -107,7 +107,7 @@ func TestStoredCheckpointsKeepADay(t *testing.T) {
 	s := newScen(t)
 	in, out := s.ds("src"), s.ds("dst")
 	const hour = 60 * 60
-	for i := 0; i < 40; i++ { // a run every 2 hours for 80 hours
+	for i := range 40 { // a run every 2 hours for 80 hours
 		s.apply(runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*2*hour, fmt.Sprint("r", i), in, out),
 			runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*2*hour+60, fmt.Sprint("r", i), in, out))
 	}

@@ -81,7 +81,7 @@ func TestScenarioShuffledHistoryGivesTheSameGraph(t *testing.T) {
 		t.Fatalf("build's r1 after another job's FAIL under its runId: %v", r1)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	for round := 0; round < 8; round++ {
+	for round := range 8 {
 		s.wipe()
 		order := append([]olevent.Event(nil), evs...)
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })

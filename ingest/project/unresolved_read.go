@@ -1,6 +1,10 @@
 package project
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/headwater-data/headwater/ingest/normalize"
+)
 
 // UnresolvedIdentifier is a dataset identifier an event stated that the projection could not bind to one
 // dataset: it could not be canonicalised, or its binding conflicted (the reasons in identity.go). The event's
@@ -28,6 +32,11 @@ func UnresolvedInPayload(payload any) ([]UnresolvedIdentifier, error) {
 		u := UnresolvedIdentifier{Namespace: id.RawNS, Name: id.RawName, Reason: id.Unresolved}
 		if id.NS != "" {
 			u.Namespace, u.Name = id.NS, id.Name
+			// Payloads written before projection version 3 hold the namespace without its default port: name it
+			// as it is canonical now (ADR 0026), as every answer does.
+			if ns, err := normalize.CanonicalNamespace(id.NS); err == nil {
+				u.Namespace = ns
+			}
 		}
 		if !seen[u] {
 			seen[u] = true

@@ -82,12 +82,12 @@ func scan(ctx context.Context, kc kafkaio.Config, sel Selector) (map[string]kafk
 	if err != nil {
 		return nil, 0, fmt.Errorf("kafka: %w", err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }() // a read-only scan: nothing to flush
 	cons, err := sarama.NewConsumerFromClient(client)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer cons.Close()
+	defer func() { _ = cons.Close() }()
 	parts, err := client.Partitions(kc.QuarantineTopic)
 	if err != nil {
 		return nil, 0, fmt.Errorf("quarantine topic %s: %w", kc.QuarantineTopic, err)
@@ -118,11 +118,11 @@ func scan(ctx context.Context, kc kafkaio.Config, sel Selector) (map[string]kafk
 				}
 				done = m.Offset >= end-1
 			case <-ctx.Done():
-				pc.Close()
+				_ = pc.Close()
 				return nil, 0, fmt.Errorf("scan quarantine partition %d: %w", p, ctx.Err())
 			}
 		}
-		pc.Close()
+		_ = pc.Close()
 	}
 	return out, scanned, nil
 }

@@ -92,9 +92,7 @@ func RunChecks(ctx context.Context, checks []Check) map[string]string {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range checks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, ReadinessTimeout)
 			defer cancel()
 			state := "ok"
@@ -107,7 +105,7 @@ func RunChecks(ctx context.Context, checks []Check) map[string]string {
 			mu.Lock()
 			out[c.Name] = state
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return out
@@ -134,8 +132,7 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 		return c
 	}
 	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
+		if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
 			if existing, ok := are.ExistingCollector.(C); ok {
 				return existing
 			}

@@ -107,12 +107,12 @@ func ReadTopic(t testing.TB, c kafkaio.Config, topic string, n int, timeout time
 	if err != nil {
 		t.Fatalf("kafka client: %v", err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	cons, err := sarama.NewConsumerFromClient(client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cons.Close()
+	defer func() { _ = cons.Close() }()
 	parts, err := client.Partitions(topic)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func ReadTopic(t testing.TB, c kafkaio.Config, topic string, n int, timeout time
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer pc.Close()
+		defer func() { _ = pc.Close() }()
 		go func() {
 			for m := range pc.Messages() {
 				out <- m

@@ -125,7 +125,7 @@ func decodeTasks(raw json.RawMessage) ([]Task, error) {
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
 		var out []Task
-		for _, line := range strings.Split(text, "\n") {
+		for line := range strings.SplitSeq(text, "\n") {
 			if id := strings.TrimSpace(line); id != "" {
 				out = append(out, Task{TaskID: id})
 			}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -138,12 +139,8 @@ func (n wireNode) node(id string) Node {
 	}
 	out.DependsOn = sortedSet(n.DependsOn.Nodes)
 	out.Tags = sortedSet(append(slices.Clone(n.Tags), tagList(n.Config.Tags)...))
-	for k, v := range n.Config.Meta {
-		out.Meta[k] = v
-	}
-	for k, v := range n.Meta {
-		out.Meta[k] = v
-	}
+	maps.Copy(out.Meta, n.Config.Meta)
+	maps.Copy(out.Meta, n.Meta)
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/headwater-data/headwater/inventory"
@@ -120,7 +121,7 @@ func readCSV(r io.Reader) ([]Entry, error) {
 		}
 		e := Entry{Namespace: get("namespace"), Name: get("name"), Criticality: get("criticality"),
 			Schedule: get("schedule"), Owner: get("owner")}
-		for _, o := range strings.Fields(get("outputs")) {
+		for o := range strings.FieldsSeq(get("outputs")) {
 			ns, name, ok := strings.Cut(o, "|")
 			if !ok || ns == "" || name == "" {
 				return nil, fmt.Errorf("list: csv line %d: outputs: %q is not namespace|name", line, o)
@@ -132,12 +133,7 @@ func readCSV(r io.Reader) ([]Entry, error) {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 func (e Entry) job() (inventory.Job, error) {

@@ -119,7 +119,7 @@ func jobRow(source string, j inventory.Job) map[string]any {
 func (s *Store) Register(ctx context.Context, inv inventory.Inventory, by string, now time.Time) (Result, error) {
 	res := Result{Source: inv.Source, Jobs: len(inv.Jobs)}
 	sess := s.g.Session(ctx, neo4j.AccessModeWrite)
-	defer sess.Close(ctx)
+	defer func() { _ = sess.Close(ctx) }()
 	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		res = Result{Source: inv.Source, Jobs: len(inv.Jobs)}
 		return nil, s.register(ctx, tx, inv, by, graph.Millis(now), &res)

@@ -53,7 +53,7 @@ func ms(t time.Time) int64 { return graph.Millis(t) }
 func (f *Fixture) Dataset(name string) string {
 	key := graph.DatasetKey(f.Env, f.NS, name)
 	f.exec(`MERGE (d:Dataset {key: $key}) SET d.namespace = $ns, d.name = $name, d.env = $env, d.createdAt = $t0,
-  d.tags = [], d.updatedAt = $t0
+  d.tags = [], d.updatedAt = $t0, d.searchName = toLower($name)
 MERGE (n:DatasetName {ident: $ident}) SET n.namespace = $ns, n.name = $name, n.env = $env
 MERGE (n)-[r:NAMES]->(d) SET r.kind = 'PRIMARY', r.validFrom = $t0, r.validTo = $open`,
 		map[string]any{"key": key, "ns": f.NS, "name": name, "env": f.Env, "t0": ms(f.T0),
@@ -67,7 +67,7 @@ func (f *Fixture) Rename(key, oldName, newName string, at time.Time) {
 MATCH (:DatasetName {ident: $old})-[r:NAMES]->(d) SET r.kind = 'RENAMED', r.validTo = $at
 MERGE (n:DatasetName {ident: $new}) SET n.namespace = $ns, n.name = $name, n.env = $env
 MERGE (n)-[p:NAMES]->(d) SET p.kind = 'PRIMARY', p.validFrom = $at, p.validTo = $open
-SET d.name = $name`, map[string]any{"key": key, "old": graph.DatasetIdent(f.Env, f.NS, oldName),
+SET d.name = $name, d.searchName = toLower($name)`, map[string]any{"key": key, "old": graph.DatasetIdent(f.Env, f.NS, oldName),
 		"new": graph.DatasetIdent(f.Env, f.NS, newName), "ns": f.NS, "name": newName, "env": f.Env,
 		"at": ms(at), "open": graph.OpenEnd})
 }
@@ -75,7 +75,7 @@ SET d.name = $name`, map[string]any{"key": key, "old": graph.DatasetIdent(f.Env,
 // Job creates a job with runs evidence for staleness: runs runs between firstSeen and lastSeen.
 func (f *Fixture) Job(name string) string {
 	key := graph.JobKey(f.NS, name)
-	f.exec(`MERGE (j:Job {key: $key}) SET j.namespace = $ns, j.name = $name, j.processingType = 'BATCH',
+	f.exec(`MERGE (j:Job {key: $key}) SET j.namespace = $ns, j.name = $name, j.searchName = toLower($name), j.processingType = 'BATCH',
   j.firstSeenAt = $t0, j.lastSeenAt = $now`,
 		map[string]any{"key": key, "ns": f.NS, "name": name, "t0": ms(f.T0), "now": ms(f.Now)})
 	return key

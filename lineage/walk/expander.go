@@ -2,6 +2,7 @@ package walk
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -67,9 +68,7 @@ func newWalk(spec walkSpec, reader NeighborReader, g gate, st *State) *walk {
 	w := &walk{spec: spec, reader: reader, gate: g, redact: g.Redact(), names: map[string]Names{},
 		reached: hashSet{}, nodes: hashSet{}, edges: hashSet{}, gens: map[string]int64{}, jobs: map[string]bool{},
 		flagged: map[string]edgeFlags{}}
-	for k, n := range spec.startNames {
-		w.names[k] = n
-	}
+	maps.Copy(w.names, spec.startNames)
 	if st != nil {
 		w.reached, w.nodes, w.edges = unpack(st.Reached), unpack(st.Nodes), unpack(st.Edges)
 	}

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,9 +76,7 @@ func (w *walk) read(ctx context.Context, frontier []Entry, m readMode) ([]hopRow
 		if err != nil {
 			return nil, api.Unavailable(err)
 		}
-		for k, v := range res.Gens {
-			w.gens[k] = v
-		}
+		maps.Copy(w.gens, res.Gens)
 		out = append(out, hopRows{g: g, limit: req.Limit, rows: res.Rows, far: res.Far})
 	}
 	return out, nil
@@ -221,9 +220,7 @@ func (w *walk) readOnly(ctx context.Context, short []Entry, only map[string][]st
 		found.neighbours[sk] = again.neighbours[sk]
 		found.hidden[sk] = found.hidden[sk] || again.hidden[sk]
 	}
-	for id, f := range again.flags {
-		found.flags[id] = f
-	}
+	maps.Copy(found.flags, again.flags)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -73,9 +74,7 @@ func (r *Result) Gaps() []api.Gap {
 // budget stops it, every hop checked with the gate in one policy call.
 func Run(ctx context.Context, s Spec, r NeighborReader, g permcheck.Gate, from *State) (*Result, error) {
 	w := newWalk(s.spec(from == nil), r, g, from)
-	for k, v := range s.Gens {
-		w.gens[k] = v
-	}
+	maps.Copy(w.gens, s.Gens)
 	if s.Clamped {
 		w.stops.add(api.StopDepthCap, "depth cap of "+itoa(s.MaxHops)+" hops")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
@@ -106,7 +107,7 @@ var _ catalog.Canonicalizer = canon{}
 func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.RoundTripper, maxNodes int) *compare.Headwater {
 	t.Helper()
 	const key = "compare-test-cursor-key-0123456789abcdef"
-	cat, err := catalog.New(fx.store, catalog.Options{CursorKey: key, Canon: canon{gen.Environments(fx.world.Config.Prefix)}})
+	cat, err := catalog.New(fx.store, catalog.Options{Canon: canon{gen.Environments(fx.world.Config.Prefix)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,9 @@ func (fx *fixture) headwater(t *testing.T, doer func(http.RoundTripper) http.Rou
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Search: srch, Registerer: prometheus.NewRegistry()})
+	events := eventstatus.New(fx.store, cat, eventstatus.Options{CursorKey: key})
+	h, err := resolvers.NewHandler(resolvers.Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events,
+		Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

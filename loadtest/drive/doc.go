@@ -10,7 +10,7 @@ package drive
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -31,7 +31,7 @@ func Summarise(d []time.Duration) Percentiles {
 		return Percentiles{}
 	}
 	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	var sum time.Duration
 	for _, v := range s {
 		sum += v

@@ -142,15 +142,13 @@ func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
 	var firstErr error
 	var errOnce sync.Once
 	for range d.cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := range jobs {
 				if err := d.deliver(ctx, j, tl); err != nil {
 					errOnce.Do(func() { firstErr = err })
 				}
 			}
-		}()
+		})
 	}
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	polled := make(chan struct{})

@@ -124,13 +124,11 @@ func (d *QueryDriver) Run(ctx context.Context) ([]QuerySample, []Second) {
 	}
 	ticks := d.schedule(ctx, start)
 	for range d.cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for intended := range ticks {
 				record(d.one(ctx, d.nextSpec(), intended))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return samples, tl.snapshot()

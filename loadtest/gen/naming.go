@@ -58,7 +58,8 @@ func hostPrefix(prefix string) string {
 }
 
 // Identifiers are emitted in Headwater's canonical form (docs/adr/0005-identity-canonicalisation.md): default
-// ports omitted, Snowflake names upper-case. The history loader writes them as they are, so loaded data and
+// ports written as OpenLineage's naming spec writes them (docs/adr/0026-identity-in-answers.md), Snowflake names
+// upper-case. The history loader writes them as they are, so loaded data and
 // projected events agree on every key.
 
 // datasetNamespace is the namespace of the k-th host of a platform in an environment.
@@ -66,11 +67,11 @@ func datasetNamespace(prefix, platform, env string, k int) string {
 	p := hostPrefix(prefix)
 	switch platform {
 	case PlatformPostgres:
-		return fmt.Sprintf("postgres://%spg-%s-%d.db.internal", p, env, k)
+		return fmt.Sprintf("postgres://%spg-%s-%d.db.internal:5432", p, env, k)
 	case PlatformS3:
 		return fmt.Sprintf("s3://%s%s-lake-%d", p, env, k)
 	case PlatformKafka:
-		return fmt.Sprintf("kafka://%skafka-%s-%d.internal", p, env, k)
+		return fmt.Sprintf("kafka://%skafka-%s-%d.internal:9092", p, env, k)
 	default:
 		return fmt.Sprintf("snowflake://%sacme-%s%d", p, env, k)
 	}

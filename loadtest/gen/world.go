@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // layerShares splits datasets into layers: 0 are sources (written by nobody we see), 1..4 are derived.
@@ -241,12 +242,7 @@ func (w *World) attachHubs(r *rand.Rand) {
 }
 
 func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(xs, x)
 }
 
 // Consumers counts, per dataset id, the jobs that read it (computed from the world, nothing written).

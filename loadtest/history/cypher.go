@@ -4,7 +4,7 @@ package history
 // Rows are sorted by the key of the shared node they touch, so parallel transactions lock in one order.
 const (
 	cypherDatasets = `UNWIND $rows AS r
-CREATE (d:Dataset {key: r.key, namespace: r.ns, name: r.name, env: r.env, createdAt: r.created,
+CREATE (d:Dataset {key: r.key, namespace: r.ns, name: r.name, searchName: toLower(r.name), env: r.env, createdAt: r.created,
   updatedAt: r.updated, description: r.desc, owners: '[]', tags: [], facets: '{}', normVersion: $nv})
 CREATE (n:DatasetName {ident: r.ident, namespace: r.ns, name: r.name, env: r.env})
 CREATE (n)-[:NAMES {kind: 'PRIMARY', validFrom: r.primaryFrom, validTo: $open}]->(d)
@@ -13,7 +13,7 @@ FOREACH (o IN r.old |
   CREATE (m)-[:NAMES {kind: 'RENAMED', validFrom: r.created, validTo: o.until}]->(d))`
 
 	cypherJobs = `UNWIND $rows AS r
-CREATE (j:Job {key: r.key, namespace: r.ns, name: r.name, processingType: r.pt, jobType: r.jt,
+CREATE (j:Job {key: r.key, namespace: r.ns, name: r.name, searchName: toLower(r.name), processingType: r.pt, jobType: r.jt,
   integration: r.integration, description: '', firstSeenAt: r.first, lastSeenAt: r.last, normVersion: $nv})
 CREATE (v:JobVersion {key: r.jv, jobKey: r.key, definitionHash: r.hash, sql: r.sql, sourceCode: '',
   sourceCodeLocation: r.loc, validFrom: r.first, validTo: $open, normVersion: $nv})

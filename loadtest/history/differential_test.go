@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/loadtest/gen"
@@ -87,7 +88,7 @@ func projectWorld(ctx context.Context, t *testing.T, store *graph.Store, w *gen.
 		t.Fatal(err)
 	}
 	var now time.Time // the decoder's clock: each event is decoded as if it arrived when it was sent
-	dec, err := olevent.NewDecoder(olevent.DefaultLimits(), func() time.Time { return now })
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}

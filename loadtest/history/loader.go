@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/loadtest/gen"
 )
 
@@ -106,7 +107,8 @@ func newKeys(c Config) keys {
 	k := keys{start: end - int64(c.HistoryDays)*dayMs, end: end}
 	r := rand.New(rand.NewPCG(w.Config.Seed, streamCreated))
 	for _, d := range w.Datasets {
-		k.dataset = append(k.dataset, graph.DatasetKey(d.Env, d.Namespace, firstName(d)))
+		// keys hash the namespace's key form, as the projector does (ADR 0026)
+		k.dataset = append(k.dataset, graph.DatasetKey(d.Env, normalize.KeyNamespace(d.Namespace), firstName(d)))
 		off := int64(0)
 		if d.Layer > 0 {
 			off = r.Int64N(int64(c.HistoryDays) * dayMs / 2)
@@ -114,7 +116,7 @@ func newKeys(c Config) keys {
 		k.created = append(k.created, k.start+off)
 	}
 	for _, j := range w.Jobs {
-		jk := graph.JobKey(j.Namespace, j.Name)
+		jk := graph.JobKey(normalize.KeyNamespace(j.Namespace), j.Name)
 		k.job = append(k.job, jk)
 		k.jobVer = append(k.jobVer, graph.JobVersionKey(jk, definitionHash(j)))
 	}

@@ -56,7 +56,7 @@ func TestKafkaKeysLandOnMurmur2Partitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for n := int64(0); n < hw; n++ {
+		for range hw {
 			select {
 			case m := <-pc.Messages():
 				got[string(m.Key)] = part

@@ -23,6 +23,6 @@ func (c *EnvsCmd) Run(_ *env) error {
 		}
 	}
 	sort.Strings(parts)
-	fmt.Println(strings.Join(parts, ";"))
-	return nil
+	_, err := fmt.Println(strings.Join(parts, ";"))
+	return err
 }

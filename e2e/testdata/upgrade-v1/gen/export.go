@@ -40,8 +40,9 @@ type Rel struct {
 const seedQuery = `
 CALL () {
 	MATCH (n) WHERE (n:Dataset OR n:Job OR n:DatasetName OR n:UnresolvedIdentity) AND any(p IN $ps WHERE n.namespace STARTS WITH p) RETURN n
-	UNION MATCH (n:Event|Quarantined) WHERE n.key IN $ids RETURN n
-	UNION MATCH (n:Run) WHERE n.key IN $runs RETURN n
+	UNION MATCH (n:Event|Quarantined) WHERE n.key IN $ids OR n.eventId IN $ids RETURN n
+	UNION MATCH (n:Run) WHERE n.key IN $runs OR n.runId IN $runs RETURN n
+	UNION MATCH (n:Role|Grant|RoleBinding) WHERE n.name = $role OR n.role = $role RETURN n
 }
 WITH collect(n) AS seeds
 CALL (seeds) {
@@ -52,7 +53,7 @@ CALL (seeds) {
 }
 RETURN [n IN seeds + more | elementId(n)] AS ids`
 
-func export(fx string, ids, runs []string) (*Graph, error) {
+func export(fx string, ids, runs []string, identities bool) (*Graph, error) {
 	ctx := context.Background()
 	drv, err := neo4j.NewDriverWithContext(testenv.Neo4jURI(), neo4j.NoAuth())
 	if err != nil {
@@ -66,7 +67,13 @@ func export(fx string, ids, runs []string) (*Graph, error) {
 		}
 		return res.Records, nil
 	}
-	recs, err := q(seedQuery, map[string]any{"ps": []string{fx + "-", "s3://" + fx + "-", "postgres://" + fx + "-"}, "ids": ids, "runs": runs})
+	ps := []string{fx + "-", "s3://" + fx + "-", "postgres://" + fx + "-"}
+	role := "" // the API-granted reader role of the upgrade-v2 world (the policy file's roles are the test's own)
+	if identities {
+		ps = append(ps, "hive://"+fx+"-", "mysql://"+fx+"-", "hdfs://"+fx+"-", "kafka://"+fx+"-", "snowflake://"+fx+"-")
+		role = fx + "-pg-reader"
+	}
+	recs, err := q(seedQuery, map[string]any{"ps": ps, "ids": ids, "runs": runs, "role": role})
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,11 @@
-// Command gen writes the upgrade-v1 fixture (e2e/testdata/upgrade-v1, README.md there): it runs a headwater binary
-// built from the last commit of projection version 1 against the shared stack, sends a small world through its
-// HTTP gateway, waits until it is projected, records what that version answered through GraphQL (ids.json), exports
-// the graph it wrote for the fixture's namespaces (graph.json) and copies the raw-event archive it wrote (archive/).
+// Command gen writes the upgrade fixtures (e2e/testdata/upgrade-v1 and upgrade-v2, README.md there): it runs a
+// headwater binary built from the last commit of the previous projection version against the shared stack, sends a
+// small world through its HTTP gateway, waits until it is projected, records what that version answered through
+// GraphQL (ids.json), exports the graph it wrote for the fixture's namespaces (graph.json) and copies the raw-event
+// archive it wrote (archive/). -world=v2 adds the identities version 3 stores in another form (identities.go).
 //
 //	go run ./e2e/testdata/upgrade-v1/gen -bin /tmp/hw-v1 -out e2e/testdata/upgrade-v1
+//	go run ./e2e/testdata/upgrade-v1/gen -bin /tmp/hw-v2 -out e2e/testdata/upgrade-v2 -world=v2 -commit=6463f7a -fx=upgv2-<token>
 package main
 
 import (
@@ -36,14 +38,16 @@ func main() {
 	out := flag.String("out", "e2e/testdata/upgrade-v1", "fixture directory")
 	fx := flag.String("fx", "upgv1-"+testenv.Token(4), "namespace prefix of the fixture (jobs <fx>-..., datasets s3://<fx>-..., postgres://<fx>-...)")
 	demo := flag.String("demo", "demo/events", "the demo's event templates")
+	worldName := flag.String("world", "v1", "v1: the upgrade-v1 world; v2: it and the identities of upgrade-v2")
+	commit := flag.String("commit", "db621b7", "the commit the binary was built from (recorded in ids.json)")
 	flag.Parse()
-	if err := run(*bin, *out, *fx, *demo); err != nil {
+	if err := run(*bin, *out, *fx, *demo, *worldName == "v2", *commit); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, out, fx, demoDir string) error {
+func run(bin, out, fx, demoDir string, identities bool, commit string) error {
 	tmp, err := os.MkdirTemp("", "hw-upgrade-v1-gen")
 	if err != nil {
 		return err
@@ -71,7 +75,7 @@ func run(bin, out, fx, demoDir string) error {
 		"HEADWATER_AUTHZ_POLICY_SOURCE="+fx,
 		"HEADWATER_AUTHZ_AUDIT_TOPIC="+kc.EventsTopic+".audit")
 	tokens := map[string]string{}
-	for _, who := range []string{"admin", "producer-a", "producer-b"} {
+	for _, who := range []string{"admin", "producer-a", "producer-b", "reader"} {
 		cmd := exec.Command(bin, "token", "create", "--owner="+fx+"-"+who, "--kind=producer", "--log-level=warn")
 		cmd.Env = env
 		b, err := cmd.Output()
@@ -94,14 +98,22 @@ func run(bin, out, fx, demoDir string) error {
 		return fmt.Errorf("%w\n%s", err, b)
 	}
 	w := newWorld(fx, demoDir)
+	w.identities = identities
 	sent, err := w.send(api, tokens)
 	if err != nil {
 		return err
 	}
+	if identities {
+		for _, m := range w.grantMutations() {
+			if _, err := gql(api, tokens["admin"], m, nil); err != nil {
+				return fmt.Errorf("%s: %w", m, err)
+			}
+		}
+	}
 	if err := waitProjected(arch, sent); err != nil {
 		return err
 	}
-	answers, err := w.answers(api, tokens["admin"])
+	answers, err := w.answers(api, tokens)
 	if err != nil {
 		return err
 	}
@@ -112,7 +124,7 @@ func run(bin, out, fx, demoDir string) error {
 	if err != nil {
 		return err
 	}
-	g, err := export(fx, ids, w.runIDs())
+	g, err := export(fx, ids, w.runIDs(), identities)
 	if err != nil {
 		return err
 	}
@@ -132,7 +144,9 @@ func run(bin, out, fx, demoDir string) error {
 			return err
 		}
 	}
-	answers["namespace"], answers["principals"] = fx, map[string]string{"admin": fx + "-admin", "producerA": fx + "-producer-a", "producerB": fx + "-producer-b"}
+	answers["commit"] = commit
+	answers["namespace"], answers["principals"] = fx, map[string]string{"admin": fx + "-admin", "producerA": fx + "-producer-a",
+		"producerB": fx + "-producer-b", "reader": fx + "-reader"}
 	answers["world"] = w.meta()
 	if err := writeJSON(filepath.Join(out, "ids.json"), answers); err != nil {
 		return err
@@ -158,6 +172,8 @@ roles:
         on: {namespace: "%[1]s-a"}
       - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
         on: {namespace: "s3://%[1]s-a"}
+      - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
+        on: {namespace: "postgres://%[1]s-pga"}
   - name: %[1]s-prod-b
     grants:
       - privileges: [PRODUCE, DESCRIBE, VIEW_LINEAGE]
@@ -214,7 +230,7 @@ func waitProjected(arch string, sent int) error {
 		if ids, err = archiveIDs(arch); err != nil {
 			return err
 		}
-		res, err := neo4j.ExecuteQuery(ctx, drv, `MATCH (e:Event) WHERE e.key IN $ids RETURN count(e) AS n`,
+		res, err := neo4j.ExecuteQuery(ctx, drv, `MATCH (e:Event) WHERE coalesce(e.eventId, e.key) IN $ids RETURN count(DISTINCT coalesce(e.eventId, e.key)) AS n`,
 			map[string]any{"ids": ids}, neo4j.EagerResultTransformer)
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 // version 1 got wrong: producer B uses the event id producer A sends next, and B's job sends a FAIL under A's runId.
 type world struct {
 	fx, demoDir string
+	identities  bool // the upgrade-v2 world: also the identities version 3 stores in another form (identities.go)
 	t0          time.Time
 	run         map[string]string // template name -> runId
 	ids         map[string]string // role -> eventId
@@ -24,7 +25,8 @@ type world struct {
 func newWorld(fx, demoDir string) *world {
 	w := &world{fx: fx, demoDir: demoDir, t0: time.Now().UTC().Truncate(time.Minute).Add(-3 * time.Hour),
 		run: map[string]string{}, ids: map[string]string{}}
-	for _, r := range []string{"A", "B", "C", "D", "rename1", "rename2", "mart", "nightly", "child", "orphan", "ghost", "victim", "evil"} {
+	for _, r := range []string{"A", "B", "C", "D", "rename1", "rename2", "mart", "nightly", "child", "orphan", "ghost", "victim", "evil",
+		"pg1", "pg2", "spark", "sf", "stream", "steal", "own"} {
 		w.run[r] = newUUID()
 	}
 	w.ids["squatted"] = "squat-" + newUUID() // B sends it first; A's COMPLETE under it is what version 1 dropped
@@ -152,6 +154,9 @@ func (w *world) posts() ([]post, error) {
 			ds("s3://"+nsA, "out", schema("id:bigint"))), "A complete under the squatted id", http.StatusAccepted},
 		post{"producer-b", w.runEvent(w.ids["evilFail"], "FAIL", 120, nsB, "evil", w.run["victim"], "", "",
 			ds("s3://"+nsB, "loot", "")), "B's FAIL under A's runId", http.StatusAccepted})
+	if w.identities {
+		out = append(out, w.identityPosts()...)
+	}
 	return out, nil
 }
 

@@ -36,7 +36,7 @@ func (c canaryRegisterCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only: nothing to lose
 	body, err := io.ReadAll(io.LimitReader(in, 1<<20))
 	if err != nil {
 		return err
@@ -62,11 +62,11 @@ func (c canaryConn) do(rc *runCtx, method string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("canary %s: %s: %s", strings.ToLower(method), resp.Status, strings.TrimSpace(string(b)))
 	}
-	fmt.Fprintln(rc.stdout, strings.TrimSpace(string(b)))
-	return nil
+	_, err = fmt.Fprintln(rc.stdout, strings.TrimSpace(string(b)))
+	return err
 }

@@ -75,6 +75,8 @@ const (
 	GapNoColumnLineage    GapKind = "NO_COLUMN_LINEAGE"
 	GapUnresolvedIdentity GapKind = "UNRESOLVED_IDENTITY"
 	GapRunWithoutTerminal GapKind = "RUN_WITHOUT_TERMINAL"
+	GapJobNotReporting    GapKind = "JOB_NOT_REPORTING"
+	GapProducerStale      GapKind = "PRODUCER_STALE"
 )
 
 // DatasetRef names a dataset as a producer would.
@@ -357,6 +359,22 @@ type Gap struct {
 	// StopReasons are the budgets that stopped the page, in the order first reached (TRUNCATED gaps only; nil on
 	// the others). Decisions use them, never the message, which is for people.
 	StopReasons []StopReason
+	// Numerator of Denominator are the figure a JOB_NOT_REPORTING or PRODUCER_STALE gap is part of ("3 of 10
+	// expected jobs writing this answer's datasets are not reporting"); nil on the other kinds.
+	Numerator, Denominator *int
+	// Since is when what the gap is about last reported (a producer's last event, an expected job's matched
+	// job's last event); nil when it never did and on the other kinds.
+	Since *time.Time
+}
+
+// AnswerCoverage is how much of one answer the inventory vouches for: of the answer's datasets, those some
+// expected job the caller may describe lists as an output, and of those the ones with such a writer that
+// reported (ADR 0032).
+type AnswerCoverage struct {
+	Datasets           int
+	WithExpectedWriter int
+	Reporting          int
+	Label              string
 }
 
 // StopReason names a traversal budget that stopped a page.
@@ -387,6 +405,8 @@ type LineageGraph struct {
 	Gaps                []Gap
 	PermissionsFiltered bool
 	AsOf                time.Time
+	// Coverage is set by the trust gaps after the results tier (never cached; ADR 0032).
+	Coverage *AnswerCoverage `json:",omitempty"`
 }
 
 // ImpactedField is a field affected by a change, with the column path to it.
@@ -404,6 +424,7 @@ type ImpactReport struct {
 	Truncated           bool
 	Gaps                []Gap
 	PermissionsFiltered bool
+	Coverage            *AnswerCoverage
 }
 
 // EventStatus answers what became of an event.

@@ -29,6 +29,13 @@ const (
 	DefaultRawCacheTTL = 10 * time.Minute
 	// DefaultResultCacheTTL bounds the life of a cached answer (generations invalidate it earlier).
 	DefaultResultCacheTTL = 5 * time.Minute
+	// DefaultTrustGapsTTL is how long one answer's trust gaps are reused in process for the same scope (ADR 0032).
+	DefaultTrustGapsTTL = 10 * time.Second
+	// MaxTrustGapsMemo bounds the answers whose trust gaps are kept in process; maxTrustGapsMemoGaps the gaps of
+	// one kept answer (an answer with more is recomputed every time), so the memo holds at most
+	// MaxTrustGapsMemo x maxTrustGapsMemoGaps gaps.
+	MaxTrustGapsMemo     = 2048
+	maxTrustGapsMemoGaps = 256
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
 )

@@ -21,6 +21,7 @@ type Config struct {
 	NowBucket      time.Duration `help:"Bucket of 'now' in cache keys (generations still invalidate an entry on any write)." default:"5m" env:"HEADWATER_LINEAGE_NOW_BUCKET" yaml:"nowBucket"`
 	RawCacheTTL    time.Duration `help:"TTL of cached neighbour lists." default:"10m" env:"HEADWATER_LINEAGE_RAW_CACHE_TTL" yaml:"rawCacheTTL"`
 	ResultCacheTTL time.Duration `help:"TTL of cached answers." default:"5m" env:"HEADWATER_LINEAGE_RESULT_CACHE_TTL" yaml:"resultCacheTTL"`
+	TrustGapsTTL   time.Duration `help:"How long one answer's trust gaps (JOB_NOT_REPORTING, PRODUCER_STALE, coverage) are reused in process for the same scope; negative: never." default:"10s" env:"HEADWATER_LINEAGE_TRUST_GAPS_TTL" yaml:"trustGapsTTL"`
 }
 
 // minCursorKey is the shortest accepted cursor signing key.
@@ -47,6 +48,7 @@ func (c Config) WithDefaults() Config {
 	defD(&c.NowBucket, DefaultNowBucket)
 	defD(&c.RawCacheTTL, DefaultRawCacheTTL)
 	defD(&c.ResultCacheTTL, DefaultResultCacheTTL)
+	defD(&c.TrustGapsTTL, DefaultTrustGapsTTL)
 	if c.StaleFactor == 0 {
 		c.StaleFactor = DefaultStaleFactor
 	}

@@ -42,13 +42,21 @@ func (s *Service) Impact(ctx context.Context, ref api.FieldRef, depth *int, asOf
 	if err != nil {
 		return nil, api.StoreErr(err)
 	}
-	return s.walker.impactReport(ctx, res, api.FieldID(start.Key), t, scope)
+	r, nodes, err := s.walker.impactReport(ctx, res, api.FieldID(start.Key), t, scope)
+	if err != nil || s.trust == nil {
+		return r, err
+	}
+	if err := s.trust.impact(ctx, r, authz.FromContext(ctx), scope, nodes, res.Edges, t); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
-func (s walker) impactReport(ctx context.Context, res *walk.Result, root string, t int64, scope authz.Scope) (*api.ImpactReport, error) {
+// impactReport builds the report and returns it with the nodes it was built from.
+func (s walker) impactReport(ctx context.Context, res *walk.Result, root string, t int64, scope authz.Scope) (*api.ImpactReport, []api.Node, error) {
 	nodes, err := s.materialise(ctx, res.Nodes, t)
 	if err != nil {
-		return nil, api.StoreErr(err)
+		return nil, nil, api.StoreErr(err)
 	}
 	fields := map[string]*api.Field{}
 	for _, n := range nodes {
@@ -72,10 +80,10 @@ func (s walker) impactReport(ctx context.Context, res *walk.Result, root string,
 	}
 	jobs, err := s.impactJobs(ctx, res.Edges)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.Jobs, r.Truncated, r.Gaps = jobs, res.Truncated, res.Gaps()
-	return r, nil
+	return r, nodes, nil
 }
 
 func isDirect(e *api.LineageEdge) bool {

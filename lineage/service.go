@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/internal/seal"
+	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/lineage/walk"
 )
 
@@ -26,6 +27,8 @@ type Options struct {
 	Catalog *catalog.Catalog
 	Clock   func() time.Time
 	Log     *slog.Logger
+	// Trust gives the gaps JOB_NOT_REPORTING and PRODUCER_STALE and the answers' coverage (nil: none; ADR 0032).
+	Trust TrustSource
 }
 
 // Service answers the lineage and impact queries. Resolvers call one method per field and nothing else.
@@ -38,8 +41,10 @@ type Service struct {
 	cursor  cursorCodec
 	starts  *startCache // nil without a cache store: start names are resolved in Neo4j on every request
 	walker  walker
-	// answerer is the walker, decorated by the results tier when there is a cache (resultcache.go).
+	// answerer is the walker, decorated by the results tier when there is a cache (resultcache.go), and that by
+	// the trust gaps when there is a trust source (gaps.go).
 	answerer answerer
+	trust    *trustGaps // nil without a trust source
 }
 
 // NewService validates the configuration and composes the query path: the neighbour reader (Neo4j, decorated by
@@ -78,6 +83,13 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	if o.Cache != nil {
 		s.answerer = resultCache{inner: s.walker, store: o.Cache, catalog: o.Catalog, redact: s.walker.gate.Redact,
 			cfg: cfg, resolve: s.resolveStart}
+	}
+	if o.Trust != nil {
+		s.trust = &trustGaps{inner: s.answerer, trust: o.Trust, catalog: o.Catalog}
+		if cfg.TrustGapsTTL > 0 {
+			s.trust.memo = ttlcache.New[trustResult](cfg.TrustGapsTTL, MaxTrustGapsMemo, s.clock)
+		}
+		s.answerer = *s.trust
 	}
 	return s, nil
 }

@@ -59,7 +59,7 @@ func (d testDeps) handler() (http.Handler, error) {
 		return nil, err
 	}
 	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
-		Policy: d.Policy, Redactor: d.Redactor, Catalog: cat, Clock: d.Clock, Log: d.Log})
+		Policy: d.Policy, Redactor: d.Redactor, Catalog: cat, Clock: d.Clock, Log: d.Log, Trust: d.trustSource()})
 	if err != nil {
 		return nil, err
 	}
@@ -67,4 +67,12 @@ func (d testDeps) handler() (http.Handler, error) {
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
 		Trust: d.Trust, Inventory: d.Inventory})
+}
+
+// trustSource gives the lineage service the trust gaps when a trust service is configured.
+func (d testDeps) trustSource() lineage.TrustSource {
+	if d.Trust == nil {
+		return nil
+	}
+	return d.Trust
 }

@@ -56,6 +56,13 @@ type ComplexityRoot struct {
 		ValidTo     func(childComplexity int) int
 	}
 
+	AnswerCoverage struct {
+		Datasets           func(childComplexity int) int
+		Label              func(childComplexity int) int
+		Reporting          func(childComplexity int) int
+		WithExpectedWriter func(childComplexity int) int
+	}
+
 	ApiToken struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -132,6 +139,29 @@ type ComplexityRoot struct {
 		Namespace   func(childComplexity int) int
 	}
 
+	Canary struct {
+		CheckedAt      func(childComplexity int) int
+		Checks         func(childComplexity int) int
+		FailingSince   func(childComplexity int) int
+		Failure        func(childComplexity int) int
+		From           func(childComplexity int) int
+		Job            func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Ok             func(childComplexity int) int
+		Passes         func(childComplexity int) int
+		RegisteredAt   func(childComplexity int) int
+		RegisteredBy   func(childComplexity int) int
+		RetiredAt      func(childComplexity int) int
+		To             func(childComplexity int) int
+		Transformation func(childComplexity int) int
+	}
+
+	CanaryEnd struct {
+		Field     func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
 	CoverageFigure struct {
 		Denominator func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -183,6 +213,7 @@ type ComplexityRoot struct {
 
 	CoverageReport struct {
 		AsOf                 func(childComplexity int) int
+		Canaries             func(childComplexity int) int
 		ColumnLineage        func(childComplexity int) int
 		Criticality          func(childComplexity int) int
 		EdgeFreshness        func(childComplexity int) int
@@ -280,14 +311,18 @@ type ComplexityRoot struct {
 	}
 
 	Gap struct {
+		Denominator func(childComplexity int) int
 		Edges       func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Message     func(childComplexity int) int
 		Nodes       func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+		Since       func(childComplexity int) int
 		StopReasons func(childComplexity int) int
 	}
 
 	ImpactReport struct {
+		Coverage            func(childComplexity int) int
 		Direct              func(childComplexity int) int
 		Gaps                func(childComplexity int) int
 		Indirect            func(childComplexity int) int
@@ -336,6 +371,11 @@ type ComplexityRoot struct {
 		Version        func(childComplexity int) int
 	}
 
+	JobRefValue struct {
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
 	JobVersion struct {
 		DefinitionHash     func(childComplexity int) int
 		ID                 func(childComplexity int) int
@@ -362,6 +402,7 @@ type ComplexityRoot struct {
 
 	LineageGraph struct {
 		AsOf                func(childComplexity int) int
+		Coverage            func(childComplexity int) int
 		Cursor              func(childComplexity int) int
 		Edges               func(childComplexity int) int
 		FanOutMarkers       func(childComplexity int) int
@@ -377,6 +418,8 @@ type ComplexityRoot struct {
 		CreateRole      func(childComplexity int, name string, description *string) int
 		DeleteRole      func(childComplexity int, name string) int
 		Grant           func(childComplexity int, grant model.GrantInput) int
+		RegisterCanary  func(childComplexity int, input model.CanaryInput) int
+		RetireCanary    func(childComplexity int, name string) int
 		RetireInventory func(childComplexity int, source string) int
 		Revoke          func(childComplexity int, grant model.GrantInput) int
 		RevokeAPIToken  func(childComplexity int, id string) int
@@ -407,6 +450,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditRecords      func(childComplexity int, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) int
+		Canaries          func(childComplexity int) int
 		Coverage          func(childComplexity int, namespace *string, criticality *string, producer *string, window *string) int
 		Dataset           func(childComplexity int, namespace string, name string, asOf *time.Time) int
 		DbtJob            func(childComplexity int, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) int
@@ -522,6 +566,7 @@ type CoverageReportResolver interface {
 	UnresolvedIdentities(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 	EdgeFreshness(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 	ColumnLineage(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	Canaries(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 }
 type DatasetResolver interface {
 	Fields(ctx context.Context, obj *api.Dataset, asOf *time.Time, observedOnRead *bool) ([]*api.Field, error)
@@ -550,6 +595,8 @@ type MutationResolver interface {
 	CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.CreatedAPIToken, error)
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
 	RetireInventory(ctx context.Context, source string) (bool, error)
+	RegisterCanary(ctx context.Context, input model.CanaryInput) (*model.Canary, error)
+	RetireCanary(ctx context.Context, name string) (bool, error)
 }
 type QueryResolver interface {
 	Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Dataset, error)
@@ -564,6 +611,7 @@ type QueryResolver interface {
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
 	Coverage(ctx context.Context, namespace *string, criticality *string, producer *string, window *string) (*trust.Report, error)
 	InventorySources(ctx context.Context) ([]*model.InventorySource, error)
+	Canaries(ctx context.Context) ([]*model.Canary, error)
 }
 type RunResolver interface {
 	Job(ctx context.Context, obj *api.Run) (*api.Job, error)
@@ -633,6 +681,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Alias.ValidTo(childComplexity), true
+
+	case "AnswerCoverage.datasets":
+		if e.ComplexityRoot.AnswerCoverage.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Datasets(childComplexity), true
+	case "AnswerCoverage.label":
+		if e.ComplexityRoot.AnswerCoverage.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Label(childComplexity), true
+	case "AnswerCoverage.reporting":
+		if e.ComplexityRoot.AnswerCoverage.Reporting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.Reporting(childComplexity), true
+	case "AnswerCoverage.withExpectedWriter":
+		if e.ComplexityRoot.AnswerCoverage.WithExpectedWriter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerCoverage.WithExpectedWriter(childComplexity), true
 
 	case "ApiToken.createdAt":
 		if e.ComplexityRoot.ApiToken.CreatedAt == nil {
@@ -937,6 +1010,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditSecurable.Namespace(childComplexity), true
 
+	case "Canary.checkedAt":
+		if e.ComplexityRoot.Canary.CheckedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.CheckedAt(childComplexity), true
+	case "Canary.checks":
+		if e.ComplexityRoot.Canary.Checks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Checks(childComplexity), true
+	case "Canary.failingSince":
+		if e.ComplexityRoot.Canary.FailingSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.FailingSince(childComplexity), true
+	case "Canary.failure":
+		if e.ComplexityRoot.Canary.Failure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Failure(childComplexity), true
+	case "Canary.from":
+		if e.ComplexityRoot.Canary.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.From(childComplexity), true
+	case "Canary.job":
+		if e.ComplexityRoot.Canary.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Job(childComplexity), true
+	case "Canary.name":
+		if e.ComplexityRoot.Canary.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Name(childComplexity), true
+	case "Canary.ok":
+		if e.ComplexityRoot.Canary.Ok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Ok(childComplexity), true
+	case "Canary.passes":
+		if e.ComplexityRoot.Canary.Passes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Passes(childComplexity), true
+	case "Canary.registeredAt":
+		if e.ComplexityRoot.Canary.RegisteredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.RegisteredAt(childComplexity), true
+	case "Canary.registeredBy":
+		if e.ComplexityRoot.Canary.RegisteredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.RegisteredBy(childComplexity), true
+	case "Canary.retiredAt":
+		if e.ComplexityRoot.Canary.RetiredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.RetiredAt(childComplexity), true
+	case "Canary.to":
+		if e.ComplexityRoot.Canary.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.To(childComplexity), true
+	case "Canary.transformation":
+		if e.ComplexityRoot.Canary.Transformation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Canary.Transformation(childComplexity), true
+
+	case "CanaryEnd.field":
+		if e.ComplexityRoot.CanaryEnd.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CanaryEnd.Field(childComplexity), true
+	case "CanaryEnd.name":
+		if e.ComplexityRoot.CanaryEnd.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CanaryEnd.Name(childComplexity), true
+	case "CanaryEnd.namespace":
+		if e.ComplexityRoot.CanaryEnd.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CanaryEnd.Namespace(childComplexity), true
+
 	case "CoverageFigure.denominator":
 		if e.ComplexityRoot.CoverageFigure.Denominator == nil {
 			break
@@ -1162,6 +1339,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CoverageReport.AsOf(childComplexity), true
+	case "CoverageReport.canaries":
+		if e.ComplexityRoot.CoverageReport.Canaries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.Canaries(childComplexity), true
 	case "CoverageReport.columnLineage":
 		if e.ComplexityRoot.CoverageReport.ColumnLineage == nil {
 			break
@@ -1601,6 +1784,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Field.ValidTo(childComplexity), true
 
+	case "Gap.denominator":
+		if e.ComplexityRoot.Gap.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Denominator(childComplexity), true
 	case "Gap.edges":
 		if e.ComplexityRoot.Gap.Edges == nil {
 			break
@@ -1625,6 +1814,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gap.Nodes(childComplexity), true
+	case "Gap.numerator":
+		if e.ComplexityRoot.Gap.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Numerator(childComplexity), true
+	case "Gap.since":
+		if e.ComplexityRoot.Gap.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gap.Since(childComplexity), true
 	case "Gap.stopReasons":
 		if e.ComplexityRoot.Gap.StopReasons == nil {
 			break
@@ -1632,6 +1833,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Gap.StopReasons(childComplexity), true
 
+	case "ImpactReport.coverage":
+		if e.ComplexityRoot.ImpactReport.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactReport.Coverage(childComplexity), true
 	case "ImpactReport.direct":
 		if e.ComplexityRoot.ImpactReport.Direct == nil {
 			break
@@ -1846,6 +2053,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Job.Version(childComplexity), true
 
+	case "JobRefValue.name":
+		if e.ComplexityRoot.JobRefValue.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRefValue.Name(childComplexity), true
+	case "JobRefValue.namespace":
+		if e.ComplexityRoot.JobRefValue.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobRefValue.Namespace(childComplexity), true
+
 	case "JobVersion.definitionHash":
 		if e.ComplexityRoot.JobVersion.DefinitionHash == nil {
 			break
@@ -1962,6 +2182,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageGraph.AsOf(childComplexity), true
+	case "LineageGraph.coverage":
+		if e.ComplexityRoot.LineageGraph.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageGraph.Coverage(childComplexity), true
 	case "LineageGraph.cursor":
 		if e.ComplexityRoot.LineageGraph.Cursor == nil {
 			break
@@ -2060,6 +2286,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Grant(childComplexity, args["grant"].(model.GrantInput)), true
+	case "Mutation.registerCanary":
+		if e.ComplexityRoot.Mutation.RegisterCanary == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerCanary_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterCanary(childComplexity, args["input"].(model.CanaryInput)), true
+	case "Mutation.retireCanary":
+		if e.ComplexityRoot.Mutation.RetireCanary == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retireCanary_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetireCanary(childComplexity, args["name"].(string)), true
 	case "Mutation.retireInventory":
 		if e.ComplexityRoot.Mutation.RetireInventory == nil {
 			break
@@ -2197,6 +2445,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuditRecords(childComplexity, args["first"].(*int), args["after"].(*string), args["since"].(*time.Time), args["principal"].(*string), args["decision"].(*model.AuditDecision)), true
+	case "Query.canaries":
+		if e.ComplexityRoot.Query.Canaries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Canaries(childComplexity), true
 	case "Query.coverage":
 		if e.ComplexityRoot.Query.Coverage == nil {
 			break
@@ -2604,6 +2858,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("ApiTokenInput", ec.unmarshalInputApiTokenInput),
+			graphql.NewInputUnmarshaler("CanaryEndInput", ec.unmarshalInputCanaryEndInput),
+			graphql.NewInputUnmarshaler("CanaryInput", ec.unmarshalInputCanaryInput),
 			graphql.NewInputUnmarshaler("DatasetRef", ec.unmarshalInputDatasetRef),
 			graphql.NewInputUnmarshaler("FieldRef", ec.unmarshalInputFieldRef),
 			graphql.NewInputUnmarshaler("GrantInput", ec.unmarshalInputGrantInput),
@@ -2752,13 +3008,13 @@ enum GapKind {
   STALE_EDGE
   "A field-level walk reached a dataset that has dataset-level lineage this way but reports no column lineage."
   NO_COLUMN_LINEAGE
-  "An expected upstream job is not reporting (needs the job inventory; not produced yet)."
+  "An expected job (inventory) listing a dataset of the answer as an output did not report within its schedule (docs/trust.md)."
   JOB_NOT_REPORTING
   "An identifier naming a dataset on the path could not be resolved to one dataset."
   UNRESOLVED_IDENTITY
   "The latest run evidencing an edge has no terminal event (yet)."
   RUN_WITHOUT_TERMINAL
-  "A producer on the path went quiet (needs producer health; not produced yet)."
+  "The producer principal of a job on the answer went quiet (the quietProducers rule; shown to global callers, or about the caller itself)."
   PRODUCER_STALE
 }
 
@@ -3395,7 +3651,7 @@ type CoverageItemConnection {
 }
 
 "What a coverage item is."
-enum CoverageItemKind { EXPECTED_JOB RUN PRODUCER REJECTION UNRESOLVED_IDENTITY EDGE DATASET }
+enum CoverageItemKind { EXPECTED_JOB RUN PRODUCER REJECTION UNRESOLVED_IDENTITY EDGE DATASET CANARY }
 
 "One named item behind a figure."
 type CoverageItem {
@@ -3436,6 +3692,85 @@ type InventorySource {
   "sha256 of the normalised inventory: the same digest means re-registering changes nothing."
   digest: String!
 }
+
+# The trust gaps and coverage of lineage and impact answers (ADR 0032). Additive.
+extend type Gap {
+  "JOB_NOT_REPORTING, PRODUCER_STALE: the figure the gap is part of (\"3 of 10 upstream jobs are not reporting\": numerator 3, denominator 10); null on the other kinds."
+  numerator: Int
+  denominator: Int
+  "JOB_NOT_REPORTING, PRODUCER_STALE: when what the gap is about last reported (null when it never did, and on the other kinds)."
+  since: Time
+}
+
+extend type LineageGraph {
+  "How much of this page the inventory vouches for, as the caller sees it (now, whatever asOf); null when the trust signals are not configured."
+  coverage: AnswerCoverage
+}
+
+extend type ImpactReport {
+  "How much of this report the inventory vouches for, as the caller sees it; null when the trust signals are not configured."
+  coverage: AnswerCoverage
+}
+
+"Of an answer's datasets, those an expected job the caller may describe lists as an output, and of those the ones with such a writer that reported (within its schedule, or at all when none is known)."
+type AnswerCoverage {
+  datasets: Int!
+  withExpectedWriter: Int!
+  reporting: Int!
+  "A sentence people read, e.g. \"4 of 6 datasets have an expected writer; 3 of those have one that reported\"."
+  label: String!
+}
+
+# Canaries: known paths checked against the lineage answers (ADR 0032). Additive.
+extend type CoverageReport {
+  "Registered known paths (canaries) the latest check found in the lineage answers, of all checked ones the caller may see (both ends and the job); items are the failing ones, with the reason and since when."
+  canaries: CoverageFigure!
+}
+
+extend type Query {
+  "Canaries (active and retired) whose every namespace the caller holds MANAGE_INVENTORY on, by name."
+  canaries: [Canary!]!
+}
+
+extend type Mutation {
+  """
+  Registers (or replaces) a known path: ` + "`" + `from` + "`" + ` reaches ` + "`" + `to` + "`" + ` through ` + "`" + `job` + "`" + ` (any job when null), at dataset level, or
+  at field level when both ends name a field (optionally with a transformation type on the last edge). Needs
+  MANAGE_INVENTORY on every namespace it names (and on those of the canary it replaces); audited. Checked by
+  ` + "`" + `headwater serve` + "`" + ` every --trust-canary-interval.
+  """
+  registerCanary(input: CanaryInput!): Canary!
+  "Retires a canary; refused like a forbidden one when unknown or already retired. Audited."
+  retireCanary(name: String!): Boolean!
+}
+
+input CanaryEndInput { namespace: String!, name: String!, field: String }
+input CanaryInput { name: String!, from: CanaryEndInput!, to: CanaryEndInput!, job: JobRef, transformation: String }
+
+type CanaryEnd { namespace: String!, name: String!, field: String }
+
+"A registered known path and its latest check."
+type Canary {
+  name: String!
+  from: CanaryEnd!
+  to: CanaryEnd!
+  job: JobRefValue
+  transformation: String
+  registeredAt: Time!
+  registeredBy: String!
+  retiredAt: Time
+  "null until it was checked."
+  checkedAt: Time
+  ok: Boolean
+  "The first failed check of the current failure; null while it passes."
+  failingSince: Time
+  "Why the latest check failed."
+  failure: String
+  checks: Int!
+  passes: Int!
+}
+
+type JobRefValue { namespace: String!, name: String! }
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3460,6 +3795,20 @@ func (ec *executionContext) childFields_Alias(ctx context.Context, field graphql
 		return ec.fieldContext_Alias_validTo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Alias", field.Name)
+}
+
+func (ec *executionContext) childFields_AnswerCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "datasets":
+		return ec.fieldContext_AnswerCoverage_datasets(ctx, field)
+	case "withExpectedWriter":
+		return ec.fieldContext_AnswerCoverage_withExpectedWriter(ctx, field)
+	case "reporting":
+		return ec.fieldContext_AnswerCoverage_reporting(ctx, field)
+	case "label":
+		return ec.fieldContext_AnswerCoverage_label(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnswerCoverage", field.Name)
 }
 
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3614,6 +3963,52 @@ func (ec *executionContext) childFields_AuditSecurable(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AuditSecurable", field.Name)
 }
 
+func (ec *executionContext) childFields_Canary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Canary_name(ctx, field)
+	case "from":
+		return ec.fieldContext_Canary_from(ctx, field)
+	case "to":
+		return ec.fieldContext_Canary_to(ctx, field)
+	case "job":
+		return ec.fieldContext_Canary_job(ctx, field)
+	case "transformation":
+		return ec.fieldContext_Canary_transformation(ctx, field)
+	case "registeredAt":
+		return ec.fieldContext_Canary_registeredAt(ctx, field)
+	case "registeredBy":
+		return ec.fieldContext_Canary_registeredBy(ctx, field)
+	case "retiredAt":
+		return ec.fieldContext_Canary_retiredAt(ctx, field)
+	case "checkedAt":
+		return ec.fieldContext_Canary_checkedAt(ctx, field)
+	case "ok":
+		return ec.fieldContext_Canary_ok(ctx, field)
+	case "failingSince":
+		return ec.fieldContext_Canary_failingSince(ctx, field)
+	case "failure":
+		return ec.fieldContext_Canary_failure(ctx, field)
+	case "checks":
+		return ec.fieldContext_Canary_checks(ctx, field)
+	case "passes":
+		return ec.fieldContext_Canary_passes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Canary", field.Name)
+}
+
+func (ec *executionContext) childFields_CanaryEnd(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_CanaryEnd_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_CanaryEnd_name(ctx, field)
+	case "field":
+		return ec.fieldContext_CanaryEnd_field(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CanaryEnd", field.Name)
+}
+
 func (ec *executionContext) childFields_CoverageFigure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "signal":
@@ -3742,6 +4137,8 @@ func (ec *executionContext) childFields_CoverageReport(ctx context.Context, fiel
 		return ec.fieldContext_CoverageReport_edgeFreshness(ctx, field)
 	case "columnLineage":
 		return ec.fieldContext_CoverageReport_columnLineage(ctx, field)
+	case "canaries":
+		return ec.fieldContext_CoverageReport_canaries(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CoverageReport", field.Name)
 }
@@ -3920,6 +4317,12 @@ func (ec *executionContext) childFields_Gap(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gap_edges(ctx, field)
 	case "stopReasons":
 		return ec.fieldContext_Gap_stopReasons(ctx, field)
+	case "numerator":
+		return ec.fieldContext_Gap_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_Gap_denominator(ctx, field)
+	case "since":
+		return ec.fieldContext_Gap_since(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gap", field.Name)
 }
@@ -3938,6 +4341,8 @@ func (ec *executionContext) childFields_ImpactReport(ctx context.Context, field 
 		return ec.fieldContext_ImpactReport_gaps(ctx, field)
 	case "permissionsFiltered":
 		return ec.fieldContext_ImpactReport_permissionsFiltered(ctx, field)
+	case "coverage":
+		return ec.fieldContext_ImpactReport_coverage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImpactReport", field.Name)
 }
@@ -4022,6 +4427,16 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
 }
 
+func (ec *executionContext) childFields_JobRefValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_JobRefValue_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_JobRefValue_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobRefValue", field.Name)
+}
+
 func (ec *executionContext) childFields_JobVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4088,6 +4503,8 @@ func (ec *executionContext) childFields_LineageGraph(ctx context.Context, field 
 		return ec.fieldContext_LineageGraph_permissionsFiltered(ctx, field)
 	case "asOf":
 		return ec.fieldContext_LineageGraph_asOf(ctx, field)
+	case "coverage":
+		return ec.fieldContext_LineageGraph_coverage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LineageGraph", field.Name)
 }
@@ -4577,6 +4994,34 @@ func (ec *executionContext) field_Mutation_grant_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["grant"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerCanary_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CanaryInput, error) {
+			return ec.unmarshalNCanaryInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retireCanary_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
 	return args, nil
 }
 
@@ -5246,6 +5691,98 @@ func (ec *executionContext) _Alias_validTo(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Alias_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Alias", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AnswerCoverage_datasets(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_withExpectedWriter(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_withExpectedWriter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithExpectedWriter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_withExpectedWriter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_reporting(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_reporting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reporting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_reporting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnswerCoverage_label(ctx context.Context, field graphql.CollectedField, obj *api.AnswerCoverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerCoverage_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerCoverage_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnswerCoverage", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApiToken_id(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
@@ -6436,6 +6973,424 @@ func (ec *executionContext) _AuditSecurable_name(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AuditSecurable_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
+}
+
+func (ec *executionContext) _Canary_name(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "String")
+}
+
+func (ec *executionContext) _Canary_from(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CanaryEnd) graphql.Marshaler {
+			return ec.marshalNCanaryEnd2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEnd(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Canary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CanaryEnd(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Canary_to(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CanaryEnd) graphql.Marshaler {
+			return ec.marshalNCanaryEnd2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEnd(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Canary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CanaryEnd(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Canary_job(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JobRefValue) graphql.Marshaler {
+			return ec.marshalOJobRefValue2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐJobRefValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Canary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobRefValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Canary_transformation(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_transformation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transformation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_transformation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "String")
+}
+
+func (ec *executionContext) _Canary_registeredAt(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_registeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegisteredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_registeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Canary_registeredBy(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_registeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegisteredBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_registeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "String")
+}
+
+func (ec *executionContext) _Canary_retiredAt(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_retiredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetiredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_retiredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Canary_checkedAt(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_checkedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_checkedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Canary_ok(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_ok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Canary_failingSince(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_failingSince(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailingSince, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_failingSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Canary_failure(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_failure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_failure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "String")
+}
+
+func (ec *executionContext) _Canary_checks(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_checks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Checks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_checks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Canary_passes(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Canary_passes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Canary_passes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Canary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CanaryEnd_namespace(ctx context.Context, field graphql.CollectedField, obj *model.CanaryEnd) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CanaryEnd_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CanaryEnd_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CanaryEnd", field, false, false, "String")
+}
+
+func (ec *executionContext) _CanaryEnd_name(ctx context.Context, field graphql.CollectedField, obj *model.CanaryEnd) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CanaryEnd_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CanaryEnd_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CanaryEnd", field, false, false, "String")
+}
+
+func (ec *executionContext) _CanaryEnd_field(ctx context.Context, field graphql.CollectedField, obj *model.CanaryEnd) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CanaryEnd_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CanaryEnd_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CanaryEnd", field, false, false, "String")
 }
 
 func (ec *executionContext) _CoverageFigure_signal(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
@@ -7662,6 +8617,38 @@ func (ec *executionContext) _CoverageReport_columnLineage(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CoverageReport_columnLineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_canaries(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_canaries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().Canaries(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_canaries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "CoverageReport",
 		Field:      field,
@@ -9241,6 +10228,75 @@ func (ec *executionContext) fieldContext_Gap_stopReasons(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "StopReason")
 }
 
+func (ec *executionContext) _Gap_numerator(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_numerator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numerator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Gap_denominator(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_denominator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Denominator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Gap_since(ctx context.Context, field graphql.CollectedField, obj *api.Gap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gap_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gap_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gap", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9413,6 +10469,38 @@ func (ec *executionContext) _ImpactReport_permissionsFiltered(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_ImpactReport_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImpactReport", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ImpactReport_coverage(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactReport_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+			return ec.marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactReport_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImpactReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnswerCoverage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ImpactedField_field(ctx context.Context, field graphql.CollectedField, obj *api.ImpactedField) (ret graphql.Marshaler) {
@@ -10107,6 +11195,52 @@ func (ec *executionContext) fieldContext_Job_names(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
 }
 
+func (ec *executionContext) _JobRefValue_namespace(ctx context.Context, field graphql.CollectedField, obj *model.JobRefValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRefValue_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRefValue_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRefValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobRefValue_name(ctx context.Context, field graphql.CollectedField, obj *model.JobRefValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobRefValue_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobRefValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobRefValue", field, false, false, "String")
+}
+
 func (ec *executionContext) _JobVersion_id(ctx context.Context, field graphql.CollectedField, obj *api.JobVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10777,6 +11911,38 @@ func (ec *executionContext) fieldContext_LineageGraph_asOf(_ context.Context, fi
 	return graphql.NewScalarFieldContext("LineageGraph", field, false, false, "Time")
 }
 
+func (ec *executionContext) _LineageGraph_coverage(ctx context.Context, field graphql.CollectedField, obj *api.LineageGraph) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageGraph_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coverage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+			return ec.marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageGraph_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnswerCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11167,6 +12333,94 @@ func (ec *executionContext) fieldContext_Mutation_retireInventory(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_retireInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_registerCanary(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerCanary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterCanary(ctx, fc.Args["input"].(model.CanaryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Canary) graphql.Marshaler {
+			return ec.marshalNCanary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerCanary(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Canary(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerCanary_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retireCanary(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retireCanary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetireCanary(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retireCanary(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retireCanary_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11992,6 +13246,38 @@ func (ec *executionContext) fieldContext_Query_inventorySources(_ context.Contex
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InventorySource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_canaries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_canaries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Canaries(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Canary) graphql.Marshaler {
+			return ec.marshalNCanary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_canaries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Canary(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14328,6 +15614,132 @@ func UnmarshalApiTokenInput(ctx context.Context, raw any) (model.APITokenInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCanaryEndInput(ctx context.Context, obj any) (model.CanaryEndInput, error) {
+	var it model.CanaryEndInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"namespace", "name", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCanaryEndInput unmarshals raw into the CanaryEndInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCanaryEndInput(ctx context.Context, raw any) (model.CanaryEndInput, error) {
+	var out model.CanaryEndInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CanaryEndInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCanaryInput(ctx context.Context, obj any) (model.CanaryInput, error) {
+	var it model.CanaryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "from", "to", "job", "transformation"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNCanaryEndInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEndInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNCanaryEndInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEndInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "job":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
+			data, err := ec.unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Job = data
+		case "transformation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("transformation"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Transformation = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCanaryInput unmarshals raw into the CanaryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCanaryInput(ctx context.Context, raw any) (model.CanaryInput, error) {
+	var out model.CanaryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CanaryInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDatasetRef(ctx context.Context, obj any) (api.DatasetRef, error) {
 	var it api.DatasetRef
 	if obj == nil {
@@ -14790,6 +16202,54 @@ func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, ob
 		case "validTo":
 			out.Values[i] = ec._Alias_validTo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var answerCoverageImplementors = []string{"AnswerCoverage"}
+
+func (ec *executionContext) _AnswerCoverage(ctx context.Context, sel ast.SelectionSet, obj *api.AnswerCoverage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, answerCoverageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnswerCoverage")
+		case "datasets":
+			out.Values[i] = ec._AnswerCoverage_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withExpectedWriter":
+			out.Values[i] = ec._AnswerCoverage_withExpectedWriter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reporting":
+			out.Values[i] = ec._AnswerCoverage_reporting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._AnswerCoverage_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -15306,6 +16766,147 @@ func (ec *executionContext) _AuditSecurable(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var canaryImplementors = []string{"Canary"}
+
+func (ec *executionContext) _Canary(ctx context.Context, sel ast.SelectionSet, obj *model.Canary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, canaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Canary")
+		case "name":
+			out.Values[i] = ec._Canary_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._Canary_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._Canary_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "job":
+			out.Values[i] = ec._Canary_job(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "transformation":
+			out.Values[i] = ec._Canary_transformation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "registeredAt":
+			out.Values[i] = ec._Canary_registeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registeredBy":
+			out.Values[i] = ec._Canary_registeredBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retiredAt":
+			out.Values[i] = ec._Canary_retiredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checkedAt":
+			out.Values[i] = ec._Canary_checkedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ok":
+			out.Values[i] = ec._Canary_ok(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "failingSince":
+			out.Values[i] = ec._Canary_failingSince(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "failure":
+			out.Values[i] = ec._Canary_failure(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checks":
+			out.Values[i] = ec._Canary_checks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passes":
+			out.Values[i] = ec._Canary_passes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var canaryEndImplementors = []string{"CanaryEnd"}
+
+func (ec *executionContext) _CanaryEnd(ctx context.Context, sel ast.SelectionSet, obj *model.CanaryEnd) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, canaryEndImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CanaryEnd")
+		case "namespace":
+			out.Values[i] = ec._CanaryEnd_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CanaryEnd_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._CanaryEnd_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var coverageFigureImplementors = []string{"CoverageFigure"}
 
 func (ec *executionContext) _CoverageFigure(ctx context.Context, sel ast.SelectionSet, obj *trust.Figure) graphql.Marshaler {
@@ -15715,6 +17316,12 @@ func (ec *executionContext) _CoverageReport(ctx context.Context, sel ast.Selecti
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._CoverageReport_columnLineage(ctx, field, obj)
+				})
+		case "canaries":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_canaries(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16283,6 +17890,21 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "numerator":
+			out.Values[i] = ec._Gap_numerator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "denominator":
+			out.Values[i] = ec._Gap_denominator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "since":
+			out.Values[i] = ec._Gap_since(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16339,6 +17961,11 @@ func (ec *executionContext) _ImpactReport(ctx context.Context, sel ast.Selection
 		case "permissionsFiltered":
 			out.Values[i] = ec._ImpactReport_permissionsFiltered(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coverage":
+			out.Values[i] = ec._ImpactReport_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -16612,6 +18239,44 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var jobRefValueImplementors = []string{"JobRefValue"}
+
+func (ec *executionContext) _JobRefValue(ctx context.Context, sel ast.SelectionSet, obj *model.JobRefValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobRefValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobRefValue")
+		case "namespace":
+			out.Values[i] = ec._JobRefValue_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._JobRefValue_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var jobVersionImplementors = []string{"JobVersion"}
 
 func (ec *executionContext) _JobVersion(ctx context.Context, sel ast.SelectionSet, obj *api.JobVersion) graphql.Marshaler {
@@ -16810,6 +18475,11 @@ func (ec *executionContext) _LineageGraph(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "coverage":
+			out.Values[i] = ec._LineageGraph_coverage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16905,6 +18575,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "retireInventory":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_retireInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registerCanary":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerCanary(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retireCanary":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retireCanary(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -17165,6 +18849,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_inventorySources(ctx, field)
+				})
+		case "canaries":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_canaries(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -18191,6 +19881,48 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNCanary2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Canary) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCanary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCanary2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanary(ctx context.Context, sel ast.SelectionSet, v *model.Canary) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Canary!")
+		return graphql.Null
+	}
+	return ec._Canary(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCanaryEnd2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEnd(ctx context.Context, sel ast.SelectionSet, v *model.CanaryEnd) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CanaryEnd!")
+		return graphql.Null
+	}
+	return ec._CanaryEnd(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCanaryEndInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryEndInput(ctx context.Context, v any) (*model.CanaryEndInput, error) {
+	res, err := ec.unmarshalInputCanaryEndInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCanaryInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐCanaryInput(ctx context.Context, v any) (model.CanaryInput, error) {
+	res, err := ec.unmarshalInputCanaryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx context.Context, sel ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
@@ -19312,6 +21044,13 @@ func (ec *executionContext) marshalOAlias2ᚖgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ec._Alias(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOAnswerCoverage2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAnswerCoverage(ctx context.Context, sel ast.SelectionSet, v *api.AnswerCoverage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnswerCoverage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOAuditBinding2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐAuditBinding(ctx context.Context, sel ast.SelectionSet, v *model.AuditBinding) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -19565,6 +21304,13 @@ func (ec *executionContext) unmarshalOJobRef2ᚖgithubᚗcomᚋheadwaterᚑdata�
 	}
 	res, err := ec.unmarshalInputJobRef(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJobRefValue2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐJobRefValue(ctx context.Context, sel ast.SelectionSet, v *model.JobRefValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._JobRefValue(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobVersion(ctx context.Context, sel ast.SelectionSet, v *api.JobVersion) graphql.Marshaler {

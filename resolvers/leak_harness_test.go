@@ -102,7 +102,9 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc := lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut}
+	// the trust gaps are recomputed on every answer (the fixture clock never moves the memo's TTL on): the OMIT
+	// test changes hidden inventory between two identical questions
+	lc := lineage.Config{CursorKey: testCursorKey, FanOut: o.fanOut, TrustGapsTTL: -1}
 	if o.lineage != nil {
 		o.lineage(&lc)
 	}
@@ -188,10 +190,21 @@ func (w *world) buildInventory(hiddenJob string) {
 	fx.Run(runOpen, w.jHidden, nil, nil, graph.PubPending, "START")
 	fx.Exec(`MATCH (r:Run {key: $id}) SET r.firstEventAt = r.startedAt`, map[string]any{"id": runOpen})
 	day := 24 * time.Hour
+	out := func(n string) []inventory.Dataset { return []inventory.Dataset{{Namespace: fx.NS, Name: n}} }
 	inv := inventory.Inventory{Source: "leak-" + testenv.Token(6), Kind: inventory.KindList, Jobs: []inventory.Job{
-		{Namespace: fx.NS, Name: "pub.j1", Interval: day}, {Namespace: fx.NS, Name: "pub.never", Interval: day},
-		{Namespace: fx.NS, Name: hiddenJob, Interval: day}, {Namespace: fx.NS, Name: w.hidden("expected"), Interval: day},
+		{Namespace: fx.NS, Name: "pub.j1", Interval: day, Outputs: out("pub.mid")},
+		{Namespace: fx.NS, Name: "pub.never", Interval: day, Outputs: out("pub.out")},
+		{Namespace: fx.NS, Name: hiddenJob, Interval: day, Outputs: out("pub.out")},
+		{Namespace: fx.NS, Name: w.hidden("expected"), Interval: day, Outputs: out("pub.mid")},
 	}}
+	// quiet producers (ADR 0032): of the hidden job and of the visible pub.j2, both named as secrets
+	var daily []time.Time
+	for d := 12; d >= 5; d-- {
+		daily = append(daily, fx.Now.Add(-time.Duration(d)*day))
+	}
+	producerRun(fx, w.jHidden, w.hidden("prod"), daily)
+	producerRun(fx, graph.JobKey(fx.NS, "pub.j2"), w.hidden("prodj2"), daily)
+	w.hiddenCanary()
 	if err := inv.Normalize(); err != nil {
 		w.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/inventory"
 )
 
 const leakLineageQ = `query($ns: String!, $name: String!, $dir: Direction!, $depth: Int!, $gran: Granularity, $max: Int, $after: String) {
@@ -20,7 +21,8 @@ const leakLineageQ = `query($ns: String!, $name: String!, $dir: Direction!, $dep
             ... on Field { path dataset { name } }
             ... on RestrictedNode { neighbourOf direction } }
     edges { id from to job { id name } evidence { kind producer runId eventIds jobVersion } intervals { validFrom } }
-    truncated cursor fanOutMarkers { node direction shown } gaps { kind message nodes edges } permissionsFiltered
+    truncated cursor fanOutMarkers { node direction shown } gaps { kind message nodes edges numerator denominator since }
+    coverage { datasets withExpectedWriter reporting label } permissionsFiltered
   } }`
 
 const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissionsFiltered
@@ -31,7 +33,8 @@ const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissio
   columnLineage { numerator denominator items(first: 500) { nodes { nodes name message } } }
   unresolvedIdentities { numerator items(first: 500) { nodes { name message } } }
   quietProducers { numerator denominator items { nodes { producer message } } }
-  rejectedEvents { numerator denominator items { nodes { producer reason } } } } }`
+  rejectedEvents { numerator denominator items { nodes { producer reason } } }
+  canaries { numerator denominator items(first: 500) { nodes { name message reason } } } } }`
 
 // operations are every public read operation, with arguments naming this world's nodes.
 func (w *world) operations() map[string]struct {
@@ -53,7 +56,8 @@ func (w *world) operations() map[string]struct {
 		"lineage fields":    {leakLineageQ, lin("pub.mid", "DOWNSTREAM", 3, "FIELD")},
 		"impact": {`query($ns: String!) { impact(field: {namespace: $ns, name: "pub.mid", field: "c"}) {
   direct { field { path dataset { name } } path { from to job { name } } } indirect { field { path } }
-  jobs { name } truncated gaps { kind message nodes } permissionsFiltered } }`, map[string]any{"ns": ns}},
+  jobs { name } truncated gaps { kind message nodes numerator denominator since } coverage { datasets withExpectedWriter reporting label }
+  permissionsFiltered } }`, map[string]any{"ns": ns}},
 		"dataset": {`query($ns: String!) { dataset(namespace: $ns, name: "pub.mid") { id name tags { name }
   aliases { namespace name kind } fields { path } lastWrittenBy { runId job { name } inputs { dataset { name } }
   outputs { dataset { name } } errorMessage jobVersion { sql } } } }`, map[string]any{"ns": ns}},
@@ -93,6 +97,7 @@ func TestLeakSuite(t *testing.T) {
 				}
 			}
 			w.checkShape(mode)
+			w.checkTrustGaps()
 		})
 	}
 }
@@ -232,12 +237,23 @@ func TestOmitIdenticalAnswers(t *testing.T) {
 	fx.Flow(extraJob, []string{fx.Dataset(w.hidden("far"))}, []string{w.h1})
 	extraCol := fx.Field(extra, "c", fx.T0, fx.T0.AddDate(1, 0, 0))
 	fx.ColumnFeeds(w.midCol, extraCol, extraJob)
+	w.hiddenTrust(extraJob)
 	for name, op := range ops {
 		after := w.post(w.narrow, op.q, op.vars)
 		if !bytes.Equal(before[name], after) {
 			t.Errorf("%s: answer changed with hidden parts only:\nbefore %s\nafter  %s", name, before[name], after)
 		}
 	}
+}
+
+// hiddenTrust adds what only the hidden part knows of trust: an expected job in the hidden part, never reported,
+// listing visible pub.mid and pub.out as outputs, and a quiet producer of the hidden job (ADR 0032).
+func (w *world) hiddenTrust(hiddenJob string) {
+	fx := w.fx
+	day := 24 * time.Hour
+	registerList(w.t, fx, []inventory.Job{{Namespace: fx.NS, Name: w.hidden("expected2"), Interval: day,
+		Outputs: []inventory.Dataset{{Namespace: fx.NS, Name: "pub.mid"}, {Namespace: fx.NS, Name: "pub.out"}}}})
+	producerRun(fx, hiddenJob, w.hidden("prod3"), []time.Time{fx.Now.Add(-9 * day), fx.Now.Add(-8 * day), fx.Now.Add(-7 * day)})
 }
 
 // columnsFromHidden writes pub.colsrc -(pub.jcol)-> pub.coldst <-(hidden job)- hidden dataset, each with a

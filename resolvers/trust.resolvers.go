@@ -99,6 +99,10 @@ func (r *coverageReportResolver) ColumnLineage(ctx context.Context, obj *trust.R
 	return obj.Figure(ctx, trust.SignalColumnLineage)
 }
 
+func (r *coverageReportResolver) Canaries(ctx context.Context, obj *trust.Report) (*trust.Figure, error) {
+	return obj.Figure(ctx, trust.SignalCanaries)
+}
+
 func (r *mutationResolver) RetireInventory(ctx context.Context, source string) (bool, error) {
 	if r.inventory == nil {
 		return false, errNoTrust
@@ -107,6 +111,14 @@ func (r *mutationResolver) RetireInventory(ctx context.Context, source string) (
 		return false, err
 	}
 	return true, nil
+}
+
+func (r *mutationResolver) RegisterCanary(ctx context.Context, input model.CanaryInput) (*model.Canary, error) {
+	return r.registerCanary(ctx, input)
+}
+
+func (r *mutationResolver) RetireCanary(ctx context.Context, name string) (bool, error) {
+	return r.retireCanary(ctx, name)
 }
 
 func (r *queryResolver) Coverage(ctx context.Context, namespace *string, criticality *string, producer *string, window *string) (*trust.Report, error) {
@@ -119,6 +131,10 @@ func (r *queryResolver) InventorySources(ctx context.Context) ([]*model.Inventor
 	}
 	srcs, err := r.inventory.List(ctx, authz.FromContext(ctx))
 	return inventorySources(srcs), err
+}
+
+func (r *queryResolver) Canaries(ctx context.Context) ([]*model.Canary, error) {
+	return r.canaries(ctx)
 }
 
 func (r *Resolver) CoverageFigure() CoverageFigureResolver { return &coverageFigureResolver{r} }

@@ -53,6 +53,7 @@ type Config struct {
 	StaleMin       time.Duration `help:"Smallest staleness threshold of an observed edge (as lineage.stale-min)." default:"24h" env:"HEADWATER_TRUST_STALE_MIN" yaml:"staleMin"`
 	StaleFactor    float64       `help:"Edge staleness threshold as a multiple of the job's usual run interval (as lineage.stale-factor)." default:"3" env:"HEADWATER_TRUST_STALE_FACTOR" yaml:"staleFactor"`
 	SampleInterval time.Duration `help:"How often the metrics sampler recomputes every signal for everything (0: off)." default:"5m" env:"HEADWATER_TRUST_SAMPLE_INTERVAL" yaml:"sampleInterval"`
+	CanaryInterval time.Duration `help:"How often serve checks every registered canary against the lineage answers (0: off)." default:"5m" env:"HEADWATER_TRUST_CANARY_INTERVAL" yaml:"canaryInterval"`
 }
 
 // WithDefaults fills zero settings with the defaults.
@@ -84,8 +85,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Window < 0 || c.MaxWindow < c.Window:
 		return fmt.Errorf("trust.window: must be positive and at most trust.max-window (%s), got %s", c.MaxWindow, c.Window)
-	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0:
-		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min and sample-interval must not be negative")
+	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0 || c.CanaryInterval < 0:
+		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min, sample-interval and canary-interval must not be negative")
 	case c.QuietFactor <= 0 || c.StaleFactor <= 0:
 		return errors.New("trust: quiet-factor and stale-factor must be positive")
 	case c.QuietLookback < time.Hour:

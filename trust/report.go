@@ -18,12 +18,13 @@ const (
 	SignalUnresolvedIdentities Signal = "unresolved_identities"
 	SignalEdgeFreshness        Signal = "edge_freshness"
 	SignalColumnLineage        Signal = "column_lineage"
+	SignalCanaries             Signal = "canaries"
 )
 
 // Signals lists every signal in a fixed order.
 func Signals() []Signal {
 	return []Signal{SignalJobsReporting, SignalJobsInstrumented, SignalRunsWithoutTerminal, SignalQuietProducers,
-		SignalRejectedEvents, SignalUnresolvedIdentities, SignalEdgeFreshness, SignalColumnLineage}
+		SignalRejectedEvents, SignalUnresolvedIdentities, SignalEdgeFreshness, SignalColumnLineage, SignalCanaries}
 }
 
 // ItemKind says what an item behind a figure is.
@@ -38,6 +39,7 @@ const (
 	ItemIdentity    ItemKind = "UNRESOLVED_IDENTITY"
 	ItemEdge        ItemKind = "EDGE"
 	ItemDataset     ItemKind = "DATASET"
+	ItemCanary      ItemKind = "CANARY"
 )
 
 // Item is one named thing behind a figure (the part of the numerator or denominator a person acts on).

@@ -30,6 +30,7 @@ type Service struct {
 	factors   map[string]float64
 	clock     func() time.Time
 	inventory *expectedCache
+	health    *healthCache // producer health for the lineage gaps (gaps.go)
 }
 
 // NewService validates cfg and returns the service; a nil Permissions is authz.AllowAll.
@@ -45,7 +46,8 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{}}, nil
+	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{},
+		health: &healthCache{}}, nil
 }
 
 // Config is the effective configuration.
@@ -138,6 +140,8 @@ func (r *Report) compute(ctx context.Context, sig Signal) (*Figure, error) {
 		return r.edges(ctx)
 	case SignalColumnLineage:
 		return r.columns(ctx)
+	case SignalCanaries:
+		return r.canaries(ctx)
 	}
 	return nil, fmt.Errorf("%w: signal: unknown %q", ErrInvalid, sig)
 }

@@ -18,6 +18,8 @@ type Reader interface {
 	JobsNamed(ctx context.Context, names [][2]string) ([]ReportedJob, error)
 	ExpectedWritersOf(ctx context.Context, outputs []string) ([]ExpectedRow, error)
 	DbtJobs(ctx context.Context, namespace string) ([]ReportedJob, error)
+	JobProducers(ctx context.Context, jobKeys []string) (map[string][]JobProducer, error)
+	Canaries(ctx context.Context) ([]CanaryRow, error)
 	Runs(ctx context.Context, f Filter, from, cutoff int64) ([]JobRuns, error)
 	Edges(ctx context.Context, f Filter, now int64) ([]EdgeRow, error)
 	WrittenDatasets(ctx context.Context, f Filter, now int64) ([]DatasetRow, error)

@@ -34,6 +34,7 @@ type cli struct {
 	Redrive   redriveCmd   `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
 	Token     tokenCmd     `cmd:"" help:"Create or revoke API tokens."`
 	Inventory inventoryCmd `cmd:"" help:"Register expected-job inventories with a running headwater (docs/trust.md)."`
+	Canary    canaryCmd    `cmd:"" help:"Register or retire canaries (known paths) with a running headwater (docs/trust.md)."`
 	Version   versionCmd   `cmd:"" help:"Print the version."`
 }
 

@@ -9,9 +9,11 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
 )
@@ -26,10 +28,10 @@ type query struct {
 
 // queryServices wires the query side: the catalog (lookups), event status and quarantine over it, search over it, and the lineage
 // service over it with the Redis cache (nil rdb: no cache), all under the same permission policy. All seal their
-// cursors with the same key (lineage.cursor-key).
+// cursors with the same key (lineage.cursor-key). ts gives the lineage answers their trust gaps (nil: none).
 func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc search.Config,
 	canon catalog.Canonicalizer, policy authz.Policy, red *authz.Redactor, log *slog.Logger,
-	reg prometheus.Registerer) (query, error) {
+	reg prometheus.Registerer, ts lineage.TrustSource) (query, error) {
 	cat, err := catalog.New(store, catalog.Options{Policy: policy, Redactor: red, Canon: canon, Clock: time.Now,
 		Log: log})
 	if err != nil {
@@ -40,10 +42,24 @@ func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc 
 		return query{}, err
 	}
 	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Cache: cache.New(rdb, reg, log), Policy: policy,
-		Redactor: red, Catalog: cat, Clock: time.Now, Log: log})
+		Redactor: red, Catalog: cat, Clock: time.Now, Log: log, Trust: ts})
 	if err != nil {
 		return query{}, err
 	}
 	events := eventstatus.New(store, cat, eventstatus.Options{Policy: policy, CursorKey: lc.CursorKey})
 	return query{lineage: svc, catalog: cat, search: srch, events: events}, nil
+}
+
+// canaryChecker checks the registered canaries with a lineage service and catalog of their own that see
+// everything (a canary is about the graph, not about a caller), without the caches and the trust gaps.
+func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonicalizer, log *slog.Logger) (*canary.Checker, error) {
+	cat, err := catalog.New(store, catalog.Options{Policy: authz.AllowAll{}, Canon: canon, Clock: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Policy: authz.AllowAll{}, Catalog: cat, Clock: time.Now, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return canary.NewChecker(svc, cat, registry.NewStore(store), time.Now, log), nil
 }

@@ -118,9 +118,10 @@ func (s serveCmd) Run(rc *runCtx) error {
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)
+	registry.NewCanaryHandler(inv, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg)
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, trustSvc)
 	if err != nil {
 		return err
 	}
@@ -147,6 +148,11 @@ func (s serveCmd) Run(rc *runCtx) error {
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
 	g.Go(func() error { return trust.NewSampler(trustSvc, trust.NewMetrics(reg), log).Run(gctx) })
+	checker, err := canaryChecker(p.store, s.Lineage, p.norm, log)
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)
 		if err != nil {

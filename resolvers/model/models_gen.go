@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/headwater-data/headwater/api"
 )
 
 type APIToken struct {
@@ -112,6 +114,47 @@ type AuditSecurable struct {
 	Name        *string `json:"name,omitempty"`
 }
 
+// A registered known path and its latest check.
+type Canary struct {
+	Name           string       `json:"name"`
+	From           *CanaryEnd   `json:"from"`
+	To             *CanaryEnd   `json:"to"`
+	Job            *JobRefValue `json:"job,omitempty"`
+	Transformation *string      `json:"transformation,omitempty"`
+	RegisteredAt   time.Time    `json:"registeredAt"`
+	RegisteredBy   string       `json:"registeredBy"`
+	RetiredAt      *time.Time   `json:"retiredAt,omitempty"`
+	// null until it was checked.
+	CheckedAt *time.Time `json:"checkedAt,omitempty"`
+	Ok        *bool      `json:"ok,omitempty"`
+	// The first failed check of the current failure; null while it passes.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	// Why the latest check failed.
+	Failure *string `json:"failure,omitempty"`
+	Checks  int     `json:"checks"`
+	Passes  int     `json:"passes"`
+}
+
+type CanaryEnd struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Field     *string `json:"field,omitempty"`
+}
+
+type CanaryEndInput struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Field     *string `json:"field,omitempty"`
+}
+
+type CanaryInput struct {
+	Name           string          `json:"name"`
+	From           *CanaryEndInput `json:"from"`
+	To             *CanaryEndInput `json:"to"`
+	Job            *api.JobRef     `json:"job,omitempty"`
+	Transformation *string         `json:"transformation,omitempty"`
+}
+
 // One named item behind a figure.
 type CoverageItem struct {
 	Kind CoverageItemKind `json:"kind"`
@@ -176,6 +219,11 @@ type InventorySource struct {
 	RetiredAt *time.Time `json:"retiredAt,omitempty"`
 	// sha256 of the normalised inventory: the same digest means re-registering changes nothing.
 	Digest string `json:"digest"`
+}
+
+type JobRefValue struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // Grant management (docs/permissions.md). Every operation needs MANAGE_GRANTS (on ROOT for roles; on the grant's
@@ -267,6 +315,7 @@ const (
 	CoverageItemKindUnresolvedIdentity CoverageItemKind = "UNRESOLVED_IDENTITY"
 	CoverageItemKindEdge               CoverageItemKind = "EDGE"
 	CoverageItemKindDataset            CoverageItemKind = "DATASET"
+	CoverageItemKindCanary             CoverageItemKind = "CANARY"
 )
 
 var AllCoverageItemKind = []CoverageItemKind{
@@ -277,11 +326,12 @@ var AllCoverageItemKind = []CoverageItemKind{
 	CoverageItemKindUnresolvedIdentity,
 	CoverageItemKindEdge,
 	CoverageItemKindDataset,
+	CoverageItemKindCanary,
 }
 
 func (e CoverageItemKind) IsValid() bool {
 	switch e {
-	case CoverageItemKindExpectedJob, CoverageItemKindRun, CoverageItemKindProducer, CoverageItemKindRejection, CoverageItemKindUnresolvedIdentity, CoverageItemKindEdge, CoverageItemKindDataset:
+	case CoverageItemKindExpectedJob, CoverageItemKindRun, CoverageItemKindProducer, CoverageItemKindRejection, CoverageItemKindUnresolvedIdentity, CoverageItemKindEdge, CoverageItemKindDataset, CoverageItemKindCanary:
 		return true
 	}
 	return false

@@ -30,6 +30,7 @@ import (
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // httpConfig is the listeners' configuration.
@@ -111,7 +112,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	defer closeLogged(log, "audit reader", auditReader.Close)
 
-	trustSvc, err := trust.NewService(trust.NewStore(p.store), perms.Policy, s.Trust, time.Now)
+	trustSvc, err := trust.NewService(truststore.NewStore(p.store), perms.Policy, s.Trust, time.Now)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,31 @@ type Identity struct {
 	TokenID   string // API tokens only
 }
 
-// TokenVerifier verifies Headwater API tokens (TokenStore).
+// TokenInfo is an API token without its secret.
+type TokenInfo struct {
+	ID          string
+	Owner       string // the principal's subject
+	Kind        string // user, service or producer
+	Description string
+	CreatedAt   time.Time
+	CreatedBy   string
+	ExpiresAt   time.Time // zero: never
+	RevokedAt   time.Time // zero: not revoked
+}
+
+// Principal is the principal the token acts as.
+func (t TokenInfo) Principal() authz.Principal {
+	return authz.Principal{Subject: t.Owner, Kind: t.Kind}
+}
+
+// Principal kinds an API token may act as.
+const (
+	KindUser     = "user"
+	KindService  = "service"
+	KindProducer = "producer"
+)
+
+// TokenVerifier verifies Headwater API tokens (apitoken.Store).
 type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (TokenInfo, error)
 }
@@ -89,6 +113,12 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, raw string) (Iden
 	}
 	return a.jwt.Verify(ctx, raw)
 }
+
+// APITokenPrefix starts every Headwater API token ("hw_<id>_<secret>", apitoken).
+const APITokenPrefix = "hw_"
+
+// IsAPIToken reports whether raw has the API token shape (it may still be invalid).
+func IsAPIToken(raw string) bool { return strings.HasPrefix(raw, APITokenPrefix) }
 
 // maxTokenLen bounds a bearer token.
 const maxTokenLen = 16 << 10

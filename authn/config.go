@@ -12,6 +12,9 @@ import (
 const (
 	maxClockSkew = 5 * time.Minute
 	minJWKSAge   = time.Minute
+	// MaxTokenCacheTTL bounds Config.TokenCacheTTL: how long another replica may keep accepting an API token
+	// revoked elsewhere (apitoken.Store.WithCache caps its TTL at it too).
+	MaxTokenCacheTTL = time.Minute
 )
 
 // Config is the authentication configuration. OIDC is on when Issuer is set; API tokens are always accepted.
@@ -37,8 +40,8 @@ func (c Config) Validate() error {
 	if c.ClockSkew < 0 || c.ClockSkew > maxClockSkew {
 		return fmt.Errorf("auth.clock-skew: must be between 0 and %s, got %s", maxClockSkew, c.ClockSkew)
 	}
-	if c.TokenCacheTTL < 0 || c.TokenCacheTTL > maxTokenCacheTTL {
-		return fmt.Errorf("auth.token-cache-ttl: must be between 0 and %s, got %s", maxTokenCacheTTL, c.TokenCacheTTL)
+	if c.TokenCacheTTL < 0 || c.TokenCacheTTL > MaxTokenCacheTTL {
+		return fmt.Errorf("auth.token-cache-ttl: must be between 0 and %s, got %s", MaxTokenCacheTTL, c.TokenCacheTTL)
 	}
 	if !c.OIDC() {
 		if c.Audience != "" || c.JWKSURL != "" {

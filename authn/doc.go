@@ -1,5 +1,6 @@
 // Package authn authenticates requests: Headwater API tokens (`hw_<id>_<secret>`, stored as a SHA-256 hash in
-// Neo4j, owned by a principal, optionally expiring, revocable) and OIDC/JWT bearer tokens validated against the
+// Neo4j, owned by a principal, optionally expiring, revocable; kept by authn/apitoken, which the authenticator
+// reaches through its TokenVerifier interface) and OIDC/JWT bearer tokens validated against the
 // configured issuer's JWKS (signature, issuer, audience, expiry with clock skew). Middleware puts the
 // authenticated authz.Principal (and roles a JWT claims) into the request context.
 //

@@ -11,8 +11,4 @@ var (
 	ErrInvalid = errors.New("invalid or expired token")
 	// ErrUnavailable means a backend needed to decide (Neo4j, the JWKS endpoint) did not answer.
 	ErrUnavailable = errors.New("authentication backend unavailable")
-	// ErrTokenNotFound means no API token has the id (management operations).
-	ErrTokenNotFound = errors.New("api token not found")
-	// ErrBadRequest means a token-management request is malformed (its message names the field and the rule).
-	ErrBadRequest = errors.New("api token request")
 )

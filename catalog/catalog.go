@@ -7,6 +7,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/internal/permcheck"
 )
 
@@ -35,7 +36,7 @@ type Options struct {
 // Catalog answers the lookups around the lineage graph: datasets, jobs, runs, versions, fields, aliases (event
 // status and quarantine are catalog/eventstatus's). Resolvers call one method per field and nothing else.
 type Catalog struct {
-	store *graph.Store
+	store *catalogread.Store
 	gate  permcheck.Gate
 	canon Canonicalizer
 	clock func() time.Time
@@ -44,7 +45,7 @@ type Catalog struct {
 
 // New builds the catalog over store.
 func New(store *graph.Store, o Options) (*Catalog, error) {
-	s := &Catalog{store: store, gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock, log: o.Log}
+	s := &Catalog{store: catalogread.New(store), gate: permcheck.New(o.Policy, o.Redactor), canon: o.Canon, clock: o.Clock, log: o.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

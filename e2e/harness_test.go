@@ -23,7 +23,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/normalize"
@@ -414,21 +414,21 @@ bindings:
 	if _, _, err := store.Migrate(ctx); err != nil {
 		return err
 	}
-	tokens := authn.NewTokenStore(store, time.Now)
-	if token, _, err = tokens.Create(ctx, authn.NewToken{Owner: subject, Kind: "service", CreatedBy: "e2e"}); err != nil {
+	tokens := apitoken.NewStore(store, time.Now)
+	if token, _, err = tokens.Create(ctx, apitoken.NewToken{Owner: subject, Kind: "service", CreatedBy: "e2e"}); err != nil {
 		return err
 	}
-	narrowToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-narrow-producer", Kind: "producer", CreatedBy: "e2e"})
+	narrowToken, _, err = tokens.Create(ctx, apitoken.NewToken{Owner: runID + "-narrow-producer", Kind: "producer", CreatedBy: "e2e"})
 	if err != nil {
 		return err
 	}
-	if tokenA, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-a", Kind: "producer", CreatedBy: "e2e"}); err != nil {
+	if tokenA, _, err = tokens.Create(ctx, apitoken.NewToken{Owner: runID + "-producer-a", Kind: "producer", CreatedBy: "e2e"}); err != nil {
 		return err
 	}
-	if tokenB, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-producer-b", Kind: "producer", CreatedBy: "e2e"}); err != nil {
+	if tokenB, _, err = tokens.Create(ctx, apitoken.NewToken{Owner: runID + "-producer-b", Kind: "producer", CreatedBy: "e2e"}); err != nil {
 		return err
 	}
-	readerToken, _, err = tokens.Create(ctx, authn.NewToken{Owner: runID + "-reader", Kind: "user", CreatedBy: "e2e"})
+	readerToken, _, err = tokens.Create(ctx, apitoken.NewToken{Owner: runID + "-reader", Kind: "user", CreatedBy: "e2e"})
 	return err
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -170,8 +170,8 @@ func TestProducerSeesWhatBecameOfItsOwnEvents(t *testing.T) {
 		t.Fatalf("external event quarantined with reason %q", reason)
 	}
 	// Event ids are scoped by principal (item 5): the principal the topic is bound to asks, with a token of its own.
-	topicToken, _, err := authn.NewTokenStore(store, time.Now).Create(context.Background(),
-		authn.NewToken{Owner: topicPrincipal, Kind: "producer", CreatedBy: "e2e"})
+	topicToken, _, err := apitoken.NewStore(store, time.Now).Create(context.Background(),
+		apitoken.NewToken{Owner: topicPrincipal, Kind: "producer", CreatedBy: "e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestGatewayRefusalRedrivenAfterFixIsProjected(t *testing.T) {
 // newToken creates an API token for a subject with no grants.
 func newToken(t *testing.T, owner string) string {
 	t.Helper()
-	tok, _, err := authn.NewTokenStore(testenv.Store(t), time.Now).Create(t.Context(), authn.NewToken{Owner: owner, Kind: "user", CreatedBy: "e2e"})
+	tok, _, err := apitoken.NewStore(testenv.Store(t), time.Now).Create(t.Context(), apitoken.NewToken{Owner: owner, Kind: "user", CreatedBy: "e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -141,8 +141,8 @@ roles:
 
 func fixtureToken(t *testing.T, owner string) string {
 	t.Helper()
-	tok, _, err := authn.NewTokenStore(testenv.Store(t), time.Now).Create(context.Background(),
-		authn.NewToken{Owner: owner, Kind: "producer", CreatedBy: "e2e"})
+	tok, _, err := apitoken.NewStore(testenv.Store(t), time.Now).Create(context.Background(),
+		apitoken.NewToken{Owner: owner, Kind: "producer", CreatedBy: "e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}

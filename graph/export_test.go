@@ -4,4 +4,4 @@ package graph
 var CompareSchemaForTest = compareSchema
 
 // InForceCypherForTest exposes the Cypher in-force predicate over variable v.
-var InForceCypherForTest = inForceOf
+var InForceCypherForTest = InForceCypher

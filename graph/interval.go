@@ -6,7 +6,7 @@ import "strings"
 // (To = OpenEnd while current), with the publication state of that stretch. This is the one codec of the stored
 // temporal model: the projector derives intervals (ingest/project/intervals.go) and stores them with
 // IntervalProps, the benchmark history loader writes the same properties, a hop reads them back (Rel.Intervals)
-// and selects the one in force at a time with InForce in Go or inForceOf in Cypher, the same predicate
+// and selects the one in force at a time with InForce in Go or InForceCypher in Cypher, the same predicate
 // (TestIntervalPredicatesAgree runs both on one table of cases).
 type Interval struct {
 	From, To int64
@@ -44,7 +44,7 @@ func (r *Rel) Intervals() []Interval {
 	return out
 }
 
-// InForce returns the first interval with From <= t < To whose publication counts: the Go form of inForceOf.
+// InForce returns the first interval with From <= t < To whose publication counts: the Go form of InForceCypher.
 func InForce(ivs []Interval, t int64, pubs map[string]bool) (Interval, bool) {
 	for _, iv := range ivs {
 		if iv.From <= t && t < iv.To && pubs[iv.Pub] {
@@ -58,4 +58,4 @@ func InForce(ivs []Interval, t int64, pubs map[string]bool) (Interval, bool) {
 // $pubs. Queries put `%[1]s.validTo > $t AND` in front of it: implied by it, and answered from an index.
 const inForce = `any(i IN range(0, size(%[1]s.froms)-1) WHERE %[1]s.froms[i] <= $t AND $t < %[1]s.tos[i] AND %[1]s.pubs[i] IN $pubs)`
 
-func inForceOf(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v) }
+func InForceCypher(v string) string { return strings.ReplaceAll(inForce, "%[1]s", v) }

@@ -10,7 +10,7 @@ import (
 )
 
 // The Go predicate (graph.InForce over Rel.Intervals) and the Cypher one the hop reads use (validTo > $t AND
-// inForceOf) agree on every case, run against the real Neo4j on the stored form graph.IntervalProps writes.
+// InForceCypher) agree on every case, run against the real Neo4j on the stored form graph.IntervalProps writes.
 func TestIntervalPredicatesAgree(t *testing.T) {
 	s := testenv.Store(t)
 	const day = int64(86_400_000)

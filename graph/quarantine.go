@@ -52,7 +52,7 @@ type QuarantinedScan struct {
 // most limit of them.
 func (s *Store) QuarantinedPage(ctx context.Context, principal, afterKey string, scan, limit int) (QuarantinedScan, error) {
 	params := map[string]any{"principal": principal, "after": afterKey, "scan": int64(scan), "limit": int64(limit)}
-	recs, err := s.readRecords(ctx, `MATCH (q:Quarantined) WHERE q.key > $after
+	recs, err := s.ReadRecords(ctx, `MATCH (q:Quarantined) WHERE q.key > $after
 WITH q ORDER BY q.key LIMIT $scan
 WITH collect(q) AS scanned
 RETURN size(scanned) AS n, CASE WHEN size(scanned) = 0 THEN '' ELSE scanned[-1].key END AS lastKey,

@@ -7,8 +7,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// readRecords runs one read query on a reader and returns its records as maps.
-func (s *Store) readRecords(ctx context.Context, cypher string, params map[string]any) ([]map[string]any, error) {
+// ReadRecords runs one read query on a reader and returns its records as maps.
+func (s *Store) ReadRecords(ctx context.Context, cypher string, params map[string]any) ([]map[string]any, error) {
 	res, err := neo4j.ExecuteQuery(ctx, s.Driver, cypher, params, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(s.Database), neo4j.ExecuteQueryWithReadersRouting())
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // gapsBenchInventory is the inventory size of the issue's benchmark (16,000 expected jobs).
@@ -83,7 +84,7 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 		fx.Exec(`MATCH (n) WHERE (n:ExpectedJob AND n.source = $s) OR (n:InventorySource AND n.key = $s) DETACH DELETE n`,
 			map[string]any{"s": src})
 	})
-	ts, err := trust.NewService(trust.NewStore(store), nil, trust.Config{}, fx.Clock())
+	ts, err := trust.NewService(truststore.NewStore(store), nil, trust.Config{}, fx.Clock())
 	if err != nil {
 		b.Fatal(err)
 	}

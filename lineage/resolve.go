@@ -7,6 +7,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/lineage/walk"
 )
 
@@ -134,7 +135,7 @@ func (s *Service) lookupStart(ctx context.Context, ns, name string, t int64, mod
 // ever leads to a cached answer recorded under the name's generation (Lineage), so a stale one is never answered
 // from.
 type startNames struct {
-	store  *graph.Store
+	store  *catalogread.Store
 	starts *startCache
 	mode   startMode
 	reused bool // the resolution came from the start cache

@@ -10,6 +10,8 @@ import (
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
+	"github.com/headwater-data/headwater/graph/hopread"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/internal/seal"
 	"github.com/headwater-data/headwater/internal/ttlcache"
@@ -33,7 +35,7 @@ type Options struct {
 
 // Service answers the lineage and impact queries. Resolvers call one method per field and nothing else.
 type Service struct {
-	store   *graph.Store
+	store   *catalogread.Store
 	catalog *catalog.Catalog
 	policy  authz.Policy
 	clock   func() time.Time
@@ -66,18 +68,18 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	s := &Service{store: store, catalog: o.Catalog, policy: o.Policy, clock: o.Clock, cfg: cfg,
+	s := &Service{store: catalogread.New(store), catalog: o.Catalog, policy: o.Policy, clock: o.Clock, cfg: cfg,
 		cursor: cursorCodec{key: []byte(cfg.CursorKey)}}
 	if cfg.CursorKey == "" {
 		s.cursor.key = seal.RandomKey()
 		o.Log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")
 	}
-	var reader walk.NeighborReader = walk.StoreReader{Store: store}
+	var reader walk.NeighborReader = walk.StoreReader{Store: hopread.New(store)}
 	if o.Cache != nil {
 		reader = cachedReader{inner: reader, store: o.Cache, ttl: cfg.RawCacheTTL}
 		s.starts = newStartCache(StartCacheTTL, s.clock)
 	}
-	s.walker = walker{store: store, reader: reader, gate: permcheck.New(o.Policy, o.Redactor), catalog: o.Catalog,
+	s.walker = walker{store: s.store, reader: reader, gate: permcheck.New(o.Policy, o.Redactor), catalog: o.Catalog,
 		gens: o.Cache, cfg: cfg, clock: s.clock}
 	s.answerer = s.walker
 	if o.Cache != nil {

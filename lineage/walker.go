@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/lineage/walk"
 )
@@ -53,7 +54,7 @@ type genSource interface {
 // walker answers a page by walking the graph (package walk): the frontier hop by hop through the
 // NeighborReader, the nodes it found materialised by the catalog, identity gaps, and the continuation.
 type walker struct {
-	store   *graph.Store
+	store   *catalogread.Store
 	reader  walk.NeighborReader
 	gate    permcheck.Gate
 	catalog *catalog.Catalog

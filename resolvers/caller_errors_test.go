@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/resolvers/guard"
 
-	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/grant"
@@ -46,7 +46,7 @@ func (noManagers) CanOn(context.Context, authz.Principal, authz.Privilege, grant
 // BAD_REQUEST with a message naming what is wrong, never INTERNAL or UNAVAILABLE.
 func TestCallerMistakesAreBadRequest(t *testing.T) {
 	h := newHarness(t, func(d *testDeps) {
-		d.Tokens = authn.NewTokenManager(authn.NewTokenStore(d.Store, d.Clock), noManagers{}, &recordingAuditor{}, d.Clock)
+		d.Tokens = apitoken.NewManager(apitoken.NewStore(d.Store, d.Clock), noManagers{}, &recordingAuditor{}, d.Clock)
 	})
 	h.fx.Job("j")
 	vars := map[string]any{"ns": h.fx.NS}

@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // A canary "c.a reaches c.b through c.j", registered through GraphQL (audited), fails while the graph knows the
@@ -26,7 +27,7 @@ func TestCanaryBrokenByUnreportedRenameFixedByAlias(t *testing.T) {
 	a, old := fx.Dataset("c.a"), fx.Dataset("c.b_old")
 	fx.Flow(fx.Job("c.j"), []string{a}, []string{old})
 	aud := &memAudit{}
-	ts, err := trust.NewService(trust.NewStore(store), nil, trust.Config{}, fx.Clock())
+	ts, err := trust.NewService(truststore.NewStore(store), nil, trust.Config{}, fx.Clock())
 	if err != nil {
 		t.Fatal(err)
 	}

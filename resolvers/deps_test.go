@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/resolvers/guard"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
@@ -40,7 +40,7 @@ type testDeps struct {
 	Redactor      *authz.Redactor
 	Auditor       audit.Auditor
 	Manager       *manage.Manager
-	Tokens        *authn.TokenManager
+	Tokens        *apitoken.Manager
 	AuditReader   AuditReader
 	Limits        guard.Limits
 	Trust         *trust.Service

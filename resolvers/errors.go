@@ -12,6 +12,7 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/inventory/registry"
@@ -35,7 +36,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &re): // refused by a request limit, the transport or APQ
 			gqlErr.Message = re.Error()
 			setCode(gqlErr, re.Code())
-		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, authn.ErrBadRequest) || errors.Is(err, trust.ErrInvalid):
+		case errors.Is(err, model.ErrInvalidInput) || errors.Is(err, apitoken.ErrBadRequest) || errors.Is(err, trust.ErrInvalid):
 			gqlErr.Message = inputMessage(gqlErr, err)
 			setCode(gqlErr, guard.CodeBadRequest)
 		case errors.As(err, &de):
@@ -83,8 +84,8 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 const forbiddenMessage = "forbidden: the caller may not do this"
 
 func isForbidden(err error) bool {
-	return errors.Is(err, authz.ErrForbidden) || errors.Is(err, authn.ErrForbidden) ||
-		errors.Is(err, authn.ErrTokenNotFound)
+	return errors.Is(err, authz.ErrForbidden) || errors.Is(err, apitoken.ErrForbidden) ||
+		errors.Is(err, apitoken.ErrNotFound)
 }
 
 // invalidMessage is the public text of a malformed management input: the model's validation message (it names

@@ -12,7 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/manage"
@@ -42,7 +42,7 @@ type Deps struct {
 	// Manager serves the grant-management mutations (nil: they answer FORBIDDEN).
 	Manager *manage.Manager
 	// Tokens serves createApiToken and revokeApiToken (nil: they answer FORBIDDEN).
-	Tokens *authn.TokenManager
+	Tokens *apitoken.Manager
 	// AuditReader serves auditRecords (auditkafka.NewKafkaAuditReader on the audit topic); it needs Manager too,
 	// which decides who may read and audits every read. Either nil: auditRecords answers FORBIDDEN.
 	AuditReader AuditReader

@@ -16,6 +16,7 @@ import (
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 var zero time.Time
@@ -46,7 +47,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	fx := lineagetest.New(t, store)
 	fx.Principal = "alice" // the harness's default caller sends the fixture's events
 	reg := prometheus.NewRegistry()
-	ts, err := trust.NewService(trust.NewStore(store), nil, trust.Config{}, fx.Clock())
+	ts, err := trust.NewService(truststore.NewStore(store), nil, trust.Config{}, fx.Clock())
 	if err != nil {
 		t.Fatal(err)
 	}

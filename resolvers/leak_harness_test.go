@@ -30,6 +30,7 @@ import (
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 const testRedactKey = "leak-suite-redact-key-0123456789abcdef"
@@ -108,7 +109,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if o.lineage != nil {
 		o.lineage(&lc)
 	}
-	ts, err := trust.NewService(trust.NewStore(store), pol, trust.Config{RunGrace: time.Minute}, fx.Clock())
+	ts, err := trust.NewService(truststore.NewStore(store), pol, trust.Config{RunGrace: time.Minute}, fx.Clock())
 	if err != nil {
 		t.Fatal(err)
 	}

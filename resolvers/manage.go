@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/authz/manage"
@@ -80,7 +80,7 @@ func (r *Resolver) createToken(ctx context.Context, in model.APITokenInput) (*mo
 	if r.tokens == nil {
 		return nil, errNoManagement
 	}
-	req := authn.NewToken{Owner: in.Owner, Kind: strings.ToLower(string(in.Kind)), Description: deref(in.Description)}
+	req := apitoken.NewToken{Owner: in.Owner, Kind: strings.ToLower(string(in.Kind)), Description: deref(in.Description)}
 	if in.ExpiresAt != nil {
 		req.ExpiresAt = *in.ExpiresAt
 	}
@@ -106,8 +106,8 @@ func (r *Resolver) revokeToken(ctx context.Context, id string) (bool, error) {
 		return false, errNoManagement
 	}
 	err := r.tokens.Revoke(ctx, authz.FromContext(ctx), id)
-	if errors.Is(err, authn.ErrTokenNotFound) {
-		return false, fmt.Errorf("%w: token %s", authn.ErrForbidden, id)
+	if errors.Is(err, apitoken.ErrNotFound) {
+		return false, fmt.Errorf("%w: token %s", apitoken.ErrForbidden, id)
 	}
 	return err == nil, err
 }

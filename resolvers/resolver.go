@@ -9,7 +9,7 @@
 package resolvers
 
 import (
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
@@ -26,8 +26,8 @@ type Resolver struct {
 	catalog *catalog.Catalog
 	search  *search.Searcher
 	events  *eventstatus.Service
-	manager *manage.Manager     // nil: management mutations answer FORBIDDEN
-	tokens  *authn.TokenManager // nil: token mutations answer FORBIDDEN
+	manager *manage.Manager   // nil: management mutations answer FORBIDDEN
+	tokens  *apitoken.Manager // nil: token mutations answer FORBIDDEN
 	// auditGate (the Manager) and auditReader serve auditRecords; either nil: it answers FORBIDDEN.
 	auditGate   auditGate
 	auditReader AuditReader

@@ -7,6 +7,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/internal/seal"
 )
 
@@ -29,7 +30,7 @@ type Options struct {
 // Searcher answers search: datasets and jobs by name, only those the caller may describe, with scans bounded per
 // page, per request and per principal.
 type Searcher struct {
-	store  *graph.Store
+	store  *catalogread.Store
 	nodes  Nodes
 	policy authz.Policy
 	clock  func() time.Time
@@ -44,7 +45,7 @@ func New(store *graph.Store, nodes Nodes, o Options) (*Searcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Searcher{store: store, nodes: nodes, policy: o.Policy, clock: o.Clock, cfg: cfg,
+	s := &Searcher{store: catalogread.New(store), nodes: nodes, policy: o.Policy, clock: o.Clock, cfg: cfg,
 		cursor: seal.Codec{Key: []byte(o.CursorKey)}, scans: newPrincipalScans(cfg.SearchScanPerPrincipal)}
 	if s.policy == nil {
 		s.policy = authz.AllowAll{}

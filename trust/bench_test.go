@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // benchJobs is the inventory size of the issue's benchmark.
@@ -49,7 +50,7 @@ func BenchmarkCoverage16k(b *testing.B) {
 		fx.Exec(`MATCH (n) WHERE (n:ExpectedJob AND n.source = $s) OR (n:InventorySource AND n.key = $s) OR (n:Job AND n.namespace = $ns)
 DETACH DELETE n`, map[string]any{"s": src, "ns": fx.NS})
 	})
-	svc, _ := trust.NewService(trust.NewStore(store), nil, trust.Config{}, fx.Clock())
+	svc, _ := trust.NewService(truststore.NewStore(store), nil, trust.Config{}, fx.Clock())
 	for _, c := range []struct{ name, ns string }{{"namespace", fx.NS}, {"everything", ""}} {
 		b.Run(c.name, func(b *testing.B) {
 			var lat []time.Duration

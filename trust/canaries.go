@@ -59,23 +59,3 @@ func (r *Report) canaries(ctx context.Context) (*Figure, error) {
 	f.Groups = g.groups()
 	return f, nil
 }
-
-// Canaries reads the active canaries with their latest check.
-func (s *Store) Canaries(ctx context.Context) ([]CanaryRow, error) {
-	rows, err := s.read(ctx, `MATCH (c:Canary) WHERE c.retiredAt IS NULL
-RETURN c.key AS name, c.fromNs AS fns, c.fromName AS fn, c.fromField AS ff, c.toNs AS tns, c.toName AS tn,
-  c.toField AS tf, c.jobNs AS jns, c.jobName AS jn, c.checkedAt IS NOT NULL AS checked, coalesce(c.ok, false) AS ok,
-  c.failingSince AS since, c.checkedAt AS at, c.checks AS checks, c.passes AS passes, c.failure AS failure
-ORDER BY name LIMIT `+itoa(MaxItemsKept), nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]CanaryRow, len(rows))
-	for i, r := range rows {
-		out[i] = CanaryRow{Name: r.Str("name"), FromNs: r.Str("fns"), FromName: r.Str("fn"), FromField: r.Str("ff"),
-			ToNs: r.Str("tns"), ToName: r.Str("tn"), ToField: r.Str("tf"), JobNs: r.Str("jns"), JobName: r.Str("jn"),
-			Checked: r.Bool("checked"), OK: r.Bool("ok"), FailingSince: r.Int("since"), CheckedAt: r.Int("at"),
-			Checks: r.Int("checks"), Passes: r.Int("passes"), Failure: r.Str("failure")}
-	}
-	return out, nil
-}

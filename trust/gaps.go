@@ -175,23 +175,3 @@ type JobProducer struct {
 	Producer string
 	Last     int64
 }
-
-// JobProducers reads, per job, the producer principals of its latest run's events (the run with the latest
-// first event time, through the index on (jobKey, firstEventAt); its events through the index on runKey).
-func (s *Store) JobProducers(ctx context.Context, jobKeys []string) (map[string][]JobProducer, error) {
-	rows, err := s.read(ctx, `UNWIND $jobs AS jk
-CALL (jk) {
-  MATCH (r:Run {jobKey: jk}) WHERE r.firstEventAt IS NOT NULL
-  RETURN r ORDER BY r.firstEventAt DESC LIMIT 1
-}
-MATCH (e:Event {runKey: r.key}) WHERE e.principal IS NOT NULL AND e.principal <> ''
-RETURN jk, e.principal AS p, max(e.receivedAt) AS last ORDER BY jk, p`, map[string]any{"jobs": jobKeys})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]JobProducer, len(rows))
-	for _, r := range rows {
-		out[r.Str("jk")] = append(out[r.Str("jk")], JobProducer{Producer: r.Str("p"), Last: r.Int("last")})
-	}
-	return out, nil
-}

@@ -149,4 +149,4 @@ func (s *Service) Trend(ctx context.Context, r *Report, sig Signal, since time.T
 	return pts, nil
 }
 
-func itoa64(v int64) string { return itoa(int(v)) }
+func itoa64(v int64) string { return fmt.Sprint(v) }

@@ -14,6 +14,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // namePerms lets a caller see every node except those whose name contains hide (a pure fake of the policy;
@@ -78,10 +79,10 @@ func newWorld(t *testing.T) *world {
 	}
 	cfg := trust.Config{RunGrace: 30 * time.Minute}
 	var err error
-	if w.svc, err = trust.NewService(trust.NewStore(store), namePerms{}, cfg, fx.Clock()); err != nil {
+	if w.svc, err = trust.NewService(truststore.NewStore(store), namePerms{}, cfg, fx.Clock()); err != nil {
 		t.Fatal(err)
 	}
-	w.narrow, _ = trust.NewService(trust.NewStore(store), namePerms{hide: "hidden"}, cfg, fx.Clock())
+	w.narrow, _ = trust.NewService(truststore.NewStore(store), namePerms{hide: "hidden"}, cfg, fx.Clock())
 	return w
 }
 
@@ -211,7 +212,7 @@ func TestDbtNodeJobsMatchByUniqueIDAndRole(t *testing.T) {
 	if _, err := registry.NewStore(store).Register(t.Context(), inv, "test", fx.Now); err != nil {
 		t.Fatal(err)
 	}
-	svc, _ := trust.NewService(trust.NewStore(store), namePerms{}, trust.Config{}, fx.Clock())
+	svc, _ := trust.NewService(truststore.NewStore(store), namePerms{}, trust.Config{}, fx.Clock())
 	rep, _ := svc.Report(t.Context(), authz.Principal{Subject: "t"}, trust.Query{Namespace: fx.NS})
 	f, err := rep.Figure(t.Context(), trust.SignalJobsInstrumented)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/internal/seal"
 )
 
@@ -28,7 +29,7 @@ type Options struct {
 
 // Service answers event(id) and quarantinedEvents.
 type Service struct {
-	store  *graph.Store
+	store  *catalogread.Store
 	runs   RunLoader
 	policy authz.Policy
 	cursor seal.Codec
@@ -36,7 +37,7 @@ type Service struct {
 
 // New builds the service over store; runs shows a projected event's run.
 func New(store *graph.Store, runs RunLoader, o Options) *Service {
-	s := &Service{store: store, runs: runs, policy: o.Policy, cursor: seal.Codec{Key: []byte(o.CursorKey)}}
+	s := &Service{store: catalogread.New(store), runs: runs, policy: o.Policy, cursor: seal.Codec{Key: []byte(o.CursorKey)}}
 	if s.policy == nil {
 		s.policy = authz.AllowAll{}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
@@ -127,7 +128,7 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 
 // authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens). tokens
 // must be the store the token management API revokes through, so a revocation on this server applies at once.
-func authMiddleware(c authn.Config, tokens *authn.TokenStore, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
+func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
 	a, err := authn.NewAuthenticator(c, tokens, &http.Client{Timeout: c.HTTPTimeout}, time.Now, log)
 	if err != nil {
 		return nil, err

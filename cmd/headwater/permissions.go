@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/auditkafka"
@@ -53,7 +53,7 @@ func (c authzConfig) Validate() error {
 var (
 	_ authz.Policy             = (*grantpolicy.GrantPolicy)(nil) // lineage: scope, batched checks, settings
 	_ producecheck.Policy      = (*grantpolicy.GrantPolicy)(nil) // gateway and consumer: PRODUCE
-	_ authn.ManageChecker      = (*grantpolicy.GrantPolicy)(nil) // API tokens: MANAGE_GRANTS on ROOT
+	_ apitoken.ManageChecker   = (*grantpolicy.GrantPolicy)(nil) // API tokens: MANAGE_GRANTS on ROOT
 	_ manage.ChangeStore       = (*grantstore.GrantStore)(nil)
 	_ resolvers.AuditReader    = (*auditkafka.KafkaAuditReader)(nil)
 	_ audit.Auditor            = (*auditkafka.KafkaAuditor)(nil)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
@@ -29,6 +30,7 @@ import (
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // httpConfig is the listeners' configuration.
@@ -98,7 +100,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	defer closeLogged(log, "permissions", perms.Close)
-	tokens := authn.NewTokenStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
+	tokens := apitoken.NewStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
 	authenticate, err := authMiddleware(s.Auth, tokens, log, reg)
 	if err != nil {
 		return err
@@ -110,7 +112,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	defer closeLogged(log, "audit reader", auditReader.Close)
 
-	trustSvc, err := trust.NewService(trust.NewStore(p.store), perms.Policy, s.Trust, time.Now)
+	trustSvc, err := trust.NewService(truststore.NewStore(p.store), perms.Policy, s.Trust, time.Now)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
-		Limits: s.GraphQL, Tokens: authn.NewTokenManager(tokens, perms.Policy, perms.Auditor, time.Now),
+		Limits: s.GraphQL, Tokens: apitoken.NewManager(tokens, perms.Policy, perms.Auditor, time.Now),
 		Trust: trustSvc, Inventory: inv})
 	if err != nil {
 		return err

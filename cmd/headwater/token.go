@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/headwater-data/headwater/authn"
+	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/graph"
 )
 
@@ -41,11 +41,11 @@ func (c tokenCreateCmd) Run(rc *runCtx) error {
 }
 
 func (c tokenCreateCmd) create(ctx context.Context, rc *runCtx, store *graph.Store) error {
-	req := authn.NewToken{Owner: c.Owner, Kind: c.Kind, Description: c.Description, CreatedBy: "cli"}
+	req := apitoken.NewToken{Owner: c.Owner, Kind: c.Kind, Description: c.Description, CreatedBy: "cli"}
 	if c.ExpiresIn > 0 {
 		req.ExpiresAt = time.Now().Add(c.ExpiresIn)
 	}
-	tok, info, err := authn.NewTokenStore(store, time.Now).Create(ctx, req)
+	tok, info, err := apitoken.NewStore(store, time.Now).Create(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ type tokenRevokeCmd struct {
 
 func (c tokenRevokeCmd) Run(rc *runCtx) error {
 	return withStore(c.Neo4j, func(ctx context.Context, store *graph.Store) error {
-		if err := authn.NewTokenStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
+		if err := apitoken.NewStore(store, time.Now).Revoke(ctx, c.ID, "cli"); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(rc.stdout, "revoked %s\n", c.ID)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
@@ -247,7 +248,7 @@ func TestPoisonEventsCostEachEventABoundedNumberOfTransactions(t *testing.T) {
 		var st graph.EventStatusRow
 		for time.Now().Before(deadline) {
 			var err error
-			if st, err = r.store.EventStatus(context.Background(), id); err == nil && st.Quarantined {
+			if st, err = catalogread.New(r.store).EventStatus(context.Background(), id); err == nil && st.Quarantined {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/hopread"
 )
 
 // HopKind is the kind of the frontier nodes of one hop read.
@@ -51,7 +52,7 @@ type NeighborReader interface {
 }
 
 // StoreReader reads neighbours straight from Neo4j.
-type StoreReader struct{ Store *graph.Store }
+type StoreReader struct{ Store *hopread.Store }
 
 var _ NeighborReader = StoreReader{}
 

@@ -1,62 +1,58 @@
-package graph
+package catalogread
 
-import "context"
+import (
+	"context"
 
-// FieldRow is a field node as read. ObservedOnRead: no owner of the dataset reported the field; only readers saw
-// it (ADR 0018).
-type FieldRow struct {
-	Key, DatasetKey, Path, Type, Description string
-	ValidFrom, ValidTo                       int64
-	ObservedOnRead                           bool
-}
+	"github.com/headwater-data/headwater/graph"
+)
 
 const fieldProjection = `f{.key, .datasetKey, .path, .type, .description, .validFrom, .validTo, .observedOnRead}`
 
-func fieldRowOf(p Props) FieldRow {
-	return FieldRow{Key: p.Str("key"), DatasetKey: p.Str("datasetKey"), Path: p.Str("path"), Type: p.Str("type"),
+func fieldRowOf(p graph.Props) graph.FieldRow {
+	return graph.FieldRow{Key: p.Str("key"), DatasetKey: p.Str("datasetKey"), Path: p.Str("path"), Type: p.Str("type"),
 		Description: p.Str("description"), ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo"),
 		ObservedOnRead: p.Bool("observedOnRead")}
 }
 
-func (s *Store) fieldRows(ctx context.Context, cypher string, params map[string]any) ([]FieldRow, error) {
-	recs, err := s.readRecords(ctx, cypher, params)
+func (s *Store) fieldRows(ctx context.Context, cypher string, params map[string]any) ([]graph.FieldRow, error) {
+	recs, err := s.ReadRecords(ctx, cypher, params)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FieldRow, len(recs))
+	out := make([]graph.FieldRow, len(recs))
 	for i, r := range recs {
-		out[i] = fieldRowOf(Props(r).Sub("f"))
+		out[i] = fieldRowOf(graph.Props(r).Sub("f"))
 	}
 	return out, nil
 }
 
 // FieldsOf lists the fields of a dataset valid at asOf, by path.
-func (s *Store) FieldsOf(ctx context.Context, datasetKey string, asOf int64) ([]FieldRow, error) {
+func (s *Store) FieldsOf(ctx context.Context, datasetKey string, asOf int64) ([]graph.FieldRow, error) {
 	return s.fieldRows(ctx, `MATCH (:Dataset {key: $k})-[:HAS_FIELD]->(f:Field)
 WHERE f.validFrom <= $t AND $t < f.validTo
 RETURN `+fieldProjection+` AS f ORDER BY f.path, f.key`, map[string]any{"k": datasetKey, "t": asOf})
 }
 
 // FieldAt finds the field of a dataset with this path valid at asOf.
-func (s *Store) FieldAt(ctx context.Context, datasetKey, path string, asOf int64) (FieldRow, bool, error) {
+func (s *Store) FieldAt(ctx context.Context, datasetKey, path string, asOf int64) (graph.FieldRow, bool, error) {
 	rows, err := s.fieldRows(ctx, `MATCH (f:Field {datasetKey: $k, path: $p})
 WHERE f.validFrom <= $t AND $t < f.validTo
 RETURN `+fieldProjection+` AS f ORDER BY f.validFrom DESC LIMIT 1`,
 		map[string]any{"k": datasetKey, "p": path, "t": asOf})
 	if err != nil || len(rows) == 0 {
-		return FieldRow{}, false, err
+		return graph.FieldRow{}, false, err
 	}
 	return rows[0], true, nil
 }
 
 // FieldsByKeys reads fields by key.
-func (s *Store) FieldsByKeys(ctx context.Context, keys []string) (map[string]FieldRow, error) {
+func (s *Store) FieldsByKeys(ctx context.Context, keys []string) (map[string]graph.FieldRow, error) {
 	rows, err := s.fieldRows(ctx, `UNWIND $keys AS k MATCH (f:Field {key: k}) RETURN `+fieldProjection+` AS f`,
 		map[string]any{"keys": anyList(keys)})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]FieldRow, len(rows))
+	out := make(map[string]graph.FieldRow, len(rows))
 	for _, r := range rows {
 		out[r.Key] = r
 	}

@@ -1,64 +1,52 @@
-package graph
+package catalogread
 
-import "context"
+import (
+	"context"
 
-// JobRow is a job node as read.
-type JobRow struct {
-	Key, Namespace, Name, ProcessingType, JobType, Integration, Description string
-	FirstSeenAt, LastSeenAt                                                 int64
-	// A dbt node's job (docs/adr/0027-dbt-job-identity.md): its dbt_node unique_id, role (DbtRoleNode,
-	// DbtRoleTests) and every name it was reported under; "" and nil for other jobs.
-	DbtUniqueID, DbtRole string
-	Names                []string
-}
-
-// JobVersionRow is one definition of a job.
-type JobVersionRow struct {
-	Key, JobKey, DefinitionHash, SQL, SourceCode, SourceCodeLocation string
-	ValidFrom, ValidTo                                               int64
-}
+	"github.com/headwater-data/headwater/graph"
+)
 
 const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt,
 .dbtUniqueId, .dbtRole, .names}`
 
-func jobRowOf(p Props) JobRow {
-	return JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
+func jobRowOf(p graph.Props) graph.JobRow {
+	return graph.JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
 		ProcessingType: p.Str("processingType"), JobType: p.Str("jobType"), Integration: p.Str("integration"),
 		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt"),
 		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names")}
 }
 
 // JobsByKeys reads jobs by key.
-func (s *Store) JobsByKeys(ctx context.Context, keys []string) (map[string]JobRow, error) {
-	recs, err := s.readRecords(ctx, `UNWIND $keys AS k MATCH (j:Job {key: k}) RETURN `+jobProjection+` AS j`,
+func (s *Store) JobsByKeys(ctx context.Context, keys []string) (map[string]graph.JobRow, error) {
+	recs, err := s.ReadRecords(ctx, `UNWIND $keys AS k MATCH (j:Job {key: k}) RETURN `+jobProjection+` AS j`,
 		map[string]any{"keys": anyList(keys)})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]JobRow, len(recs))
+	out := make(map[string]graph.JobRow, len(recs))
 	for _, r := range recs {
-		row := jobRowOf(Props(r).Sub("j"))
+		row := jobRowOf(graph.Props(r).Sub("j"))
 		out[row.Key] = row
 	}
 	return out, nil
 }
 
-func jobVersionOf(p Props) JobVersionRow {
-	return JobVersionRow{Key: p.Str("key"), JobKey: p.Str("jobKey"), DefinitionHash: p.Str("definitionHash"),
+func jobVersionOf(p graph.Props) graph.JobVersionRow {
+	return graph.JobVersionRow{Key: p.Str("key"), JobKey: p.Str("jobKey"), DefinitionHash: p.Str("definitionHash"),
 		SQL: p.Str("sql"), SourceCode: p.Str("sourceCode"), SourceCodeLocation: p.Str("sourceCodeLocation"),
 		ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo")}
 }
 
 // JobVersionsByKeys reads job versions by key.
-func (s *Store) JobVersionsByKeys(ctx context.Context, keys []string) (map[string]JobVersionRow, error) {
-	recs, err := s.readRecords(ctx, `UNWIND $keys AS k MATCH (v:JobVersion {key: k}) RETURN properties(v) AS v`,
+func (s *Store) JobVersionsByKeys(ctx context.Context, keys []string) (map[string]graph.JobVersionRow, error) {
+	recs, err := s.ReadRecords(ctx, `UNWIND $keys AS k MATCH (v:JobVersion {key: k}) RETURN properties(v) AS v`,
 		map[string]any{"keys": anyList(keys)})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]JobVersionRow, len(recs))
+	out := make(map[string]graph.JobVersionRow, len(recs))
 	for _, r := range recs {
-		row := jobVersionOf(Props(r).Sub("v"))
+		row := jobVersionOf(graph.Props(r).Sub("v"))
 		out[row.Key] = row
 	}
 	return out, nil
@@ -66,13 +54,13 @@ func (s *Store) JobVersionsByKeys(ctx context.Context, keys []string) (map[strin
 
 // JobVersionAt returns the key of the job's version valid at asOf ("" when none).
 func (s *Store) JobVersionAt(ctx context.Context, jobKey string, asOf int64) (string, error) {
-	recs, err := s.readRecords(ctx, `MATCH (:Job {key: $k})-[:HAS_VERSION]->(v:JobVersion)
+	recs, err := s.ReadRecords(ctx, `MATCH (:Job {key: $k})-[:HAS_VERSION]->(v:JobVersion)
 WHERE v.validFrom <= $t AND $t < v.validTo RETURN v.key AS key ORDER BY v.validFrom DESC LIMIT 1`,
 		map[string]any{"k": jobKey, "t": asOf})
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}
-	return Props(recs[0]).Str("key"), nil
+	return graph.Props(recs[0]).Str("key"), nil
 }
 
 // MaxJobDatasetsChecked bounds the datasets JobDatasets returns per job; a job with more is reported truncated
@@ -81,8 +69,8 @@ const MaxJobDatasetsChecked = 2000
 
 // JobDatasets lists, per job, the datasets it has ever read or written (current identity; any interval), at
 // most MaxJobDatasetsChecked each; truncated names the jobs that have more.
-func (s *Store) JobDatasets(ctx context.Context, jobKeys []string) (map[string][]NameRef, map[string]bool, error) {
-	recs, err := s.readRecords(ctx, `UNWIND $keys AS k
+func (s *Store) JobDatasets(ctx context.Context, jobKeys []string) (map[string][]graph.NameRef, map[string]bool, error) {
+	recs, err := s.ReadRecords(ctx, `UNWIND $keys AS k
 MATCH (j:Job {key: k})
 CALL (j) {
   MATCH (d:Dataset)-[:INPUT_TO]->(j) RETURN d
@@ -94,12 +82,12 @@ RETURN k, ds[..$max] AS ds, size(ds) > $max AS truncated`, map[string]any{"keys"
 	if err != nil {
 		return nil, nil, err
 	}
-	out, truncated := map[string][]NameRef{}, map[string]bool{}
+	out, truncated := map[string][]graph.NameRef{}, map[string]bool{}
 	for _, r := range recs {
-		p := Props(r)
+		p := graph.Props(r)
 		k := p.Str("k")
 		for _, d := range p.List("ds") {
-			out[k] = append(out[k], nameOf(d))
+			out[k] = append(out[k], graph.NameRefOf(d))
 		}
 		truncated[k] = p.Bool("truncated")
 	}

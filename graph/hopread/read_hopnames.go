@@ -1,9 +1,11 @@
-package graph
+package hopread
 
 import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/headwater-data/headwater/graph"
 )
 
 // datasetHopNamesCypher finds the distinct dataset neighbours of each frontier dataset in force at $t and returns
@@ -23,14 +25,14 @@ func datasetHopNamesCypher(down bool) string {
 MATCH (s:Dataset {key: k})
 CALL (s) {
   MATCH ` + through + `
-  WHERE a.validTo > $t AND b.validTo > $t AND ` + inForceOf("a") + ` AND ` + inForceOf("b") + `
+  WHERE a.validTo > $t AND b.validTo > $t AND ` + graph.InForceCypher("a") + ` AND ` + graph.InForceCypher("b") + `
   RETURN n
   UNION
   MATCH ` + declared + `
-  WHERE c.validTo > $t AND ` + inForceOf("c") + `
+  WHERE c.validTo > $t AND ` + graph.InForceCypher("c") + `
   RETURN n
 }
-WITH k, n, ` + nameAt("n") + ` AS at
+WITH k, n, ` + graph.NameAtCypher("n") + ` AS at
 RETURN k AS src, collect(CASE WHEN at.namespace = n.namespace AND at.name = n.name
   THEN [n.key, n.namespace, n.name, coalesce(n.env, '')]
   ELSE [n.key, n.namespace, n.name, coalesce(n.env, ''), at.namespace, at.name, coalesce(at.env, '')] END) AS ns`
@@ -38,29 +40,29 @@ RETURN k AS src, collect(CASE WHEN at.namespace = n.namespace AND at.name = n.na
 
 // DatasetHopNames reads, for every frontier dataset, each dataset neighbour once (Src, Dst, DstName, DstCurrent
 // set; no relationships, no job), in key order per frontier node. One query for the whole frontier.
-func (s *Store) DatasetHopNames(ctx context.Context, q HopQuery) ([]HopRow, error) {
-	recs, err := s.readRecords(ctx, datasetHopNamesCypher(q.Down), hopParams(q))
+func (s *Store) DatasetHopNames(ctx context.Context, q graph.HopQuery) ([]graph.HopRow, error) {
+	recs, err := s.ReadRecords(ctx, datasetHopNamesCypher(q.Down), hopParams(q))
 	if err != nil {
 		return nil, err
 	}
-	var out []HopRow
+	var out []graph.HopRow
 	for _, r := range recs {
 		src, _ := r["src"].(string)
 		list, _ := r["ns"].([]any)
-		rows := make([]HopRow, 0, len(list))
+		rows := make([]graph.HopRow, 0, len(list))
 		for _, x := range list {
 			if row, ok := namesRow(src, x); ok {
 				rows = append(rows, row)
 			}
 		}
-		slices.SortFunc(rows, func(a, b HopRow) int { return strings.Compare(a.Dst, b.Dst) })
+		slices.SortFunc(rows, func(a, b graph.HopRow) int { return strings.Compare(a.Dst, b.Dst) })
 		out = append(out, rows...)
 	}
 	return out, nil
 }
 
 // namesRow decodes one neighbour list of DatasetHopNames.
-func namesRow(src string, x any) (HopRow, bool) {
+func namesRow(src string, x any) (graph.HopRow, bool) {
 	l, _ := x.([]any)
 	str := func(i int) string {
 		if i >= len(l) {
@@ -70,14 +72,14 @@ func namesRow(src string, x any) (HopRow, bool) {
 		return s
 	}
 	if len(l) < 4 {
-		return HopRow{}, false
+		return graph.HopRow{}, false
 	}
-	cur := NameRef{Namespace: str(1), Name: str(2), Env: str(3)}
+	cur := graph.NameRef{Namespace: str(1), Name: str(2), Env: str(3)}
 	at := cur
 	if len(l) >= 7 {
-		at = NameRef{Namespace: str(4), Name: str(5), Env: str(6)}
+		at = graph.NameRef{Namespace: str(4), Name: str(5), Env: str(6)}
 	}
-	return HopRow{Src: src, Dst: str(0), DstName: at, DstCurrent: cur}, true
+	return graph.HopRow{Src: src, Dst: str(0), DstName: at, DstCurrent: cur}, true
 }
 
 // datasetHopToCypher is the full dataset hop restricted to given neighbours of each frontier dataset: both ends
@@ -95,19 +97,19 @@ UNWIND p.dsts AS dk
 MATCH (n:Dataset {key: dk})
 CALL (s, n) {
   MATCH ` + through + `
-  WHERE a.validTo > $t AND b.validTo > $t AND ` + inForceOf("a") + ` AND ` + inForceOf("b") + `
+  WHERE a.validTo > $t AND b.validTo > $t AND ` + graph.InForceCypher("a") + ` AND ` + graph.InForceCypher("b") + `
   RETURN ` + jobBrief + ` AS job, properties(a) AS inRel, properties(b) AS outRel
   UNION ALL
   MATCH ` + declared + `
-  WHERE c.validTo > $t AND ` + inForceOf("c") + `
+  WHERE c.validTo > $t AND ` + graph.InForceCypher("c") + `
   RETURN null AS job, null AS inRel, properties(c) AS outRel
 }
-RETURN p.src AS src, n.key AS dst, job, inRel, outRel, ` + nameAt("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent`
+RETURN p.src AS src, n.key AS dst, job, inRel, outRel, ` + graph.NameAtCypher("n") + ` AS dstName, n{.namespace, .name, .env} AS dstCurrent`
 }
 
 // DatasetHopTo reads the full rows (as DatasetHop) between each frontier dataset and only the neighbours
 // only[src] lists. q.Keys and q.Limit are ignored.
-func (s *Store) DatasetHopTo(ctx context.Context, q HopQuery, only map[string][]string) ([]HopRow, error) {
+func (s *Store) DatasetHopTo(ctx context.Context, q graph.HopQuery, only map[string][]string) ([]graph.HopRow, error) {
 	pairs := make([]any, 0, len(only))
 	for src, dsts := range only {
 		ds := make([]any, len(dsts))
@@ -118,7 +120,7 @@ func (s *Store) DatasetHopTo(ctx context.Context, q HopQuery, only map[string][]
 	}
 	params := hopParams(q)
 	params["only"] = pairs
-	recs, err := s.readRecords(ctx, datasetHopToCypher(q.Down), params)
+	recs, err := s.ReadRecords(ctx, datasetHopToCypher(q.Down), params)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
-package authn
+package apitoken
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -18,11 +17,11 @@ import (
 // tokens read Neo4j at most once per token id within the TTL, and a token created meanwhile is accepted at once.
 func TestUnknownTokensCostOneLookupPerIDWithinTheTTL(t *testing.T) {
 	ts, clk, owner, cd := newCachedTokenStore(t)
-	a, err := NewAuthenticator(Config{HTTPTimeout: time.Second}, ts, nil, clk.Now, discardLog())
+	a, err := authn.NewAuthenticator(authn.Config{HTTPTimeout: time.Second}, ts, nil, clk.Now, discardLog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Middleware(a.WithMetrics(NewMetrics(prometheus.NewRegistry())), nil, discardLog())(echoPrincipal())
+	h := authn.Middleware(a.WithMetrics(authn.NewMetrics(prometheus.NewRegistry())), nil, discardLog())(echoPrincipal())
 	unknown := []string{
 		"hw_00000000000000a1_" + strings.Repeat("A", tokenSecretLen),
 		"hw_00000000000000a2_" + strings.Repeat("B", tokenSecretLen),
@@ -37,7 +36,7 @@ func TestUnknownTokensCostOneLookupPerIDWithinTheTTL(t *testing.T) {
 	if n := cd.Reads(); n > int64(len(unknown)) {
 		t.Fatalf("300 refusals of %d unknown ids read Neo4j %d times, want at most %d", len(unknown), n, len(unknown))
 	}
-	tok, _, err := ts.Create(t.Context(), NewToken{Owner: owner, Kind: KindProducer})
+	tok, _, err := ts.Create(t.Context(), NewToken{Owner: owner, Kind: authn.KindProducer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,41 +54,17 @@ func TestUnknownTokensCostOneLookupPerIDWithinTheTTL(t *testing.T) {
 	}
 }
 
-// The refusal log line is rate-limited; what it drops is counted on the next line written.
-func TestRefusalLogIsSampledWithASuppressedCount(t *testing.T) {
-	clk := &testClock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&buf, nil))
-	a, err := NewAuthenticator(Config{HTTPTimeout: time.Second}, fakeTokens{}, nil, clk.Now, discardLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := Middleware(a, nil, log)(echoPrincipal())
-	for range 1000 {
-		call(t, h, http.MethodGet, "/graphql", "Bearer "+goodAPIToken)
-	}
-	if n := strings.Count(buf.String(), "authentication refused"); n != refusalLogPerSecond {
-		t.Fatalf("1000 refusals in one second wrote %d lines, want %d", n, refusalLogPerSecond)
-	}
-	buf.Reset()
-	clk.Add(time.Second)
-	call(t, h, http.MethodGet, "/graphql", "Bearer "+goodAPIToken)
-	if !strings.Contains(buf.String(), "suppressed=990") {
-		t.Fatalf("the next line must carry the suppressed count: %q", buf.String())
-	}
-}
-
 // BenchmarkUnknownTokenRefusal measures refusing a repeated unknown API token through the middleware, against the
 // real Neo4j token store with its cache (issue 13 item 17).
 func BenchmarkUnknownTokenRefusal(b *testing.B) {
-	plain := NewTokenStore(testenv.Store(b), time.Now)
+	plain := NewStore(testenv.Store(b), time.Now)
 	clk := &testClock{now: time.Now()}
-	ts := NewTokenStore(plain.store, clk.Now).WithCache(testTokenCacheTTL)
-	a, err := NewAuthenticator(Config{HTTPTimeout: time.Second}, ts, nil, clk.Now, discardLog())
+	ts := NewStore(plain.store, clk.Now).WithCache(testTokenCacheTTL)
+	a, err := authn.NewAuthenticator(authn.Config{HTTPTimeout: time.Second}, ts, nil, clk.Now, discardLog())
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := Middleware(a, nil, discardLog())(echoPrincipal())
+	h := authn.Middleware(a, nil, discardLog())(echoPrincipal())
 	bad := "Bearer hw_00000000000000b1_" + strings.Repeat("A", tokenSecretLen)
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/lineage", nil)

@@ -1,4 +1,4 @@
-package authn
+package apitoken
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -15,13 +16,13 @@ import (
 const testTokenCacheTTL = time.Second
 
 // newCachedTokenStore is a token store with a TTL cache whose Neo4j sessions are counted.
-func newCachedTokenStore(t *testing.T) (*TokenStore, *testClock, string, *testenv.CountingDriver) {
+func newCachedTokenStore(t *testing.T) (*Store, *testClock, string, *testenv.CountingDriver) {
 	t.Helper()
 	plain, clk, owner := newTokenStore(t)
 	cd := &testenv.CountingDriver{DriverWithContext: plain.store.Driver}
 	counted := *plain.store
 	counted.Driver = cd
-	return NewTokenStore(&counted, clk.Now).WithCache(testTokenCacheTTL), clk, owner, cd
+	return NewStore(&counted, clk.Now).WithCache(testTokenCacheTTL), clk, owner, cd
 }
 
 // setBehindTheStore changes a token node directly in Neo4j, as another replica or the CLI would.
@@ -37,7 +38,7 @@ func setBehindTheStore(t *testing.T, s *graph.Store, id, prop string, v any) {
 func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 	ts, clk, owner, cd := newCachedTokenStore(t)
 	ctx := t.Context()
-	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +56,8 @@ func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 		}
 	}
 	wrong := tok[:len(tok)-1] + flip(tok[len(tok)-1])
-	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, ErrInvalid) {
-		t.Errorf("wrong secret against the cached record: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, authn.ErrInvalid) {
+		t.Errorf("wrong secret against the cached record: %v, want authn.ErrInvalid", err)
 	}
 	if n := cd.Reads(); n != 0 {
 		t.Fatalf("cached verifies: %d neo4j reads, want 0", n)
@@ -73,8 +74,8 @@ func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 		t.Fatalf("within the TTL: %d neo4j reads, want 0", n)
 	}
 	clk.Add(time.Millisecond)
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("after the TTL the revocation applies: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+		t.Fatalf("after the TTL the revocation applies: %v, want authn.ErrInvalid", err)
 	}
 	if n := cd.Reads(); n != 1 {
 		t.Fatalf("after the TTL: %d neo4j reads, want 1", n)
@@ -84,7 +85,7 @@ func TestTokenCacheHitReadsNoNeo4jUntilTTL(t *testing.T) {
 func TestTokenCacheRevokeThroughStoreIsImmediate(t *testing.T) {
 	ts, clk, owner, cd := newCachedTokenStore(t)
 	ctx := t.Context()
-	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindUser})
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindUser})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +98,13 @@ func TestTokenCacheRevokeThroughStoreIsImmediate(t *testing.T) {
 	if err := ts.Revoke(ctx, info.ID, "admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("verify right after revoke through the store: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+		t.Fatalf("verify right after revoke through the store: %v, want authn.ErrInvalid", err)
 	}
 	// The revoked record is cached now, and stays refused from the cache.
 	cd.Reads()
 	clk.Add(testTokenCacheTTL / 2)
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
 		t.Fatalf("revoked token from the cache: %v", err)
 	}
 	if n := cd.Reads(); n != 0 {
@@ -114,7 +115,7 @@ func TestTokenCacheRevokeThroughStoreIsImmediate(t *testing.T) {
 func TestTokenCacheEnforcesExpiryFromCachedRecord(t *testing.T) {
 	ts, clk, owner, cd := newCachedTokenStore(t)
 	ctx := t.Context()
-	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService, ExpiresAt: clk.Now().Add(testTokenCacheTTL / 2)})
+	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService, ExpiresAt: clk.Now().Add(testTokenCacheTTL / 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +124,8 @@ func TestTokenCacheEnforcesExpiryFromCachedRecord(t *testing.T) {
 	}
 	cd.Reads()
 	clk.Add(testTokenCacheTTL / 2) // expired, the cached record still live
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("at expiry, from the cache: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+		t.Fatalf("at expiry, from the cache: %v, want authn.ErrInvalid", err)
 	}
 	if n := cd.Reads(); n != 0 {
 		t.Fatalf("expiry must be decided from the cached record: %d reads, want 0", n)
@@ -136,7 +137,7 @@ func TestTokenCacheEnforcesExpiryFromCachedRecord(t *testing.T) {
 func TestTokenCacheRemembersUnknownIDsForTheTTL(t *testing.T) {
 	ts, clk, owner, cd := newCachedTokenStore(t)
 	ctx := t.Context()
-	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,15 +145,15 @@ func TestTokenCacheRemembersUnknownIDsForTheTTL(t *testing.T) {
 	setBehindTheStore(t, ts.store, info.ID, "id", info.ID+"-hidden")
 	cd.Reads()
 	for range 5 {
-		if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-			t.Fatalf("unknown id: %v, want ErrInvalid", err)
+		if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+			t.Fatalf("unknown id: %v, want authn.ErrInvalid", err)
 		}
 	}
 	if n := cd.Reads(); n != 1 {
 		t.Fatalf("unknown id within the TTL: %d reads, want 1", n)
 	}
 	setBehindTheStore(t, ts.store, info.ID+"-hidden", "id", info.ID)
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
 		t.Fatalf("within the TTL the negative entry stands: %v", err)
 	}
 	clk.Add(testTokenCacheTTL)
@@ -162,7 +163,7 @@ func TestTokenCacheRemembersUnknownIDsForTheTTL(t *testing.T) {
 	// A negative entry is dropped when this store creates (or revokes) the id: Create forgets the id it writes.
 	setBehindTheStore(t, ts.store, info.ID, "id", info.ID+"-hidden")
 	ts.cache.drop(info.ID)
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
 		t.Fatal("hidden token verified")
 	}
 	setBehindTheStore(t, ts.store, info.ID+"-hidden", "id", info.ID)
@@ -190,7 +191,7 @@ func TestTokenCacheDisabledReadsEveryTime(t *testing.T) {
 	ts, _, owner, cd := newCachedTokenStore(t)
 	ts.WithCache(0)
 	ctx := t.Context()
-	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService})
+	tok, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestTokenCacheBoundsAndRaces(t *testing.T) {
 	c := newTokenCache(time.Second, clk.Now)
 	for i := range maxTokenCacheEntries + 50 {
 		_, _, gen := c.get("x")
-		c.put(strconv.Itoa(i), TokenInfo{ID: strconv.Itoa(i)}, "h", gen)
+		c.put(strconv.Itoa(i), authn.TokenInfo{ID: strconv.Itoa(i)}, "h", gen)
 	}
 	if n := c.len(); n > maxTokenCacheEntries {
 		t.Fatalf("cache holds %d records, bound %d", n, maxTokenCacheEntries)
@@ -225,21 +226,8 @@ func TestTokenCacheBoundsAndRaces(t *testing.T) {
 	// A read that started before a revocation must not be cached after it.
 	_, _, gen := c.get("raced")
 	c.drop("raced")
-	c.put("raced", TokenInfo{ID: "raced"}, "h", gen)
+	c.put("raced", authn.TokenInfo{ID: "raced"}, "h", gen)
 	if _, ok, _ := c.get("raced"); ok {
 		t.Error("a record read before a drop was cached after it")
-	}
-}
-
-func TestConfigTokenCacheTTL(t *testing.T) {
-	for _, ttl := range []time.Duration{0, time.Second, maxTokenCacheTTL} {
-		if err := (Config{TokenCacheTTL: ttl}).Validate(); err != nil {
-			t.Errorf("ttl %s: %v", ttl, err)
-		}
-	}
-	for _, ttl := range []time.Duration{-time.Second, maxTokenCacheTTL + time.Second} {
-		if err := (Config{TokenCacheTTL: ttl}).Validate(); err == nil {
-			t.Errorf("ttl %s must be refused", ttl)
-		}
 	}
 }

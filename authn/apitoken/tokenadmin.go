@@ -1,4 +1,4 @@
-package authn
+package apitoken
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/grant"
@@ -19,37 +20,37 @@ type ManageChecker interface {
 	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool
 }
 
-// TokenManager is the API-token service behind the management API. A principal may create and revoke user
+// Manager is the API-token service behind the management API. A principal may create and revoke user
 // tokens for itself; tokens for anyone else, and service or producer tokens, need MANAGE_GRANTS on ROOT.
 // Every creation and revocation, and every refusal, is audited.
-type TokenManager struct {
-	store *TokenStore
+type Manager struct {
+	store *Store
 	authz ManageChecker
 	audit audit.Auditor
 	clock func() time.Time
 }
 
-// NewTokenManager returns the token service.
-func NewTokenManager(store *TokenStore, checker ManageChecker, audit audit.Auditor, clock func() time.Time) *TokenManager {
-	return &TokenManager{store: store, authz: checker, audit: audit, clock: clock}
+// NewManager returns the token service.
+func NewManager(store *Store, checker ManageChecker, audit audit.Auditor, clock func() time.Time) *Manager {
+	return &Manager{store: store, authz: checker, audit: audit, clock: clock}
 }
 
 // Create creates a token and returns it in full (shown once).
-func (m *TokenManager) Create(ctx context.Context, caller authz.Principal, req NewToken) (string, TokenInfo, error) {
+func (m *Manager) Create(ctx context.Context, caller authz.Principal, req NewToken) (string, authn.TokenInfo, error) {
 	req.CreatedBy = caller.Subject
-	self := req.Owner == caller.Subject && req.Kind == KindUser
+	self := req.Owner == caller.Subject && req.Kind == authn.KindUser
 	if err := m.check(ctx, caller, "createToken", self, req.Owner); err != nil {
-		return "", TokenInfo{}, err
+		return "", authn.TokenInfo{}, err
 	}
 	tok, info, err := m.store.Create(ctx, req)
 	if err != nil {
-		return "", TokenInfo{}, err
+		return "", authn.TokenInfo{}, err
 	}
 	return tok, info, m.record(ctx, caller, "createToken", audit.DecisionAllow, "token "+info.ID+" for "+info.Owner)
 }
 
 // Revoke revokes a token.
-func (m *TokenManager) Revoke(ctx context.Context, caller authz.Principal, id string) error {
+func (m *Manager) Revoke(ctx context.Context, caller authz.Principal, id string) error {
 	info, err := m.store.Get(ctx, id)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (m *TokenManager) Revoke(ctx context.Context, caller authz.Principal, id st
 	return m.record(ctx, caller, "revokeToken", audit.DecisionAllow, "token "+id+" of "+info.Owner)
 }
 
-func (m *TokenManager) check(ctx context.Context, caller authz.Principal, op string, self bool, owner string) error {
+func (m *Manager) check(ctx context.Context, caller authz.Principal, op string, self bool, owner string) error {
 	if self || m.authz.CanOn(ctx, caller, authz.PrivManageGrants, grant.Root()) {
 		return nil
 	}
@@ -73,7 +74,7 @@ func (m *TokenManager) check(ctx context.Context, caller authz.Principal, op str
 		m.record(ctx, caller, op, audit.DecisionDeny, reason))
 }
 
-func (m *TokenManager) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
+func (m *Manager) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
 	return m.audit.Audit(ctx, audit.AuditRecord{Time: m.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
 		Operation: op, Decision: d, Reason: reason})
 }

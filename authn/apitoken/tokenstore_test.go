@@ -1,4 +1,4 @@
-package authn
+package apitoken
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
-func newTokenStore(t *testing.T) (*TokenStore, *testClock, string) {
+func newTokenStore(t *testing.T) (*Store, *testClock, string) {
 	t.Helper()
 	s := testenv.Store(t)
 	clk := &testClock{now: time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)}
@@ -24,13 +25,13 @@ func newTokenStore(t *testing.T) (*TokenStore, *testClock, string) {
 		_, _ = neo4j.ExecuteQuery(t.Context(), s.Driver, "MATCH (t:ApiToken {owner: $o}) DELETE t",
 			map[string]any{"o": owner}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.Database))
 	})
-	return NewTokenStore(s, clk.Now), clk, owner
+	return NewStore(s, clk.Now), clk, owner
 }
 
 func TestTokenStoreLifecycle(t *testing.T) {
 	ts, clk, owner := newTokenStore(t)
 	ctx := t.Context()
-	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindProducer, Description: "spark prod", CreatedBy: "admin"})
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindProducer, Description: "spark prod", CreatedBy: "admin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestTokenStoreLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Owner != owner || got.Kind != KindProducer || got.Principal().Subject != owner || !got.CreatedAt.Equal(info.CreatedAt) {
+	if got.Owner != owner || got.Kind != authn.KindProducer || got.Principal().Subject != owner || !got.CreatedAt.Equal(info.CreatedAt) {
 		t.Errorf("verified %+v, created %+v", got, info)
 	}
 	// The secret is not stored: the node holds only a hash that differs from every part of the token.
@@ -58,23 +59,23 @@ func TestTokenStoreLifecycle(t *testing.T) {
 		}
 	}
 	wrong := tok[:len(tok)-1] + flip(tok[len(tok)-1])
-	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, wrong); !errors.Is(err, authn.ErrInvalid) {
 		t.Errorf("wrong secret: %v", err)
 	}
 	unknown := "hw_0000000000000000_" + secret
-	if _, err := ts.Verify(ctx, unknown); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, unknown); !errors.Is(err, authn.ErrInvalid) {
 		t.Errorf("unknown id: %v", err)
 	}
 	for _, bad := range []string{"hw_", "hw_xyz_abc", tok + "x", "HW_" + tok[3:], "hw_" + strings.ToUpper(info.ID) + tok[3+tokenIDLen:]} {
-		if _, err := ts.Verify(ctx, bad); !errors.Is(err, ErrInvalid) {
+		if _, err := ts.Verify(ctx, bad); !errors.Is(err, authn.ErrInvalid) {
 			t.Errorf("malformed %q: %v", bad, err)
 		}
 	}
 	if err := ts.Revoke(ctx, info.ID, "admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-		t.Errorf("revoked token: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+		t.Errorf("revoked token: %v, want authn.ErrInvalid", err)
 	}
 	first, _ := ts.Get(ctx, info.ID)
 	clk.Add(time.Hour)
@@ -84,7 +85,7 @@ func TestTokenStoreLifecycle(t *testing.T) {
 	if again, _ := ts.Get(ctx, info.ID); !again.RevokedAt.Equal(first.RevokedAt) || again.RevokedAt.IsZero() {
 		t.Errorf("second revoke moved revokedAt: %v -> %v", first.RevokedAt, again.RevokedAt)
 	}
-	if err := ts.Revoke(ctx, "0000000000000000", "admin"); !errors.Is(err, ErrTokenNotFound) {
+	if err := ts.Revoke(ctx, "0000000000000000", "admin"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("revoking an unknown id: %v", err)
 	}
 }
@@ -92,7 +93,7 @@ func TestTokenStoreLifecycle(t *testing.T) {
 func TestTokenStoreExpiry(t *testing.T) {
 	ts, clk, owner := newTokenStore(t)
 	ctx := t.Context()
-	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService, ExpiresAt: clk.Now().Add(time.Hour)})
+	tok, info, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService, ExpiresAt: clk.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +101,13 @@ func TestTokenStoreExpiry(t *testing.T) {
 		t.Fatalf("before expiry: %v", err)
 	}
 	clk.Add(time.Hour)
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
-		t.Errorf("at expiry: %v, want ErrInvalid", err)
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
+		t.Errorf("at expiry: %v, want authn.ErrInvalid", err)
 	}
 	if got, _ := ts.Get(ctx, info.ID); !got.ExpiresAt.Equal(info.ExpiresAt) {
 		t.Errorf("expiry stored %v, want %v", got.ExpiresAt, info.ExpiresAt)
 	}
-	if _, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: KindService, ExpiresAt: clk.Now().Add(-time.Second)}); err == nil {
+	if _, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: authn.KindService, ExpiresAt: clk.Now().Add(-time.Second)}); err == nil {
 		t.Error("a token expiring in the past must be refused")
 	}
 	if _, _, err := ts.Create(ctx, NewToken{Owner: owner, Kind: "root"}); err == nil {
@@ -139,16 +140,16 @@ func TestTokenManagerPermissions(t *testing.T) {
 	ts, clk, owner := newTokenStore(t)
 	ctx := t.Context()
 	aud := &recAuditor{}
-	admin := authz.Principal{Subject: owner + "-admin", Kind: KindUser}
-	user := authz.Principal{Subject: owner, Kind: KindUser}
-	m := NewTokenManager(ts, rootAdmins{admin.Subject: true}, aud, clk.Now)
-	if _, _, err := m.Create(ctx, user, NewToken{Owner: owner, Kind: KindUser}); err != nil {
+	admin := authz.Principal{Subject: owner + "-admin", Kind: authn.KindUser}
+	user := authz.Principal{Subject: owner, Kind: authn.KindUser}
+	m := NewManager(ts, rootAdmins{admin.Subject: true}, aud, clk.Now)
+	if _, _, err := m.Create(ctx, user, NewToken{Owner: owner, Kind: authn.KindUser}); err != nil {
 		t.Fatalf("own user token: %v", err)
 	}
-	if _, _, err := m.Create(ctx, user, NewToken{Owner: owner, Kind: KindProducer}); !errors.Is(err, ErrForbidden) {
+	if _, _, err := m.Create(ctx, user, NewToken{Owner: owner, Kind: authn.KindProducer}); !errors.Is(err, ErrForbidden) {
 		t.Errorf("own producer token without admin: %v", err)
 	}
-	tok, info, err := m.Create(ctx, admin, NewToken{Owner: owner, Kind: KindProducer})
+	tok, info, err := m.Create(ctx, admin, NewToken{Owner: owner, Kind: authn.KindProducer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestTokenManagerPermissions(t *testing.T) {
 	if err := m.Revoke(ctx, user, info.ID); err != nil {
 		t.Fatalf("owner revokes: %v", err)
 	}
-	if _, err := ts.Verify(ctx, tok); !errors.Is(err, ErrInvalid) {
+	if _, err := ts.Verify(ctx, tok); !errors.Is(err, authn.ErrInvalid) {
 		t.Errorf("revoked token verifies: %v", err)
 	}
 	var got []string

@@ -1,15 +1,14 @@
-package authn
+package apitoken
 
 import (
 	"time"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/internal/ttlcache"
 )
 
 // Bounds of the verified-token cache.
 const (
-	// maxTokenCacheTTL bounds how long another replica may keep accepting a token revoked elsewhere.
-	maxTokenCacheTTL = time.Minute
 	// maxTokenCacheEntries bounds the token records held in memory (one per recently used token id).
 	maxTokenCacheEntries = 10_000
 	// maxUnknownTokenEntries bounds the unknown token ids remembered (negative entries), each for the same TTL as
@@ -20,7 +19,7 @@ const (
 
 // tokenRecord is a token as read from Neo4j: the record and the stored hash of its secret.
 type tokenRecord struct {
-	info TokenInfo
+	info authn.TokenInfo
 	hash string
 }
 
@@ -54,7 +53,7 @@ func (c *tokenCache) putUnknown(id string, gen uint64) { c.unknown.Put(id, struc
 func (c *tokenCache) get(id string) (tokenRecord, bool, uint64) { return c.c.Get(id) }
 
 // put caches a record read under generation gen, unless an invalidation happened since.
-func (c *tokenCache) put(id string, info TokenInfo, hash string, gen uint64) {
+func (c *tokenCache) put(id string, info authn.TokenInfo, hash string, gen uint64) {
 	c.c.Put(id, tokenRecord{info: info, hash: hash}, gen)
 }
 

@@ -1,58 +1,38 @@
-package graph
+package catalogread
 
-import "context"
+import (
+	"context"
 
-// RunRow is a run node as read.
-type RunRow struct {
-	Key, RunID, JobKey, JobVersionKey, State, ParentRunID, RootRunID, ErrorMessage, ProcessingType string
-	ParentKey, RootKey                                                                             string
-	ConflictingStates                                                                              []string
-	StartedAt, EndedAt, LastEventTime                                                              int64
-	// RunIDConflict: a run of another job has the same runId (the two runs are separate; ADR 0019).
-	RunIDConflict bool
-}
-
-// RunIORow is one dataset a run read (Rel READ) or wrote (Rel WROTE).
-type RunIORow struct {
-	Rel, DatasetKey, DatasetVersion, Publication string
-	FirstAt, LastAt                              int64
-}
-
-// EventRow is one projected event of a run.
-type EventRow struct {
-	// ID is the producer's event id; Key the node's key (EventKey: the id scoped by its principal).
-	ID, Key, Kind, EventType, Producer string
-	RunKey                             string
-	EventTime, ReceivedAt              int64
-}
+	"github.com/headwater-data/headwater/graph"
+)
 
 const runProjection = `r{.key, .runId, .jobKey, .state, .conflictingStates, .startedAt, .endedAt, .parentRunId,
   .rootRunId, .parentKey, .rootKey, .errorMessage, .lastEventTime, .processingType,
   version: [(r)-[:RAN_VERSION]->(v:JobVersion) | v.key][0],
-  runIdConflict: r.runId IS NOT NULL AND EXISTS { MATCH (o:Run) WHERE o.key STARTS WITH r.runId + '` + RunKeySep + `'
+  runIdConflict: r.runId IS NOT NULL AND EXISTS { MATCH (o:Run) WHERE o.key STARTS WITH r.runId + '` + graph.RunKeySep + `'
     AND o.runId = r.runId AND o.key <> r.key AND o.jobKey IS NOT NULL }}`
 
-func runRowOf(p Props) RunRow {
-	row := RunRow{Key: p.Str("key"), RunID: p.Str("runId"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"),
+func runRowOf(p graph.Props) graph.RunRow {
+	row := graph.RunRow{Key: p.Str("key"), RunID: p.Str("runId"), JobKey: p.Str("jobKey"), JobVersionKey: p.Str("version"),
 		State: p.Str("state"), ParentRunID: p.Str("parentRunId"), RootRunID: p.Str("rootRunId"),
 		ParentKey: p.Str("parentKey"), RootKey: p.Str("rootKey"), ErrorMessage: p.Str("errorMessage"),
 		ProcessingType: p.Str("processingType"), ConflictingStates: p.Strs("conflictingStates"),
 		StartedAt: p.Int("startedAt"), EndedAt: p.Int("endedAt"), LastEventTime: p.Int("lastEventTime"),
 		RunIDConflict: p.Bool("runIdConflict")}
 	if row.RunID == "" { // a run written before projection version 2: its key is its runId
-		row.RunID, _ = SplitRunKey(row.Key)
+		row.RunID, _ = graph.SplitRunKey(row.Key)
 	}
 	return row
 }
 
-func (s *Store) runRows(ctx context.Context, cypher string, params map[string]any) ([]RunRow, error) {
-	recs, err := s.readRecords(ctx, cypher, params)
+func (s *Store) runRows(ctx context.Context, cypher string, params map[string]any) ([]graph.RunRow, error) {
+	recs, err := s.ReadRecords(ctx, cypher, params)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunRow, len(recs))
+	out := make([]graph.RunRow, len(recs))
 	for i, r := range recs {
-		out[i] = runRowOf(Props(r).Sub("r"))
+		out[i] = runRowOf(graph.Props(r).Sub("r"))
 	}
 	return out, nil
 }
@@ -60,28 +40,28 @@ func (s *Store) runRows(ctx context.Context, cypher string, params map[string]an
 // RunsByRunID lists the keys of the runs, of any job, with a runId (a prefix seek on the unique key), and the
 // key of a run written before projection version 2 under that bare runId.
 func (s *Store) RunsByRunID(ctx context.Context, runID string) ([]string, error) {
-	recs, err := s.readRecords(ctx, `CALL () {
+	recs, err := s.ReadRecords(ctx, `CALL () {
   MATCH (r:Run) WHERE r.key STARTS WITH $id + $sep AND r.runId = $id RETURN r.key AS key
   UNION MATCH (r:Run {key: $id}) RETURN r.key AS key
-} RETURN key ORDER BY key`, map[string]any{"id": runID, "sep": RunKeySep})
+} RETURN key ORDER BY key`, map[string]any{"id": runID, "sep": graph.RunKeySep})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = Props(r).Str("key")
+		out[i] = graph.Props(r).Str("key")
 	}
 	return out, nil
 }
 
 // RunsByKeys reads runs by key (graph.RunKey).
-func (s *Store) RunsByKeys(ctx context.Context, keys []string) (map[string]RunRow, error) {
+func (s *Store) RunsByKeys(ctx context.Context, keys []string) (map[string]graph.RunRow, error) {
 	rows, err := s.runRows(ctx, `UNWIND $keys AS k MATCH (r:Run {key: k}) RETURN `+runProjection+` AS r`,
 		map[string]any{"keys": anyList(keys)})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]RunRow, len(rows))
+	out := make(map[string]graph.RunRow, len(rows))
 	for _, r := range rows {
 		out[r.Key] = r
 	}
@@ -89,31 +69,31 @@ func (s *Store) RunsByKeys(ctx context.Context, keys []string) (map[string]RunRo
 }
 
 // RunsOfJob lists a job's runs, newest start first, optionally of one state, from offset.
-func (s *Store) RunsOfJob(ctx context.Context, jobKey, state string, offset, limit int) ([]RunRow, error) {
+func (s *Store) RunsOfJob(ctx context.Context, jobKey, state string, offset, limit int) ([]graph.RunRow, error) {
 	return s.runRows(ctx, `MATCH (r:Run {jobKey: $k}) WHERE $state = '' OR r.state = $state
 RETURN `+runProjection+` AS r ORDER BY coalesce(r.startedAt, r.lastEventTime) DESC, r.key SKIP $off LIMIT $lim`,
 		map[string]any{"k": jobKey, "state": state, "off": offset, "lim": limit})
 }
 
 // RunIO lists exactly what a run read and wrote.
-func (s *Store) RunIO(ctx context.Context, runKey string) ([]RunIORow, error) {
-	recs, err := s.readRecords(ctx, `MATCH (:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
+func (s *Store) RunIO(ctx context.Context, runKey string) ([]graph.RunIORow, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
 RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v, x.publication AS pub, x.firstAt AS fa, x.lastAt AS la
 ORDER BY rel, ds`, map[string]any{"k": runKey})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunIORow, len(recs))
+	out := make([]graph.RunIORow, len(recs))
 	for i, r := range recs {
-		p := Props(r)
-		out[i] = RunIORow{Rel: p.Str("rel"), DatasetKey: p.Str("ds"), DatasetVersion: p.Str("v"),
+		p := graph.Props(r)
+		out[i] = graph.RunIORow{Rel: p.Str("rel"), DatasetKey: p.Str("ds"), DatasetVersion: p.Str("v"),
 			Publication: p.Str("pub"), FirstAt: p.Int("fa"), LastAt: p.Int("la")}
 	}
 	return out, nil
 }
 
 // eventIDOf is an Event node's producer event id (a node written before ids were scoped has only its key).
-func eventIDOf(p Props) string {
+func eventIDOf(p graph.Props) string {
 	if id := p.Str("eventId"); id != "" {
 		return id
 	}
@@ -121,16 +101,16 @@ func eventIDOf(p Props) string {
 }
 
 // RunEvents lists a run's projected events in event-time order.
-func (s *Store) RunEvents(ctx context.Context, runKey string) ([]EventRow, error) {
-	recs, err := s.readRecords(ctx, `MATCH (e:Event)-[:OF_RUN]->(:Run {key: $k})
+func (s *Store) RunEvents(ctx context.Context, runKey string) ([]graph.EventRow, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (e:Event)-[:OF_RUN]->(:Run {key: $k})
 RETURN properties(e) AS e ORDER BY e.eventTime, e.receivedAt, e.key`, map[string]any{"k": runKey})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]EventRow, len(recs))
+	out := make([]graph.EventRow, len(recs))
 	for i, r := range recs {
-		p := Props(r).Sub("e")
-		out[i] = EventRow{ID: eventIDOf(p), Key: p.Str("key"), Kind: p.Str("kind"), EventType: p.Str("eventType"),
+		p := graph.Props(r).Sub("e")
+		out[i] = graph.EventRow{ID: eventIDOf(p), Key: p.Str("key"), Kind: p.Str("kind"), EventType: p.Str("eventType"),
 			Producer: p.Str("producer"), EventTime: p.Int("eventTime"), ReceivedAt: p.Int("receivedAt")}
 	}
 	return out, nil

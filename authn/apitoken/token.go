@@ -1,4 +1,4 @@
-package authn
+package apitoken
 
 import (
 	"crypto/rand"
@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/headwater-data/headwater/authn"
 )
 
 // API token format: "hw_<id>_<secret>", id 16 lower-case hex characters (8 random bytes, the lookup key),
@@ -15,7 +17,6 @@ import (
 // the secret has 256 bits of entropy, so a slow password hash would add latency to every request and no
 // resistance (there is no dictionary to attack).
 const (
-	tokenPrefix    = "hw_"
 	tokenIDBytes   = 8
 	tokenSecBytes  = 32
 	tokenIDLen     = 2 * tokenIDBytes
@@ -34,24 +35,21 @@ func newTokenSecret() (id, secret, token string, err error) {
 		return "", "", "", fmt.Errorf("token randomness: %w", err)
 	}
 	id, secret = hex.EncodeToString(idb), base64.RawURLEncoding.EncodeToString(sb)
-	return id, secret, tokenPrefix + id + "_" + secret, nil
+	return id, secret, authn.APITokenPrefix + id + "_" + secret, nil
 }
-
-// IsAPIToken reports whether raw has the API token shape (it may still be invalid).
-func IsAPIToken(raw string) bool { return strings.HasPrefix(raw, tokenPrefix) }
 
 // parseToken splits a token into id and secret, checking the shape.
 func parseToken(raw string) (id, secret string, err error) {
-	rest, ok := strings.CutPrefix(raw, tokenPrefix)
+	rest, ok := strings.CutPrefix(raw, authn.APITokenPrefix)
 	if !ok || len(rest) != tokenIDLen+1+tokenSecretLen || rest[tokenIDLen] != '_' {
-		return "", "", fmt.Errorf("%w: not an api token", ErrInvalid)
+		return "", "", fmt.Errorf("%w: not an api token", authn.ErrInvalid)
 	}
 	id, secret = rest[:tokenIDLen], rest[tokenIDLen+1:]
 	if _, err := hex.DecodeString(id); err != nil || strings.ToLower(id) != id {
-		return "", "", fmt.Errorf("%w: malformed token id", ErrInvalid)
+		return "", "", fmt.Errorf("%w: malformed token id", authn.ErrInvalid)
 	}
 	if _, err := base64.RawURLEncoding.DecodeString(secret); err != nil {
-		return "", "", fmt.Errorf("%w: malformed token secret", ErrInvalid)
+		return "", "", fmt.Errorf("%w: malformed token secret", authn.ErrInvalid)
 	}
 	return id, secret, nil
 }

@@ -1,4 +1,4 @@
-package authn
+package apitoken
 
 import (
 	"context"
@@ -8,39 +8,24 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 )
 
-// LabelAPIToken is the Neo4j label of API tokens. Its constraint belongs in graph/migrate.go:
+// Errors of token management (the management API maps them; verification returns authn's classes).
+var (
+	// ErrNotFound means no API token has the id (management operations).
+	ErrNotFound = errors.New("api token not found")
+	// ErrBadRequest means a token-management request is malformed (its message names the field and the rule).
+	ErrBadRequest = errors.New("api token request")
+)
+
+// Label is the Neo4j label of API tokens. Its constraint belongs in graph/migrate.go:
 //
 //	CREATE CONSTRAINT api_token_id IF NOT EXISTS FOR (n:ApiToken) REQUIRE n.id IS UNIQUE
 //	CREATE INDEX api_token_owner IF NOT EXISTS FOR (n:ApiToken) ON (n.owner)
-const LabelAPIToken = "ApiToken"
-
-// Principal kinds an API token may act as.
-const (
-	KindUser     = "user"
-	KindService  = "service"
-	KindProducer = "producer"
-)
-
-// TokenInfo is an API token without its secret.
-type TokenInfo struct {
-	ID          string
-	Owner       string // the principal's subject
-	Kind        string // user, service or producer
-	Description string
-	CreatedAt   time.Time
-	CreatedBy   string
-	ExpiresAt   time.Time // zero: never
-	RevokedAt   time.Time // zero: not revoked
-}
-
-// Principal is the principal the token acts as.
-func (t TokenInfo) Principal() authz.Principal {
-	return authz.Principal{Subject: t.Owner, Kind: t.Kind}
-}
+const Label = "ApiToken"
 
 // NewToken describes a token to create.
 type NewToken struct {
@@ -51,28 +36,28 @@ type NewToken struct {
 	CreatedBy   string
 }
 
-// TokenStore keeps API tokens in Neo4j (label ApiToken keyed by id). It creates no schema.
-type TokenStore struct {
+// Store keeps API tokens in Neo4j (label ApiToken keyed by id). It creates no schema.
+type Store struct {
 	store *graph.Store
 	clock func() time.Time
 	cache *tokenCache // nil: every Verify reads Neo4j
 }
 
-var _ TokenVerifier = (*TokenStore)(nil)
+var _ authn.TokenVerifier = (*Store)(nil)
 
-// NewTokenStore returns a token store over s that reads the token on every Verify (see WithCache).
-func NewTokenStore(s *graph.Store, clock func() time.Time) *TokenStore {
-	return &TokenStore{store: s, clock: clock}
+// NewStore returns a token store over s that reads the token on every Verify (see WithCache).
+func NewStore(s *graph.Store, clock func() time.Time) *Store {
+	return &Store{store: s, clock: clock}
 }
 
-// WithCache makes Verify reuse a token's record read from Neo4j for ttl (Config.TokenCacheTTL; 0 or less: no
+// WithCache makes Verify reuse a token's record read from Neo4j for ttl (authn.Config.TokenCacheTTL; 0 or less: no
 // cache). The secret, revocation and expiry are still checked on every call; Revoke and Create through this
 // store drop the record at once, so only revocations made elsewhere (another replica, the CLI) take up to ttl.
 // Call it before the store is shared; it returns s for chaining.
-func (s *TokenStore) WithCache(ttl time.Duration) *TokenStore {
+func (s *Store) WithCache(ttl time.Duration) *Store {
 	s.cache = nil
 	if ttl > 0 {
-		s.cache = newTokenCache(min(ttl, maxTokenCacheTTL), s.clock)
+		s.cache = newTokenCache(min(ttl, authn.MaxTokenCacheTTL), s.clock)
 	}
 	return s
 }
@@ -88,13 +73,13 @@ const (
 )
 
 // Create stores a new token and returns it in full: the only time the secret exists outside the caller.
-func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInfo, error) {
+func (s *Store) Create(ctx context.Context, req NewToken) (string, authn.TokenInfo, error) {
 	if err := req.validate(s.clock()); err != nil {
-		return "", TokenInfo{}, err
+		return "", authn.TokenInfo{}, err
 	}
 	id, secret, full, err := newTokenSecret()
 	if err != nil {
-		return "", TokenInfo{}, err
+		return "", authn.TokenInfo{}, err
 	}
 	s.forget(id)
 	now := s.clock().UTC().Truncate(time.Millisecond)
@@ -108,9 +93,9 @@ func (s *TokenStore) Create(ctx context.Context, req NewToken) (string, TokenInf
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
 	s.forget(id) // again: a read between the first forget and the write may have remembered the id as unknown
 	if err != nil {
-		return "", TokenInfo{}, fmt.Errorf("%w: create api token: %w", ErrUnavailable, err)
+		return "", authn.TokenInfo{}, fmt.Errorf("%w: create api token: %w", authn.ErrUnavailable, err)
 	}
-	info := TokenInfo{ID: id, Owner: req.Owner, Kind: req.Kind, Description: req.Description, CreatedAt: now,
+	info := authn.TokenInfo{ID: id, Owner: req.Owner, Kind: req.Kind, Description: req.Description, CreatedAt: now,
 		CreatedBy: req.CreatedBy, ExpiresAt: req.ExpiresAt.UTC().Truncate(time.Millisecond)}
 	if req.ExpiresAt.IsZero() {
 		info.ExpiresAt = time.Time{}
@@ -122,7 +107,7 @@ func (r NewToken) validate(now time.Time) error {
 	switch {
 	case r.Owner == "" || r.Owner == authz.AnonymousSubject:
 		return fmt.Errorf("%w: owner must be a named principal", ErrBadRequest)
-	case r.Kind != KindUser && r.Kind != KindService && r.Kind != KindProducer:
+	case r.Kind != authn.KindUser && r.Kind != authn.KindService && r.Kind != authn.KindProducer:
 		return fmt.Errorf("%w: kind %q must be user, service or producer", ErrBadRequest, r.Kind)
 	case !r.ExpiresAt.IsZero() && !r.ExpiresAt.After(now):
 		return fmt.Errorf("%w: expiresAt %s is not in the future", ErrBadRequest, r.ExpiresAt.UTC().Format(time.RFC3339))
@@ -131,56 +116,56 @@ func (r NewToken) validate(now time.Time) error {
 }
 
 // Revoke revokes a token now; revoking twice keeps the first revocation.
-func (s *TokenStore) Revoke(ctx context.Context, id, by string) error {
+func (s *Store) Revoke(ctx context.Context, id, by string) error {
 	defer s.forget(id) // also on failure: the write may have landed
 	res, err := neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenRevoke,
 		map[string]any{"id": id, "now": graph.Millis(s.clock()), "by": by},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
 	if err != nil {
-		return fmt.Errorf("%w: revoke api token: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: revoke api token: %w", authn.ErrUnavailable, err)
 	}
 	if len(res.Records) == 0 {
-		return fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	return nil
 }
 
 // Get returns a token's record without its secret.
-func (s *TokenStore) Get(ctx context.Context, id string) (TokenInfo, error) {
+func (s *Store) Get(ctx context.Context, id string) (authn.TokenInfo, error) {
 	info, _, err := s.get(ctx, id)
 	return info, err
 }
 
 // Verify checks a presented token: known id, matching secret (constant time), not revoked, not expired. With a
 // cache (WithCache) the record may be up to its TTL old; the checks still run on every call.
-func (s *TokenStore) Verify(ctx context.Context, raw string) (TokenInfo, error) {
+func (s *Store) Verify(ctx context.Context, raw string) (authn.TokenInfo, error) {
 	id, secret, err := parseToken(raw)
 	if err != nil {
-		return TokenInfo{}, err
+		return authn.TokenInfo{}, err
 	}
 	info, hash, err := s.record(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
 			secretMatches(id, secret, hashSecret("", "")) // same work as a known id
-			return TokenInfo{}, fmt.Errorf("%w: unknown token id", ErrInvalid)
+			return authn.TokenInfo{}, fmt.Errorf("%w: unknown token id", authn.ErrInvalid)
 		}
-		return TokenInfo{}, err
+		return authn.TokenInfo{}, err
 	}
 	now := s.clock()
 	switch {
 	case !secretMatches(id, secret, hash):
-		return TokenInfo{}, fmt.Errorf("%w: secret mismatch for token %s", ErrInvalid, id)
+		return authn.TokenInfo{}, fmt.Errorf("%w: secret mismatch for token %s", authn.ErrInvalid, id)
 	case !info.RevokedAt.IsZero():
-		return TokenInfo{}, fmt.Errorf("%w: token %s revoked", ErrInvalid, id)
+		return authn.TokenInfo{}, fmt.Errorf("%w: token %s revoked", authn.ErrInvalid, id)
 	case !info.ExpiresAt.IsZero() && !now.Before(info.ExpiresAt):
-		return TokenInfo{}, fmt.Errorf("%w: token %s expired", ErrInvalid, id)
+		return authn.TokenInfo{}, fmt.Errorf("%w: token %s expired", authn.ErrInvalid, id)
 	}
 	return info, nil
 }
 
 // record is the token's record from the cache when live there, else from Neo4j (then cached). An id Neo4j did
 // not know is remembered as unknown for the TTL (tokencache.go), so repeating it reads Neo4j once per TTL.
-func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, error) {
+func (s *Store) record(ctx context.Context, id string) (authn.TokenInfo, string, error) {
 	if s.cache == nil {
 		return s.get(ctx, id)
 	}
@@ -190,7 +175,7 @@ func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, 
 	}
 	known, ugen := s.cache.known(id)
 	if !known {
-		return TokenInfo{}, "", fmt.Errorf("%w: %s (recently looked up)", ErrTokenNotFound, id)
+		return authn.TokenInfo{}, "", fmt.Errorf("%w: %s (recently looked up)", ErrNotFound, id)
 	}
 	info, hash, err := s.get(ctx, id)
 	switch {
@@ -203,26 +188,26 @@ func (s *TokenStore) record(ctx context.Context, id string) (TokenInfo, string, 
 }
 
 // forget drops id's cached record.
-func (s *TokenStore) forget(id string) {
+func (s *Store) forget(id string) {
 	if s.cache != nil {
 		s.cache.drop(id)
 	}
 }
 
-func isNotFound(err error) bool { return err != nil && errors.Is(err, ErrTokenNotFound) }
+func isNotFound(err error) bool { return err != nil && errors.Is(err, ErrNotFound) }
 
-func (s *TokenStore) get(ctx context.Context, id string) (TokenInfo, string, error) {
+func (s *Store) get(ctx context.Context, id string) (authn.TokenInfo, string, error) {
 	res, err := neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenGet, map[string]any{"id": id},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database),
 		neo4j.ExecuteQueryWithReadersRouting())
 	if err != nil {
-		return TokenInfo{}, "", fmt.Errorf("%w: read api token: %w", ErrUnavailable, err)
+		return authn.TokenInfo{}, "", fmt.Errorf("%w: read api token: %w", authn.ErrUnavailable, err)
 	}
 	if len(res.Records) == 0 {
-		return TokenInfo{}, "", fmt.Errorf("%w: %s", ErrTokenNotFound, id)
+		return authn.TokenInfo{}, "", fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	r := res.Records[0]
-	info := TokenInfo{ID: str(r, "id"), Owner: str(r, "owner"), Kind: str(r, "kind"),
+	info := authn.TokenInfo{ID: str(r, "id"), Owner: str(r, "owner"), Kind: str(r, "kind"),
 		Description: str(r, "description"), CreatedBy: str(r, "createdBy"), CreatedAt: millis(r, "createdAt"),
 		ExpiresAt: millis(r, "expiresAt"), RevokedAt: millis(r, "revokedAt")}
 	return info, str(r, "hash"), nil

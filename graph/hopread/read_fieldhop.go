@@ -1,17 +1,10 @@
-package graph
+package hopread
 
-import "context"
+import (
+	"context"
 
-// FieldHopResult is one field-level hop: the column edges found, and for every frontier field whose dataset has
-// dataset-level lineage this way, the datasets at the other end. The caller decides whether column lineage is
-// missing from what it may see (no visible column edge, a visible far dataset): whether a field has column edges
-// at all is not the question, since they may all lead to fields the caller may not see.
-type FieldHopResult struct {
-	Rows []HopRow
-	// Far names, per frontier field key whose dataset has dataset-level lineage this way, the datasets (current
-	// identity, at most MaxFarDatasets) at its other end.
-	Far map[string][]NameRef
-}
+	"github.com/headwater-data/headwater/graph"
+)
 
 // MaxFarDatasets bounds the far-side datasets a field hop reports per field without column lineage.
 const MaxFarDatasets = 50
@@ -26,17 +19,17 @@ func fieldHopCypher(down bool) string {
 	return `UNWIND $keys AS k
 MATCH (s:Field {key: k})
 OPTIONAL MATCH ` + col + `
-WHERE c.validTo > $t AND ` + inForceOf("c") + `
+WHERE c.validTo > $t AND ` + graph.InForceCypher("c") + `
 OPTIONAL MATCH (j:Job {key: c.jobKey})
 OPTIONAL MATCH (nd:Dataset {key: n.datasetKey})
 WITH k, s, collect(CASE WHEN n IS NULL THEN null ELSE {dst: n.key, dd: n.datasetKey, dp: n.path,
   rel: properties(c), job: CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END,
-  dstName: CASE WHEN nd IS NULL THEN null ELSE ` + nameAt("nd") + ` END,
+  dstName: CASE WHEN nd IS NULL THEN null ELSE ` + graph.NameAtCypher("nd") + ` END,
   dstCurrent: CASE WHEN nd IS NULL THEN null ELSE nd{.namespace, .name, .env} END} END) AS rows
 WITH s.datasetKey AS dk, collect({k: k, rows: rows}) AS fs
 OPTIONAL MATCH (d:Dataset {key: dk})
 WITH fs, CASE WHEN d IS NULL THEN [] ELSE [` + dsLeg + `
-    WHERE a.validTo > $t AND ` + inForceOf("a") + ` AND b.validTo > $t AND ` + inForceOf("b") + `
+    WHERE a.validTo > $t AND ` + graph.InForceCypher("a") + ` AND b.validTo > $t AND ` + graph.InForceCypher("b") + `
     | o{.namespace, .name, .env}][..$maxFar] END AS far
 UNWIND fs AS f
 RETURN f.k AS src, f.rows AS rows, far
@@ -44,26 +37,26 @@ ORDER BY src`
 }
 
 // FieldHop reads the column-lineage neighbours of every frontier field in one query.
-func (s *Store) FieldHop(ctx context.Context, q HopQuery) (FieldHopResult, error) {
+func (s *Store) FieldHop(ctx context.Context, q graph.HopQuery) (graph.FieldHopResult, error) {
 	params := hopParams(q)
 	params["maxFar"] = MaxFarDatasets
-	recs, err := s.readRecords(ctx, fieldHopCypher(q.Down), params)
+	recs, err := s.ReadRecords(ctx, fieldHopCypher(q.Down), params)
 	if err != nil {
-		return FieldHopResult{}, err
+		return graph.FieldHopResult{}, err
 	}
-	res := FieldHopResult{Far: map[string][]NameRef{}}
+	res := graph.FieldHopResult{Far: map[string][]graph.NameRef{}}
 	for _, r := range recs {
-		p := Props(r)
+		p := graph.Props(r)
 		src := p.Str("src")
 		if far := p.List("far"); len(far) > 0 {
 			for _, f := range far {
-				res.Far[src] = append(res.Far[src], nameOf(f))
+				res.Far[src] = append(res.Far[src], graph.NameRefOf(f))
 			}
 		}
 		for _, row := range p.List("rows") {
-			res.Rows = append(res.Rows, HopRow{Src: src, Dst: row.Str("dst"), DstDataset: row.Str("dd"),
+			res.Rows = append(res.Rows, graph.HopRow{Src: src, Dst: row.Str("dst"), DstDataset: row.Str("dd"),
 				DstPath: row.Str("dp"), Out: relOf(row.Sub("rel")), Job: jobOf(row.Sub("job")),
-				DstName: nameOf(row.Sub("dstName")), DstCurrent: nameOf(row.Sub("dstCurrent"))})
+				DstName: graph.NameRefOf(row.Sub("dstName")), DstCurrent: graph.NameRefOf(row.Sub("dstCurrent"))})
 		}
 	}
 	return res, nil

@@ -1,0 +1,125 @@
+package graph
+
+import "fmt"
+
+// The rows of the catalog's reads (graph/catalogread): datasets, fields, jobs, runs, events, search hits. The
+// catalog, search, lineage's name resolution and the resolvers name them.
+
+// DatasetRow is a dataset node as read, named by the identity valid at the read's asOf.
+type DatasetRow struct {
+	Key         string
+	Namespace   string // identity valid at asOf
+	Name        string
+	Env         string
+	CurrentNS   string // identity now
+	CurrentName string
+	CreatedAt   int64
+	DroppedAt   int64
+	Description string
+	Owners      string // JSON
+	Tags        []string
+	UpdatedAt   int64
+}
+
+// NameBinding is one DatasetName bound to a dataset.
+type NameBinding struct {
+	Namespace string
+	Name      string
+	Env       string
+	Kind      string // PRIMARY, RENAMED, SYMLINK, ALIAS
+	ValidFrom int64
+	ValidTo   int64
+}
+
+// DatasetVersionRow is one version of a dataset.
+type DatasetVersionRow struct {
+	Key, Version, Lifecycle string
+	FirstSeenAt             int64
+}
+
+// FieldRow is a field node as read. ObservedOnRead: no owner of the dataset reported the field; only readers saw
+// it (ADR 0018).
+type FieldRow struct {
+	Key, DatasetKey, Path, Type, Description string
+	ValidFrom, ValidTo                       int64
+	ObservedOnRead                           bool
+}
+
+// JobRow is a job node as read.
+type JobRow struct {
+	Key, Namespace, Name, ProcessingType, JobType, Integration, Description string
+	FirstSeenAt, LastSeenAt                                                 int64
+	// A dbt node's job (docs/adr/0027-dbt-job-identity.md): its dbt_node unique_id, role (DbtRoleNode,
+	// DbtRoleTests) and every name it was reported under; "" and nil for other jobs.
+	DbtUniqueID, DbtRole string
+	Names                []string
+}
+
+// JobVersionRow is one definition of a job.
+type JobVersionRow struct {
+	Key, JobKey, DefinitionHash, SQL, SourceCode, SourceCodeLocation string
+	ValidFrom, ValidTo                                               int64
+}
+
+// EventStatusRow says what became of an event id.
+type EventStatusRow struct {
+	Projected   bool
+	Quarantined bool
+	Event       EventRow
+	Reason      string
+	Field       string
+	Rule        string
+	Producer    string
+	Principal   string // the principal of the quarantined event
+	ReceivedAt  int64
+	// Payload is the projected event's stored payload (project.UnresolvedInPayload reads what it lost).
+	Payload any
+}
+
+// UnresolvedRow is an identifier that could not be bound to one dataset.
+type UnresolvedRow struct {
+	Key, Namespace, Name, Reason string
+	FirstSeenAt, LastSeenAt      int64
+}
+
+// SearchHit is a dataset or job whose name contains the query (ignoring case).
+type SearchHit struct {
+	Label string // Dataset or Job
+	Key   string
+	Name  string
+}
+
+// AmbiguousJobNameError: a job name several dbt node jobs were reported under (two unique_ids or roles under one
+// name, a producer's fault). The caller decides among those it may see; a job is never guessed.
+type AmbiguousJobNameError struct {
+	Namespace, Name string
+	Jobs            []JobRow // at most MaxJobsPerName, in key order
+}
+
+func (e *AmbiguousJobNameError) Error() string {
+	return fmt.Sprintf("job name %q in namespace %q was reported for %d dbt nodes", e.Name, e.Namespace, len(e.Jobs))
+}
+
+// RunRow is a run node as read.
+type RunRow struct {
+	Key, RunID, JobKey, JobVersionKey, State, ParentRunID, RootRunID, ErrorMessage, ProcessingType string
+	ParentKey, RootKey                                                                             string
+	ConflictingStates                                                                              []string
+	StartedAt, EndedAt, LastEventTime                                                              int64
+	// RunIDConflict: a run of another job has the same runId (the two runs are separate; ADR 0019).
+	RunIDConflict bool
+}
+
+// RunIORow is one dataset a run read (Rel READ) or wrote (Rel WROTE).
+type RunIORow struct {
+	Rel, DatasetKey, DatasetVersion, Publication string
+	FirstAt, LastAt                              int64
+}
+
+// EventRow is one projected event of a run.
+type EventRow struct {
+	// ID is the producer's event id; Key the node's key (EventKey: the id scoped by its principal).
+	ID, Key, Kind, EventType, Producer string
+	RunKey                             string
+	EventTime, ReceivedAt              int64
+}

@@ -1,0 +1,107 @@
+package catalogread
+
+import (
+	"context"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+const datasetProjection = `d{.key, .namespace, .name, .env, .createdAt, .droppedAt, .description, .owners, .tags, .updatedAt}`
+
+func datasetRowOf(p graph.Props, at graph.Props) graph.DatasetRow {
+	r := graph.DatasetRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"), Env: p.Str("env"),
+		CurrentNS: p.Str("namespace"), CurrentName: p.Str("name"), CreatedAt: p.Int("createdAt"),
+		DroppedAt: p.Int("droppedAt"), Description: p.Str("description"), Owners: p.Str("owners"),
+		Tags: p.Strs("tags"), UpdatedAt: p.Int("updatedAt")}
+	if at != nil && at.Str("name") != "" {
+		r.Namespace, r.Name, r.Env = at.Str("namespace"), at.Str("name"), at.Str("env")
+	}
+	return r
+}
+
+// DatasetsByKeys reads datasets by key, each named as at asOf. Missing keys are absent from the map.
+func (s *Store) DatasetsByKeys(ctx context.Context, keys []string, asOf int64) (map[string]graph.DatasetRow, error) {
+	recs, err := s.ReadRecords(ctx, `UNWIND $keys AS k MATCH (d:Dataset {key: k})
+RETURN `+datasetProjection+` AS d, `+graph.NameAtCypher("d")+` AS at`, map[string]any{"keys": anyList(keys), "t": asOf})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]graph.DatasetRow, len(recs))
+	for _, r := range recs {
+		row := datasetRowOf(graph.Props(r).Sub("d"), graph.Props(r).Sub("at"))
+		out[row.Key] = row
+	}
+	return out, nil
+}
+
+// ResolveDatasetName finds the dataset a name denotes at asOf. A name valid at asOf (its own, a symlink or an
+// alias) wins; otherwise the most recent closed binding (an old name after a RENAME) answers, and binding says
+// which name matched so the caller can report the rename. found is false when no dataset ever had the name.
+func (s *Store) ResolveDatasetName(ctx context.Context, ident string, asOf int64) (row graph.DatasetRow, binding graph.NameBinding, found bool, err error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (nm:DatasetName {ident: $ident})-[r:NAMES]->(d:Dataset)
+WITH nm, r, d, (r.validFrom <= $t AND $t < r.validTo) AS current
+ORDER BY current DESC, CASE r.kind WHEN 'PRIMARY' THEN 0 WHEN 'RENAMED' THEN 1 ELSE 2 END, r.validTo DESC
+LIMIT 1
+RETURN `+datasetProjection+` AS d, `+graph.NameAtCypher("d")+` AS at, nm{.namespace, .name, .env} AS nm, r{.kind, .validFrom, .validTo} AS r, current`,
+		map[string]any{"ident": ident, "t": asOf})
+	if err != nil || len(recs) == 0 {
+		return graph.DatasetRow{}, graph.NameBinding{}, false, err
+	}
+	p := graph.Props(recs[0])
+	nm, rel := p.Sub("nm"), p.Sub("r")
+	binding = graph.NameBinding{Namespace: nm.Str("namespace"), Name: nm.Str("name"), Env: nm.Str("env"),
+		Kind: rel.Str("kind"), ValidFrom: rel.Int("validFrom"), ValidTo: rel.Int("validTo")}
+	return datasetRowOf(p.Sub("d"), p.Sub("at")), binding, true, nil
+}
+
+// DatasetNames lists every name ever bound to the dataset.
+func (s *Store) DatasetNames(ctx context.Context, datasetKey string) ([]graph.NameBinding, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (nm:DatasetName)-[r:NAMES]->(:Dataset {key: $k})
+RETURN nm.namespace AS ns, nm.name AS name, nm.env AS env, r.kind AS kind, r.validFrom AS vf, r.validTo AS vt
+ORDER BY vf, ns, name`, map[string]any{"k": datasetKey})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.NameBinding, len(recs))
+	for i, r := range recs {
+		p := graph.Props(r)
+		out[i] = graph.NameBinding{Namespace: p.Str("ns"), Name: p.Str("name"), Env: p.Str("env"), Kind: p.Str("kind"),
+			ValidFrom: p.Int("vf"), ValidTo: p.Int("vt")}
+	}
+	return out, nil
+}
+
+// DatasetVersions lists versions of a dataset, newest first, from offset.
+func (s *Store) DatasetVersions(ctx context.Context, datasetKey string, offset, limit int) ([]graph.DatasetVersionRow, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (v:DatasetVersion)-[:VERSION_OF]->(:Dataset {key: $k})
+RETURN v.key AS key, v.version AS version, v.lifecycle AS lifecycle, v.firstSeenAt AS fs
+ORDER BY fs DESC, key SKIP $off LIMIT $lim`, map[string]any{"k": datasetKey, "off": offset, "lim": limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.DatasetVersionRow, len(recs))
+	for i, r := range recs {
+		p := graph.Props(r)
+		out[i] = graph.DatasetVersionRow{Key: p.Str("key"), Version: p.Str("version"), Lifecycle: p.Str("lifecycle"),
+			FirstSeenAt: p.Int("fs")}
+	}
+	return out, nil
+}
+
+// LastWriter returns the run that most recently wrote the dataset ("" when none).
+func (s *Store) LastWriter(ctx context.Context, datasetKey string) (string, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (r:Run)-[w:WROTE]->(:Dataset {key: $k})
+RETURN r.key AS key ORDER BY w.lastAt DESC, key LIMIT 1`, map[string]any{"k": datasetKey})
+	if err != nil || len(recs) == 0 {
+		return "", err
+	}
+	return graph.Props(recs[0]).Str("key"), nil
+}
+
+func anyList(keys []string) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
+}

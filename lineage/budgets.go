@@ -31,11 +31,7 @@ const (
 	DefaultResultCacheTTL = 5 * time.Minute
 	// DefaultTrustGapsTTL is how long one answer's trust gaps are reused in process for the same scope (ADR 0032).
 	DefaultTrustGapsTTL = 10 * time.Second
-	// MaxTrustGapsMemo bounds the answers whose trust gaps are kept in process; maxTrustGapsMemoGaps the gaps of
-	// one kept answer (an answer with more is recomputed every time), so the memo holds at most
-	// MaxTrustGapsMemo x maxTrustGapsMemoGaps gaps.
-	MaxTrustGapsMemo     = 2048
-	maxTrustGapsMemoGaps = 256
+	// (trustgaps.MaxMemo bounds the answers whose trust gaps are kept.)
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
 )

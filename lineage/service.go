@@ -14,7 +14,7 @@ import (
 	"github.com/headwater-data/headwater/graph/hopread"
 	"github.com/headwater-data/headwater/internal/permcheck"
 	"github.com/headwater-data/headwater/internal/seal"
-	"github.com/headwater-data/headwater/internal/ttlcache"
+	"github.com/headwater-data/headwater/lineage/trustgaps"
 	"github.com/headwater-data/headwater/lineage/walk"
 )
 
@@ -87,10 +87,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 			cfg: cfg, resolve: s.resolveStart}
 	}
 	if o.Trust != nil {
-		s.trust = &trustGaps{inner: s.answerer, trust: o.Trust, catalog: o.Catalog}
-		if cfg.TrustGapsTTL > 0 {
-			s.trust.memo = ttlcache.New[trustResult](cfg.TrustGapsTTL, MaxTrustGapsMemo, s.clock)
-		}
+		s.trust = &trustGaps{inner: s.answerer, gaps: trustgaps.New(o.Trust, o.Catalog, cfg.TrustGapsTTL, s.clock)}
 		s.answerer = *s.trust
 	}
 	return s, nil

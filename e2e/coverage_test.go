@@ -390,21 +390,7 @@ func TestCoverageRealDbtManifest(t *testing.T) {
 func TestCoverageRealAirflowListing(t *testing.T) {
 	home := producerHome(t, "HEADWATER_TEST_AIRFLOW", "scripts/producers/airflow.sh")
 	p := newProducerRun(t, "afcov")
-	src, _ := filepath.Abs("testdata/producers/airflow")
-	copyTree(t, src, p.work)
-	events := filepath.Join(p.work, "events.jsonl")
-	transport, _ := json.Marshal(map[string]any{"type": "composite", "continue_on_failure": false,
-		"transports": map[string]any{
-			"headwater": map[string]any{"type": "http", "url": p.url(), "endpoint": "api/v1/lineage",
-				"auth": map[string]any{"type": "api_key", "apiKey": token}},
-			"copy": map[string]any{"type": "file", "log_file_path": events, "append": true},
-		}})
-	bin := filepath.Join(home, "venv", "bin")
-	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "AIRFLOW_HOME=" + filepath.Join(p.work, "home"),
-		"AIRFLOW__CORE__DAGS_FOLDER=" + filepath.Join(p.work, "dags"), "AIRFLOW__CORE__LOAD_EXAMPLES=False",
-		"HW_AIRFLOW_WORK=" + p.work, "AIRFLOW__OPENLINEAGE__NAMESPACE=" + p.jobNS,
-		"AIRFLOW__OPENLINEAGE__TRANSPORT=" + string(transport)}
-	airflow := filepath.Join(bin, "airflow")
+	env, airflow, events := airflowProject(t, p, home)
 	p.run(t, p.work, env, 0, airflow, "db", "migrate")
 	p.run(t, p.work, env, 0, airflow, "dags", "reserialize")
 	dags := lastLine(t, airflowOut(t, p.work, env, airflow, "dags", "list", "-o", "json"), "[")

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fetches and runs Headwater's real stack on a machine without a Docker engine:
-# Redis (Debian package), Kafka 4.x in KRaft mode and Neo4j 5.26 Community (both from Maven Central).
+# Redis (Debian package), Kafka 4.x in KRaft mode and Neo4j 5.26 Community (both from Maven Central), and the
+# Apache Iceberg REST catalog fixture (Maven Central; scripts/stack/iceberg/IcebergRestLauncher.java, compiled here).
 #
 #   scripts/stack/stack.sh up       fetch what is missing, start what is not running, wait until ready
-#   scripts/stack/stack.sh down     stop all three (data stays in the state folder)
+#   scripts/stack/stack.sh down     stop all four (data stays in the state folder)
 #   scripts/stack/stack.sh status   say what runs
 #   scripts/stack/stack.sh reset    down, then delete data (keeps downloaded jars)
 #
@@ -11,10 +12,12 @@
 #   HEADWATER_STACK_PROFILE  test (default: small heaps) | bench (design-scale data)
 #   HEADWATER_STATE_DIR      where jars, data and logs live (default: <repo>/.state)
 #   HEADWATER_STACK_TIMEOUT  seconds to wait for readiness (default 180)
-#   HEADWATER_STACK_ONLY     start only these servers (e.g. "neo4j"), default all three
-#   HEADWATER_NEO4J_BOLT_PORT, HEADWATER_KAFKA_PORT, HEADWATER_REDIS_PORT  ports (defaults below), so a second
-#                            stack (e.g. a benchmark Neo4j with its own state dir) can run beside the first
-# Ports (all bound to 127.0.0.1): Neo4j Bolt 7687, Kafka 9092 (controller = Kafka port + 1), Redis 6379.
+#   HEADWATER_STACK_ONLY     start only these servers (e.g. "neo4j"), default all four
+#   HEADWATER_NEO4J_BOLT_PORT, HEADWATER_KAFKA_PORT, HEADWATER_REDIS_PORT, HEADWATER_ICEBERG_PORT  ports (defaults
+#                            below), so a second stack (e.g. a benchmark Neo4j with its own state dir) can run beside
+#                            the first
+# Ports (all bound to 127.0.0.1): Neo4j Bolt 7687, Kafka 9092 (controller = Kafka port + 1), Redis 6379, Iceberg REST
+# 8281 (not Iceberg's usual 8181: scripts/bench.sh's API servers use 8180-8184).
 # Keep the versions and settings in step with docker/compose.yaml.
 set -euo pipefail
 
@@ -22,6 +25,12 @@ NEO4J_VERSION=5.26.30
 KAFKA_VERSION=4.4.0
 LOG4J_VERSION=2.26.1
 REDIS_MAJOR=7
+# The Iceberg REST fixture (ADR 0039): iceberg-core's RESTCatalogServlet over a JdbcCatalog on sqlite, on Jetty 12.1.
+ICEBERG_VERSION=1.11.0
+JETTY_VERSION=12.1.14
+HADOOP_VERSION=3.4.2
+SQLITE_JDBC_VERSION=3.51.1.0
+SLF4J_VERSION=2.0.17
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -32,12 +41,13 @@ NEO4J_BOLT_PORT=${HEADWATER_NEO4J_BOLT_PORT:-7687}
 KAFKA_PORT=${HEADWATER_KAFKA_PORT:-9092}
 KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
 REDIS_PORT=${HEADWATER_REDIS_PORT:-6379}
-ONLY=${HEADWATER_STACK_ONLY:-redis kafka neo4j}
+ICEBERG_PORT=${HEADWATER_ICEBERG_PORT:-8281}
+ONLY=${HEADWATER_STACK_ONLY:-redis kafka neo4j iceberg}
 wants() { [[ " $ONLY " == *" $1 "* ]]; }
 
 case "$PROFILE" in
-  test)  NEO4J_HEAP=512m;  NEO4J_PAGECACHE=256m; KAFKA_HEAP=512m; REDIS_MAXMEM=256mb ;;
-  bench) NEO4J_HEAP=4g;    NEO4J_PAGECACHE=8g;   KAFKA_HEAP=1g;   REDIS_MAXMEM=2gb ;;
+  test)  NEO4J_HEAP=512m;  NEO4J_PAGECACHE=256m; KAFKA_HEAP=512m; REDIS_MAXMEM=256mb; ICEBERG_HEAP=256m ;;
+  bench) NEO4J_HEAP=4g;    NEO4J_PAGECACHE=8g;   KAFKA_HEAP=1g;   REDIS_MAXMEM=2gb;   ICEBERG_HEAP=1g ;;
   *) echo "stack: HEADWATER_STACK_PROFILE must be 'test' or 'bench', got '$PROFILE'" >&2; exit 2 ;;
 esac
 
@@ -52,7 +62,7 @@ pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 fetch_jars() { # name pom-file dir extra-mvn-args...
   local name=$1 pom=$2 dir=$3; shift 3
   if [ -f "$dir/.complete" ]; then return 0; fi
-  log "fetching $name from Maven Central (first run only; neo4j ~125 MB, kafka ~45 MB)"
+  log "fetching $name from Maven Central (first run only; neo4j ~125 MB, kafka ~45 MB, iceberg ~84 MB)"
   rm -rf "$dir"; mkdir -p "$dir"
   mvn -B -q -f "$pom" "$@" \
     org.apache.maven.plugins:maven-dependency-plugin:3.11.0:copy-dependencies \
@@ -164,6 +174,24 @@ EOF
   echo $! >"$home/neo4j.pid"
 }
 
+start_iceberg() {
+  if port_open $ICEBERG_PORT; then log "iceberg already listening on $ICEBERG_PORT"; return 0; fi
+  command -v javac >/dev/null || die "javac is required to build the Iceberg launcher (Debian: openjdk-17-jdk-headless)"
+  local jars=$STATE/jars/iceberg-$ICEBERG_VERSION classes=$STATE/iceberg/classes src=$here/iceberg/IcebergRestLauncher.java
+  fetch_jars iceberg "$here/poms/iceberg.xml" "$jars" -Diceberg.version=$ICEBERG_VERSION \
+    -Djetty.version=$JETTY_VERSION -Dhadoop.version=$HADOOP_VERSION -Dsqlite.version=$SQLITE_JDBC_VERSION \
+    -Dslf4j.version=$SLF4J_VERSION
+  mkdir -p "$STATE/iceberg/data" "$classes"
+  if [ ! -f "$classes/IcebergRestLauncher.class" ] || [ "$src" -nt "$classes/IcebergRestLauncher.class" ]; then
+    javac -nowarn -d "$classes" -cp "$jars/*" "$src" >"$STATE/logs/iceberg-javac.log" 2>&1 \
+      || die "could not compile the Iceberg launcher; see $STATE/logs/iceberg-javac.log"
+  fi
+  nohup java -Xms64m -Xmx$ICEBERG_HEAP -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jars/*:$classes" IcebergRestLauncher \
+    "$ICEBERG_PORT" "$STATE/iceberg/data" >"$STATE/logs/iceberg.out" 2>&1 &
+  echo $! >"$STATE/iceberg/iceberg.pid"
+}
+
 wait_ready() { # name port logfile pidfile
   local name=$1 port=$2 logf=$3 pidf=$4 start=$SECONDS
   until port_open "$port"; do
@@ -192,22 +220,26 @@ wait_neo4j_db() {
 up() {
   mkdir -p "$STATE/logs" "$STATE/jars"
   command -v java >/dev/null || die "java 17+ is required (Debian: openjdk-17-jre-headless)"
-  command -v mvn >/dev/null || die "maven is required to fetch Kafka and Neo4j (Debian: maven)"
+  command -v mvn >/dev/null || die "maven is required to fetch Kafka, Neo4j and Iceberg (Debian: maven)"
   log "profile=$PROFILE state=$STATE neo4j=$NEO4J_VERSION kafka=$KAFKA_VERSION"
   if wants redis; then start_redis; fi
   # The two JVMs fetch and start in parallel.
-  local n="" k=""
+  local n="" k="" i=""
   if wants neo4j; then start_neo4j & n=$!; fi
   if wants kafka; then start_kafka & k=$!; fi
+  if wants iceberg; then start_iceberg & i=$!; fi
   if [ -n "$n" ]; then wait $n || die "neo4j start failed"; fi
   if [ -n "$k" ]; then wait $k || die "kafka start failed"; fi
+  if [ -n "$i" ]; then wait $i || die "iceberg start failed"; fi
   if wants redis; then wait_ready redis $REDIS_PORT "$STATE/logs/redis.log" ""; fi
   if wants kafka; then wait_ready kafka $KAFKA_PORT "$STATE/logs/kafka.log" "$STATE/kafka/kafka.pid"; fi
   if wants neo4j; then
     wait_ready neo4j $NEO4J_BOLT_PORT "$STATE/logs/neo4j.out" "$STATE/neo4j/neo4j.pid"
     wait_neo4j_db
   fi
-  log "up ($ONLY): bolt://127.0.0.1:$NEO4J_BOLT_PORT kafka 127.0.0.1:$KAFKA_PORT redis 127.0.0.1:$REDIS_PORT"
+  # Jetty opens its port only after the catalog is built, so an open port is a catalog that answers.
+  if wants iceberg; then wait_ready iceberg $ICEBERG_PORT "$STATE/logs/iceberg.out" "$STATE/iceberg/iceberg.pid"; fi
+  log "up ($ONLY): bolt://127.0.0.1:$NEO4J_BOLT_PORT kafka 127.0.0.1:$KAFKA_PORT redis 127.0.0.1:$REDIS_PORT iceberg http://127.0.0.1:$ICEBERG_PORT"
 }
 
 stop_pid() { # name pidfile
@@ -226,11 +258,12 @@ down() {
   stop_pid neo4j "$STATE/neo4j/neo4j.pid"
   stop_pid kafka "$STATE/kafka/kafka.pid"
   stop_pid redis "$STATE/redis/redis.pid"
+  stop_pid iceberg "$STATE/iceberg/iceberg.pid"
 }
 
 status() {
   local rc=0
-  for s in "redis $REDIS_PORT" "kafka $KAFKA_PORT" "neo4j $NEO4J_BOLT_PORT"; do
+  for s in "redis $REDIS_PORT" "kafka $KAFKA_PORT" "neo4j $NEO4J_BOLT_PORT" "iceberg $ICEBERG_PORT"; do
     set -- $s
     if port_open "$2"; then echo "$1: up (127.0.0.1:$2)"; else echo "$1: down"; rc=1; fi
   done
@@ -241,6 +274,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  reset) down; rm -rf "$STATE/neo4j" "$STATE/kafka" "$STATE/redis" "$STATE/logs" ;;
+  reset) down; rm -rf "$STATE/neo4j" "$STATE/kafka" "$STATE/redis" "$STATE/iceberg" "$STATE/logs" ;;
   *) echo "usage: $0 up|down|status|reset" >&2; exit 2 ;;
 esac

@@ -4,6 +4,8 @@
                                                         column, rename the table; checks each step through
                                                         pyiceberg and prints what it did as JSON
     python pyiceberg_driver.py URI tables NAMESPACE N   create NAMESPACE and N empty tables t0000..t<N-1>
+    python pyiceberg_driver.py URI namespaces PARENT N  create PARENT and N child namespaces n0000..n<N-1>
+    python pyiceberg_driver.py URI append NAMESPACE T   append one row of nulls to NAMESPACE.T; prints the snapshot
 
 NAMESPACE is dotted ("t-3fa2c1.sales" is the namespace sales inside t-3fa2c1); every level is created. The
 scenario's table is NAMESPACE.orders, renamed to NAMESPACE.orders_v2 at the end. Exit status 1 with a message
@@ -106,14 +108,34 @@ def tables(cat, dotted, n):
     print(json.dumps({"namespace": list(ns), "tables": n}))
 
 
+def namespaces(cat, dotted, n):
+    ns = ensure_namespace(cat, dotted)
+    for i in range(n):
+        cat.create_namespace(ns + ("n%04d" % i,))
+    print(json.dumps({"namespace": list(ns), "children": n}))
+
+
+def append(cat, dotted, name):
+    t = cat.load_table(tuple(dotted.split(".")) + (name,))
+    before = snapshot(t)
+    t.append(pa.Table.from_pylist([{}], schema=t.schema().as_arrow()))
+    if snapshot(t) == before:
+        fail("an append makes a new snapshot")
+    print(json.dumps(state("append", t)))
+
+
 def main(argv):
     if len(argv) < 4:
-        fail("usage: pyiceberg_driver.py URI scenario NAMESPACE | URI tables NAMESPACE N")
+        fail("usage: pyiceberg_driver.py URI scenario NAMESPACE | tables NAMESPACE N | namespaces PARENT N | append NAMESPACE T")
     cat = load_catalog("fixture", **{"type": "rest", "uri": argv[1]})
     if argv[2] == "scenario":
         scenario(cat, argv[3])
     elif argv[2] == "tables" and len(argv) == 5:
         tables(cat, argv[3], int(argv[4]))
+    elif argv[2] == "namespaces" and len(argv) == 5:
+        namespaces(cat, argv[3], int(argv[4]))
+    elif argv[2] == "append" and len(argv) == 5:
+        append(cat, argv[3], argv[4])
     else:
         fail("unknown command %r" % argv[2:])
 

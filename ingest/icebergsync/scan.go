@@ -1,0 +1,164 @@
+package icebergsync
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// The scan's limits (ADR 0039).
+const (
+	// MaxNamespaces caps the namespaces one scan walks (all levels together).
+	MaxNamespaces = 100_000
+	// MaxNamespaceDepth caps the nesting the scan follows (a catalog that answers a namespace as its own child
+	// would otherwise never end).
+	MaxNamespaceDepth = 16
+	// MaxTables caps the tables one scan loads (the design's 30,000 datasets, with room).
+	MaxTables = 200_000
+	// LoadParallel is how many loadTable requests one scan has in flight.
+	LoadParallel = 4
+)
+
+// Seen is what an earlier scan saw of a table (by its name): what the next scan sends back to skip
+// unchanged tables.
+type Seen struct {
+	ETag             string
+	MetadataLocation string
+}
+
+// TableState is one table as the scan saw it. Unchanged is true when the catalog answered 304 to the ETag of
+// the earlier scan, or when the metadata location is the one the earlier scan saw: nothing to write.
+type TableState struct {
+	Ident     TableIdent
+	ETag      string
+	Unchanged bool
+	// Result is the loadTable answer; nil when the catalog answered 304.
+	Result *LoadTableResult
+}
+
+// ScanResult is one walk of a catalog: every namespace (parents before children) and every table.
+type ScanResult struct {
+	Namespaces []Namespace
+	Tables     []TableState
+	// Vanished are tables listed and then gone (404) before they were loaded: dropped or renamed during the scan.
+	Vanished []TableIdent
+}
+
+// Scan walks the catalog: namespaces level by level, each namespace's tables, then loadTable for every table,
+// sending the ETag the earlier scan saw (prev, by table name; nil for a first scan). Any error ends the scan
+// with no result: a partial scan must never look complete (a sync would take missing tables for dropped ones).
+func Scan(ctx context.Context, c *Client, prev map[string]Seen) (ScanResult, error) {
+	nss, err := walkNamespaces(ctx, c)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	var idents []TableIdent
+	for _, ns := range nss {
+		ts, err := c.ListTables(ctx, ns)
+		if err != nil {
+			return ScanResult{}, err
+		}
+		idents = append(idents, ts...)
+		if len(idents) > MaxTables {
+			return ScanResult{}, fmt.Errorf("iceberg catalog: more than %d tables (rule: MaxTables)", MaxTables)
+		}
+	}
+	tables, vanished, err := loadAll(ctx, c, idents, prev)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	return ScanResult{Namespaces: nss, Tables: tables, Vanished: vanished}, nil
+}
+
+// walkNamespaces lists the namespace tree breadth first.
+func walkNamespaces(ctx context.Context, c *Client) ([]Namespace, error) {
+	var all []Namespace
+	level := []Namespace{nil}
+	for depth := 0; len(level) > 0; depth++ {
+		if depth >= MaxNamespaceDepth {
+			return nil, fmt.Errorf("iceberg catalog: namespaces nested deeper than %d levels (rule: MaxNamespaceDepth)", MaxNamespaceDepth)
+		}
+		var next []Namespace
+		for _, parent := range level {
+			children, err := c.ListNamespaces(ctx, parent)
+			if err != nil {
+				return nil, err
+			}
+			for _, ch := range children {
+				if len(ch) != len(parent)+1 {
+					return nil, fmt.Errorf("iceberg catalog: listNamespaces %s answered %s, not a direct child (rule: namespace-child)", parent, ch)
+				}
+			}
+			next = append(next, children...)
+		}
+		all = append(all, next...)
+		if len(all) > MaxNamespaces {
+			return nil, fmt.Errorf("iceberg catalog: more than %d namespaces (rule: MaxNamespaces)", MaxNamespaces)
+		}
+		level = next
+	}
+	return all, nil
+}
+
+// loadAll loads the tables LoadParallel at a time; the result keeps the listing's order.
+func loadAll(ctx context.Context, c *Client, idents []TableIdent, prev map[string]Seen) ([]TableState, []TableIdent, error) {
+	out := make([]TableState, len(idents))
+	gone := make([]bool, len(idents))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(LoadParallel)
+	var mu sync.Mutex
+	for i, id := range idents {
+		g.Go(func() error {
+			seen := prev[id.String()]
+			l, err := c.LoadTable(gctx, id, seen.ETag)
+			if NotFound(err) {
+				mu.Lock()
+				gone[i] = true
+				mu.Unlock()
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			st := TableState{Ident: id, ETag: l.ETag, Unchanged: l.NotModified, Result: l.Table}
+			if l.Table != nil && seen.MetadataLocation != "" && l.Table.MetadataLocation == seen.MetadataLocation {
+				st.Unchanged = true
+			}
+			out[i] = st
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	var tables []TableState
+	var vanished []TableIdent
+	for i := range out {
+		if gone[i] {
+			vanished = append(vanished, idents[i])
+			continue
+		}
+		tables = append(tables, out[i])
+	}
+	sort.SliceStable(vanished, func(a, b int) bool { return vanished[a].String() < vanished[b].String() })
+	return tables, vanished, nil
+}
+
+// SeenOf is what the next scan sends back for the tables of this one.
+func (r ScanResult) SeenOf(prev map[string]Seen) map[string]Seen {
+	out := make(map[string]Seen, len(r.Tables))
+	for _, t := range r.Tables {
+		s := prev[t.Ident.String()]
+		if t.ETag != "" {
+			s.ETag = t.ETag
+		}
+		if t.Result != nil {
+			s.MetadataLocation = t.Result.MetadataLocation
+		}
+		out[t.Ident.String()] = s
+	}
+	return out
+}

@@ -17,7 +17,8 @@ if [ "${1:-}" = stop ]; then
   rm -f "$PIDF"; scripts/stack/stack.sh down; exit 0
 fi
 
-scripts/stack/stack.sh up
+# The demo needs no Iceberg catalog: start the three servers it uses (the full stack is `make test`'s).
+HEADWATER_STACK_ONLY=${HEADWATER_STACK_ONLY:-redis kafka neo4j} scripts/stack/stack.sh up
 [ -x bin/headwater ] || go build -o bin/headwater ./cmd/headwater
 bin/headwater migrate --log-format=text 2>&1 | tail -n 1 >&2
 

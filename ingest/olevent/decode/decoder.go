@@ -66,6 +66,7 @@ func (d *Decoder) decode(raw []byte) (olevent.Event, *olevent.ValidationError) {
 	if !ok || t.Kind(t.Root()) != jsontree.Object {
 		return olevent.Event{}, d.explain(raw)
 	}
+	defer t.Release() // the Event keeps strings and spans, none of the tree
 	obj := envelopeDoc(t)
 	if ve := checkFieldCase(obj); ve != nil {
 		return olevent.Event{}, ve
@@ -119,6 +120,7 @@ func (d *Decoder) DecodeValidated(raw []byte) (olevent.Event, error) {
 	if !ok || t.Kind(t.Root()) != jsontree.Object {
 		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: not one JSON object")
 	}
+	defer t.Release()
 	w, bad := wireFrom(t)
 	if bad != "" {
 		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: %s", bad)

@@ -15,8 +15,8 @@ import (
 // What the single pass (ADR 0037) derives from its one parse tree: the generic document the envelope checks and
 // the JSON Schema read, the envelope as wireEvent, and the canonical content id.
 
-// opaque stands for every facet body in the envelope document: the envelope schema constrains a facet map's type
-// only (object or null) and never reads inside a facet, so the bodies are not materialised. Nothing writes to it.
+// opaque stands for every facet map in the envelope document: the envelope schema constrains a facet map's type
+// only (object or null) and never reads its keys or a facet, so they are not materialised. Nothing writes to it.
 var opaque = map[string]any{}
 
 // envelopeDoc is the generic tree (map[string]any, []any, string, json.Number, bool, nil; as
@@ -65,21 +65,12 @@ func entityDoc(t *jsontree.Doc, i int32) any {
 	return out
 }
 
+// facetMapDoc is a facet map as the schema sees it: its type only (the Facets definition is an object or null).
 func facetMapDoc(t *jsontree.Doc, i int32) any {
 	if t.Kind(i) != jsontree.Object {
 		return generic(t, i)
 	}
-	ms := t.Members(i)
-	out := make(map[string]any, len(ms))
-	for _, m := range ms {
-		switch t.Kind(m.Val) {
-		case jsontree.Object, jsontree.Array:
-			out[m.Key] = opaque
-		default:
-			out[m.Key] = generic(t, m.Val)
-		}
-	}
-	return out
+	return opaque
 }
 
 // generic materialises node i fully.
@@ -175,6 +166,14 @@ func facetsFrom(t *jsontree.Doc, i int32, field string) (map[string]json.RawMess
 	return out, ""
 }
 
+// treeOf hands a facet map's node to the facet parsers (zero when it is not an object).
+func treeOf(t *jsontree.Doc, i int32) facets.Tree {
+	if t.Kind(i) != jsontree.Object {
+		return facets.Tree{}
+	}
+	return facets.Tree{Doc: t, Node: i}
+}
+
 func runFrom(t *jsontree.Doc, i int32) (*facets.WireRun, string) {
 	switch t.Kind(i) {
 	case jsontree.Null:
@@ -191,6 +190,7 @@ func runFrom(t *jsontree.Doc, i int32) (*facets.WireRun, string) {
 			bad = strInto(t, m.Val, &r.RunID, "run.runId")
 		case "facets":
 			r.Facets, bad = facetsFrom(t, m.Val, "run.facets")
+			r.FacetsTree = treeOf(t, m.Val)
 		}
 		if bad != "" {
 			return nil, bad
@@ -217,6 +217,7 @@ func jobFrom(t *jsontree.Doc, i int32) (*facets.WireJob, string) {
 			bad = strInto(t, m.Val, &j.Name, "job.name")
 		case "facets":
 			j.Facets, bad = facetsFrom(t, m.Val, "job.facets")
+			j.FacetsTree = treeOf(t, m.Val)
 		}
 		if bad != "" {
 			return nil, bad
@@ -270,10 +271,12 @@ func datasetInto(t *jsontree.Doc, i int32, d *facets.WireDataset, field string) 
 			bad = strInto(t, m.Val, &d.Name, field+".name")
 		case "facets":
 			d.Facets, bad = facetsFrom(t, m.Val, field+".facets")
+			d.FacetsTree = treeOf(t, m.Val)
 		case "inputFacets":
 			d.InputFacets, bad = facetsFrom(t, m.Val, field+".inputFacets")
 		case "outputFacets":
 			d.OutputFacets, bad = facetsFrom(t, m.Val, field+".outputFacets")
+			d.OutputFacetsTree = treeOf(t, m.Val)
 		}
 		if bad != "" {
 			return bad

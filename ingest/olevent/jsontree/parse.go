@@ -7,6 +7,7 @@
 package jsontree
 
 import (
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -44,6 +45,17 @@ type Doc struct {
 	nodes   []Node
 	members []Member
 	elems   []int32
+	scratch parser // the last parse's scratch stacks, kept for the next parse of a pooled Doc
+}
+
+// docs recycles Docs (their node, member and element arrays) between parses; see Release.
+var docs = sync.Pool{New: func() any { return new(Doc) }}
+
+// Release returns d to the parser's pool: nothing of d (nodes, members, elements) may be used after it. Strings
+// and spans taken from d stay valid (they point into the string copy and the source, not into d).
+func (d *Doc) Release() {
+	d.src = nil
+	docs.Put(d)
 }
 
 // Limits bound the document; both must be positive.
@@ -71,17 +83,23 @@ type parser struct {
 // src breaks the syntax or a limit, or has invalid UTF-8, a lone surrogate escape or a duplicate key. The tree
 // keeps src (not a copy) for Raw: the caller must not change it.
 func Parse(src []byte, lim Limits) (doc *Doc, ok bool) {
-	p := parser{src: src, str: string(src), lim: lim}
-	p.doc = &Doc{src: src, nodes: make([]Node, 0, len(src)/16+4)}
+	d := docs.Get().(*Doc)
+	d.src, d.nodes, d.members, d.elems = src, d.nodes[:0], d.members[:0], d.elems[:0]
+	if want := len(src)/8 + 4; cap(d.nodes) < want {
+		d.nodes = make([]Node, 0, want)
+	}
+	p := &d.scratch
+	*p = parser{src: src, str: string(src), lim: lim, doc: d, mstk: p.mstk[:0], estk: p.estk[:0], buf: p.buf[:0]}
 	p.skipSpace()
-	if !p.value() {
+	ok = p.value()
+	p.skipSpace()
+	ok = ok && p.i == len(src)
+	p.src, p.str, p.doc = nil, "", nil
+	if !ok {
+		d.Release()
 		return nil, false
 	}
-	p.skipSpace()
-	if p.i != len(src) {
-		return nil, false
-	}
-	return p.doc, true
+	return d, true
 }
 
 func (p *parser) skipSpace() {

@@ -158,44 +158,53 @@ func (p *parser) literal(word string, k Kind) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (p *parser) digits() bool {
-	n := 0
-	for p.i < len(p.src) && isDigit(p.src[p.i]) {
-		p.i++
-		n++
-	}
-	return n > 0
-}
-
 // number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *parser) number() bool {
 	start := p.i
-	if p.src[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(p.src) && p.src[p.i] == '0':
-		p.i++
-	case !p.digits():
+	end, ok := scanNumber(p.src, p.i)
+	if !ok {
 		return false
 	}
-	if p.i < len(p.src) && p.src[p.i] == '.' {
-		p.i++
-		if !p.digits() {
-			return false
-		}
-	}
-	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.src) && (p.src[p.i] == '+' || p.src[p.i] == '-') {
-			p.i++
-		}
-		if !p.digits() {
-			return false
-		}
-	}
-	p.add(Node{Kind: Number, Start: int32(start), End: int32(p.i), Str: p.str[start:p.i]})
+	p.i = end
+	p.add(Node{Kind: Number, Start: int32(start), End: int32(end), Str: p.str[start:end]})
 	return true
+}
+
+// scanNumber returns the end of the number literal at src[i], and whether it is one.
+func scanNumber(src []byte, i int) (int, bool) {
+	digits := func() bool {
+		n := 0
+		for i < len(src) && isDigit(src[i]) {
+			i++
+			n++
+		}
+		return n > 0
+	}
+	if src[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(src) && src[i] == '0':
+		i++
+	case !digits():
+		return i, false
+	}
+	if i < len(src) && src[i] == '.' {
+		i++
+		if !digits() {
+			return i, false
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return i, false
+		}
+	}
+	return i, true
 }
 
 func (p *parser) enter() bool {

@@ -137,3 +137,47 @@ func tree(d *Doc, i int32) any {
 	}
 	return nil
 }
+
+// FuzzSplit: Split accepts exactly what encoding/json.Valid accepts, and its items are the elements
+// encoding/json unmarshals into []json.RawMessage (for null, none).
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{`[{"a":1}, [2], "x\ud800", null , 1.5e3]`, `null`, `{}`, `[]`, ` [ 1 ] `, "[\"\xff\"]", `[01]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		items, isArray, ok := Split(src, 10000)
+		if ok != json.Valid(src) {
+			t.Fatalf("Split ok %v, json.Valid %v: %q", ok, !ok, src)
+		}
+		if !ok {
+			return
+		}
+		var want []json.RawMessage
+		err := json.Unmarshal(src, &want)
+		if isArray != (err == nil) {
+			t.Fatalf("isArray %v, unmarshal error %v: %q", isArray, err, src)
+		}
+		if err != nil {
+			return
+		}
+		if len(items) != len(want) {
+			t.Fatalf("%d items, want %d: %q", len(items), len(want), src)
+		}
+		for i := range items {
+			if !bytes.Equal(items[i], want[i]) {
+				t.Fatalf("item %d %q, want %q", i, items[i], want[i])
+			}
+		}
+	})
+}
+
+func TestSplitDepth(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	if _, _, ok := Split([]byte(deep), 10000); ok != json.Valid([]byte(deep)) {
+		t.Fatalf("depth 10001: Split ok %v", ok)
+	}
+	ok10k := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	if _, _, ok := Split([]byte(ok10k), 10000); ok != json.Valid([]byte(ok10k)) {
+		t.Fatalf("depth 10000: Split ok %v", ok)
+	}
+}

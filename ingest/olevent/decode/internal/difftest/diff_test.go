@@ -72,12 +72,6 @@ func clockFor(raw []byte) time.Time {
 	return ExampleTime
 }
 
-// outcome is what one decoder made of one input.
-type outcome struct {
-	ev  olevent.Event
-	err *olevent.ValidationError
-}
-
 func validation(err error) (*olevent.ValidationError, bool) {
 	if err == nil {
 		return nil, true
@@ -183,9 +177,9 @@ func show(v reflect.Value) string {
 	}
 	if v.Kind() == reflect.Map && v.Type().Elem().Kind() == reflect.Slice {
 		var b bytes.Buffer
-		b.WriteString(fmt.Sprintf("(nil %v) {", v.IsNil()))
+		fmt.Fprintf(&b, "(nil %v) {", v.IsNil())
 		for _, k := range v.MapKeys() {
-			b.WriteString(fmt.Sprintf("%v: %q, ", k, v.MapIndex(k).Bytes()))
+			fmt.Fprintf(&b, "%v: %q, ", k, v.MapIndex(k).Bytes())
 		}
 		return b.String() + "}"
 	}

@@ -48,6 +48,11 @@ func benchSets(b *testing.B) map[string][]Sample {
 		if len(s) < 10 {
 			b.Fatalf("%s: only %d accepted events", name, len(s))
 		}
+		var n int
+		for _, e := range s {
+			n += len(e.Raw)
+		}
+		b.Logf("%s: %d events, mean %d bytes", name, len(s), n/len(s))
 	}
 	return sets
 }

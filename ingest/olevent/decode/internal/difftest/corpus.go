@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/headwater-data/headwater/loadtest/gen"
@@ -65,6 +66,10 @@ func ReferenceExamples(dir string) ([]Sample, error) {
 	}
 	var out []Sample
 	for _, f := range files {
+		if strings.HasPrefix(f.Name, "facet-instances"+string(filepath.Separator)) {
+			out = append(out, facetEvents(f)...)
+			continue
+		}
 		for i, raw := range splitArray(f.Raw) {
 			name := f.Name
 			if i > 0 || raw[0] != f.Raw[0] {
@@ -104,10 +109,68 @@ var (
 // ExampleTime is the eventTime substituted into the reference templates; tests run the decoders' clock at it.
 var ExampleTime = time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 
+// substitute fills a template: placeholders replaced, and the envelope fields a template leaves out (producer,
+// schemaURL, eventTime) added.
 func substitute(raw []byte) []byte {
 	out := placeholderRunID.ReplaceAll(raw, []byte(`"runId":"0195906a-1f2e-7c3d-8e4f-5a6b7c8d9e0f"`))
 	out = placeholderTime.ReplaceAll(out, []byte(`"$1":"`+ExampleTime.Format(time.RFC3339)+`"`))
-	return placeholderAny.ReplaceAll(out, []byte(`"x"`))
+	out = placeholderAny.ReplaceAll(out, []byte(`"x"`))
+	var env map[string]json.RawMessage
+	if json.Unmarshal(out, &env) != nil {
+		return out
+	}
+	add := ""
+	for key, v := range map[string]string{"producer": "https://github.com/OpenLineage/OpenLineage/tree/1.31.0/integration/spark",
+		"schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent", "eventTime": ExampleTime.Format(time.RFC3339)} {
+		if _, ok := env[key]; !ok {
+			add += fmt.Sprintf("%q:%q,", key, v)
+		}
+	}
+	if add == "" {
+		return out
+	}
+	t := bytes.TrimSpace(out)
+	return append([]byte("{"+add), t[1:]...)
+}
+
+// facetEvents wraps a facet instance ({"key": facet}) into the events that carry it where its kind says: a run,
+// job, dataset, input or output facet (a lineage facet both on the job and on an output).
+func facetEvents(f Sample) []Sample {
+	kind := filepath.Base(filepath.Dir(f.Name))
+	facets := string(bytes.TrimSpace(f.Raw))
+	run, job, ds, in, out := "{}", "{}", "{}", "{}", "{}"
+	var variants []string
+	switch {
+	case strings.HasSuffix(kind, "RunFacet"):
+		run = facets
+	case strings.HasSuffix(kind, "JobFacet"):
+		job = facets
+	case strings.HasSuffix(kind, "InputDatasetFacet"):
+		in = facets
+	case strings.HasSuffix(kind, "OutputDatasetFacet"):
+		out = facets
+	case strings.HasSuffix(kind, "DatasetFacet"):
+		ds = facets
+	default: // LineageFacet: job level and dataset level
+		variants = append(variants, eventWith("{}", facets, "{}", "{}", "{}"))
+		ds = facets
+	}
+	variants = append(variants, eventWith(run, job, ds, in, out))
+	samples := make([]Sample, 0, len(variants))
+	for i, v := range variants {
+		samples = append(samples, Sample{Name: fmt.Sprintf("%s#%d", f.Name, i), Raw: []byte(v)})
+	}
+	return samples
+}
+
+func eventWith(run, job, ds, in, out string) string {
+	return `{"eventType":"COMPLETE","eventTime":"` + ExampleTime.Format(time.RFC3339) + `",` +
+		`"producer":"https://github.com/OpenLineage/OpenLineage/tree/1.31.0/integration/spark",` +
+		`"schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",` +
+		`"run":{"runId":"0195906a-1f2e-7c3d-8e4f-5a6b7c8d9e0f","facets":` + run + `},` +
+		`"job":{"namespace":"spark","name":"app.job","facets":` + job + `},` +
+		`"inputs":[{"namespace":"s3://in","name":"a","facets":` + ds + `,"inputFacets":` + in + `}],` +
+		`"outputs":[{"namespace":"s3://out","name":"b","facets":` + ds + `,"outputFacets":` + out + `}]}`
 }
 
 // GeneratorEvents are n events of the load generator (hwload), in delivery order, from seed 1.

@@ -119,18 +119,18 @@ func substitute(raw []byte) []byte {
 	if json.Unmarshal(out, &env) != nil {
 		return out
 	}
-	add := ""
-	for key, v := range map[string]string{"producer": "https://github.com/OpenLineage/OpenLineage/tree/1.31.0/integration/spark",
-		"schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent", "eventTime": ExampleTime.Format(time.RFC3339)} {
-		if _, ok := env[key]; !ok {
-			add += fmt.Sprintf("%q:%q,", key, v)
+	var add strings.Builder
+	for _, kv := range [][2]string{{"producer", "https://github.com/OpenLineage/OpenLineage/tree/1.31.0/integration/spark"},
+		{"schemaURL", "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}, {"eventTime", ExampleTime.Format(time.RFC3339)}} {
+		if _, ok := env[kv[0]]; !ok {
+			fmt.Fprintf(&add, "%q:%q,", kv[0], kv[1])
 		}
 	}
-	if add == "" {
+	if add.Len() == 0 {
 		return out
 	}
 	t := bytes.TrimSpace(out)
-	return append([]byte("{"+add), t[1:]...)
+	return append([]byte("{"+add.String()), t[1:]...)
 }
 
 // facetEvents wraps a facet instance ({"key": facet}) into the events that carry it where its kind says: a run,

@@ -5,10 +5,9 @@ import (
 	"net/http"
 	"strings"
 
-	fastjson "github.com/goccy/go-json"
-
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/olevent/decode"
+	"github.com/headwater-data/headwater/ingest/olevent/jsontree"
 	"github.com/headwater-data/headwater/internal/rules"
 )
 
@@ -56,19 +55,19 @@ func contentEncoding(values []string) (gzip bool, rej *ErrorBody) {
 		Message: "Content-Encoding " + strings.Join(codings, ", ") + " is not supported; send identity or gzip"}
 }
 
-// splitBatch checks that the batch body is one valid JSON array and splits it into its items. The whole body is
-// checked by the standard library first (allocation-free): goccy/go-json, which splits it much faster than
-// encoding/json would, is more lenient, and a body that is not JSON must be refused whole, not item by item.
-func splitBatch(body []byte) ([]json.RawMessage, *ErrorBody) {
-	if !json.Valid(body) {
+// splitBatch checks that the batch body is one valid JSON array and splits it into its items, in one pass that
+// checks the syntax as encoding/json.Valid does (jsontree.Split, ADR 0037): a body that is not JSON is refused
+// whole, not item by item. The items are spans of body, each decoded on its own.
+func splitBatch(body []byte) ([][]byte, *ErrorBody) {
+	items, isArray, ok := jsontree.Split(body, olevent.MaxSyntaxDepth)
+	if !ok {
 		if decode.TooDeep(body, olevent.MaxSyntaxDepth) {
 			return nil, &ErrorBody{Field: "body", Rule: olevent.RuleMaxDepth,
 				Message: "the batch nests deeper than any event may"}
 		}
 		return nil, &ErrorBody{Field: "body", Rule: olevent.RuleJSON, Message: "the batch body is not valid JSON: " + syntaxError(body)}
 	}
-	var items []json.RawMessage
-	if err := fastjson.Unmarshal(body, &items); err != nil {
+	if !isArray {
 		return nil, &ErrorBody{Field: "body", Rule: ruleJSONArray, Message: "batch body must be a JSON array of OpenLineage events"}
 	}
 	return items, nil

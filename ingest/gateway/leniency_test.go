@@ -126,3 +126,22 @@ func TestInvalidUTF8AnywhereIsRefusedNamingThePath(t *testing.T) {
 		t.Fatalf("a surrogate pair is valid: %d %v", code, body)
 	}
 }
+
+// Invalid text after a string with escapes was let through (the token walk unescapes in place, so its offsets
+// lag the bytes; ADR 0037): the single pass refuses it like any other, as utf8. The walk cannot place it, so the
+// field is the document.
+func TestInvalidUTF8AfterEscapedStringsIsRefused(t *testing.T) {
+	f := newFixture(t, defaults())
+	ev := runEvent(uuid.NewString(), "START")
+	escaped := `"run":{"facets":{"sql":{"query":"` + strings.Repeat(`select \"a\" from \"t\"\n`, 20) + `"}},`
+	for _, tail := range []string{`"outputs":[],"z\ud800":1`, "\"outputs\":[],\"z\":\"\xff\""} {
+		body := strings.Replace(strings.Replace(ev, `"run":{`, escaped, 1), `"outputs":[]`, tail, 1)
+		code, _, b := post(t, f.srv.URL+"/api/v1/lineage", body, nil)
+		if code != http.StatusBadRequest {
+			t.Fatalf("%q: got %d %v, want 400", tail, code, b)
+		}
+		if e := b["error"].(map[string]any); e["rule"] != "utf8" || e["field"] != "$" {
+			t.Fatalf("%q: error %v, want utf8 at $", tail, e)
+		}
+	}
+}

@@ -28,6 +28,13 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// WriteCanonicalString writes s as the canonical form writes a string, and WriteCanonicalNumber a number literal
+// (an error when it is out of float64 range): the decoder canonicalises its own parse tree with them (ADR 0037).
+func WriteCanonicalString(b *bytes.Buffer, s string) { writeString(b, s) }
+
+// WriteCanonicalNumber: see WriteCanonicalString.
+func WriteCanonicalNumber(b *bytes.Buffer, lit string) error { return writeNumber(b, json.Number(lit)) }
+
 func writeCanonical(b *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case map[string]any:

@@ -37,7 +37,12 @@ func DocumentID(doc any) string {
 	if err := writeCanonical(&b, doc); err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b.Bytes())
+	return CanonicalID(b.Bytes())
+}
+
+// CanonicalID is the deterministic id of the event whose canonical JSON is c.
+func CanonicalID(c []byte) string {
+	sum := sha256.Sum256(c)
 	return DeterministicIDPrefix + hex.EncodeToString(sum[:])
 }
 

@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +8,7 @@ import (
 
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/olevent/facets"
-
-	fastjson "github.com/goccy/go-json"
+	"github.com/headwater-data/headwater/ingest/olevent/jsontree"
 )
 
 // ErrNoClock is returned by NewDecoder when no clock is injected.
@@ -63,14 +61,13 @@ func (d *Decoder) Decode(raw []byte) (olevent.Event, error) {
 }
 
 func (d *Decoder) decode(raw []byte) (olevent.Event, *olevent.ValidationError) {
-	if ve := (&scanner{lim: d.lim}).run(raw); ve != nil {
-		return olevent.Event{}, ve
+	own := append([]byte(nil), raw...) // the Event keeps the bytes; its facets are spans of them
+	t, ok := jsontree.Parse(own, d.treeLimits())
+	if !ok || t.Kind(t.Root()) != jsontree.Object {
+		return olevent.Event{}, d.explain(raw)
 	}
-	doc, err := parseDoc(raw)
-	if err != nil {
-		return olevent.Event{}, invalid("$", olevent.RuleJSON, "the event is not valid JSON: %v", err)
-	}
-	obj, _ := doc.(map[string]any) // the scanner guaranteed an object
+	defer t.Release() // the Event keeps strings and spans, none of the tree
+	obj := envelopeDoc(t)
 	if ve := checkFieldCase(obj); ve != nil {
 		return olevent.Event{}, ve
 	}
@@ -78,28 +75,55 @@ func (d *Decoder) decode(raw []byte) (olevent.Event, *olevent.ValidationError) {
 	if ve != nil {
 		return olevent.Event{}, ve
 	}
-	if ve := d.schemas.validate(kind, doc); ve != nil {
+	if ve := d.schemas.validate(kind, obj); ve != nil {
 		return olevent.Event{}, ve
 	}
-	var w wireEvent
-	if err := fastjson.Unmarshal(raw, &w); err != nil {
-		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: %v", err)
+	w, bad := wireFrom(t)
+	if bad != "" {
+		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: %s", bad)
 	}
-	ev, ve := d.build(kind, &w, raw)
+	ev, ve := d.build(kind, &w, own)
 	if ve == nil {
-		ev.SetContentDigest(olevent.DocumentID(doc))
+		ev.SetContentDigest(treeID(t))
 	}
 	return ev, ve
 }
 
+func (d *Decoder) treeLimits() jsontree.Limits {
+	return jsontree.Limits{MaxDepth: d.lim.MaxJSONDepth, MaxString: d.lim.MaxStringBytes}
+}
+
+// explain names the field and rule of an event the single pass refused: the token walk (scanner) finds the
+// first defect in document order, as it did when it was the only check. Refusals are rare; accepted events never
+// come here. The walk can miss one defect the pass finds: invalid UTF-8 or a lone surrogate escape after a string
+// with escapes (the token decoder unescapes in place, so its input offset lags the byte offset lex reported); the
+// walk let such events through, the pass refuses them, at the document root (ADR 0037). Should the walk find
+// nothing else (the pass and the walk disagree, which the differential tests exclude), the event is still refused
+// as not valid JSON.
+func (d *Decoder) explain(raw []byte) *olevent.ValidationError {
+	if ve := (&scanner{lim: d.lim}).run(raw); ve != nil {
+		return ve
+	}
+	if bad := lex(raw, d.lim.MaxJSONDepth); bad.rule == olevent.RuleUTF8 {
+		return invalid("$", olevent.RuleUTF8, "the event has a string that is not valid UTF-8 (byte offset %d): JSON text must be UTF-8", bad.off)
+	}
+	return invalid("$", olevent.RuleJSON, "the event is not valid JSON")
+}
+
 // DecodeValidated decodes an event this system validated already (the gateway's own topic, where the gateway
-// wrote only events Decode accepted). It skips the limits scan, the JSON Schema and the content id (the caller
-// has the event id) and interprets the event exactly like Decode: the same build, facets and time bounds. Events
-// of any other origin must go through Decode.
+// wrote only events Decode accepted). It skips the limits, the envelope checks, the JSON Schema and the content
+// id (the caller has the event id) and interprets the event exactly like Decode: the same build, facets and time
+// bounds. Events of any other origin must go through Decode.
 func (d *Decoder) DecodeValidated(raw []byte) (olevent.Event, error) {
-	var w wireEvent
-	if err := fastjson.Unmarshal(raw, &w); err != nil {
-		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: %v", err)
+	own := append([]byte(nil), raw...)
+	t, ok := jsontree.Parse(own, jsontree.Limits{MaxDepth: olevent.MaxSyntaxDepth, MaxString: len(own)})
+	if !ok || t.Kind(t.Root()) != jsontree.Object {
+		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: not one JSON object")
+	}
+	defer t.Release()
+	w, bad := wireFrom(t)
+	if bad != "" {
+		return olevent.Event{}, invalid("$", olevent.RuleType, "the event does not match the OpenLineage envelope: %s", bad)
 	}
 	kind := olevent.KindDataset
 	switch {
@@ -108,24 +132,11 @@ func (d *Decoder) DecodeValidated(raw []byte) (olevent.Event, error) {
 	case w.Job != nil:
 		kind = olevent.KindJob
 	}
-	ev, ve := d.build(kind, &w, raw)
+	ev, ve := d.build(kind, &w, own)
 	if ve != nil {
 		return olevent.Event{}, ve
 	}
 	return ev, nil
-}
-
-// parseDoc parses the event into the generic tree the JSON Schema validator reads (numbers as json.Number, like
-// jsonschema.UnmarshalJSON) with goccy/go-json, which is several times faster than encoding/json at it. The scanner
-// ran first, so raw is one well-formed object with nothing after it.
-func parseDoc(raw []byte) (any, error) {
-	dec := fastjson.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
-	return doc, nil
 }
 
 // shapeOf tells the three event shapes apart: run => RunEvent, job without run => JobEvent, dataset without
@@ -149,7 +160,8 @@ func shapeOf(obj map[string]any) (olevent.Kind, *olevent.ValidationError) {
 		"the event must have run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)")
 }
 
-func (d *Decoder) build(kind olevent.Kind, w *wireEvent, raw []byte) (olevent.Event, *olevent.ValidationError) {
+// build interprets the envelope and its facets; the Event keeps raw (the decoder's own copy) as its Raw.
+func (d *Decoder) build(kind olevent.Kind, w *wireEvent, raw json.RawMessage) (olevent.Event, *olevent.ValidationError) {
 	t, ve := d.checkTime(w.EventTime)
 	if ve != nil {
 		return olevent.Event{}, ve
@@ -159,7 +171,7 @@ func (d *Decoder) build(kind olevent.Kind, w *wireEvent, raw []byte) (olevent.Ev
 	}
 	ev := olevent.Event{
 		Kind: kind, EventTime: t, Producer: w.Producer, SchemaURL: w.SchemaURL,
-		EnvelopeID: w.EventID, Raw: append(json.RawMessage(nil), raw...),
+		EnvelopeID: w.EventID, Raw: raw,
 	}
 	switch kind {
 	case olevent.KindRun:

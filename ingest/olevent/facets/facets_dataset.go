@@ -14,16 +14,18 @@ type WireDataset struct {
 	Facets       map[string]json.RawMessage `json:"facets"`
 	InputFacets  map[string]json.RawMessage `json:"inputFacets"`
 	OutputFacets map[string]json.RawMessage `json:"outputFacets"`
+	// FacetsTree and OutputFacetsTree are Facets and OutputFacets in the decoder's parse tree, if any.
+	FacetsTree, OutputFacetsTree Tree `json:"-"`
 }
 
 // BuildDataset interprets one dataset; path is "inputs[2]", "outputs[0]" or "dataset".
 func BuildDataset(w *WireDataset, path string, issues *[]olevent.FacetIssue) olevent.Dataset {
-	s := facetScope{path: path + ".facets", issues: issues}
+	s := facetScope{path: path + ".facets", issues: issues, tree: w.FacetsTree}
 	live, deleted := splitFacets(s, w.Facets)
 	d := olevent.Dataset{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted,
 		InputFacets: w.InputFacets, OutputFacets: w.OutputFacets}
 	interpretDatasetFacets(s, live, &d)
-	d.Publication = publication(facetScope{path: path + ".outputFacets", issues: issues}, w.OutputFacets, s, live)
+	d.Publication = publication(facetScope{path: path + ".outputFacets", issues: issues, tree: w.OutputFacetsTree}, w.OutputFacets, s, live)
 	return d
 }
 

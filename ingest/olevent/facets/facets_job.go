@@ -13,6 +13,8 @@ type WireJob struct {
 	Namespace string                     `json:"namespace"`
 	Name      string                     `json:"name"`
 	Facets    map[string]json.RawMessage `json:"facets"`
+	// FacetsTree is Facets in the decoder's parse tree, if any.
+	FacetsTree Tree `json:"-"`
 }
 
 type wireJobType struct {
@@ -138,7 +140,7 @@ func checkDbtNode(d *wireDbtNode) *problem {
 
 // BuildJob interprets the job part of a RunEvent or JobEvent.
 func BuildJob(w *WireJob, issues *[]olevent.FacetIssue) *olevent.Job {
-	s := facetScope{path: "job.facets", issues: issues}
+	s := facetScope{path: "job.facets", issues: issues, tree: w.FacetsTree}
 	live, deleted := splitFacets(s, w.Facets)
 	j := &olevent.Job{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted}
 	if t := interpret(s, live, olevent.FacetJobType, checkJobType); t != nil {

@@ -81,7 +81,7 @@ func ParseTime(s string) (time.Time, error) {
 
 // BuildRun interprets the run part of a RunEvent.
 func BuildRun(w *WireRun, issues *[]olevent.FacetIssue) *olevent.Run {
-	s := facetScope{path: "run.facets", issues: issues}
+	s := facetScope{path: "run.facets", issues: issues, tree: w.FacetsTree}
 	live, deleted := splitFacets(s, w.Facets)
 	r := &olevent.Run{ID: strings.ToLower(w.RunID), Facets: live, Deleted: deleted}
 	if p := interpret(s, live, olevent.FacetParent, checkParent); p != nil {
@@ -108,6 +108,7 @@ func BuildRun(w *WireRun, issues *[]olevent.FacetIssue) *olevent.Run {
 
 // WireRun is the run of a RunEvent as sent.
 type WireRun struct {
-	RunID  string                     `json:"runId"`
-	Facets map[string]json.RawMessage `json:"facets"`
+	RunID      string                     `json:"runId"`
+	Facets     map[string]json.RawMessage `json:"facets"`
+	FacetsTree Tree                       `json:"-"` // Facets in the decoder's parse tree, if any
 }

@@ -1,4 +1,4 @@
-// Package canary checks the registered known paths (registry.Canary: "from reaches to through job", dataset or
+// Package canary checks the registered known paths (canaries.Canary: "from reaches to through job", dataset or
 // field level, optionally with a transformation) by asking the lineage service, as a principal that sees
 // everything, and records each outcome on the canary (ADR 0032). The trust signals count them (`canaries`
 // figure and metric); a periodic Checker in `headwater serve` runs every --trust-canary-interval.
@@ -19,7 +19,7 @@ import (
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
 )
 
@@ -35,10 +35,10 @@ type Lineage interface {
 	Lineage(ctx context.Context, a lineage.LineageArgs) (*api.LineageGraph, error)
 }
 
-// Store is where canaries are read and their outcomes written (registry.Store).
+// Store is where canaries are read and their outcomes written (canaries.Store).
 type Store interface {
-	ActiveCanaries(ctx context.Context) ([]registry.Canary, error)
-	SetCanaryCheck(ctx context.Context, name string, at time.Time, ok bool, failure string) error
+	Active(ctx context.Context) ([]canaries.Canary, error)
+	SetCheck(ctx context.Context, name string, at time.Time, ok bool, failure string) error
 }
 
 // Checker checks canaries.
@@ -63,7 +63,7 @@ func NewChecker(lin Lineage, cat *catalog.Catalog, store Store, clock func() tim
 
 // CheckAll checks every active canary once and records the outcomes; it returns how many passed and failed.
 func (c *Checker) CheckAll(ctx context.Context) (passed, failed int, err error) {
-	all, err := c.store.ActiveCanaries(ctx)
+	all, err := c.store.Active(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -72,7 +72,7 @@ func (c *Checker) CheckAll(ctx context.Context) (passed, failed int, err error) 
 		if err != nil {
 			return passed, failed, err
 		}
-		if err := c.store.SetCanaryCheck(ctx, k.Name, c.clock(), failure == "", failure); err != nil {
+		if err := c.store.SetCheck(ctx, k.Name, c.clock(), failure == "", failure); err != nil {
 			return passed, failed, err
 		}
 		if failure == "" {
@@ -104,7 +104,7 @@ func (c *Checker) Run(ctx context.Context, interval time.Duration) error {
 }
 
 // Check returns why the canary fails ("" when it passes); err only for store failures.
-func (c *Checker) Check(ctx context.Context, k registry.Canary) (string, error) {
+func (c *Checker) Check(ctx context.Context, k canaries.Canary) (string, error) {
 	target, failure, err := c.target(ctx, k)
 	if failure != "" || err != nil {
 		return failure, err
@@ -157,7 +157,7 @@ func (c *Checker) Check(ctx context.Context, k registry.Canary) (string, error) 
 }
 
 // target is the public id of the canary's end, resolved by name now (through renames and aliases).
-func (c *Checker) target(ctx context.Context, k registry.Canary) (string, string, error) {
+func (c *Checker) target(ctx context.Context, k canaries.Canary) (string, string, error) {
 	if k.Field() {
 		f, _, err := c.catalog.FindField(ctx, api.FieldRef{Namespace: k.To.Namespace, Name: k.To.Name, Field: k.To.Field},
 			graph.Millis(c.clock()))
@@ -194,7 +194,7 @@ func transformationText(typ string) string {
 	return " with a " + typ + " transformation"
 }
 
-func endText(e registry.CanaryEnd) string {
+func endText(e canaries.End) string {
 	if e.Field != "" {
 		return e.Namespace + " " + e.Name + "." + e.Field
 	}

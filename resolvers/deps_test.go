@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
@@ -45,6 +46,7 @@ type testDeps struct {
 	Limits        guard.Limits
 	Trust         *trust.Service
 	Inventory     *registry.Service
+	Canaries      *canaries.Service
 }
 
 func (d testDeps) handler() (http.Handler, error) {
@@ -66,7 +68,7 @@ func (d testDeps) handler() (http.Handler, error) {
 	events := eventstatus.New(d.Store, cat, eventstatus.Options{Policy: d.Policy, CursorKey: d.Lineage.CursorKey})
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
-		Trust: d.Trust, Inventory: d.Inventory})
+		Trust: d.Trust, Inventory: d.Inventory, Canaries: d.Canaries})
 }
 
 // trustSource gives the lineage service the trust gaps when a trust service is configured.

@@ -24,6 +24,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
@@ -120,7 +121,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)
-	registry.NewCanaryHandler(inv, log).Register(mux)
+	canaryReg := canaries.NewService(canaries.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
+	canaries.NewHandler(canaryReg, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
 	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, trustSvc)
@@ -130,7 +132,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: apitoken.NewManager(tokens, perms.Policy, perms.Auditor, time.Now),
-		Trust: trustSvc, Inventory: inv})
+		Trust: trustSvc, Inventory: inv, Canaries: canaryReg})
 	if err != nil {
 		return err
 	}

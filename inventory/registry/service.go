@@ -5,24 +5,23 @@
 //
 // Invariants: a registration changes only namespaces where the caller holds MANAGE_INVENTORY, both those of the
 // new inventory and those of the registration it replaces; registering the same inventory again writes
-// nothing; every registration and retirement, allowed or refused, is one audit record.
+// nothing; every registration and retirement, allowed or refused, is one audit record (through package manage,
+// the path canaries share; ADR 0034).
 package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
-	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/inventory"
 	"github.com/headwater-data/headwater/inventory/airflowdags"
 	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 	"github.com/headwater-data/headwater/inventory/joblist"
+	"github.com/headwater-data/headwater/inventory/manage"
 )
 
 // Audit operations.
@@ -35,11 +34,6 @@ const (
 type Canonicalizer interface {
 	Dataset(namespace, name string) (env, ns, nm string, err error)
 	Job(namespace, name string) (string, string, error)
-}
-
-// Authorizer answers a privilege on a securable (grantpolicy.GrantPolicy); nil allows everything.
-type Authorizer interface {
-	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool
 }
 
 // Request is one registration.
@@ -60,17 +54,12 @@ type Request struct {
 type Service struct {
 	store *Store
 	canon Canonicalizer
-	authz Authorizer
-	audit audit.Auditor
-	clock func() time.Time
+	gate  *manage.Gate
 }
 
 // NewService returns the registry; a nil authorizer allows everything, a nil auditor audits nothing.
-func NewService(store *Store, canon Canonicalizer, az Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
-	if clock == nil {
-		clock = time.Now
-	}
-	return &Service{store: store, canon: canon, authz: az, audit: audit, clock: clock}
+func NewService(store *Store, canon Canonicalizer, az manage.Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
+	return &Service{store: store, canon: canon, gate: manage.NewGate(az, audit, clock)}
 }
 
 // Read turns a request body into a normalised, canonical inventory (pure apart from the reader).
@@ -178,7 +167,7 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 	if err := s.allowed(ctx, caller, OpRegister, inv.Source, nss); err != nil {
 		return Result{}, err
 	}
-	res, err := s.store.Register(ctx, inv, caller.Subject, s.clock())
+	res, err := s.store.Register(ctx, inv, caller.Subject, s.gate.Now())
 	if err != nil {
 		return Result{}, unavailable(err)
 	}
@@ -204,7 +193,7 @@ func (s *Service) Retire(ctx context.Context, caller authz.Principal, source str
 	if err := s.allowed(ctx, caller, OpRetire, source, prev.Namespaces); err != nil {
 		return err
 	}
-	if _, err := s.store.Retire(ctx, source, s.clock()); err != nil {
+	if _, err := s.store.Retire(ctx, source, s.gate.Now()); err != nil {
 		return unavailable(err)
 	}
 	return s.record(ctx, caller, OpRetire, audit.DecisionAllow, "source "+source+" retired")
@@ -218,53 +207,21 @@ func (s *Service) List(ctx context.Context, caller authz.Principal) ([]Source, e
 	}
 	out := all[:0]
 	for _, src := range all {
-		if s.missing(ctx, caller, src.Namespaces) == "" {
+		if s.gate.Manages(ctx, caller, src.Namespaces) {
 			out = append(out, src)
 		}
 	}
 	return out, nil
 }
 
-// allowed refuses (and audits the refusal) unless caller holds MANAGE_INVENTORY on every namespace.
 func (s *Service) allowed(ctx context.Context, caller authz.Principal, op, source string, nss []string) error {
-	ns := s.missing(ctx, caller, nss)
-	if ns == "" {
-		return nil
-	}
-	reason := fmt.Sprintf("source %s: MANAGE_INVENTORY missing on namespace %s", source, ns)
-	auditErr := s.record(ctx, caller, op, audit.DecisionDeny, reason)
-	return errors.Join(fmt.Errorf("%w: %s", authz.ErrForbidden, reason), auditErr)
-}
-
-// missing returns the first namespace the caller may not manage inventories in ("" when none).
-func (s *Service) missing(ctx context.Context, caller authz.Principal, nss []string) string {
-	if s.authz == nil {
-		return ""
-	}
-	nss = slices.Clone(nss)
-	slices.Sort(nss)
-	for _, ns := range slices.Compact(nss) {
-		if !s.authz.CanOn(ctx, caller, authz.PrivManageInventory, grant.Securable{Kind: grant.SecNamespace, Namespace: ns}) {
-			return ns
-		}
-	}
-	return ""
+	return s.gate.Allowed(ctx, caller, op, "source "+source, nss)
 }
 
 func (s *Service) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
-	if s.audit == nil {
-		return nil
-	}
-	return s.audit.Audit(ctx, audit.AuditRecord{Time: s.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
-		Operation: op, Decision: d, Reason: reason})
+	return s.gate.Record(ctx, p, op, d, reason)
 }
 
-// ErrInvalid classes an inventory that cannot be read; the message names the field and the rule.
-var ErrInvalid = errors.New("invalid inventory")
+func invalid(err error) error { return manage.Invalid(err) }
 
-// ErrUnavailable classes a store failure.
-var ErrUnavailable = errors.New("the inventory store is unavailable, retry later")
-
-func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalid, err) }
-
-func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
+func unavailable(err error) error { return manage.Unavailable(err) }

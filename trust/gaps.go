@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
 // The lineage gaps (JOB_NOT_REPORTING, PRODUCER_STALE, answer coverage; ADR 0032) ask the trust signals through
@@ -32,9 +34,6 @@ type ProducerOf struct {
 
 // JobMessage is the sentence people read about an expected job's status (the coverage item's message).
 func (s *Service) JobMessage(st JobStatus) string { return s.jobItem(st, s.clock().UTC()).Message }
-
-// Age renders a duration for people ("40 days", "3 h", "12 min").
-func Age(d time.Duration) string { return age(d) }
 
 // ProducersOf returns the producers of the jobs (one read: each job's latest run by first event time and its
 // events' principals) with their health now. Jobs without a run with events have no producer. It names
@@ -161,8 +160,8 @@ func (s *Service) readHealth(ctx context.Context) (*healthSnapshot, error) {
 		if v, ok := s.factors[a.Producer]; ok {
 			factor = v
 		}
-		p95 := P95Gap(recent)
-		limit := QuietThreshold(p95, factor, s.cfg.QuietMin)
+		p95 := rules.P95Gap(recent)
+		limit := rules.QuietThreshold(p95, factor, s.cfg.QuietMin)
 		last := fromMs(a.Last)
 		snap.by[a.Producer] = ProducerOf{Producer: a.Producer, Last: last, P95: p95, Limit: limit,
 			Quiet: now.Sub(last) > limit}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
 // jobsMemo holds the expected-job figures of one report and the visible expected jobs they came from.
@@ -20,7 +21,7 @@ type jobsMemo struct {
 // JobStatus is one expected job, the reported jobs it matched and its status.
 type JobStatus struct {
 	ExpectedRow
-	Status Status
+	Status rules.Status
 	Last   time.Time // latest event time of a matched job
 }
 
@@ -61,10 +62,10 @@ func (r *Report) countJob(m *jobsMemo, st JobStatus, gr, gi *grouper) {
 	if matched == 0 {
 		m.instrumented.add(r.svc.jobItem(st, r.Now))
 	}
-	if !Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
+	if !rules.Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
 		return
 	}
-	ok := b2i(st.Status == StatusReporting)
+	ok := b2i(st.Status == rules.StatusReporting)
 	m.reporting.Denominator++
 	m.reporting.Numerator += ok
 	gr.add("criticality", st.Criticality, ok, 1)
@@ -244,7 +245,7 @@ func (s *Service) status(e ExpectedRow, now time.Time) JobStatus {
 		last = max(last, j.LastSeenAt)
 	}
 	st := JobStatus{ExpectedRow: e, Last: fromMs(last)}
-	st.Status = StatusOf(time.Duration(e.IntervalMs)*time.Millisecond, e.Paused, len(e.Matched) > 0, st.Last, now,
+	st.Status = rules.StatusOf(time.Duration(e.IntervalMs)*time.Millisecond, e.Paused, len(e.Matched) > 0, st.Last, now,
 		s.cfg.ReportGrace)
 	return st
 }
@@ -257,10 +258,10 @@ func (s *Service) jobItem(st JobStatus, now time.Time) Item {
 	}
 	what := st.Type + " " + st.Name
 	switch st.Status {
-	case StatusNeverReported:
+	case rules.StatusNeverReported:
 		it.Message = fmt.Sprintf("%s (source %s) has never reported: no job in namespace %s is named %s", what,
 			st.Source, st.Namespace, st.matchText())
-	case StatusLate:
+	case rules.StatusLate:
 		it.Message = fmt.Sprintf("%s (source %s) last reported %s ago, expected every %s (%s)", what, st.Source,
 			age(now.Sub(st.Last)), age(time.Duration(st.IntervalMs)*time.Millisecond), st.Schedule)
 		if st.Last.IsZero() {

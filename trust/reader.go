@@ -19,7 +19,6 @@ type Reader interface {
 	Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error)
 	Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error)
 	Samples(ctx context.Context, sig Signal, from int64) ([]Point, error)
-	StoreSamples(ctx context.Context, points []map[string]any, before int64) error
 }
 
 // Filter is what a request narrows the signals to ("" = any).

@@ -50,6 +50,14 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 		health: &healthCache{}}, nil
 }
 
+// Unfiltered is the service computing without permission filtering (authz.AllowAll): the sampler's, whose
+// figures count everything.
+func (s *Service) Unfiltered() *Service {
+	all := *s
+	all.perms = authz.AllowAll{}
+	return &all
+}
+
 // Config is the effective configuration.
 func (s *Service) Config() Config { return s.cfg }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/rules"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -185,7 +186,7 @@ func TestExpectedWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Name != "j1" || got[0].Status != trust.StatusReporting {
+	if len(got) != 1 || got[0].Name != "j1" || got[0].Status != rules.StatusReporting {
 		t.Fatalf("writers of b as the narrow caller: %+v", got)
 	}
 }

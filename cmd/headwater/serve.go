@@ -31,6 +31,7 @@ import (
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/sampler"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -151,7 +152,9 @@ func (s serveCmd) Run(rc *runCtx) error {
 	met := s.HTTP.server(s.HTTP.MetricsAddr, metricsMux)
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
-	g.Go(func() error { return trust.NewSampler(trustSvc, trust.NewMetrics(reg), log).Run(gctx) })
+	g.Go(func() error {
+		return sampler.New(trustSvc, truststore.NewStore(p.store), sampler.NewMetrics(reg), log).Run(gctx)
+	})
 	checker, err := canaryChecker(p.store, s.Lineage, p.norm, log)
 	if err != nil {
 		return err

@@ -136,6 +136,7 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 			for i, v := range variants {
 				slices.Sort(lat[i])
 				b.ReportMetric(float64(lat[i][len(lat[i])/2].Microseconds())/1000, v.name+"-p50-ms")
+				b.ReportMetric(float64(lat[i][(len(lat[i])*95+99)/100-1].Microseconds())/1000, v.name+"-p95-ms")
 				b.ReportMetric(float64(lat[i][(len(lat[i])*99+99)/100-1].Microseconds())/1000, v.name+"-p99-ms")
 				b.ReportMetric(float64(gaps[i]), v.name+"-gaps")
 			}

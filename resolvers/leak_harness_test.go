@@ -60,6 +60,7 @@ type world struct {
 	t       *testing.T
 	fx      *lineagetest.Fixture
 	grants  *grantstore.GrantStore
+	trust   *trust.Service
 	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
@@ -113,6 +114,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.trust = ts
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts}
 	if o.search != nil {

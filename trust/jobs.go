@@ -167,13 +167,6 @@ func (c *expectedCache) rows(ctx context.Context, r Reader, f Filter) ([]Expecte
 	return all, nil
 }
 
-// large reports whether the active expected jobs were too many to keep (rows then returns only a filter's).
-func (c *expectedCache) large() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tooBig
-}
-
 // withDbtMatches adds to each dbt expected job the dbt node jobs (ADR 0027) of its namespace it is reported
 // as: by (unique_id, role) (DbtMatches), or by one of the names the node job recorded (MatchNames in names).
 func (s *Service) withDbtMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {

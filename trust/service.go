@@ -31,6 +31,7 @@ type Service struct {
 	clock     func() time.Time
 	inventory *expectedCache
 	health    *healthCache // producer health for the lineage gaps (gaps.go)
+	writers   *writerIndex // expected writers by output for the lineage gaps (index.go)
 }
 
 // NewService validates cfg and returns the service; a nil Permissions is authz.AllowAll.
@@ -47,7 +48,7 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 		clock = time.Now
 	}
 	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{},
-		health: &healthCache{}}, nil
+		health: &healthCache{}, writers: &writerIndex{}}, nil
 }
 
 // Unfiltered is the service computing without permission filtering (authz.AllowAll): the sampler's, whose

@@ -3,7 +3,6 @@ package trust
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/headwater-data/headwater/authz"
 )
@@ -17,14 +16,8 @@ func (s *Service) ExpectedWriters(ctx context.Context, caller authz.Principal, o
 	if len(outputs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.expectedWritersOf(ctx, outputs)
+	rows, err := s.indexedWritersOf(ctx, outputs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	if err := s.withNameMatches(ctx, rows); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	if rows, err = s.withDbtMatches(ctx, rows); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	vis, err := s.visibleJobs(ctx, caller, rows)
@@ -39,31 +32,26 @@ func (s *Service) ExpectedWriters(ctx context.Context, caller authz.Principal, o
 	return out, nil
 }
 
-// expectedWritersOf returns the active expected jobs listing one of outputs, without matches: from the expected
-// jobs kept in memory while the inventory version holds (one small read per call), else (too many to keep) one
-// read of the store.
-func (s *Service) expectedWritersOf(ctx context.Context, outputs []string) ([]ExpectedRow, error) {
-	all, err := s.inventory.rows(ctx, s.r, Filter{})
+// indexedWritersOf returns the active expected jobs listing one of outputs, with their matches: from the
+// in-memory index (index.go) without any read while it is younger than ExpectedIndexTTL, else (too many
+// expected jobs to keep) from the store, with the matches read for them.
+func (s *Service) indexedWritersOf(ctx context.Context, outputs []string) ([]ExpectedRow, error) {
+	idx, err := s.writerIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if s.inventory.large() {
-		rows, err := s.r.ExpectedWritersOf(ctx, outputs)
-		for i := range rows {
-			rows[i].Matched = nil // withNameMatches adds them
-		}
-		return rows, err
+	if !idx.tooBig {
+		return idx.of(outputs), nil
 	}
-	want := make(map[string]bool, len(outputs))
-	for _, o := range outputs {
-		want[o] = true
+	rows, err := s.r.ExpectedWritersOf(ctx, outputs)
+	if err != nil {
+		return nil, err
 	}
-	var rows []ExpectedRow
-	for _, e := range all {
-		if slices.ContainsFunc(e.Outputs, func(o string) bool { return want[o] }) {
-			e.Matched = nil // a copy: the cached row is never changed
-			rows = append(rows, e)
-		}
+	for i := range rows {
+		rows[i].Matched = nil // withNameMatches adds them
 	}
-	return rows, nil
+	if err := s.withNameMatches(ctx, rows); err != nil {
+		return nil, err
+	}
+	return s.withDbtMatches(ctx, rows)
 }

@@ -119,6 +119,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	inv := registry.NewService(registry.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
+	inv.OnChange(trustSvc.InventoryChanged)
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)

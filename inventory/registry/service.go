@@ -52,14 +52,25 @@ type Request struct {
 
 // Service is the registry.
 type Service struct {
-	store *Store
-	canon Canonicalizer
-	gate  *manage.Gate
+	store   *Store
+	canon   Canonicalizer
+	gate    *manage.Gate
+	changed func() // after a registration that wrote and a retirement (nil: nothing)
 }
 
 // NewService returns the registry; a nil authorizer allows everything, a nil auditor audits nothing.
 func NewService(store *Store, canon Canonicalizer, az manage.Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
 	return &Service{store: store, canon: canon, gate: manage.NewGate(az, audit, clock)}
+}
+
+// OnChange sets what runs after every registration that wrote and every retirement: the trust signals drop
+// their in-memory expected-writer index (trust.Service.InventoryChanged). Set it before serving.
+func (s *Service) OnChange(fn func()) { s.changed = fn }
+
+func (s *Service) notify() {
+	if s.changed != nil {
+		s.changed()
+	}
 }
 
 // Read turns a request body into a normalised, canonical inventory (pure apart from the reader).
@@ -175,6 +186,8 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 		res.Jobs, res.Added, res.Updated, res.Retired)
 	if res.Unchanged {
 		reason = fmt.Sprintf("source %s (%s): unchanged, %d jobs", inv.Source, inv.Kind, res.Jobs)
+	} else {
+		s.notify()
 	}
 	return res, s.record(ctx, caller, OpRegister, audit.DecisionAllow, reason)
 }
@@ -196,6 +209,7 @@ func (s *Service) Retire(ctx context.Context, caller authz.Principal, source str
 	if _, err := s.store.Retire(ctx, source, s.gate.Now()); err != nil {
 		return unavailable(err)
 	}
+	s.notify()
 	return s.record(ctx, caller, OpRetire, audit.DecisionAllow, "source "+source+" retired")
 }
 

@@ -160,6 +160,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	canaryReg.OnChange(checker.Recheck)
+	p.touched.Listen(checker.Touched)
 	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)

@@ -38,15 +38,20 @@ type Canonicalizer interface {
 
 // Service registers, retires and lists canaries.
 type Service struct {
-	store *Store
-	canon Canonicalizer
-	gate  *manage.Gate
+	store   *Store
+	canon   Canonicalizer
+	gate    *manage.Gate
+	changed func(name string) // after a registration (nil: nothing)
 }
 
 // NewService returns the canary registry; a nil authorizer allows everything, a nil auditor audits nothing.
 func NewService(store *Store, canon Canonicalizer, az manage.Authorizer, aud audit.Auditor, clock func() time.Time) *Service {
 	return &Service{store: store, canon: canon, gate: manage.NewGate(az, aud, clock)}
 }
+
+// OnChange sets what runs after every registration: the checker re-checks the canary at once
+// (canary.Checker.Recheck). Set it before serving.
+func (s *Service) OnChange(fn func(name string)) { s.changed = fn }
 
 // End is one end of a canary: a dataset, or one of its fields when Field is set.
 type End struct {
@@ -135,6 +140,9 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, c Canary
 	c.RegisteredAt, c.RegisteredBy = s.gate.Now().UTC(), caller.Subject
 	if err := s.store.Put(ctx, c); err != nil {
 		return c, manage.Unavailable(err)
+	}
+	if s.changed != nil {
+		s.changed(c.Name)
 	}
 	return c, s.gate.Record(ctx, caller, OpRegister, audit.DecisionAllow, "canary "+c.Name+" registered")
 }

@@ -34,7 +34,7 @@ type Registrar interface {
 var _ Registrar = (*Service)(nil)
 
 // Handler serves POST /api/v1/inventory/{source}?kind=dbt|airflow|list[&jobNamespace=..][&datasetNamespace=..]
-// [&schedule=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
+// [&schedule=..][&scheduleDag=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
 type Handler struct {
 	reg   Registrar
 	log   *slog.Logger
@@ -84,7 +84,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.reg.Register(r.Context(), authz.FromContext(r.Context()), Request{Source: r.PathValue("source"),
 		Kind: kind, JobNamespace: q.Get("jobNamespace"), DatasetNamespace: q.Get("datasetNamespace"),
-		Schedule: q.Get("schedule"), Body: body})
+		Schedule: q.Get("schedule"), ScheduleDag: q.Get("scheduleDag"), Body: body})
 	if err != nil {
 		h.refuse(w, err)
 		return

@@ -47,7 +47,12 @@ type Request struct {
 	DatasetNamespace string
 	// Schedule applies to dbt nodes whose meta names none.
 	Schedule string
-	Body     io.Reader
+	// ScheduleDag names the Airflow DAG (dag_id) that runs the dbt project: when Schedule is empty, the schedule
+	// and paused state of that DAG as an active Airflow registration lists it apply to dbt nodes whose meta names
+	// none. A DAG not registered (or in a namespace the caller may not manage) gives no schedule known.
+	ScheduleDag string
+	Body        io.Reader
+	paused      bool // the ScheduleDag DAG is paused
 }
 
 // Service is the registry.
@@ -106,7 +111,7 @@ func readJobs(req Request) ([]inventory.Job, error) {
 			return nil, err
 		}
 		return dbtmanifest.Expected(m, dbtmanifest.Options{JobNamespace: req.JobNamespace,
-			DatasetNamespace: req.DatasetNamespace, Schedule: req.Schedule})
+			DatasetNamespace: req.DatasetNamespace, Schedule: req.Schedule, Paused: req.paused})
 	case inventory.KindAirflow:
 		return airflowdags.Read(req.Body, req.JobNamespace)
 	case inventory.KindList:
@@ -163,6 +168,10 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 			return Result{}, err
 		}
 	}
+	req, err := s.dagSchedule(ctx, caller, req)
+	if err != nil {
+		return Result{}, err
+	}
 	inv, err := s.Read(req)
 	if err != nil {
 		return Result{}, err
@@ -190,6 +199,35 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 		s.notify()
 	}
 	return res, s.record(ctx, caller, OpRegister, audit.DecisionAllow, reason)
+}
+
+// dagSchedule fills a dbt request's schedule from the Airflow DAG that runs the project (ScheduleDag), as its
+// active Airflow registration lists it, when the request names no schedule of its own. Only DAGs in namespaces
+// the caller may manage count; one listed by more than one Airflow source with different schedules is refused.
+func (s *Service) dagSchedule(ctx context.Context, caller authz.Principal, req Request) (Request, error) {
+	if req.Kind != inventory.KindDbt || req.Schedule != "" || req.ScheduleDag == "" {
+		return req, nil
+	}
+	rows, err := s.store.DagSchedules(ctx, req.ScheduleDag)
+	if err != nil {
+		return req, unavailable(err)
+	}
+	var found []DagSchedule
+	for _, r := range rows {
+		if s.gate.Manages(ctx, caller, []string{r.Namespace}) {
+			found = append(found, r)
+		}
+	}
+	for _, r := range found[min(1, len(found)):] {
+		if r.Schedule != found[0].Schedule || r.Paused != found[0].Paused {
+			return req, invalid(fmt.Errorf("scheduleDag: DAG %q is listed with different schedules by Airflow sources %s and %s",
+				req.ScheduleDag, found[0].Source, r.Source))
+		}
+	}
+	if len(found) > 0 {
+		req.Schedule, req.paused = found[0].Schedule, found[0].Paused
+	}
+	return req, nil
 }
 
 // Retire retires an active registration and its expected jobs. An unknown (or already retired) source is

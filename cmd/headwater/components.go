@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -79,7 +80,7 @@ type pipeline struct {
 	norm      *normalize.Normalizer
 	projector *project.Projector
 	gens      *cache.Generations
-	touched   *touchHook // the node keys each committed projection transaction touched, to the canary checker
+	touched   *canary.TouchHook // the node keys each committed projection transaction touched, to the checker
 }
 
 func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim limitsConfig, id identityConfig,
@@ -106,7 +107,7 @@ func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim li
 		p.gens = cache.NewGenerations(rdb)
 		bumper = p.gens
 	}
-	p.touched = &touchHook{next: bumper}
+	p.touched = canary.NewTouchHook(bumper)
 	p.projector, err = project.New(store, norm, p.touched, log, reg)
 	if err != nil {
 		return nil, err
@@ -138,27 +139,6 @@ func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, re
 	a = a.WithMetrics(authn.NewMetrics(reg))
 	return authn.Middleware(a, authn.OpenPaths(authn.DefaultOpenPaths()...), log), nil
 }
-
-// touchHook is the projector's generation bumper that also hands the touched node keys to a listener (the
-// canary checker's re-check after batches, ADR 0034). The projector bumps after each committed transaction, so
-// the listener hears of every batch's writes without a hook in the consumer; it must not block.
-type touchHook struct {
-	next   project.GenerationBumper
-	listen atomic.Pointer[func(keys []string)]
-}
-
-// Bump bumps the generations, then tells the listener (whether or not the bump reached Redis: the graph is
-// committed either way).
-func (t *touchHook) Bump(ctx context.Context, keys []string) error {
-	err := t.next.Bump(ctx, keys)
-	if fn := t.listen.Load(); fn != nil {
-		(*fn)(keys)
-	}
-	return err
-}
-
-// Listen sets the listener.
-func (t *touchHook) Listen(fn func(keys []string)) { t.listen.Store(&fn) }
 
 // noBump is the generation bumper when the cache is off: there is nothing to invalidate.
 type noBump struct{}

@@ -72,8 +72,7 @@ func gzipStream(r io.Reader) io.Reader {
 
 func (c inventoryRegisterCmd) post(ctx context.Context, body io.Reader) (string, error) {
 	q := url.Values{"kind": {c.Kind}}
-	for k, v := range map[string]string{"jobNamespace": c.JobNamespace, "datasetNamespace": c.DatasetNamespace, "schedule": c.Schedule,
-		"scheduleDag": c.ScheduleDag} {
+	for k, v := range map[string]string{"jobNamespace": c.JobNamespace, "datasetNamespace": c.DatasetNamespace, "schedule": c.Schedule, "scheduleDag": c.ScheduleDag} {
 		if v != "" {
 			q.Set(k, v)
 		}

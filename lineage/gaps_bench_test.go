@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -94,7 +95,8 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 		name  string
 		trust lineage.TrustSource
 		ttl   time.Duration
-	}{{"without", nil, 0}, {"with", ts, 0}, {"nomemo", ts, -1}}
+	}{{"without", nil, 0}, {"with", gapsource.New(ts, truststore.NewStore(store), fx.Clock()), 0},
+		{"nomemo", gapsource.New(ts, truststore.NewStore(store), fx.Clock()), -1}}
 	for _, tier := range []struct {
 		name  string
 		cache *cache.Store

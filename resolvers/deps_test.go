@@ -23,6 +23,8 @@ import (
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // testDeps is what a test configures of the query side; handler builds the services from it the way
@@ -47,6 +49,8 @@ type testDeps struct {
 	Trust         *trust.Service
 	Inventory     *registry.Service
 	Canaries      *canaries.Service
+	// Gaps is the lineage gaps' source (nil: one over Trust when Trust is set).
+	Gaps *gapsource.Source
 }
 
 func (d testDeps) handler() (http.Handler, error) {
@@ -73,8 +77,11 @@ func (d testDeps) handler() (http.Handler, error) {
 
 // trustSource gives the lineage service the trust gaps when a trust service is configured.
 func (d testDeps) trustSource() lineage.TrustSource {
+	if d.Gaps != nil {
+		return d.Gaps
+	}
 	if d.Trust == nil {
 		return nil
 	}
-	return d.Trust
+	return gapsource.New(d.Trust, truststore.NewStore(d.Store), d.Clock)
 }

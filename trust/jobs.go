@@ -208,6 +208,36 @@ func (e *ExpectedRow) addMatches(js []ReportedJob) {
 	}
 }
 
+// WithMatches adds to each row (read without matches) the reported jobs its source's rules match now: by match
+// name, and dbt node jobs by unique_id and role (the rules of docs/trust.md). The lineage gaps' index applies it.
+func (s *Service) WithMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {
+	if err := s.withNameMatches(ctx, rows); err != nil {
+		return nil, err
+	}
+	return s.withDbtMatches(ctx, rows)
+}
+
+// Visible keeps the expected jobs the caller may describe (visibleJobs), for the lineage gaps.
+func (s *Service) Visible(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {
+	return s.visibleJobs(ctx, caller, rows)
+}
+
+// StatusAt is an expected job's status at now by its matches (the coverage rule), for the lineage gaps.
+func (s *Service) StatusAt(e ExpectedRow, now time.Time) JobStatus { return s.status(e, now) }
+
+// JobMessage is the sentence people read about an expected job's status (the coverage item's message).
+func (s *Service) JobMessage(st JobStatus) string { return s.jobItem(st, s.clock().UTC()).Message }
+
+// QuietLimit is how long producer may send nothing before it counts as quiet, given its P95 gap (the
+// quietProducers rule with its factor).
+func (s *Service) QuietLimit(producer string, p95 time.Duration) time.Duration {
+	factor := s.cfg.QuietFactor
+	if v, ok := s.factors[producer]; ok {
+		factor = v
+	}
+	return rules.QuietThreshold(p95, factor, s.cfg.QuietMin)
+}
+
 // visibleJobs keeps the expected jobs the caller may describe, under their expected identity and under every
 // reported job they matched: a hidden one is neither counted nor named.
 func (s *Service) visibleJobs(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {

@@ -308,13 +308,8 @@ func (r *Report) fillProducers(ctx context.Context, producer string, quiet, reje
 }
 
 func (r *Report) quietOne(f *Figure, a ActivityRow, recent []int64) {
-	cfg := r.svc.cfg
-	factor := cfg.QuietFactor
-	if v, ok := r.svc.factors[a.Producer]; ok {
-		factor = v
-	}
 	p95 := rules.P95Gap(recent)
-	limit := rules.QuietThreshold(p95, factor, cfg.QuietMin)
+	limit := r.svc.QuietLimit(a.Producer, p95)
 	last := fromMs(a.Last)
 	f.Denominator++
 	if r.Now.Sub(last) <= limit {

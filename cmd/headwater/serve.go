@@ -31,6 +31,7 @@ import (
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/sampler"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
@@ -119,7 +120,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	inv := registry.NewService(registry.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
-	inv.OnChange(trustSvc.InventoryChanged)
+	gaps := gapsource.New(trustSvc, truststore.NewStore(p.store), time.Now)
+	inv.OnChange(gaps.InventoryChanged)
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)
@@ -127,7 +129,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	canaries.NewHandler(canaryReg, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, trustSvc)
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, gaps)
 	if err != nil {
 		return err
 	}

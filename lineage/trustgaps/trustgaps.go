@@ -20,16 +20,17 @@ import (
 	"github.com/headwater-data/headwater/internal/seal"
 	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/rules"
 )
 
-// Source is what the gaps ask of the trust signals (trust.Service): the expected jobs that list datasets as
+// Source is what the gaps ask of the trust signals (gapsource.Source): the expected jobs that list datasets as
 // outputs, with their status now, filtered to the caller; the sentence about one; and the producers of jobs with
 // their health now.
 type Source interface {
 	ExpectedWriters(ctx context.Context, caller authz.Principal, outputs []string) ([]trust.JobStatus, error)
 	JobMessage(st trust.JobStatus) string
-	ProducersOf(ctx context.Context, jobKeys []string) ([]trust.ProducerOf, error)
+	ProducersOf(ctx context.Context, jobKeys []string) ([]gapsource.ProducerOf, error)
 }
 
 // MaxMemo bounds the answers whose trust gaps are kept in process; maxMemoGaps the gaps of one kept answer (an
@@ -278,7 +279,7 @@ func (g *Computer) producerGaps(ctx context.Context, p authz.Principal, scope au
 	if err != nil {
 		return nil, err
 	}
-	prods = slices.DeleteFunc(prods, func(x trust.ProducerOf) bool { return !scope.Global && x.Producer != p.Subject })
+	prods = slices.DeleteFunc(prods, func(x gapsource.ProducerOf) bool { return !scope.Global && x.Producer != p.Subject })
 	quiet := 0
 	for _, x := range prods {
 		quiet += b2i(x.Quiet)

@@ -1,9 +1,11 @@
-package trust
+package gapsource
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/headwater-data/headwater/trust"
 )
 
 // ExpectedIndexTTL is how long the in-memory index of expected writers (every active expected job by expected
@@ -13,11 +15,11 @@ import (
 // processes see a registration within the TTL (ADR 0034).
 const ExpectedIndexTTL = time.Minute
 
-// writerSnapshot is the index at one instant. Bounded by MaxCachedExpected expected jobs: above it, too is
+// writerSnapshot is the index at one instant. Bounded by trust.MaxCachedExpected expected jobs: above it, too is
 // set and every answer reads its expected writers from the store (ExpectedWritersOf), as before the index.
 type writerSnapshot struct {
 	at       time.Time
-	rows     []ExpectedRow // with their matches; never changed after the load
+	rows     []trust.ExpectedRow // with their matches; never changed after the load
 	byOutput map[string][]int32
 	tooBig   bool
 }
@@ -33,8 +35,8 @@ type writerIndex struct {
 
 // InventoryChanged drops the expected-writer index: the next lineage answer reads it again. The registry calls
 // it after every registration that wrote and every retirement.
-func (s *Service) InventoryChanged() {
-	c := s.writers
+func (s *Source) InventoryChanged() {
+	c := &s.writers
 	c.mu.Lock()
 	c.snap, c.gen = nil, c.gen+1
 	c.mu.Unlock()
@@ -42,8 +44,8 @@ func (s *Service) InventoryChanged() {
 
 // writerIndex returns the snapshot, reading it when there is none and refreshing it in the background when it
 // is older than ExpectedIndexTTL.
-func (s *Service) writerIndex(ctx context.Context) (*writerSnapshot, error) {
-	c := s.writers
+func (s *Source) writerIndex(ctx context.Context) (*writerSnapshot, error) {
+	c := &s.writers
 	c.mu.Lock()
 	snap, gen := c.snap, c.gen
 	stale := snap != nil && s.clock().Sub(snap.at) > ExpectedIndexTTL && !c.refreshing
@@ -65,7 +67,7 @@ func (s *Service) writerIndex(ctx context.Context) (*writerSnapshot, error) {
 	return snap, nil
 }
 
-func (s *Service) refreshWriters(gen uint64) {
+func (s *Source) refreshWriters(gen uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	fresh, err := s.loadWriters(ctx)
@@ -76,8 +78,8 @@ func (s *Service) refreshWriters(gen uint64) {
 }
 
 // installWriters keeps fresh unless the index was invalidated since gen was read.
-func (s *Service) installWriters(fresh *writerSnapshot, gen uint64, refresh bool) {
-	c := s.writers
+func (s *Source) installWriters(fresh *writerSnapshot, gen uint64, refresh bool) {
+	c := &s.writers
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if refresh {
@@ -90,19 +92,16 @@ func (s *Service) installWriters(fresh *writerSnapshot, gen uint64, refresh bool
 
 // loadWriters reads every active expected job and the reported jobs it matches (one read each of the expected
 // jobs, the match names and the dbt node jobs) and indexes them by expected output.
-func (s *Service) loadWriters(ctx context.Context) (*writerSnapshot, error) {
+func (s *Source) loadWriters(ctx context.Context) (*writerSnapshot, error) {
 	now := s.clock()
-	rows, err := s.r.ExpectedJobs(ctx, Filter{})
+	rows, err := s.r.ExpectedJobs(ctx, trust.Filter{})
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) > MaxCachedExpected {
+	if len(rows) > trust.MaxCachedExpected {
 		return &writerSnapshot{at: now, tooBig: true}, nil
 	}
-	if err := s.withNameMatches(ctx, rows); err != nil {
-		return nil, err
-	}
-	if rows, err = s.withDbtMatches(ctx, rows); err != nil {
+	if rows, err = s.sig.WithMatches(ctx, rows); err != nil {
 		return nil, err
 	}
 	snap := &writerSnapshot{at: now, rows: rows, byOutput: make(map[string][]int32, len(rows))}
@@ -115,9 +114,9 @@ func (s *Service) loadWriters(ctx context.Context) (*writerSnapshot, error) {
 }
 
 // of returns the indexed expected jobs listing one of outputs, each once, in index order.
-func (w *writerSnapshot) of(outputs []string) []ExpectedRow {
+func (w *writerSnapshot) of(outputs []string) []trust.ExpectedRow {
 	seen := map[int32]bool{}
-	var out []ExpectedRow
+	var out []trust.ExpectedRow
 	for _, o := range outputs {
 		for _, i := range w.byOutput[o] {
 			if !seen[i] {

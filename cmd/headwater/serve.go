@@ -155,9 +155,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 	met := s.HTTP.server(s.HTTP.MetricsAddr, metricsMux)
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
-	g.Go(func() error {
-		return sampler.New(trustSvc, truststore.NewStore(p.store), sampler.NewMetrics(reg), log).Run(gctx)
-	})
+	smp := sampler.New(trustSvc, truststore.NewStore(p.store), sampler.NewMetrics(reg), log)
+	g.Go(func() error { return smp.Run(gctx) })
 	checker, err := canaryChecker(p.store, s.Lineage, p.norm, log)
 	if err != nil {
 		return err

@@ -19,7 +19,9 @@ import (
 // dataset only under its old name (the rename to c.b was never reported): the check says c.b is not in the graph,
 // coverage counts 0 of 1 with the failure and since when. Registering the alias (the symlink c.b -> the dataset
 // the job writes, as the projector binds a `symlinks` facet) makes the next check pass: 1 of 1, failingSince
-// cleared, 1 of 2 checks passed. Retiring it (audited) drops it from the figure.
+// cleared, 1 of 2 checks passed. Retiring it (audited) drops it from the figure. This is the GraphQL contract
+// check (its alias is written as the projector writes it); e2e TestCanaryRecheckedAfterBatches registers the
+// alias the way a user does, with an ingested event carrying the symlinks facet, and sees the canary pass.
 func TestCanaryBrokenByUnreportedRenameFixedByAlias(t *testing.T) {
 	h := newHarness(t)
 	store := h.fx.Store

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -94,7 +95,8 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 		name  string
 		trust lineage.TrustSource
 		ttl   time.Duration
-	}{{"without", nil, 0}, {"with", ts, 0}, {"nomemo", ts, -1}}
+	}{{"without", nil, 0}, {"with", gapsource.New(ts, truststore.NewStore(store), fx.Clock()), 0},
+		{"nomemo", gapsource.New(ts, truststore.NewStore(store), fx.Clock()), -1}}
 	for _, tier := range []struct {
 		name  string
 		cache *cache.Store
@@ -136,6 +138,7 @@ CREATE (:Event {key: x.run + '-' + toString(i) + '\u001f' + x.p, eventId: x.run 
 			for i, v := range variants {
 				slices.Sort(lat[i])
 				b.ReportMetric(float64(lat[i][len(lat[i])/2].Microseconds())/1000, v.name+"-p50-ms")
+				b.ReportMetric(float64(lat[i][(len(lat[i])*95+99)/100-1].Microseconds())/1000, v.name+"-p95-ms")
 				b.ReportMetric(float64(lat[i][(len(lat[i])*99+99)/100-1].Microseconds())/1000, v.name+"-p99-ms")
 				b.ReportMetric(float64(gaps[i]), v.name+"-gaps")
 			}

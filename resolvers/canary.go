@@ -5,22 +5,22 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
-	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
-// The canary operations (ADR 0032): registration, retirement and the list go through the inventory registry
-// (MANAGE_INVENTORY, audited); the checks run in package canary.
+// The canary operations (ADR 0032): registration, retirement and the list go through the canary registry
+// (package canaries: MANAGE_INVENTORY, audited); the checks run in package canary.
 
 func (r *Resolver) registerCanary(ctx context.Context, in model.CanaryInput) (*model.Canary, error) {
-	if r.inventory == nil {
+	if r.canaryReg == nil {
 		return nil, errNoTrust
 	}
-	c := registry.Canary{Name: in.Name, From: canaryEnd(in.From), To: canaryEnd(in.To), Transformation: deref(in.Transformation)}
+	c := canaries.Canary{Name: in.Name, From: canaryEnd(in.From), To: canaryEnd(in.To), Transformation: deref(in.Transformation)}
 	if in.Job != nil {
 		c.JobNamespace, c.JobName = in.Job.Namespace, in.Job.Name
 	}
-	c, err := r.inventory.RegisterCanary(ctx, authz.FromContext(ctx), c)
+	c, err := r.canaryReg.Register(ctx, authz.FromContext(ctx), c)
 	if err != nil {
 		return nil, err
 	}
@@ -28,20 +28,20 @@ func (r *Resolver) registerCanary(ctx context.Context, in model.CanaryInput) (*m
 }
 
 func (r *Resolver) retireCanary(ctx context.Context, name string) (bool, error) {
-	if r.inventory == nil {
+	if r.canaryReg == nil {
 		return false, errNoTrust
 	}
-	if err := r.inventory.RetireCanary(ctx, authz.FromContext(ctx), name); err != nil {
+	if err := r.canaryReg.Retire(ctx, authz.FromContext(ctx), name); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
 func (r *Resolver) canaries(ctx context.Context) ([]*model.Canary, error) {
-	if r.inventory == nil {
+	if r.canaryReg == nil {
 		return nil, errNoTrust
 	}
-	all, err := r.inventory.Canaries(ctx, authz.FromContext(ctx))
+	all, err := r.canaryReg.List(ctx, authz.FromContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +52,15 @@ func (r *Resolver) canaries(ctx context.Context) ([]*model.Canary, error) {
 	return out, nil
 }
 
-func canaryEnd(e *model.CanaryEndInput) registry.CanaryEnd {
+func canaryEnd(e *model.CanaryEndInput) canaries.End {
 	if e == nil {
-		return registry.CanaryEnd{}
+		return canaries.End{}
 	}
-	return registry.CanaryEnd{Namespace: e.Namespace, Name: e.Name, Field: deref(e.Field)}
+	return canaries.End{Namespace: e.Namespace, Name: e.Name, Field: deref(e.Field)}
 }
 
-func canaryModel(c registry.Canary) *model.Canary {
-	end := func(e registry.CanaryEnd) *model.CanaryEnd {
+func canaryModel(c canaries.Canary) *model.Canary {
+	end := func(e canaries.End) *model.CanaryEnd {
 		return &model.CanaryEnd{Namespace: e.Namespace, Name: e.Name, Field: optStr(e.Field)}
 	}
 	m := &model.Canary{Name: c.Name, From: end(c.From), To: end(c.To), Transformation: optStr(c.Transformation),

@@ -9,7 +9,7 @@ import (
 	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/trust"
 	"github.com/headwater-data/headwater/trust/truststore"
@@ -19,7 +19,9 @@ import (
 // dataset only under its old name (the rename to c.b was never reported): the check says c.b is not in the graph,
 // coverage counts 0 of 1 with the failure and since when. Registering the alias (the symlink c.b -> the dataset
 // the job writes, as the projector binds a `symlinks` facet) makes the next check pass: 1 of 1, failingSince
-// cleared, 1 of 2 checks passed. Retiring it (audited) drops it from the figure.
+// cleared, 1 of 2 checks passed. Retiring it (audited) drops it from the figure. This is the GraphQL contract
+// check (its alias is written as the projector writes it); e2e TestCanaryRecheckedAfterBatches registers the
+// alias the way a user does, with an ingested event carrying the symlinks facet, and sees the canary pass.
 func TestCanaryBrokenByUnreportedRenameFixedByAlias(t *testing.T) {
 	h := newHarness(t)
 	store := h.fx.Store
@@ -32,7 +34,7 @@ func TestCanaryBrokenByUnreportedRenameFixedByAlias(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lineage.Config{CursorKey: testCursorKey}, Trust: ts,
-		Inventory: registry.NewService(registry.NewStore(store), nil, nil, aud, fx.Clock())}
+		Canaries: canaries.NewService(canaries.NewStore(store), nil, nil, aud, fx.Clock())}
 	h.srv = serveAs(t, d, "alice")
 	name := fx.NS + "-orders-path"
 	t.Cleanup(func() {
@@ -50,7 +52,7 @@ func TestCanaryBrokenByUnreportedRenameFixedByAlias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checker := canary.NewChecker(lin, cat, registry.NewStore(store), fx.Clock(), nil)
+	checker := canary.NewChecker(lin, cat, canaries.NewStore(store), fx.Clock(), nil)
 	check := func() canaryFigure {
 		t.Helper()
 		if _, _, err := checker.CheckAll(t.Context()); err != nil {
@@ -99,7 +101,7 @@ MERGE (n)-[r:NAMES]->(d) SET r.kind = $kind, r.validFrom = $t0, r.validTo = $ope
 	for _, r := range aud.all() {
 		ops[r.Operation+":"+string(r.Decision)] = true
 	}
-	if !ops[registry.OpRegisterCanary+":"+"ALLOW"] || !ops[registry.OpRetireCanary+":"+"ALLOW"] {
+	if !ops[canaries.OpRegister+":"+"ALLOW"] || !ops[canaries.OpRetire+":"+"ALLOW"] {
 		t.Errorf("audit records %v", ops)
 	}
 }
@@ -138,15 +140,15 @@ func (h *harness) canaryFigure() canaryFigure {
 // principals' coverage must neither count nor name it.
 func (w *world) hiddenCanary() {
 	fx := w.fx
-	st := registry.NewStore(fx.Store)
+	st := canaries.NewStore(fx.Store)
 	name := w.hidden("canary")
 	h1 := w.secrets[0] // the hidden H1's name
-	c := registry.Canary{Name: name, From: registry.CanaryEnd{Namespace: fx.NS, Name: "pub.mid"},
-		To: registry.CanaryEnd{Namespace: fx.NS, Name: h1}, RegisteredAt: fx.Now}
-	if err := st.PutCanary(w.t.Context(), c); err != nil {
+	c := canaries.Canary{Name: name, From: canaries.End{Namespace: fx.NS, Name: "pub.mid"},
+		To: canaries.End{Namespace: fx.NS, Name: h1}, RegisteredAt: fx.Now}
+	if err := st.Put(w.t.Context(), c); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := st.SetCanaryCheck(w.t.Context(), name, fx.Now, false, "pub.mid does not reach "+h1); err != nil {
+	if err := st.SetCheck(w.t.Context(), name, fx.Now, false, "pub.mid does not reach "+h1); err != nil {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { fx.Exec(`MATCH (c:Canary {key: $k}) DETACH DELETE c`, map[string]any{"k": name}) })

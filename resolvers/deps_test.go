@@ -18,10 +18,13 @@ import (
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
+	"github.com/headwater-data/headwater/trust/truststore"
 )
 
 // testDeps is what a test configures of the query side; handler builds the services from it the way
@@ -45,6 +48,9 @@ type testDeps struct {
 	Limits        guard.Limits
 	Trust         *trust.Service
 	Inventory     *registry.Service
+	Canaries      *canaries.Service
+	// Gaps is the lineage gaps' source (nil: one over Trust when Trust is set).
+	Gaps *gapsource.Source
 }
 
 func (d testDeps) handler() (http.Handler, error) {
@@ -66,13 +72,16 @@ func (d testDeps) handler() (http.Handler, error) {
 	events := eventstatus.New(d.Store, cat, eventstatus.Options{Policy: d.Policy, CursorKey: d.Lineage.CursorKey})
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
-		Trust: d.Trust, Inventory: d.Inventory})
+		Trust: d.Trust, Inventory: d.Inventory, Canaries: d.Canaries})
 }
 
 // trustSource gives the lineage service the trust gaps when a trust service is configured.
 func (d testDeps) trustSource() lineage.TrustSource {
+	if d.Gaps != nil {
+		return d.Gaps
+	}
 	if d.Trust == nil {
 		return nil
 	}
-	return d.Trust
+	return gapsource.New(d.Trust, truststore.NewStore(d.Store), d.Clock)
 }

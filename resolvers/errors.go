@@ -15,7 +15,7 @@ import (
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
-	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/inventory/manage"
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/resolvers/model"
 	"github.com/headwater-data/headwater/trust"
@@ -51,7 +51,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.Is(err, authz.ErrInvalid) || errors.Is(err, grant.ErrUnknownRole):
 			gqlErr.Message = invalidMessage(err)
 			setCode(gqlErr, guard.CodeBadRequest)
-		case errors.Is(err, trust.ErrUnavailable) || errors.Is(err, registry.ErrUnavailable):
+		case errors.Is(err, trust.ErrUnavailable) || errors.Is(err, manage.ErrUnavailable):
 			log.Warn("trust store unavailable", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "the trust signals are unavailable, retry later"
 			setCode(gqlErr, guard.CodeUnavailable)

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers/guard"
@@ -51,6 +52,8 @@ type Deps struct {
 	// Trust serves coverage and Inventory the inventory operations (nil: they answer UNAVAILABLE).
 	Trust     *trust.Service
 	Inventory *registry.Service
+	// Canaries serves the canary operations (nil: they answer UNAVAILABLE).
+	Canaries *canaries.Service
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -70,7 +73,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, events: d.Events, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
-		trust: d.Trust, inventory: d.Inventory}
+		trust: d.Trust, inventory: d.Inventory, canaryReg: d.Canaries}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -60,6 +61,7 @@ type world struct {
 	t       *testing.T
 	fx      *lineagetest.Fixture
 	grants  *grantstore.GrantStore
+	gaps    *gapsource.Source
 	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
@@ -113,8 +115,9 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.gaps = gapsource.New(ts, truststore.NewStore(store), fx.Clock())
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
-		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts}
+		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts, Gaps: w.gaps}
 	if o.search != nil {
 		o.search(&d.Search)
 	}

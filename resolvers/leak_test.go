@@ -253,6 +253,7 @@ func (w *world) hiddenTrust(hiddenJob string) {
 	day := 24 * time.Hour
 	registerList(w.t, fx, []inventory.Job{{Namespace: fx.NS, Name: w.hidden("expected2"), Interval: day,
 		Outputs: []inventory.Dataset{{Namespace: fx.NS, Name: "pub.mid"}, {Namespace: fx.NS, Name: "pub.out"}}}})
+	w.gaps.InventoryChanged() // what the registry does after a registration (the index is read again)
 	producerRun(fx, hiddenJob, w.hidden("prod3"), []time.Time{fx.Now.Add(-9 * day), fx.Now.Add(-8 * day), fx.Now.Add(-7 * day)})
 }
 

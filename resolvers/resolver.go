@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
@@ -34,4 +35,5 @@ type Resolver struct {
 	// trust serves coverage, inventory the inventory operations; nil: they answer UNAVAILABLE.
 	trust     *trust.Service
 	inventory *registry.Service
+	canaryReg *canaries.Service
 }

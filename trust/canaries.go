@@ -7,7 +7,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 )
 
-// CanaryRow is one active canary and the outcome of its latest check (package canary writes them; registry.Canary).
+// CanaryRow is one active canary and the outcome of its latest check (package canary writes them; canaries.Canary).
 type CanaryRow struct {
 	Name                                    string
 	FromNs, FromName, ToNs, ToName, JobNs   string

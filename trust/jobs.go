@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
 // jobsMemo holds the expected-job figures of one report and the visible expected jobs they came from.
@@ -20,7 +21,7 @@ type jobsMemo struct {
 // JobStatus is one expected job, the reported jobs it matched and its status.
 type JobStatus struct {
 	ExpectedRow
-	Status Status
+	Status rules.Status
 	Last   time.Time // latest event time of a matched job
 }
 
@@ -61,10 +62,10 @@ func (r *Report) countJob(m *jobsMemo, st JobStatus, gr, gi *grouper) {
 	if matched == 0 {
 		m.instrumented.add(r.svc.jobItem(st, r.Now))
 	}
-	if !Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
+	if !rules.Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
 		return
 	}
-	ok := b2i(st.Status == StatusReporting)
+	ok := b2i(st.Status == rules.StatusReporting)
 	m.reporting.Denominator++
 	m.reporting.Numerator += ok
 	gr.add("criticality", st.Criticality, ok, 1)
@@ -166,13 +167,6 @@ func (c *expectedCache) rows(ctx context.Context, r Reader, f Filter) ([]Expecte
 	return all, nil
 }
 
-// large reports whether the active expected jobs were too many to keep (rows then returns only a filter's).
-func (c *expectedCache) large() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tooBig
-}
-
 // withDbtMatches adds to each dbt expected job the dbt node jobs (ADR 0027) of its namespace it is reported
 // as: by (unique_id, role) (DbtMatches), or by one of the names the node job recorded (MatchNames in names).
 func (s *Service) withDbtMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {
@@ -214,6 +208,36 @@ func (e *ExpectedRow) addMatches(js []ReportedJob) {
 	}
 }
 
+// WithMatches adds to each row (read without matches) the reported jobs its source's rules match now: by match
+// name, and dbt node jobs by unique_id and role (the rules of docs/trust.md). The lineage gaps' index applies it.
+func (s *Service) WithMatches(ctx context.Context, rows []ExpectedRow) ([]ExpectedRow, error) {
+	if err := s.withNameMatches(ctx, rows); err != nil {
+		return nil, err
+	}
+	return s.withDbtMatches(ctx, rows)
+}
+
+// Visible keeps the expected jobs the caller may describe (visibleJobs), for the lineage gaps.
+func (s *Service) Visible(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {
+	return s.visibleJobs(ctx, caller, rows)
+}
+
+// StatusAt is an expected job's status at now by its matches (the coverage rule), for the lineage gaps.
+func (s *Service) StatusAt(e ExpectedRow, now time.Time) JobStatus { return s.status(e, now) }
+
+// JobMessage is the sentence people read about an expected job's status (the coverage item's message).
+func (s *Service) JobMessage(st JobStatus) string { return s.jobItem(st, s.clock().UTC()).Message }
+
+// QuietLimit is how long producer may send nothing before it counts as quiet, given its P95 gap (the
+// quietProducers rule with its factor).
+func (s *Service) QuietLimit(producer string, p95 time.Duration) time.Duration {
+	factor := s.cfg.QuietFactor
+	if v, ok := s.factors[producer]; ok {
+		factor = v
+	}
+	return rules.QuietThreshold(p95, factor, s.cfg.QuietMin)
+}
+
 // visibleJobs keeps the expected jobs the caller may describe, under their expected identity and under every
 // reported job they matched: a hidden one is neither counted nor named.
 func (s *Service) visibleJobs(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {
@@ -244,7 +268,7 @@ func (s *Service) status(e ExpectedRow, now time.Time) JobStatus {
 		last = max(last, j.LastSeenAt)
 	}
 	st := JobStatus{ExpectedRow: e, Last: fromMs(last)}
-	st.Status = StatusOf(time.Duration(e.IntervalMs)*time.Millisecond, e.Paused, len(e.Matched) > 0, st.Last, now,
+	st.Status = rules.StatusOf(time.Duration(e.IntervalMs)*time.Millisecond, e.Paused, len(e.Matched) > 0, st.Last, now,
 		s.cfg.ReportGrace)
 	return st
 }
@@ -257,10 +281,10 @@ func (s *Service) jobItem(st JobStatus, now time.Time) Item {
 	}
 	what := st.Type + " " + st.Name
 	switch st.Status {
-	case StatusNeverReported:
+	case rules.StatusNeverReported:
 		it.Message = fmt.Sprintf("%s (source %s) has never reported: no job in namespace %s is named %s", what,
 			st.Source, st.Namespace, st.matchText())
-	case StatusLate:
+	case rules.StatusLate:
 		it.Message = fmt.Sprintf("%s (source %s) last reported %s ago, expected every %s (%s)", what, st.Source,
 			age(now.Sub(st.Last)), age(time.Duration(st.IntervalMs)*time.Millisecond), st.Schedule)
 		if st.Last.IsZero() {

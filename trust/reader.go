@@ -8,9 +8,7 @@ type Reader interface {
 	InventoryVersion(ctx context.Context) (string, error)
 	ExpectedJobs(ctx context.Context, f Filter) ([]ExpectedRow, error)
 	JobsNamed(ctx context.Context, names [][2]string) ([]ReportedJob, error)
-	ExpectedWritersOf(ctx context.Context, outputs []string) ([]ExpectedRow, error)
 	DbtJobs(ctx context.Context, namespace string) ([]ReportedJob, error)
-	JobProducers(ctx context.Context, jobKeys []string) (map[string][]JobProducer, error)
 	Canaries(ctx context.Context) ([]CanaryRow, error)
 	Runs(ctx context.Context, f Filter, from, cutoff int64) ([]JobRuns, error)
 	Edges(ctx context.Context, f Filter, now int64) ([]EdgeRow, error)
@@ -19,7 +17,6 @@ type Reader interface {
 	Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error)
 	Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error)
 	Samples(ctx context.Context, sig Signal, from int64) ([]Point, error)
-	StoreSamples(ctx context.Context, points []map[string]any, before int64) error
 }
 
 // Filter is what a request narrows the signals to ("" = any).

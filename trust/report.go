@@ -1,8 +1,9 @@
 package trust
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
 // Signal names a figure (the `signal` label of the metrics).
@@ -128,15 +129,4 @@ func (g *grouper) groups() []Group {
 	return out
 }
 
-// age renders a duration for people: "40 days", "3 h", "12 min".
-func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
-	case d >= 2*time.Hour:
-		return fmt.Sprintf("%d h", int(d/time.Hour))
-	case d >= time.Minute:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	}
-	return fmt.Sprintf("%d s", int(d/time.Second))
-}
+func age(d time.Duration) string { return rules.Age(d) }

@@ -30,7 +30,6 @@ type Service struct {
 	factors   map[string]float64
 	clock     func() time.Time
 	inventory *expectedCache
-	health    *healthCache // producer health for the lineage gaps (gaps.go)
 }
 
 // NewService validates cfg and returns the service; a nil Permissions is authz.AllowAll.
@@ -46,8 +45,15 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{},
-		health: &healthCache{}}, nil
+	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{}}, nil
+}
+
+// Unfiltered is the service computing without permission filtering (authz.AllowAll): the sampler's, whose
+// figures count everything.
+func (s *Service) Unfiltered() *Service {
+	all := *s
+	all.perms = authz.AllowAll{}
+	return &all
 }
 
 // Config is the effective configuration.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
 // criticalJobs returns, when the query names a criticality, the keys of the reported jobs that visible
@@ -149,7 +150,7 @@ func byJob(rows []EdgeRow, ok []bool, only map[string]bool) [][]EdgeRow {
 func (r *Report) countJobEdges(f *Figure, g *grouper, legs []EdgeRow) {
 	cfg := r.svc.cfg
 	j := legs[0]
-	limit := StaleThreshold(fromMs(j.FirstSeenAt), fromMs(j.Job.LastSeenAt), j.Runs, cfg.StaleFactor, cfg.StaleMin)
+	limit := rules.StaleThreshold(fromMs(j.FirstSeenAt), fromMs(j.Job.LastSeenAt), j.Runs, cfg.StaleFactor, cfg.StaleMin)
 	var ins, outs []EdgeRow
 	for _, e := range legs {
 		if e.Direction == "INPUT_TO" {
@@ -307,13 +308,8 @@ func (r *Report) fillProducers(ctx context.Context, producer string, quiet, reje
 }
 
 func (r *Report) quietOne(f *Figure, a ActivityRow, recent []int64) {
-	cfg := r.svc.cfg
-	factor := cfg.QuietFactor
-	if v, ok := r.svc.factors[a.Producer]; ok {
-		factor = v
-	}
-	p95 := P95Gap(recent)
-	limit := QuietThreshold(p95, factor, cfg.QuietMin)
+	p95 := rules.P95Gap(recent)
+	limit := r.svc.QuietLimit(a.Producer, p95)
 	last := fromMs(a.Last)
 	f.Denominator++
 	if r.Now.Sub(last) <= limit {

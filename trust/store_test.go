@@ -14,6 +14,8 @@ import (
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
+	"github.com/headwater-data/headwater/trust/rules"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -181,11 +183,11 @@ func TestExpectedWriters(t *testing.T) {
 	if _, err := registry.NewStore(w.fx.Store).Register(t.Context(), inv, "test", w.fx.Now); err != nil {
 		t.Fatal(err)
 	}
-	got, err := w.narrow.ExpectedWriters(t.Context(), authz.Principal{Subject: "t"}, []string{ns + "|b"})
+	got, err := gapsource.New(w.narrow, truststore.NewStore(w.fx.Store), w.fx.Clock()).ExpectedWriters(t.Context(), authz.Principal{Subject: "t"}, []string{ns + "|b"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Name != "j1" || got[0].Status != trust.StatusReporting {
+	if len(got) != 1 || got[0].Name != "j1" || got[0].Status != rules.StatusReporting {
 		t.Fatalf("writers of b as the narrow caller: %+v", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -79,6 +80,7 @@ type pipeline struct {
 	norm      *normalize.Normalizer
 	projector *project.Projector
 	gens      *cache.Generations
+	touched   *canary.TouchHook // the node keys each committed projection transaction touched, to the checker
 }
 
 func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim limitsConfig, id identityConfig,
@@ -105,7 +107,8 @@ func openPipeline(ctx context.Context, n graph.Config, rdb *redis.Client, lim li
 		p.gens = cache.NewGenerations(rdb)
 		bumper = p.gens
 	}
-	p.projector, err = project.New(store, norm, bumper, log, reg)
+	p.touched = canary.NewTouchHook(bumper)
+	p.projector, err = project.New(store, norm, p.touched, log, reg)
 	if err != nil {
 		return nil, err
 	}

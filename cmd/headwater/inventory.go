@@ -29,6 +29,7 @@ type inventoryRegisterCmd struct {
 	JobNamespace     string        `help:"Namespace the jobs report under (dbt-ol's OPENLINEAGE_NAMESPACE, Airflow's AIRFLOW__OPENLINEAGE__NAMESPACE)."`
 	DatasetNamespace string        `help:"The dbt adapter's OpenLineage dataset namespace (duckdb://<path>, postgres://host:port, ...)."`
 	Schedule         string        `help:"Schedule of dbt nodes whose meta names none (cron, @daily, 6h)."`
+	ScheduleDag      string        `help:"dag_id of the Airflow DAG that runs the dbt project: without --schedule, its schedule as its Airflow registration lists it applies to dbt nodes whose meta names none."`
 	Timeout          time.Duration `help:"Time for the whole upload." default:"5m"`
 }
 
@@ -71,7 +72,7 @@ func gzipStream(r io.Reader) io.Reader {
 
 func (c inventoryRegisterCmd) post(ctx context.Context, body io.Reader) (string, error) {
 	q := url.Values{"kind": {c.Kind}}
-	for k, v := range map[string]string{"jobNamespace": c.JobNamespace, "datasetNamespace": c.DatasetNamespace, "schedule": c.Schedule} {
+	for k, v := range map[string]string{"jobNamespace": c.JobNamespace, "datasetNamespace": c.DatasetNamespace, "schedule": c.Schedule, "scheduleDag": c.ScheduleDag} {
 		if v != "" {
 			q.Set(k, v)
 		}

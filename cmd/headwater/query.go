@@ -13,7 +13,7 @@ import (
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/inventory/registry"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/search"
 )
@@ -61,5 +61,5 @@ func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonica
 	if err != nil {
 		return nil, err
 	}
-	return canary.NewChecker(svc, cat, registry.NewStore(store), time.Now, log), nil
+	return canary.NewChecker(svc, cat, canaries.NewStore(store), time.Now, log), nil
 }

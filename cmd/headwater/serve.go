@@ -24,12 +24,15 @@ import (
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
+	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/resolvers"
 	"github.com/headwater-data/headwater/resolvers/guard"
 	"github.com/headwater-data/headwater/search"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
+	"github.com/headwater-data/headwater/trust/sampler"
 	"github.com/headwater-data/headwater/trust/truststore"
 )
 
@@ -117,20 +120,23 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	inv := registry.NewService(registry.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
+	gaps := gapsource.New(trustSvc, truststore.NewStore(p.store), time.Now)
+	inv.OnChange(gaps.InventoryChanged)
 
 	mux := http.NewServeMux()
 	registry.NewHandler(inv, log).Register(mux)
-	registry.NewCanaryHandler(inv, log).Register(mux)
+	canaryReg := canaries.NewService(canaries.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
+	canaries.NewHandler(canaryReg, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, trustSvc)
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, gaps)
 	if err != nil {
 		return err
 	}
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: apitoken.NewManager(tokens, perms.Policy, perms.Auditor, time.Now),
-		Trust: trustSvc, Inventory: inv})
+		Trust: trustSvc, Inventory: inv, Canaries: canaryReg})
 	if err != nil {
 		return err
 	}
@@ -149,11 +155,14 @@ func (s serveCmd) Run(rc *runCtx) error {
 	met := s.HTTP.server(s.HTTP.MetricsAddr, metricsMux)
 	serveHTTP(g, gctx, api, s.HTTP.ShutdownTimeout, log)
 	serveHTTP(g, gctx, met, s.HTTP.ShutdownTimeout, log)
-	g.Go(func() error { return trust.NewSampler(trustSvc, trust.NewMetrics(reg), log).Run(gctx) })
+	smp := sampler.New(trustSvc, truststore.NewStore(p.store), sampler.NewMetrics(reg), log)
+	g.Go(func() error { return smp.Run(gctx) })
 	checker, err := canaryChecker(p.store, s.Lineage, p.norm, log)
 	if err != nil {
 		return err
 	}
+	canaryReg.OnChange(checker.Recheck)
+	p.touched.Listen(checker.Touched)
 	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)

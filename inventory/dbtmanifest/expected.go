@@ -16,6 +16,8 @@ type Options struct {
 	DatasetNamespace string
 	// Schedule applies to nodes whose meta names none (e.g. the schedule of the DAG that runs the project).
 	Schedule string
+	// Paused marks the nodes that take Schedule paused (the DAG that runs the project is paused).
+	Paused bool
 }
 
 // Roles of dbt node jobs (ADR 0027): NODE runs the node itself, TESTS runs the generic tests of a node.
@@ -62,7 +64,7 @@ func expectedJob(n Node, byID map[string]Node, o Options) (inventory.Job, bool, 
 	j := inventory.Job{Namespace: o.JobNamespace, Type: "dbt " + n.ResourceType, DbtUniqueID: n.UniqueID,
 		Criticality: criticality(n), Owner: metaString(n, MetaOwner), Schedule: metaString(n, MetaSchedule)}
 	if j.Schedule == "" {
-		j.Schedule = o.Schedule
+		j.Schedule, j.Paused = o.Schedule, o.Paused
 	}
 	switch n.ResourceType {
 	case TypeModel:

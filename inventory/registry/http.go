@@ -3,7 +3,6 @@ package registry
 import (
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/inventory"
+	"github.com/headwater-data/headwater/inventory/manage"
 )
 
 // MaxBodyBytes bounds one registration body, before and after gzip (a dbt manifest runs to tens of MB; the
@@ -34,7 +34,7 @@ type Registrar interface {
 var _ Registrar = (*Service)(nil)
 
 // Handler serves POST /api/v1/inventory/{source}?kind=dbt|airflow|list[&jobNamespace=..][&datasetNamespace=..]
-// [&schedule=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
+// [&schedule=..][&scheduleDag=..] with the source's file as the body (Content-Encoding identity or gzip), streamed to its reader.
 type Handler struct {
 	reg   Registrar
 	log   *slog.Logger
@@ -62,34 +62,29 @@ type Answer struct {
 	Retired   int    `json:"retired"`
 }
 
-// ErrorAnswer is the JSON body of a refusal: the field and the rule.
-type ErrorAnswer struct {
-	Error string `json:"error"`
-}
-
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
 	default:
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusTooManyRequests, ErrorAnswer{Error: fmt.Sprintf("busy: at most %d registrations at once", MaxConcurrent)})
+		writeJSON(w, http.StatusTooManyRequests, manage.ErrorAnswer{Error: fmt.Sprintf("busy: at most %d registrations at once", MaxConcurrent)})
 		return
 	}
 	q := r.URL.Query()
 	kind, err := inventory.ParseKind(q.Get("kind"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: err.Error()})
+		writeJSON(w, http.StatusBadRequest, manage.ErrorAnswer{Error: err.Error()})
 		return
 	}
 	body, status, err := openBody(w, r)
 	if err != nil {
-		writeJSON(w, status, ErrorAnswer{Error: err.Error()})
+		writeJSON(w, status, manage.ErrorAnswer{Error: err.Error()})
 		return
 	}
 	res, err := h.reg.Register(r.Context(), authz.FromContext(r.Context()), Request{Source: r.PathValue("source"),
 		Kind: kind, JobNamespace: q.Get("jobNamespace"), DatasetNamespace: q.Get("datasetNamespace"),
-		Schedule: q.Get("schedule"), Body: body})
+		Schedule: q.Get("schedule"), ScheduleDag: q.Get("scheduleDag"), Body: body})
 	if err != nil {
 		h.refuse(w, err)
 		return
@@ -143,25 +138,11 @@ func statusOf(err error) int {
 }
 
 func (h *Handler) refuse(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, errTooLarge):
-		writeJSON(w, http.StatusRequestEntityTooLarge, ErrorAnswer{Error: errTooLarge.Error()})
-	case errors.Is(err, authz.ErrForbidden):
-		writeJSON(w, http.StatusForbidden, ErrorAnswer{Error: "forbidden: the caller may not register this inventory"})
-	case errors.Is(err, ErrInvalid):
-		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")})
-	case errors.Is(err, ErrUnavailable):
-		h.log.Warn("inventory store unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, ErrorAnswer{Error: ErrUnavailable.Error()})
-	default:
-		h.log.Error("inventory registration failed", "err", err)
-		writeJSON(w, http.StatusInternalServerError, ErrorAnswer{Error: "internal error"})
+	if errors.Is(err, errTooLarge) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, manage.ErrorAnswer{Error: errTooLarge.Error()})
+		return
 	}
+	manage.Refuse(w, h.log, err)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { manage.WriteJSON(w, status, v) }

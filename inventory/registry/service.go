@@ -5,24 +5,23 @@
 //
 // Invariants: a registration changes only namespaces where the caller holds MANAGE_INVENTORY, both those of the
 // new inventory and those of the registration it replaces; registering the same inventory again writes
-// nothing; every registration and retirement, allowed or refused, is one audit record.
+// nothing; every registration and retirement, allowed or refused, is one audit record (through package manage,
+// the path canaries share; ADR 0034).
 package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
-	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/inventory"
 	"github.com/headwater-data/headwater/inventory/airflowdags"
 	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 	"github.com/headwater-data/headwater/inventory/joblist"
+	"github.com/headwater-data/headwater/inventory/manage"
 )
 
 // Audit operations.
@@ -37,11 +36,6 @@ type Canonicalizer interface {
 	Job(namespace, name string) (string, string, error)
 }
 
-// Authorizer answers a privilege on a securable (grantpolicy.GrantPolicy); nil allows everything.
-type Authorizer interface {
-	CanOn(ctx context.Context, p authz.Principal, priv authz.Privilege, s grant.Securable) bool
-}
-
 // Request is one registration.
 type Request struct {
 	Source string
@@ -53,24 +47,35 @@ type Request struct {
 	DatasetNamespace string
 	// Schedule applies to dbt nodes whose meta names none.
 	Schedule string
-	Body     io.Reader
+	// ScheduleDag names the Airflow DAG (dag_id) that runs the dbt project: when Schedule is empty, the schedule
+	// and paused state of that DAG as an active Airflow registration lists it apply to dbt nodes whose meta names
+	// none. A DAG not registered (or in a namespace the caller may not manage) gives no schedule known.
+	ScheduleDag string
+	Body        io.Reader
+	paused      bool // the ScheduleDag DAG is paused
 }
 
 // Service is the registry.
 type Service struct {
-	store *Store
-	canon Canonicalizer
-	authz Authorizer
-	audit audit.Auditor
-	clock func() time.Time
+	store   *Store
+	canon   Canonicalizer
+	gate    *manage.Gate
+	changed func() // after a registration that wrote and a retirement (nil: nothing)
 }
 
 // NewService returns the registry; a nil authorizer allows everything, a nil auditor audits nothing.
-func NewService(store *Store, canon Canonicalizer, az Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
-	if clock == nil {
-		clock = time.Now
+func NewService(store *Store, canon Canonicalizer, az manage.Authorizer, audit audit.Auditor, clock func() time.Time) *Service {
+	return &Service{store: store, canon: canon, gate: manage.NewGate(az, audit, clock)}
+}
+
+// OnChange sets what runs after every registration that wrote and every retirement: the trust signals drop
+// their in-memory expected-writer index (trust.Service.InventoryChanged). Set it before serving.
+func (s *Service) OnChange(fn func()) { s.changed = fn }
+
+func (s *Service) notify() {
+	if s.changed != nil {
+		s.changed()
 	}
-	return &Service{store: store, canon: canon, authz: az, audit: audit, clock: clock}
 }
 
 // Read turns a request body into a normalised, canonical inventory (pure apart from the reader).
@@ -106,7 +111,7 @@ func readJobs(req Request) ([]inventory.Job, error) {
 			return nil, err
 		}
 		return dbtmanifest.Expected(m, dbtmanifest.Options{JobNamespace: req.JobNamespace,
-			DatasetNamespace: req.DatasetNamespace, Schedule: req.Schedule})
+			DatasetNamespace: req.DatasetNamespace, Schedule: req.Schedule, Paused: req.paused})
 	case inventory.KindAirflow:
 		return airflowdags.Read(req.Body, req.JobNamespace)
 	case inventory.KindList:
@@ -163,6 +168,10 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 			return Result{}, err
 		}
 	}
+	req, err := s.dagSchedule(ctx, caller, req)
+	if err != nil {
+		return Result{}, err
+	}
 	inv, err := s.Read(req)
 	if err != nil {
 		return Result{}, err
@@ -178,7 +187,7 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 	if err := s.allowed(ctx, caller, OpRegister, inv.Source, nss); err != nil {
 		return Result{}, err
 	}
-	res, err := s.store.Register(ctx, inv, caller.Subject, s.clock())
+	res, err := s.store.Register(ctx, inv, caller.Subject, s.gate.Now())
 	if err != nil {
 		return Result{}, unavailable(err)
 	}
@@ -186,8 +195,39 @@ func (s *Service) Register(ctx context.Context, caller authz.Principal, req Requ
 		res.Jobs, res.Added, res.Updated, res.Retired)
 	if res.Unchanged {
 		reason = fmt.Sprintf("source %s (%s): unchanged, %d jobs", inv.Source, inv.Kind, res.Jobs)
+	} else {
+		s.notify()
 	}
 	return res, s.record(ctx, caller, OpRegister, audit.DecisionAllow, reason)
+}
+
+// dagSchedule fills a dbt request's schedule from the Airflow DAG that runs the project (ScheduleDag), as its
+// active Airflow registration lists it, when the request names no schedule of its own. Only DAGs in namespaces
+// the caller may manage count; one listed by more than one Airflow source with different schedules is refused.
+func (s *Service) dagSchedule(ctx context.Context, caller authz.Principal, req Request) (Request, error) {
+	if req.Kind != inventory.KindDbt || req.Schedule != "" || req.ScheduleDag == "" {
+		return req, nil
+	}
+	rows, err := s.store.DagSchedules(ctx, req.ScheduleDag)
+	if err != nil {
+		return req, unavailable(err)
+	}
+	var found []DagSchedule
+	for _, r := range rows {
+		if s.gate.Manages(ctx, caller, []string{r.Namespace}) {
+			found = append(found, r)
+		}
+	}
+	for _, r := range found[min(1, len(found)):] {
+		if r.Schedule != found[0].Schedule || r.Paused != found[0].Paused {
+			return req, invalid(fmt.Errorf("scheduleDag: DAG %q is listed with different schedules by Airflow sources %s and %s",
+				req.ScheduleDag, found[0].Source, r.Source))
+		}
+	}
+	if len(found) > 0 {
+		req.Schedule, req.paused = found[0].Schedule, found[0].Paused
+	}
+	return req, nil
 }
 
 // Retire retires an active registration and its expected jobs. An unknown (or already retired) source is
@@ -204,9 +244,10 @@ func (s *Service) Retire(ctx context.Context, caller authz.Principal, source str
 	if err := s.allowed(ctx, caller, OpRetire, source, prev.Namespaces); err != nil {
 		return err
 	}
-	if _, err := s.store.Retire(ctx, source, s.clock()); err != nil {
+	if _, err := s.store.Retire(ctx, source, s.gate.Now()); err != nil {
 		return unavailable(err)
 	}
+	s.notify()
 	return s.record(ctx, caller, OpRetire, audit.DecisionAllow, "source "+source+" retired")
 }
 
@@ -218,53 +259,21 @@ func (s *Service) List(ctx context.Context, caller authz.Principal) ([]Source, e
 	}
 	out := all[:0]
 	for _, src := range all {
-		if s.missing(ctx, caller, src.Namespaces) == "" {
+		if s.gate.Manages(ctx, caller, src.Namespaces) {
 			out = append(out, src)
 		}
 	}
 	return out, nil
 }
 
-// allowed refuses (and audits the refusal) unless caller holds MANAGE_INVENTORY on every namespace.
 func (s *Service) allowed(ctx context.Context, caller authz.Principal, op, source string, nss []string) error {
-	ns := s.missing(ctx, caller, nss)
-	if ns == "" {
-		return nil
-	}
-	reason := fmt.Sprintf("source %s: MANAGE_INVENTORY missing on namespace %s", source, ns)
-	auditErr := s.record(ctx, caller, op, audit.DecisionDeny, reason)
-	return errors.Join(fmt.Errorf("%w: %s", authz.ErrForbidden, reason), auditErr)
-}
-
-// missing returns the first namespace the caller may not manage inventories in ("" when none).
-func (s *Service) missing(ctx context.Context, caller authz.Principal, nss []string) string {
-	if s.authz == nil {
-		return ""
-	}
-	nss = slices.Clone(nss)
-	slices.Sort(nss)
-	for _, ns := range slices.Compact(nss) {
-		if !s.authz.CanOn(ctx, caller, authz.PrivManageInventory, grant.Securable{Kind: grant.SecNamespace, Namespace: ns}) {
-			return ns
-		}
-	}
-	return ""
+	return s.gate.Allowed(ctx, caller, op, "source "+source, nss)
 }
 
 func (s *Service) record(ctx context.Context, p authz.Principal, op string, d audit.Decision, reason string) error {
-	if s.audit == nil {
-		return nil
-	}
-	return s.audit.Audit(ctx, audit.AuditRecord{Time: s.clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
-		Operation: op, Decision: d, Reason: reason})
+	return s.gate.Record(ctx, p, op, d, reason)
 }
 
-// ErrInvalid classes an inventory that cannot be read; the message names the field and the rule.
-var ErrInvalid = errors.New("invalid inventory")
+func invalid(err error) error { return manage.Invalid(err) }
 
-// ErrUnavailable classes a store failure.
-var ErrUnavailable = errors.New("the inventory store is unavailable, retry later")
-
-func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalid, err) }
-
-func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
+func unavailable(err error) error { return manage.Unavailable(err) }

@@ -63,6 +63,33 @@ func (s *Store) run(ctx context.Context, cypher string, params map[string]any) (
 	return res.Records, nil
 }
 
+// DagSchedule is the schedule of an Airflow DAG as one active Airflow registration lists it.
+type DagSchedule struct {
+	Source, Namespace, Schedule string
+	Paused                      bool
+}
+
+// DagSchedules reads the schedule of DAG dagID from every active Airflow registration listing it (its tasks
+// "<dag_id>.<task_id>", or the DAG itself without a task listing), one row per source and namespace.
+func (s *Store) DagSchedules(ctx context.Context, dagID string) ([]DagSchedule, error) {
+	recs, err := s.run(ctx, `MATCH (src:`+LabelSource+` {kind: $kind}) WHERE src.retiredAt IS NULL
+MATCH (e:`+LabelExpectedJob+` {source: src.key}) WHERE e.retiredAt IS NULL AND (e.name = $dag OR e.name STARTS WITH $prefix)
+RETURN DISTINCT src.key AS source, e.namespace AS ns, coalesce(e.schedule, '') AS schedule, coalesce(e.paused, false) AS paused
+ORDER BY source, ns`, map[string]any{"kind": string(inventory.KindAirflow), "dag": dagID, "prefix": dagID + "."})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DagSchedule, len(recs))
+	for i, r := range recs {
+		src, _ := r.Get("source")
+		ns, _ := r.Get("ns")
+		sch, _ := r.Get("schedule")
+		p, _ := r.Get("paused")
+		out[i] = DagSchedule{Source: src.(string), Namespace: ns.(string), Schedule: sch.(string), Paused: p == true}
+	}
+	return out, nil
+}
+
 // Get returns the stored registration of source (ok false when there is none).
 func (s *Store) Get(ctx context.Context, source string) (Source, bool, error) {
 	recs, err := s.run(ctx, `MATCH (s:`+LabelSource+` {key: $k}) RETURN properties(s) AS p`, map[string]any{"k": source})

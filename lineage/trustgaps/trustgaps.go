@@ -20,15 +20,17 @@ import (
 	"github.com/headwater-data/headwater/internal/seal"
 	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
+	"github.com/headwater-data/headwater/trust/rules"
 )
 
-// Source is what the gaps ask of the trust signals (trust.Service): the expected jobs that list datasets as
+// Source is what the gaps ask of the trust signals (gapsource.Source): the expected jobs that list datasets as
 // outputs, with their status now, filtered to the caller; the sentence about one; and the producers of jobs with
 // their health now.
 type Source interface {
 	ExpectedWriters(ctx context.Context, caller authz.Principal, outputs []string) ([]trust.JobStatus, error)
 	JobMessage(st trust.JobStatus) string
-	ProducersOf(ctx context.Context, jobKeys []string) ([]trust.ProducerOf, error)
+	ProducersOf(ctx context.Context, jobKeys []string) ([]gapsource.ProducerOf, error)
 }
 
 // MaxMemo bounds the answers whose trust gaps are kept in process; maxMemoGaps the gaps of one kept answer (an
@@ -214,11 +216,11 @@ func (g *Computer) notReporting(ds []answerDataset, writers []trust.JobStatus) (
 	var late []trust.JobStatus
 	scheduled := 0
 	for _, st := range writers {
-		if !trust.Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
+		if !rules.Scheduled(time.Duration(st.IntervalMs)*time.Millisecond, st.Paused) {
 			continue
 		}
 		scheduled++
-		if st.Status == trust.StatusLate || st.Status == trust.StatusNeverReported {
+		if st.Status == rules.StatusLate || st.Status == rules.StatusNeverReported {
 			late = append(late, st)
 		}
 	}
@@ -246,9 +248,9 @@ func (g *Computer) notReporting(ds []answerDataset, writers []trust.JobStatus) (
 // reported and no schedule is known, or it is paused and has reported.
 func writerReported(st trust.JobStatus) bool {
 	switch st.Status {
-	case trust.StatusReporting, trust.StatusNoSchedule:
+	case rules.StatusReporting, rules.StatusNoSchedule:
 		return true
-	case trust.StatusPaused:
+	case rules.StatusPaused:
 		return len(st.Matched) > 0
 	}
 	return false
@@ -277,7 +279,7 @@ func (g *Computer) producerGaps(ctx context.Context, p authz.Principal, scope au
 	if err != nil {
 		return nil, err
 	}
-	prods = slices.DeleteFunc(prods, func(x trust.ProducerOf) bool { return !scope.Global && x.Producer != p.Subject })
+	prods = slices.DeleteFunc(prods, func(x gapsource.ProducerOf) bool { return !scope.Global && x.Producer != p.Subject })
 	quiet := 0
 	for _, x := range prods {
 		quiet += b2i(x.Quiet)
@@ -291,7 +293,7 @@ func (g *Computer) producerGaps(ctx context.Context, p authz.Principal, scope au
 		gap := api.Gap{Kind: api.GapProducerStale, Nodes: []string{}, Edges: []string{}, Numerator: &n, Denominator: &m, Since: &last,
 			Message: fmt.Sprintf("producer %s went quiet: last observed %s ago (quiet after %s: its P95 gap between "+
 				"events %s times its factor); it sent the latest run of %d job(s) on this answer; %d of %d producers on this answer are quiet",
-				x.Producer, trust.Age(x.Now.Sub(x.Last)), trust.Age(x.Limit), trust.Age(x.P95), len(x.JobKeys), n, m)}
+				x.Producer, rules.Age(x.Now.Sub(x.Last)), rules.Age(x.Limit), rules.Age(x.P95), len(x.JobKeys), n, m)}
 		for _, k := range x.JobKeys {
 			gap.Nodes = append(gap.Nodes, api.JobID(k))
 			gap.Edges = append(gap.Edges, edgesOf[k]...)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/gapsource"
 )
 
 // Canaries reads the active canaries with their latest check.
@@ -28,7 +29,7 @@ ORDER BY name LIMIT `+itoa(trust.MaxItemsKept), nil)
 
 // JobProducers reads, per job, the producer principals of its latest run's events (the run with the latest
 // first event time, through the index on (jobKey, firstEventAt); its events through the index on runKey).
-func (s *Store) JobProducers(ctx context.Context, jobKeys []string) (map[string][]trust.JobProducer, error) {
+func (s *Store) JobProducers(ctx context.Context, jobKeys []string) (map[string][]gapsource.JobProducer, error) {
 	rows, err := s.read(ctx, `UNWIND $jobs AS jk
 CALL (jk) {
   MATCH (r:Run {jobKey: jk}) WHERE r.firstEventAt IS NOT NULL
@@ -39,9 +40,9 @@ RETURN jk, e.principal AS p, max(e.receivedAt) AS last ORDER BY jk, p`, map[stri
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]trust.JobProducer, len(rows))
+	out := make(map[string][]gapsource.JobProducer, len(rows))
 	for _, r := range rows {
-		out[r.Str("jk")] = append(out[r.Str("jk")], trust.JobProducer{Producer: r.Str("p"), Last: r.Int("last")})
+		out[r.Str("jk")] = append(out[r.Str("jk")], gapsource.JobProducer{Producer: r.Str("p"), Last: r.Int("last")})
 	}
 	return out, nil
 }

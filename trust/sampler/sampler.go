@@ -1,4 +1,11 @@
-package trust
+// Package sampler computes every trust signal for everything on an interval, sets the Prometheus gauges of each
+// (headwater_trust_*) and stores one trend point per signal (trust.LabelSample) for `CoverageFigure.trend`
+// (docs/trust.md "Trend"). It is the trust signals' only Prometheus dependency and their only writer (ADR 0034).
+//
+// Invariants: a sample is computed without permission filtering (metrics are an operator channel on their own
+// listener; trend points are served only to callers who may describe everything); points older than
+// SampleRetention are deleted with each write.
+package sampler
 
 import (
 	"context"
@@ -10,10 +17,8 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/internal/obs"
+	"github.com/headwater-data/headwater/trust"
 )
-
-// LabelSample is the stored trend point of one signal for everything (written only by the sampler).
-const LabelSample = "CoverageSample"
 
 // SampleRetention is how long trend points are kept.
 const SampleRetention = 30 * 24 * time.Hour
@@ -52,7 +57,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // metricDimensions are the group dimensions exported as labels (namespaces are not: unbounded cardinality).
 var metricDimensions = map[string]bool{"criticality": true, "producer": true, "rule": true}
 
-func (m *Metrics) set(f *Figure) {
+func (m *Metrics) set(f *trust.Figure) {
 	sig := string(f.Signal)
 	m.num.WithLabelValues(sig).Set(float64(f.Numerator))
 	m.den.WithLabelValues(sig).Set(float64(f.Denominator))
@@ -71,26 +76,30 @@ func (m *Metrics) set(f *Figure) {
 	}
 }
 
+// Store is where the trend points are written (truststore.Store).
+type Store interface {
+	StoreSamples(ctx context.Context, points []map[string]any, before int64) error
+}
+
 // Sampler recomputes every signal for everything on an interval, sets the gauges and stores trend points.
 type Sampler struct {
-	svc     *Service
+	svc     *trust.Service
+	store   Store
 	metrics *Metrics
 	log     *slog.Logger
 }
 
-// NewSampler returns the sampler of svc's signals (computed without permission filtering).
-func NewSampler(svc *Service, m *Metrics, log *slog.Logger) *Sampler {
-	all := *svc
-	all.perms = authz.AllowAll{}
+// New returns the sampler of svc's signals (computed without permission filtering).
+func New(svc *trust.Service, store Store, m *Metrics, log *slog.Logger) *Sampler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sampler{svc: &all, metrics: m, log: log}
+	return &Sampler{svc: svc.Unfiltered(), store: store, metrics: m, log: log}
 }
 
-// Run samples every interval (cfg.SampleInterval; 0 returns at once) until ctx ends.
+// Run samples every interval (the service's SampleInterval; 0 returns at once) until ctx ends.
 func (s *Sampler) Run(ctx context.Context) error {
-	every := s.svc.cfg.SampleInterval
+	every := s.svc.Config().SampleInterval
 	if every <= 0 {
 		return nil
 	}
@@ -112,12 +121,12 @@ func (s *Sampler) Run(ctx context.Context) error {
 // Sample computes every signal once, sets the gauges and stores one trend point per signal.
 func (s *Sampler) Sample(ctx context.Context) error {
 	began := time.Now()
-	rep, err := s.svc.Report(ctx, samplerPrincipal, Query{})
+	rep, err := s.svc.Report(ctx, samplerPrincipal, trust.Query{})
 	if err != nil {
 		return err
 	}
 	var points []map[string]any
-	for _, sig := range Signals() {
+	for _, sig := range trust.Signals() {
 		f, err := rep.Figure(ctx, sig)
 		if err != nil {
 			return err
@@ -127,26 +136,9 @@ func (s *Sampler) Sample(ctx context.Context) error {
 			"at": ms(rep.Now), "num": int64(f.Numerator), "den": int64(f.Denominator)})
 	}
 	s.metrics.seconds.Set(time.Since(began).Seconds())
-	return s.svc.r.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention)))
-}
-
-// Point is one stored trend point.
-type Point struct {
-	At                     time.Time
-	Numerator, Denominator int
-}
-
-// Trend returns the stored points of sig since since, oldest first, for a report whose caller may describe
-// everything and that is not narrowed (the points count everything); otherwise none.
-func (s *Service) Trend(ctx context.Context, r *Report, sig Signal, since time.Time) ([]Point, error) {
-	if !r.Scope.Global || r.Query.Namespace != "" || r.Query.Criticality != "" || r.Query.Producer != "" {
-		return nil, nil
-	}
-	pts, err := s.r.Samples(ctx, sig, ms(since))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return pts, nil
+	return s.store.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention)))
 }
 
 func itoa64(v int64) string { return fmt.Sprint(v) }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }

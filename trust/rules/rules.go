@@ -1,6 +1,11 @@
-package trust
+// Package rules holds the trust signals' decision rules, pure functions of their inputs with no I/O: an
+// expected job's status from its schedule and its matched jobs' latest event, whether it counts in the reporting
+// figure, a producer's quiet threshold from its P95 gap, an edge's staleness threshold, and the ages people read
+// (ADR 0031, ADR 0034). Package trust and the lineage gaps apply them; their table tests live here.
+package rules
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -73,4 +78,17 @@ func StaleThreshold(first, last time.Time, runs int64, factor float64, min time.
 	}
 	usual := last.Sub(first) / time.Duration(runs-1)
 	return max(min, time.Duration(float64(usual)*factor))
+}
+
+// Age renders a duration for people: "40 days", "3 h", "12 min".
+func Age(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%d h", int(d/time.Hour))
+	case d >= time.Minute:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	}
+	return fmt.Sprintf("%d s", int(d/time.Second))
 }

@@ -1,6 +1,7 @@
-package registry
+package canaries
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,8 +11,23 @@ import (
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
+
+// nsAuth allows MANAGE_INVENTORY on the namespaces listed (a copy of registry's test helper).
+type nsAuth map[string]bool
+
+func (a nsAuth) CanOn(_ context.Context, _ authz.Principal, priv authz.Privilege, s grant.Securable) bool {
+	return priv == authz.PrivManageInventory && s.Kind == grant.SecNamespace && a[s.Namespace]
+}
+
+type memAudit struct{ recs []audit.AuditRecord }
+
+func (m *memAudit) Audit(_ context.Context, r audit.AuditRecord) error {
+	m.recs = append(m.recs, r)
+	return nil
+}
 
 // The canary endpoint registers with MANAGE_INVENTORY on every namespace the canary names (403 otherwise, before
 // anything is stored), refuses a malformed canary naming the field and the rule, retires once (an unknown or
@@ -22,7 +38,7 @@ func TestCanaryEndpoint(t *testing.T) {
 	aud := &memAudit{}
 	svc := NewService(NewStore(store), nil, nsAuth{ns: true}, aud, time.Now)
 	mux := http.NewServeMux()
-	NewCanaryHandler(svc, nil).Register(mux)
+	NewHandler(svc, nil).Register(mux)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r.WithContext(authz.WithPrincipal(r.Context(), authz.Principal{Subject: "op", Kind: "user"})))
 	}))
@@ -51,13 +67,13 @@ func TestCanaryEndpoint(t *testing.T) {
 	if code, _ := do(http.MethodPut, body(other)); code != 403 {
 		t.Errorf("forbidden namespace: %d", code)
 	}
-	if _, found, _ := NewStore(store).Canary(t.Context(), name); found {
+	if _, found, _ := NewStore(store).Get(t.Context(), name); found {
 		t.Error("a refused canary was stored")
 	}
 	if code, b := do(http.MethodPut, body(ns)); code != 200 {
 		t.Fatalf("register: %d %s", code, b)
 	}
-	c, found, err := NewStore(store).Canary(t.Context(), name)
+	c, found, err := NewStore(store).Get(t.Context(), name)
 	if err != nil || !found || c.To.Namespace != ns || c.JobName != "j" || c.RegisteredBy != "op" {
 		t.Fatalf("stored %+v %v %v", c, found, err)
 	}
@@ -71,9 +87,9 @@ func TestCanaryEndpoint(t *testing.T) {
 	for _, r := range aud.recs {
 		got = append(got, r.Operation+":"+string(r.Decision))
 	}
-	want := []string{OpRegisterCanary + ":" + string(audit.DecisionDeny), OpRegisterCanary + ":" + string(audit.DecisionDeny),
-		OpRegisterCanary + ":" + string(audit.DecisionAllow), OpRetireCanary + ":" + string(audit.DecisionAllow),
-		OpRetireCanary + ":" + string(audit.DecisionDeny)}
+	want := []string{OpRegister + ":" + string(audit.DecisionDeny), OpRegister + ":" + string(audit.DecisionDeny),
+		OpRegister + ":" + string(audit.DecisionAllow), OpRetire + ":" + string(audit.DecisionAllow),
+		OpRetire + ":" + string(audit.DecisionDeny)}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("audit %v, want %v", got, want)
 	}

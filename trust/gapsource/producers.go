@@ -1,4 +1,4 @@
-package trust
+package gapsource
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"slices"
 	"sync"
 	"time"
-)
 
-// The lineage gaps (JOB_NOT_REPORTING, PRODUCER_STALE, answer coverage; ADR 0032) ask the trust signals through
-// ExpectedWriters (writers.go), JobMessage and ProducersOf. What they get is about now, whatever the answer's
-// asOf.
+	"github.com/headwater-data/headwater/trust"
+
+	"github.com/headwater-data/headwater/trust/rules"
+)
 
 // ProducerHealthTTL is how long one read of every producer's activity (the quiet-producer rule over the
 // lookback) is reused by the lineage gaps before it is read again. A request that finds it older serves it and
@@ -31,28 +31,25 @@ type ProducerOf struct {
 }
 
 // JobMessage is the sentence people read about an expected job's status (the coverage item's message).
-func (s *Service) JobMessage(st JobStatus) string { return s.jobItem(st, s.clock().UTC()).Message }
-
-// Age renders a duration for people ("40 days", "3 h", "12 min").
-func Age(d time.Duration) string { return age(d) }
+func (s *Source) JobMessage(st trust.JobStatus) string { return s.sig.JobMessage(st) }
 
 // ProducersOf returns the producers of the jobs (one read: each job's latest run by first event time and its
 // events' principals) with their health now. Jobs without a run with events have no producer. It names
 // producers: the caller decides whom it may show them to.
-func (s *Service) ProducersOf(ctx context.Context, jobKeys []string) ([]ProducerOf, error) {
+func (s *Source) ProducersOf(ctx context.Context, jobKeys []string) ([]ProducerOf, error) {
 	if len(jobKeys) == 0 {
 		return nil, nil
 	}
 	rows, err := s.r.JobProducers(ctx, jobKeys)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", trust.ErrUnavailable, err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	health, err := s.producerHealth(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", trust.ErrUnavailable, err)
 	}
 	by := map[string]*ProducerOf{}
 	var order []string
@@ -105,8 +102,8 @@ type healthCache struct {
 
 // producerHealth returns the snapshot, reading it when there is none and refreshing it in the background when
 // it is older than ProducerHealthTTL.
-func (s *Service) producerHealth(ctx context.Context) (*healthSnapshot, error) {
-	c := s.health
+func (s *Source) producerHealth(ctx context.Context) (*healthSnapshot, error) {
+	c := &s.health
 	c.mu.Lock()
 	snap := c.snap
 	stale := snap != nil && s.clock().Sub(snap.at) > ProducerHealthTTL && !c.refreshing
@@ -130,11 +127,11 @@ func (s *Service) producerHealth(ctx context.Context) (*healthSnapshot, error) {
 	return snap, nil
 }
 
-func (s *Service) refreshHealth() {
+func (s *Source) refreshHealth() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	fresh, err := s.readHealth(ctx)
-	c := s.health
+	c := &s.health
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refreshing = false
@@ -144,25 +141,26 @@ func (s *Service) refreshHealth() {
 }
 
 // readHealth applies the quiet rule to every producer with events in the lookback.
-func (s *Service) readHealth(ctx context.Context) (*healthSnapshot, error) {
+func (s *Source) readHealth(ctx context.Context) (*healthSnapshot, error) {
 	now := s.clock().UTC()
-	from := now.Add(-s.cfg.QuietLookback)
+	from := now.Add(-s.sig.Config().QuietLookback)
 	act, err := s.r.Activity(ctx, "", ms(from))
 	if err != nil {
 		return nil, err
 	}
 	snap := &healthSnapshot{at: now, by: map[string]ProducerOf{}}
 	for _, a := range act {
-		recent, _ := splitActivity(a, ms(from)/60000, ms(now)/60000)
+		var recent []int64
+		for _, m := range a.Minutes {
+			if m >= ms(from)/60000 {
+				recent = append(recent, m)
+			}
+		}
 		if len(recent) == 0 {
 			continue
 		}
-		factor := s.cfg.QuietFactor
-		if v, ok := s.factors[a.Producer]; ok {
-			factor = v
-		}
-		p95 := P95Gap(recent)
-		limit := QuietThreshold(p95, factor, s.cfg.QuietMin)
+		p95 := rules.P95Gap(recent)
+		limit := s.sig.QuietLimit(a.Producer, p95)
 		last := fromMs(a.Last)
 		snap.by[a.Producer] = ProducerOf{Producer: a.Producer, Last: last, P95: p95, Limit: limit,
 			Quiet: now.Sub(last) > limit}
@@ -174,4 +172,13 @@ func (s *Service) readHealth(ctx context.Context) (*healthSnapshot, error) {
 type JobProducer struct {
 	Producer string
 	Last     int64
+}
+
+func ms(t time.Time) int64 { return t.UTC().UnixMilli() }
+
+func fromMs(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
 }

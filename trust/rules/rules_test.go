@@ -1,4 +1,4 @@
-package trust
+package rules
 
 import (
 	"testing"
@@ -80,18 +80,5 @@ func TestStaleThreshold(t *testing.T) {
 	}
 	if got := StaleThreshold(t0, t0, 1, 3, 24*time.Hour); got != 24*time.Hour {
 		t.Errorf("one run: the minimum, got %v", got)
-	}
-}
-
-func TestConfigFactors(t *testing.T) {
-	c := Config{QuietFactors: "dbt-prod=5, airflow=1.5"}
-	f, err := c.factors()
-	if err != nil || f["dbt-prod"] != 5 || f["airflow"] != 1.5 {
-		t.Fatalf("factors %v %v", f, err)
-	}
-	for _, bad := range []string{"x", "x=", "x=-1", "=3"} {
-		if err := (Config{QuietFactors: bad}).Validate(); err == nil {
-			t.Errorf("quiet-factors %q accepted", bad)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync"
+	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
 )
 
 // catalogCmd reads Iceberg REST catalogs (ADR 0039).
@@ -30,8 +31,8 @@ func (c catalogSyncCmd) Run(rc *runCtx) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
 	defer cancel()
-	client, err := icebergsync.NewClient(ctx, icebergsync.ClientConfig{URI: c.URI, Warehouse: c.Warehouse,
-		Token: c.Token, PageSize: c.PageSize, HTTP: &http.Client{Timeout: icebergsync.DefaultTimeout}})
+	client, err := icebergrest.NewClient(ctx, icebergrest.ClientConfig{URI: c.URI, Warehouse: c.Warehouse,
+		Token: c.Token, PageSize: c.PageSize, HTTP: &http.Client{Timeout: icebergrest.DefaultTimeout}})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync"
+	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -50,12 +51,12 @@ func drive(t *testing.T, out any, args ...string) {
 	}
 }
 
-func newClient(t *testing.T, pageSize int) *icebergsync.Client {
+func newClient(t *testing.T, pageSize int) *icebergrest.Client {
 	t.Helper()
 	testenv.Servers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := icebergsync.NewClient(ctx, icebergsync.ClientConfig{URI: testenv.IcebergURI(), PageSize: pageSize})
+	c, err := icebergrest.NewClient(ctx, icebergrest.ClientConfig{URI: testenv.IcebergURI(), PageSize: pageSize})
 	if err != nil {
 		t.Fatalf("%v; start the fixture with `scripts/stack/stack.sh up`", err)
 	}
@@ -89,7 +90,7 @@ func TestNestedNamespacesAndPagesAreAllListed(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, 2) // 5 children and 5 tables: three pages each
 
-	children, err := c.ListNamespaces(ctx, icebergsync.Namespace{top, "sales"})
+	children, err := c.ListNamespaces(ctx, icebergrest.Namespace{top, "sales"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestNestedNamespacesAndPagesAreAllListed(t *testing.T) {
 		t.Errorf("children of %s.sales over pages of 2 = %v, want %v", top, names, want)
 	}
 
-	tables, err := c.ListTables(ctx, icebergsync.Namespace{top, "sales", "n0003"})
+	tables, err := c.ListTables(ctx, icebergrest.Namespace{top, "sales", "n0003"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestNestedNamespacesAndPagesAreAllListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(top1, func(ns icebergsync.Namespace) bool { return ns.String() == top }) {
+	if !slices.ContainsFunc(top1, func(ns icebergrest.Namespace) bool { return ns.String() == top }) {
 		t.Errorf("top-level namespaces lack %s", top)
 	}
 }
@@ -128,7 +129,7 @@ func TestLoadTableKeepsIdentityThroughEvolutionAndRename(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, 0)
 
-	l, err := c.LoadTable(ctx, icebergsync.TableIdent{Namespace: icebergsync.Namespace{top, "sales"}, Name: "orders_v2"}, "")
+	l, err := c.LoadTable(ctx, icebergrest.TableIdent{Namespace: icebergrest.Namespace{top, "sales"}, Name: "orders_v2"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +179,8 @@ func TestLoadTableKeepsIdentityThroughEvolutionAndRename(t *testing.T) {
 		t.Errorf("metadata log has %d entries, want 5", len(m.MetadataLog))
 	}
 
-	_, err = c.LoadTable(ctx, icebergsync.TableIdent{Namespace: icebergsync.Namespace{top, "sales"}, Name: "orders"}, "")
-	if !icebergsync.NotFound(err) {
+	_, err = c.LoadTable(ctx, icebergrest.TableIdent{Namespace: icebergrest.Namespace{top, "sales"}, Name: "orders"}, "")
+	if !icebergrest.NotFound(err) {
 		t.Errorf("the old name after the rename: err = %v, want a 404", err)
 	}
 }
@@ -190,7 +191,7 @@ func TestUnchangedTableIsNoWork(t *testing.T) {
 	drive(t, &sc, "scenario", top+".sales")
 	ctx := context.Background()
 	c := newClient(t, 0)
-	id := icebergsync.TableIdent{Namespace: icebergsync.Namespace{top, "sales"}, Name: "orders_v2"}
+	id := icebergrest.TableIdent{Namespace: icebergrest.Namespace{top, "sales"}, Name: "orders_v2"}
 
 	first, err := c.LoadTable(ctx, id, "")
 	if err != nil {

@@ -1,3 +1,7 @@
+// Package icebergsync is Headwater's sync from Iceberg REST catalogs: the scan that walks a catalog through the
+// icebergrest client (all namespaces, every table loaded, unchanged tables skipped by ETag or metadata location,
+// all-or-nothing) and the dry-run report. It writes nothing yet: the graph side of the sync comes later (ADR 0039
+// has the proposal).
 package icebergsync
 
 import (
@@ -6,6 +10,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -32,30 +37,30 @@ type Seen struct {
 // TableState is one table as the scan saw it. Unchanged is true when the catalog answered 304 to the ETag of
 // the earlier scan, or when the metadata location is the one the earlier scan saw: nothing to write.
 type TableState struct {
-	Ident     TableIdent
+	Ident     icebergrest.TableIdent
 	ETag      string
 	Unchanged bool
 	// Result is the loadTable answer; nil when the catalog answered 304.
-	Result *LoadTableResult
+	Result *icebergrest.LoadTableResult
 }
 
 // ScanResult is one walk of a catalog: every namespace (parents before children) and every table.
 type ScanResult struct {
-	Namespaces []Namespace
+	Namespaces []icebergrest.Namespace
 	Tables     []TableState
 	// Vanished are tables listed and then gone (404) before they were loaded: dropped or renamed during the scan.
-	Vanished []TableIdent
+	Vanished []icebergrest.TableIdent
 }
 
 // Scan walks the catalog: namespaces level by level, each namespace's tables, then loadTable for every table,
 // sending the ETag the earlier scan saw (prev, by table name; nil for a first scan). Any error ends the scan
 // with no result: a partial scan must never look complete (a sync would take missing tables for dropped ones).
-func Scan(ctx context.Context, c *Client, prev map[string]Seen) (ScanResult, error) {
+func Scan(ctx context.Context, c *icebergrest.Client, prev map[string]Seen) (ScanResult, error) {
 	nss, err := walkNamespaces(ctx, c)
 	if err != nil {
 		return ScanResult{}, err
 	}
-	var idents []TableIdent
+	var idents []icebergrest.TableIdent
 	for _, ns := range nss {
 		ts, err := c.ListTables(ctx, ns)
 		if err != nil {
@@ -74,14 +79,14 @@ func Scan(ctx context.Context, c *Client, prev map[string]Seen) (ScanResult, err
 }
 
 // walkNamespaces lists the namespace tree breadth first.
-func walkNamespaces(ctx context.Context, c *Client) ([]Namespace, error) {
-	var all []Namespace
-	level := []Namespace{nil}
+func walkNamespaces(ctx context.Context, c *icebergrest.Client) ([]icebergrest.Namespace, error) {
+	var all []icebergrest.Namespace
+	level := []icebergrest.Namespace{nil}
 	for depth := 0; len(level) > 0; depth++ {
 		if depth >= MaxNamespaceDepth {
 			return nil, fmt.Errorf("iceberg catalog: namespaces nested deeper than %d levels (rule: MaxNamespaceDepth)", MaxNamespaceDepth)
 		}
-		var next []Namespace
+		var next []icebergrest.Namespace
 		for _, parent := range level {
 			children, err := c.ListNamespaces(ctx, parent)
 			if err != nil {
@@ -104,7 +109,7 @@ func walkNamespaces(ctx context.Context, c *Client) ([]Namespace, error) {
 }
 
 // loadAll loads the tables LoadParallel at a time; the result keeps the listing's order.
-func loadAll(ctx context.Context, c *Client, idents []TableIdent, prev map[string]Seen) ([]TableState, []TableIdent, error) {
+func loadAll(ctx context.Context, c *icebergrest.Client, idents []icebergrest.TableIdent, prev map[string]Seen) ([]TableState, []icebergrest.TableIdent, error) {
 	out := make([]TableState, len(idents))
 	gone := make([]bool, len(idents))
 	g, gctx := errgroup.WithContext(ctx)
@@ -114,7 +119,7 @@ func loadAll(ctx context.Context, c *Client, idents []TableIdent, prev map[strin
 		g.Go(func() error {
 			seen := prev[id.String()]
 			l, err := c.LoadTable(gctx, id, seen.ETag)
-			if NotFound(err) {
+			if icebergrest.NotFound(err) {
 				mu.Lock()
 				gone[i] = true
 				mu.Unlock()
@@ -135,7 +140,7 @@ func loadAll(ctx context.Context, c *Client, idents []TableIdent, prev map[strin
 		return nil, nil, err
 	}
 	var tables []TableState
-	var vanished []TableIdent
+	var vanished []icebergrest.TableIdent
 	for i := range out {
 		if gone[i] {
 			vanished = append(vanished, idents[i])

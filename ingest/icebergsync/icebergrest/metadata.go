@@ -1,4 +1,4 @@
-package icebergsync
+package icebergrest
 
 import (
 	"bytes"

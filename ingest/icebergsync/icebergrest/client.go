@@ -1,10 +1,10 @@
-// Package icebergsync reads Iceberg REST catalogs (the Apache Iceberg REST Catalog OpenAPI spec that Polaris,
-// Lakekeeper, Unity Catalog, Glue's REST endpoint, Nessie and Iceberg's own fixture serve) for Headwater's catalog
-// sync: a small typed client for the read subset (GET /v1/config, namespaces nested and paginated, tables,
-// loadTable with schemas, field ids, snapshots, refs and the metadata log, ETag / If-None-Match) and the scan that
-// walks a catalog with it. It writes nothing: the graph side of the sync comes later (ADR 0039 has the proposal).
-// Standard library only; the decision against iceberg-go and a generated client is ADR 0039.
-package icebergsync
+// Package icebergrest is a small typed client for the read subset of the Apache Iceberg REST Catalog OpenAPI spec
+// (served by Polaris, Lakekeeper, Unity Catalog, Glue's REST endpoint, Nessie and Iceberg's own fixture): GET
+// /v1/config, namespaces nested and paginated, tables, loadTable with schemas, field ids, snapshots, refs and the
+// metadata log, ETag / If-None-Match; and the spec's table-metadata model it decodes into. Standard library only;
+// the decision against iceberg-go and a generated client is ADR 0039. It is the REST vocabulary of the catalog
+// sync (package icebergsync), split from it so the sync's own code stays small (ADR 0033's package bar).
+package icebergrest
 
 import (
 	"context"

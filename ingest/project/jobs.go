@@ -56,6 +56,15 @@ func setJobStamp(m map[string]jobStamp, k string, s jobStamp) {
 // stampFields are the stamped Job properties.
 var stampFields = append([]string{jobNameField}, jobMetaFields...)
 
+// noStamps is the Job properties that clear every stamp (a job restated from its own events).
+func noStamps() map[string]any {
+	out := make(map[string]any, 2*len(stampFields))
+	for _, f := range stampFields {
+		out[stampTProp(f)], out[stampEProp(f)] = nil, nil
+	}
+	return out
+}
+
 func stampTProp(f string) string { return "stampT_" + f }
 func stampEProp(f string) string { return "stampE_" + f }
 

@@ -80,7 +80,7 @@ func (s *Store) RunIO(ctx context.Context, runKey string) ([]graph.RunIORow, err
 	recs, err := s.ReadRecords(ctx, `MATCH (r:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
 RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v,
   CASE WHEN type(x) = 'READ' THEN `+graph.RunPublicationCypher("r")+` ELSE x.publication END AS pub,
-  x.firstAt AS fa, coalesce(x.lastAt, r.lastEventTime) AS la
+  x.firstAt AS fa, coalesce(x.lastAt, r.ioLastAt) AS la
 ORDER BY rel, ds`, map[string]any{"k": runKey})
 	if err != nil {
 		return nil, err

@@ -239,7 +239,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		MATCH (r:Run {jobKey: row.k}) WHERE r.firstEventAt >= row.from
 		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
-			lastAt: coalesce(x.lastAt, r.lastEventTime), pub: x.publication, producer: x.producer,
+			lastAt: coalesce(x.lastAt, r.ioLastAt), pub: x.publication, producer: x.producer,
 			eventIds: coalesce(x.eventIds, r.ioEventIds), cols: x.columnLineage} END) AS io
 		RETURN k, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
 			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})

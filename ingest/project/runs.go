@@ -314,7 +314,10 @@ func runRow(s *runState) (map[string]any, error) {
 		"nominalEndTime": ptr(s.NomEnd), "errorMessage": nilIfEmpty(s.ErrorMsg), "facets": string(facets),
 		"lastEventTime": s.LastEventTime, "firstEventAt": s.FirstEventAt, "processingType": nilIfEmpty(s.ProcessingType),
 		"producer": nilIfEmpty(s.Producer), "parentRunId": nil, "rootRunId": nil, "parentKey": nil, "rootKey": nil,
-		"jobVersion": nil, "runId": s.RunID, "ioEventIds": nilIfNone(runIOEventIDs(s)), "normVersion": NormVersion}
+		"jobVersion": nil, "runId": s.RunID, "ioLastAt": nil, "ioEventIds": nil, "normVersion": NormVersion}
+	if at, ids := runIOLatest(s); ids != nil || at != nil {
+		props["ioLastAt"], props["ioEventIds"] = at, toAny(ids)
+	}
 	row := map[string]any{"key": s.Key, "job": s.JobKey, "parent": "", "parentJob": "", "parentRunId": "",
 		"version": "", "first": s.FirstEventAt}
 	// A parent (root) is the run of the job the facet names: a parent facet can name no other job's run.
@@ -344,11 +347,11 @@ func runRow(s *runState) (map[string]any, error) {
 }
 
 // ioRows are the run's READ / WROTE rows. What every row of a run shares is kept once on the Run (docs/adr/0035):
-// a row's lastAt when it is the run's lastEventTime, its eventIds when they are the run's ioEventIds (runIOEventIDs);
+// a row's lastAt when it is the run's ioLastAt, its eventIds when they are the run's ioEventIds (runIOLatest);
 // readers take coalesce(row value, run value). A READ's publication is the run's (runPub), derived by readers.
 func ioRows(s *runState) []any {
 	var out []any
-	ids := runIOEventIDs(s)
+	lastAt, ids := runIOLatest(s)
 	for _, dir := range []string{graph.RelRead, graph.RelWrote} {
 		m := s.Inputs
 		if dir == graph.RelWrote {
@@ -358,7 +361,7 @@ func ioRows(s *runState) []any {
 			io := m[k]
 			props := map[string]any{"firstAt": io.FirstAt, "datasetVersion": nilIfEmpty(io.Version),
 				"producer": io.Producer}
-			if io.LastAt != s.LastEventTime {
+			if io.LastAt != lastAt {
 				props["lastAt"] = io.LastAt
 			}
 			if !slices.Equal(io.EventIDs, ids) {
@@ -380,9 +383,10 @@ func ioRows(s *runState) []any {
 	return out
 }
 
-// runIOEventIDs are the event ids the run's rows share: those of its latest-listed row (by lastAt, then READ
-// before WROTE and dataset key). nil when the run has no rows.
-func runIOEventIDs(s *runState) []string {
+// runIOLatest is the lastAt and the event ids the run's rows share: those of its latest-listed row (by lastAt, then
+// READ before WROTE and dataset key). A RunEvent that lists no dataset (RUNNING) changes neither. nil when the run
+// has no rows.
+func runIOLatest(s *runState) (any, []string) {
 	var best *runIO
 	for _, m := range []map[string]*runIO{s.Inputs, s.Outputs} {
 		for _, k := range sortedIOKeys(m) {
@@ -392,9 +396,9 @@ func runIOEventIDs(s *runState) []string {
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, nil
 	}
-	return best.EventIDs
+	return best.LastAt, best.EventIDs
 }
 
 func sortedIOKeys(m map[string]*runIO) []string {
@@ -411,13 +415,6 @@ func ptr(p *int64) any {
 		return nil
 	}
 	return *p
-}
-
-func nilIfNone(ids []string) any {
-	if ids == nil {
-		return nil
-	}
-	return toAny(ids)
 }
 
 func nilIfEmpty(s string) any {

@@ -66,20 +66,20 @@ func (w *txWriter) upgradeEvidence(prefix, after string) (string, int, error) {
 			return "", 0, err
 		}
 	}
-	// Run detail: what the run's rows share moves onto the Run (ioRows); the shared eventIds are the latest-listed
-	// row's (runIOEventIDs: lastAt, then READ before WROTE, then dataset key).
+	// Run detail: what the run's rows share moves onto the Run (ioRows): the latest-listed row's lastAt and eventIds
+	// (runIOLatest: lastAt, then READ before WROTE, then dataset key).
 	if _, err := w.runAs("upgradeEvidence:runs", `UNWIND $jobs AS k
 		MATCH (r:Run {jobKey: k}) WHERE coalesce(r.normVersion, '') <> $nv
 		CALL (r) {
 			OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 			WITH x, d ORDER BY x.lastAt DESC, type(x), d.key
-			RETURN head(collect(x.eventIds)) AS ids
+			RETURN head(collect(x.lastAt)) AS at, head(collect(x.eventIds)) AS ids
 		}
-		SET r.ioEventIds = ids, r.normVersion = $nv
+		SET r.ioLastAt = at, r.ioEventIds = ids, r.normVersion = $nv
 		WITH r
 		MATCH (r)-[x:READ|WROTE]->(:Dataset)
 		SET x.publication = CASE WHEN type(x) = 'READ' THEN null ELSE x.publication END,
-			x.lastAt = CASE WHEN x.lastAt = r.lastEventTime THEN null ELSE x.lastAt END,
+			x.lastAt = CASE WHEN x.lastAt = r.ioLastAt THEN null ELSE x.lastAt END,
 			x.eventIds = CASE WHEN x.eventIds = r.ioEventIds THEN null ELSE x.eventIds END`,
 		map[string]any{"jobs": toAny(jobs), "nv": NormVersion}); err != nil {
 		return "", 0, err

@@ -58,7 +58,7 @@ CREATE (a)-[:INDIRECT_FEEDS {jobKey: r.job, outputKey: r.to, subtypes: r.subtype
 MATCH (j) WHERE elementId(j) = r.job
 CREATE (x:Run {key: r.key, jobKey: r.jobKey, state: r.state, conflictingStates: [], startedAt: r.s,
   endedAt: r.e, nominalStartTime: r.n, parentRunId: r.p, rootRunId: r.root, errorMessage: r.err,
-  facets: '{}', lastEventTime: r.last, processingType: r.pt, normVersion: $nv})
+  facets: '{}', lastEventTime: r.last, ioLastAt: r.last, processingType: r.pt, normVersion: $nv})
 CREATE (x)-[:OF_JOB]->(j)
 WITH x, r
 CALL (x, r) {

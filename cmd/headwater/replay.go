@@ -106,7 +106,8 @@ func (u upgradeCmd) Run(rc *runCtx) error {
 }
 
 // inPlace re-keys events (by the archive's principals), quarantine records and runs (version 2), then writes
-// stored identities and grants in today's canonical form (version 3).
+// stored identities and grants in today's canonical form (version 3), then jobs' edges, run detail and stamps in
+// version 4's form.
 func (u upgradeCmd) inPlace(rc *runCtx) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -131,6 +132,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	evidence, err := p.projector.UpgradeEvidence(ctx, u.NamespacePrefix)
+	if err != nil {
+		return err
+	}
 	grants, err := recanonicaliseGrants(ctx, grantstore.NewGrantStore(p.store, time.Now), p.norm, u.NamespacePrefix)
 	if err != nil {
 		return err
@@ -144,6 +149,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 		return err
 	}
 	if _, err := fmt.Fprintf(rc.stdout, "moved %d events onto their dbt node's job (ADR 0027)\n", dbtMoved); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(rc.stdout, "wrote the edges, run detail and stamps of %d jobs in version %s's form (ADR 0035)\n",
+		evidence, project.NormVersion); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",

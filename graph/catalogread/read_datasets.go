@@ -91,7 +91,7 @@ ORDER BY fs DESC, key SKIP $off LIMIT $lim`, map[string]any{"k": datasetKey, "of
 // LastWriter returns the run that most recently wrote the dataset ("" when none).
 func (s *Store) LastWriter(ctx context.Context, datasetKey string) (string, error) {
 	recs, err := s.ReadRecords(ctx, `MATCH (r:Run)-[w:WROTE]->(:Dataset {key: $k})
-RETURN r.key AS key ORDER BY w.lastAt DESC, key LIMIT 1`, map[string]any{"k": datasetKey})
+RETURN r.key AS key ORDER BY coalesce(w.lastAt, r.ioLastAt) DESC, key LIMIT 1`, map[string]any{"k": datasetKey})
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}

@@ -77,8 +77,10 @@ RETURN `+runProjection+` AS r ORDER BY coalesce(r.startedAt, r.lastEventTime) DE
 
 // RunIO lists exactly what a run read and wrote.
 func (s *Store) RunIO(ctx context.Context, runKey string) ([]graph.RunIORow, error) {
-	recs, err := s.ReadRecords(ctx, `MATCH (:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
-RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v, x.publication AS pub, x.firstAt AS fa, x.lastAt AS la
+	recs, err := s.ReadRecords(ctx, `MATCH (r:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
+RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v,
+  CASE WHEN type(x) = 'READ' THEN `+graph.RunPublicationCypher("r")+` ELSE x.publication END AS pub,
+  x.firstAt AS fa, coalesce(x.lastAt, r.ioLastAt) AS la
 ORDER BY rel, ds`, map[string]any{"k": runKey})
 	if err != nil {
 		return nil, err

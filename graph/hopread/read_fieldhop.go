@@ -23,7 +23,7 @@ WHERE c.validTo > $t AND ` + graph.InForceCypher("c") + `
 OPTIONAL MATCH (j:Job {key: c.jobKey})
 OPTIONAL MATCH (nd:Dataset {key: n.datasetKey})
 WITH k, s, collect(CASE WHEN n IS NULL THEN null ELSE {dst: n.key, dd: n.datasetKey, dp: n.path,
-  rel: properties(c), job: CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END,
+  rel: ` + graph.EvidenceCypher("c", "j", graph.ColumnEvidenceProps) + `, job: CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END,
   dstName: CASE WHEN nd IS NULL THEN null ELSE ` + graph.NameAtCypher("nd") + ` END,
   dstCurrent: CASE WHEN nd IS NULL THEN null ELSE nd{.namespace, .name, .env} END} END) AS rows
 WITH s.datasetKey AS dk, collect({k: k, rows: rows}) AS fs

@@ -10,6 +10,10 @@ import (
 // relationship degree store (constant time) instead of visiting every run of the job (thousands for hourly jobs).
 const jobBrief = `j{.key, .namespace, .name, .firstSeenAt, .lastSeenAt, runs: COUNT { (j)<-[:OF_JOB]-() }}`
 
+// edgeRel is the properties of INPUT_TO / OUTPUT_TO rel with its latest evidence read through the job j when it
+// keeps none of its own (graph.EvidenceCypher). On a DECLARED_FEEDS (j null) it is its own properties.
+func edgeRel(rel string) string { return graph.EvidenceCypher(rel, "j", graph.EdgeEvidenceProps) }
+
 func datasetHopCypher(down bool, limited bool) string {
 	// INPUT_TO always ends at a Job and OUTPUT_TO at a Dataset: leaving the labels out of the pattern saves a label
 	// check per relationship on hubs.
@@ -29,7 +33,7 @@ MATCH (s:Dataset {key: k})
 CALL (s) {
   MATCH ` + through + `
   WHERE ` + throughWhere + `
-  RETURN n, ` + jobBrief + ` AS job, properties(a) AS inRel, properties(b) AS outRel
+  RETURN n, ` + jobBrief + ` AS job, ` + edgeRel("a") + ` AS inRel, ` + edgeRel("b") + ` AS outRel
   UNION ALL
   MATCH ` + declared + `
   WHERE ` + declaredWhere + `
@@ -56,7 +60,7 @@ CALL (s) {
   UNWIND legs AS leg
   WITH n, leg[0] AS j, leg[1] AS a, leg[2] AS b
   RETURN n, CASE WHEN j IS NULL THEN null ELSE ` + jobBrief + ` END AS job,
-    CASE WHEN a IS NULL THEN null ELSE properties(a) END AS inRel, properties(b) AS outRel
+    CASE WHEN a IS NULL THEN null ELSE ` + edgeRel("a") + ` END AS inRel, ` + edgeRel("b") + ` AS outRel
 }` + tail
 }
 
@@ -91,7 +95,7 @@ func jobHopCypher(down bool) string {
 MATCH (j:Job {key: k})
 MATCH ` + leg + `
 WHERE b.validTo > $t AND ` + graph.InForceCypher("b") + `
-RETURN k AS src, n.key AS dst, ` + jobBrief + ` AS job, properties(b) AS rel, ` + graph.NameAtCypher("n") + ` AS dstName,
+RETURN k AS src, n.key AS dst, ` + jobBrief + ` AS job, ` + edgeRel("b") + ` AS rel, ` + graph.NameAtCypher("n") + ` AS dstName,
   n{.namespace, .name, .env} AS dstCurrent`
 }
 

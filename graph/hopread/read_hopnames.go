@@ -98,7 +98,7 @@ MATCH (n:Dataset {key: dk})
 CALL (s, n) {
   MATCH ` + through + `
   WHERE a.validTo > $t AND b.validTo > $t AND ` + graph.InForceCypher("a") + ` AND ` + graph.InForceCypher("b") + `
-  RETURN ` + jobBrief + ` AS job, properties(a) AS inRel, properties(b) AS outRel
+  RETURN ` + jobBrief + ` AS job, ` + edgeRel("a") + ` AS inRel, ` + edgeRel("b") + ` AS outRel
   UNION ALL
   MATCH ` + declared + `
   WHERE c.validTo > $t AND ` + graph.InForceCypher("c") + `

@@ -81,7 +81,7 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 		cuts := map[string][]int64{"d1": {int64(200 + rng.IntN(400))}}
 		var all []jobRun
 		var ck *jobCheckpoint
-		incremental, colsChecked := 0, 0
+		incremental, colsChecked, own, shared := 0, 0, 0, 0
 		pin := int64(rng.IntN(300))
 		for step := range 25 {
 			changed := int64(math.MaxInt64)
@@ -134,6 +134,8 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d step %d (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, got, want)
 			}
+			own, shared = checkStoredEvidence(t, fmt.Sprintf("seed %d step %d", seed, step), got, want, gotCols, wantCols,
+				own, shared)
 			if fromCheckpoint && len(wantCols) > 0 && len(wantInds) > 0 {
 				colsChecked++
 			}
@@ -147,6 +149,10 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 		if incremental == 0 || colsChecked == 0 {
 			t.Fatalf("seed %d never used the checkpoint (%d) or never checked column edges (%d)", seed, incremental, colsChecked)
 		}
+		if own == 0 || shared == 0 {
+			t.Fatalf("seed %d: %d edges kept their own evidence, %d read it through the job: the divergence rule was not exercised both ways",
+				seed, own, shared)
+		}
 	}
 }
 
@@ -159,6 +165,55 @@ func roundTrip(t *testing.T, ck *jobCheckpoint) *jobCheckpoint {
 	out := decodeCheckpoint(s)
 	if out == nil {
 		t.Fatalf("checkpoint does not decode: %s", s)
+	}
+	return out
+}
+
+// checkStoredEvidence checks the divergence rule (docs/adr/0035): the stored form of the edges folded from the
+// checkpoint (the job's evidence, the edges without what they share with it) is the stored form of the full fold,
+// and reading it back as the lineage reads do, coalesce(edge value, job value), gives every edge and COLUMN_FEEDS
+// exactly its own derived evidence. It returns the running counts of edges that keep their own copy and of those
+// that read it through the job.
+func checkStoredEvidence(t *testing.T, at string, got, want []edge, gotCols, wantCols []colEdge, own, shared int) (int, int) {
+	t.Helper()
+	evGot, storedGot := sharedEvidence(got)
+	evWant, storedWant := sharedEvidence(want)
+	if !reflect.DeepEqual(evGot, evWant) || !reflect.DeepEqual(storedGot, storedWant) {
+		t.Fatalf("%s: stored form from the checkpoint differs from the full fold's:\n got %v %v\nwant %v %v", at, evGot,
+			storedGot, evWant, storedWant)
+	}
+	for i, e := range storedGot {
+		if e.Props["lastRunId"] == nil {
+			shared++
+		} else {
+			own++
+		}
+		if read := readThrough(e.Props, evGot, edgeEvidenceProps); !reflect.DeepEqual(read, want[i].Props) {
+			t.Fatalf("%s: edge %s %s reads back as\n%v\nwant\n%v", at, e.Dir, e.DS, read, want[i].Props)
+		}
+	}
+	for i, c := range gotCols {
+		stored := withoutSharedEvidence(c.Props, columnEvidenceOf(evGot), columnEvidenceProps)
+		if read := readThrough(stored, columnEvidenceOf(evGot), columnEvidenceProps); !reflect.DeepEqual(read, wantCols[i].Props) {
+			t.Fatalf("%s: column edge %s>%s reads back as\n%v\nwant\n%v", at, c.From, c.To, read, wantCols[i].Props)
+		}
+	}
+	return own, shared
+}
+
+// readThrough is what a lineage read returns for stored relationship properties: each evidence property is the
+// relationship's own value when it has one, else the job's (graph.EvidenceCypher).
+func readThrough(stored, job map[string]any, names []string) map[string]any {
+	out := map[string]any{}
+	for k, v := range stored {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	for _, p := range names {
+		if out[p] == nil && job[p] != nil {
+			out[p] = job[p]
+		}
 	}
 	return out
 }

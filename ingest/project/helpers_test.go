@@ -202,7 +202,8 @@ func (s *scen) edge(dir, job, dsKey, kind string) map[string]any {
 	if dir == "out" {
 		pattern = "(j:Job {key: $j})-[e:OUTPUT_TO {kind: $kind}]->(d:Dataset {key: $d})"
 	}
-	rows := s.query("MATCH "+pattern+" RETURN properties(e) AS p",
+	// as lineage reads it: latest evidence kept once on the job is read through it (ADR 0035)
+	rows := s.query("MATCH "+pattern+" RETURN "+graph.EvidenceCypher("e", "j", graph.EdgeEvidenceProps)+" AS p",
 		map[string]any{"d": dsKey, "j": s.jobKey(job), "kind": kind})
 	if len(rows) == 0 {
 		return nil

@@ -65,7 +65,8 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
-	var colOuts, saved, stored []any
+	var colOuts, stored []any
+	var saved []map[string]any
 	for _, k := range jobs {
 		ck := ckpts[k]
 		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
@@ -75,7 +76,12 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			prev, lo, lv, prevCols, prevInds = ck.Subjects, ck.At, ck.LatestVersion, ck.Cols, ck.Inds
 		}
 		observed := edgesFromAggs(foldObserved(prev, runs[k], cuts, lo, graph.OpenEnd))
-		for _, e := range append(observed, declaredEdges(decls[k], lv.withRuns(runs[k]).Version)...) {
+		ev, observed := sharedEvidence(observed)
+		for _, e := range observed {
+			e.Job = k
+			edges = append(edges, e)
+		}
+		for _, e := range declaredEdges(decls[k], lv.withRuns(runs[k]).Version) {
 			e.Job = k
 			edges = append(edges, e)
 		}
@@ -84,18 +90,21 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		if err != nil {
 			return err
 		}
-		saved = append(saved, map[string]any{"job": k, "ck": enc})
+		saved = append(saved, map[string]any{"job": k, "ck": enc, "ev": jobEvidenceRow(ev)})
 		if next.At != math.MinInt64 && (next.Stored == 0 || next.At-next.Stored >= storedCheckpointEvery) {
 			stored = append(stored, map[string]any{"job": k, "at": next.At, "ck": enc})
 			next.Stored = next.At
 			if enc, err = encodeCheckpoint(next); err != nil {
 				return err
 			}
-			saved[len(saved)-1] = map[string]any{"job": k, "ck": enc}
+			saved[len(saved)-1]["ck"] = enc
 		}
 		if next.HasCols {
 			colAggs, indAggs := foldColumns(prevCols, runs[k], hists), foldIndirect(prevInds, runs[k])
-			cols = append(cols, columnEdges(k, colAggs)...)
+			for _, c := range columnEdges(k, colAggs) {
+				c.Props = withoutSharedEvidence(c.Props, columnEvidenceOf(ev), columnEvidenceProps)
+				cols = append(cols, c)
+			}
 			inds = append(inds, indirectEdges(k, indAggs)...)
 			for _, o := range columnOutputs(colAggs, indAggs, runs[k]) {
 				colOuts = append(colOuts, map[string]any{"job": k, "out": o})
@@ -121,8 +130,8 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			return err
 		}
 	}
-	_, err = w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.job}) SET j.edgeCkpt = row.ck`,
-		map[string]any{"rows": saved})
+	_, err = w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.job}) SET j.edgeCkpt = row.ck, j += row.ev`,
+		map[string]any{"rows": toAny(saved)})
 	return err
 }
 
@@ -230,8 +239,8 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		MATCH (r:Run {jobKey: row.k}) WHERE r.firstEventAt >= row.from
 		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
-			lastAt: x.lastAt, pub: x.publication, producer: x.producer, eventIds: x.eventIds,
-			cols: x.columnLineage} END) AS io
+			lastAt: coalesce(x.lastAt, r.ioLastAt), pub: x.publication, producer: x.producer,
+			eventIds: coalesce(x.eventIds, r.ioEventIds), cols: x.columnLineage} END) AS io
 		RETURN k, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
 			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})
 	if err != nil {
@@ -243,7 +252,11 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		r := jobRun{ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
 			Ended: asInt(g("ended")), Last: asInt(g("last")), Streaming: asStr(g("pt")) == "STREAMING"}
 		for _, x := range g("io").([]any) {
-			r.IO = append(r.IO, decodeJobIO(x.(map[string]any)))
+			io := decodeJobIO(x.(map[string]any))
+			if io.Dir == graph.RelRead { // a READ's publication is its run's (ioRows)
+				io.Pub = runPub(r.State, r.Streaming, "")
+			}
+			r.IO = append(r.IO, io)
 		}
 		sort.Slice(r.IO, func(i, j int) bool { return r.IO[i].Dir+r.IO[i].DS < r.IO[j].Dir+r.IO[j].DS })
 		k := asStr(g("k"))

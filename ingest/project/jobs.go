@@ -1,6 +1,8 @@
 package project
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 
 	json "github.com/goccy/go-json"
@@ -31,15 +33,53 @@ func jobMetaValue(j *jobRec, field string) string {
 type jobBatch struct {
 	job         *jobRec
 	first, last int64
-	meta        map[string]stamped
+	meta        map[string]jobStamp
 	names       map[string]bool // a dbt node job's reported names (ADR 0027)
+}
+
+// jobStamp is the (eventTime, event id digest) of the event a stamped Job property was taken from, and its value.
+// Stored inline beside the property as two numbers (stampT_<field>, stampE_<field>; docs/adr/0035): the latest
+// stamp wins, so arrival order does not matter.
+type jobStamp struct {
+	T, E int64
+	V    string
+}
+
+func (s jobStamp) newer(o jobStamp) bool { return s.T > o.T || (s.T == o.T && s.E > o.E) }
+
+func setJobStamp(m map[string]jobStamp, k string, s jobStamp) {
+	if old, ok := m[k]; !ok || s.newer(old) {
+		m[k] = s
+	}
+}
+
+// stampFields are the stamped Job properties.
+var stampFields = append([]string{jobNameField}, jobMetaFields...)
+
+// noStamps is the Job properties that clear every stamp (a job restated from its own events).
+func noStamps() map[string]any {
+	out := make(map[string]any, 2*len(stampFields))
+	for _, f := range stampFields {
+		out[stampTProp(f)], out[stampEProp(f)] = nil, nil
+	}
+	return out
+}
+
+func stampTProp(f string) string { return "stampT_" + f }
+func stampEProp(f string) string { return "stampE_" + f }
+
+// eventDigest is the stamp of event id id: the first 63 bits of its SHA-256, the tie-break between two events of
+// one eventTime.
+func eventDigest(id string) int64 {
+	sum := sha256.Sum256([]byte(id))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
 }
 
 // jobNameField is the stamped property holding a dbt node job's current name: the name of its latest event.
 const jobNameField = "name"
 
 // upsertJobs MERGEs and locks the Job nodes of the batch: identity on create, first/last seen as min/max, and
-// per-field latest descriptive metadata (stamps kept in metaStamps). JobEvent definitions become JobVersions.
+// per-field latest descriptive metadata (stamps kept inline, jobStamp). JobEvent definitions become JobVersions.
 func (w *txWriter) upsertJobs(recs []*rec) error {
 	batch := map[string]*jobBatch{}
 	for _, r := range recs {
@@ -48,7 +88,7 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 		}
 		b := batch[r.Job.Key]
 		if b == nil {
-			b = &jobBatch{job: r.Job, first: r.Time, last: r.Time, meta: map[string]stamped{}}
+			b = &jobBatch{job: r.Job, first: r.Time, last: r.Time, meta: map[string]jobStamp{}}
 			batch[r.Job.Key] = b
 		}
 		b.first, b.last = min(b.first, r.Time), max(b.last, r.Time)
@@ -57,13 +97,11 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 				b.names = map[string]bool{}
 			}
 			b.names[r.Job.Name] = true
-			raw, _ := json.Marshal(r.Job.Name)
-			setStamped(b.meta, jobNameField, stamped{T: r.Time, E: r.ID, V: raw})
+			setJobStamp(b.meta, jobNameField, jobStamp{T: r.Time, E: eventDigest(r.ID), V: r.Job.Name})
 		}
 		for _, f := range jobMetaFields {
 			if v := jobMetaValue(r.Job, f); v != "" {
-				raw, _ := json.Marshal(v)
-				setStamped(b.meta, f, stamped{T: r.Time, E: r.ID, V: raw})
+				setJobStamp(b.meta, f, jobStamp{T: r.Time, E: eventDigest(r.ID), V: v})
 			}
 		}
 	}
@@ -77,10 +115,7 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 	}
 	rows := make([]any, 0, len(keys))
 	for _, k := range keys {
-		props, err := mergeJobMeta(stamps[k].stamps, batch[k].meta)
-		if err != nil {
-			return err
-		}
+		props := mergeJobMeta(stamps[k].stamps, batch[k].meta)
 		if names := batch[k].names; names != nil {
 			for _, n := range stamps[k].names {
 				names[n] = true
@@ -101,7 +136,7 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 
 // storedJob is what upsertJobs reads back from a locked Job node.
 type storedJob struct {
-	stamps map[string]stamped
+	stamps map[string]jobStamp
 	names  []string
 }
 
@@ -125,19 +160,18 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 			j.normVersion = $nv, j.dbtUniqueId = row.dbt, j.dbtRole = row.role,
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
-		RETURN row.key AS k, j.metaStamps AS stamps, coalesce(j.names, []) AS names`,
-		map[string]any{"rows": rows, "nv": NormVersion})
+		RETURN row.key AS k, [f IN $fields | [j['stampT_' + f], j['stampE_' + f], j[f]]] AS stamps,
+			j.metaStamps AS v3, coalesce(j.names, []) AS names`,
+		map[string]any{"rows": rows, "nv": NormVersion, "fields": toAny(stampFields)})
 	if err != nil {
 		return nil, err
 	}
 	m := map[string]storedJob{}
 	for _, r := range out {
 		rm := r.AsMap()
-		st := map[string]stamped{}
-		if s, ok := rm["stamps"].(string); ok && s != "" {
-			if err := json.Unmarshal([]byte(s), &st); err != nil {
-				return nil, fmt.Errorf("decode job meta stamps: %w", err)
-			}
+		st, err := storedStamps(rm["stamps"], rm["v3"])
+		if err != nil {
+			return nil, err
 		}
 		var names []string
 		for _, n := range rm["names"].([]any) {
@@ -148,25 +182,54 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 	return m, nil
 }
 
-// mergeJobMeta folds the batch's stamps into the stored ones and returns the properties to set.
-func mergeJobMeta(stored, batch map[string]stamped) (map[string]any, error) {
-	for f, v := range batch {
-		setStamped(stored, f, v)
+// storedStamps decodes a Job's stamps: the inline [stampT, stampE, value] per stampFields, or, on a Job version 3
+// wrote, its metaStamps JSON (a job the upgrade has not reached yet).
+func storedStamps(inline, v3 any) (map[string]jobStamp, error) {
+	st := map[string]jobStamp{}
+	if s, ok := v3.(string); ok && s != "" {
+		return stampsFromV3(s)
 	}
-	props := map[string]any{}
-	for f, v := range stored {
-		var s string
-		if err := json.Unmarshal(v.V, &s); err != nil {
+	list, _ := inline.([]any)
+	for i, x := range list {
+		if i >= len(stampFields) {
+			break
+		}
+		t, _ := x.([]any)
+		if len(t) != 3 || t[0] == nil {
+			continue
+		}
+		st[stampFields[i]] = jobStamp{T: asInt(t[0]), E: asInt(t[1]), V: asStr(t[2])}
+	}
+	return st, nil
+}
+
+// stampsFromV3 decodes version 3's metaStamps JSON ({field: {t, e, v}}, v the JSON value).
+func stampsFromV3(s string) (map[string]jobStamp, error) {
+	var old map[string]stamped
+	if err := json.Unmarshal([]byte(s), &old); err != nil {
+		return nil, fmt.Errorf("decode job meta stamps: %w", err)
+	}
+	st := make(map[string]jobStamp, len(old))
+	for f, v := range old {
+		var val string
+		if err := json.Unmarshal(v.V, &val); err != nil {
 			return nil, fmt.Errorf("decode job %s: %w", f, err)
 		}
-		props[f] = s
+		st[f] = jobStamp{T: v.T, E: eventDigest(v.E), V: val}
 	}
-	enc, err := json.Marshal(stored)
-	if err != nil {
-		return nil, err
+	return st, nil
+}
+
+// mergeJobMeta folds the batch's stamps into the stored ones and returns the properties to set.
+func mergeJobMeta(stored, batch map[string]jobStamp) map[string]any {
+	for f, v := range batch {
+		setJobStamp(stored, f, v)
 	}
-	props["metaStamps"] = string(enc)
-	return props, nil
+	props := map[string]any{"metaStamps": nil}
+	for f, v := range stored {
+		props[f], props[stampTProp(f)], props[stampEProp(f)] = v.V, v.T, v.E
+	}
+	return props
 }
 
 // jobEventVersions records the definitions carried by JobEvents as JobVersions.

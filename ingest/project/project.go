@@ -34,8 +34,10 @@ import (
 // read); runs are keyed by (runId, job) and events by (event id, principal) (upgrade.go, ADR 0019). Version 3
 // (issue 14): canonical namespaces write the default port the OpenLineage naming spec writes (normalize-2; keys
 // still hash the portless key form), Dataset and Job nodes carry searchName for case-insensitive search
-// (upgrade_identity.go, ADR 0026).
-const NormVersion = "3"
+// (upgrade_identity.go, ADR 0026). Version 4 (issue 17): the projector writes what changed: lineage edges' latest
+// evidence kept once on the Job, run detail without what its run's rows share, inline metadata stamps
+// (upgrade_evidence.go, ADR 0035).
+const NormVersion = "4"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

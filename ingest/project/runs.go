@@ -1,7 +1,9 @@
 package project
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -241,20 +243,60 @@ func (w *txWriter) writeRuns(states []*runState) error {
 		map[string]any{"rows": rows, "open": graph.OpenEnd, "nv": NormVersion}); err != nil {
 		return err
 	}
-	if _, err := w.runAs("writeRuns:stale-io", `UNWIND $runs AS rr
+	return w.writeRunIO(keep, io)
+}
+
+// writeRunIO makes the runs' READ / WROTE exactly the derived ones (links: per run, its "DIR>dataset" list),
+// writing only the rows whose derived properties changed since the projector last wrote them (projHash): a READ
+// or WROTE is written at its first listing and when its detail changes (its terminal event's publication,
+// facets, column lineage), not on every event of the run.
+func (w *txWriter) writeRunIO(links []any, io []any) error {
+	out, err := w.runAs("writeRuns:read-io", `UNWIND $runs AS rr
 		MATCH (:Run {key: rr.key})-[x:READ|WROTE]->(d:Dataset)
-		WHERE NOT (type(x) + '>' + d.key) IN rr.links
-		DELETE x`, map[string]any{"runs": keep}); err != nil {
+		RETURN rr.key + '|' + type(x) + '>' + d.key AS id, x.`+projHashProp+` AS h`, map[string]any{"runs": links})
+	if err != nil {
 		return err
 	}
-	if len(io) == 0 {
+	stored := make(map[string]any, len(out))
+	for _, r := range out {
+		id, _ := r.Get("id")
+		h, _ := r.Get("h")
+		stored[asStr(id)] = h
+	}
+	var rows []any
+	for _, x := range io {
+		m := x.(map[string]any)
+		id := m["run"].(string) + "|" + m["dir"].(string) + ">" + m["ds"].(string)
+		h, was := stored[id]
+		delete(stored, id)
+		if nh := propsHash(m["props"].(map[string]any)); !was || h != nh {
+			m["h"] = nh
+			rows = append(rows, m)
+		}
+	}
+	if len(stored) > 0 {
+		stale := make([]any, 0, len(stored))
+		for _, id := range ordered.Keys(stored) {
+			run, rest, _ := strings.Cut(id, "|")
+			dir, ds, _ := strings.Cut(rest, ">")
+			stale = append(stale, map[string]any{"run": run, "dir": dir, "ds": ds})
+		}
+		if _, err := w.runAs("writeRuns:stale-io", `UNWIND $rows AS row
+			MATCH (:Run {key: row.run})-[x:READ|WROTE]->(d:Dataset {key: row.ds}) WHERE type(x) = row.dir
+			DELETE x`, map[string]any{"rows": stale}); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 {
 		return nil
 	}
-	_, err := w.runAs("writeRuns:io", `UNWIND $rows AS row
+	_, err = w.runAs("writeRuns:io", `UNWIND $rows AS row
 		MATCH (r:Run {key: row.run}), (d:Dataset {key: row.ds})
-		FOREACH (_ IN CASE WHEN row.dir = 'READ' THEN [1] ELSE [] END | MERGE (r)-[x:READ]->(d) SET x = row.props)
-		FOREACH (_ IN CASE WHEN row.dir = 'WROTE' THEN [1] ELSE [] END | MERGE (r)-[x:WROTE]->(d) SET x = row.props)`,
-		map[string]any{"rows": io})
+		FOREACH (_ IN CASE WHEN row.dir = 'READ' THEN [1] ELSE [] END |
+			MERGE (r)-[x:READ]->(d) SET x = row.props, x.`+projHashProp+` = row.h)
+		FOREACH (_ IN CASE WHEN row.dir = 'WROTE' THEN [1] ELSE [] END |
+			MERGE (r)-[x:WROTE]->(d) SET x = row.props, x.`+projHashProp+` = row.h)`,
+		map[string]any{"rows": rows})
 	return err
 }
 
@@ -272,7 +314,10 @@ func runRow(s *runState) (map[string]any, error) {
 		"nominalEndTime": ptr(s.NomEnd), "errorMessage": nilIfEmpty(s.ErrorMsg), "facets": string(facets),
 		"lastEventTime": s.LastEventTime, "firstEventAt": s.FirstEventAt, "processingType": nilIfEmpty(s.ProcessingType),
 		"producer": nilIfEmpty(s.Producer), "parentRunId": nil, "rootRunId": nil, "parentKey": nil, "rootKey": nil,
-		"jobVersion": nil, "runId": s.RunID, "normVersion": NormVersion}
+		"jobVersion": nil, "runId": s.RunID, "ioLastAt": nil, "ioEventIds": nil, "normVersion": NormVersion}
+	if at, ids := runIOLatest(s); ids != nil || at != nil {
+		props["ioLastAt"], props["ioEventIds"] = at, toAny(ids)
+	}
 	row := map[string]any{"key": s.Key, "job": s.JobKey, "parent": "", "parentJob": "", "parentRunId": "",
 		"version": "", "first": s.FirstEventAt}
 	// A parent (root) is the run of the job the facet names: a parent facet can name no other job's run.
@@ -301,8 +346,12 @@ func runRow(s *runState) (map[string]any, error) {
 	return row, nil
 }
 
+// ioRows are the run's READ / WROTE rows. What every row of a run shares is kept once on the Run (docs/adr/0035):
+// a row's lastAt when it is the run's ioLastAt, its eventIds when they are the run's ioEventIds (runIOLatest);
+// readers take coalesce(row value, run value). A READ's publication is the run's (runPub), derived by readers.
 func ioRows(s *runState) []any {
 	var out []any
+	lastAt, ids := runIOLatest(s)
 	for _, dir := range []string{graph.RelRead, graph.RelWrote} {
 		m := s.Inputs
 		if dir == graph.RelWrote {
@@ -310,8 +359,14 @@ func ioRows(s *runState) []any {
 		}
 		for _, k := range sortedIOKeys(m) {
 			io := m[k]
-			props := map[string]any{"firstAt": io.FirstAt, "lastAt": io.LastAt, "datasetVersion": nilIfEmpty(io.Version),
-				"producer": io.Producer, "eventIds": toAny(io.EventIDs)}
+			props := map[string]any{"firstAt": io.FirstAt, "datasetVersion": nilIfEmpty(io.Version),
+				"producer": io.Producer}
+			if io.LastAt != lastAt {
+				props["lastAt"] = io.LastAt
+			}
+			if !slices.Equal(io.EventIDs, ids) {
+				props["eventIds"] = toAny(io.EventIDs)
+			}
 			if len(io.Facets) > 0 {
 				b, _ := json.Marshal(io.Facets)
 				props["facets"] = string(b)
@@ -321,13 +376,29 @@ func ioRows(s *runState) []any {
 				if io.Col != nil {
 					props["columnLineage"] = encodeCols(io.Col)
 				}
-			} else {
-				props["publication"] = runPub(s.State, s.Streaming(), "")
 			}
 			out = append(out, map[string]any{"run": s.Key, "ds": k, "dir": dir, "props": props})
 		}
 	}
 	return out
+}
+
+// runIOLatest is the lastAt and the event ids the run's rows share: those of its latest-listed row (by lastAt, then
+// READ before WROTE and dataset key). A RunEvent that lists no dataset (RUNNING) changes neither. nil when the run
+// has no rows.
+func runIOLatest(s *runState) (any, []string) {
+	var best *runIO
+	for _, m := range []map[string]*runIO{s.Inputs, s.Outputs} {
+		for _, k := range sortedIOKeys(m) {
+			if io := m[k]; best == nil || io.LastAt > best.LastAt {
+				best = io
+			}
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return best.LastAt, best.EventIDs
 }
 
 func sortedIOKeys(m map[string]*runIO) []string {

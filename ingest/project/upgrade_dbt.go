@@ -151,7 +151,8 @@ func (w *txWriter) restateJobs(jobs []string) error {
 		WITH j, k, collect(e.payload) AS ps
 		SET j.firstSeenAt = null, j.lastSeenAt = null, j.metaStamps = null, j.processingType = null,
 			j.jobType = null, j.integration = null, j.description = null
-		RETURN k, ps`, map[string]any{"jobs": toAny(jobs)})
+		SET j += $noStamps
+		RETURN k, ps`, map[string]any{"jobs": toAny(jobs), "noStamps": noStamps()})
 	if err != nil {
 		return err
 	}

@@ -1,76 +1,124 @@
 package project
 
 import (
+	"strings"
+
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
-// writeDatasetEdges makes the jobs' INPUT_TO / OUTPUT_TO relationships exactly the derived ones.
+// writeDatasetEdges makes the jobs' INPUT_TO / OUTPUT_TO relationships exactly the derived ones, writing only
+// those whose derived properties changed since the projector last wrote them (projHash) and deleting those no
+// longer derived. Every derived edge's dataset is touched: its evidence may have changed through the job.
 func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 	for _, dir := range []string{graph.RelInputTo, graph.RelOutputTo} {
-		var rows []any
-		keep := []any{}
-		for _, e := range edges {
-			if e.Dir == dir {
-				rows = append(rows, map[string]any{"job": e.Job, "ds": e.DS, "kind": e.Kind, "props": e.Props})
-				keep = append(keep, e.Job+"|"+e.DS+"|"+e.Kind)
-				w.touch(e.DS)
-			}
-		}
 		pattern := "(d)-[e:INPUT_TO {kind: row.kind}]->(j)"
 		existing := "(d:Dataset)-[e:INPUT_TO]->(j:Job {key: k})"
 		if dir == graph.RelOutputTo {
 			pattern = "(j)-[e:OUTPUT_TO {kind: row.kind}]->(d)"
 			existing = "(j:Job {key: k})-[e:OUTPUT_TO]->(d:Dataset)"
 		}
+		out, err := w.runAs("writeDatasetEdges:read", `UNWIND $jobs AS k
+			MATCH `+existing+`
+			RETURN k + '|' + d.key + '|' + e.kind AS id, e.`+projHashProp+` AS h`, map[string]any{"jobs": toAny(jobs)})
+		if err != nil {
+			return err
+		}
+		stored := make(map[string]any, len(out))
+		for _, r := range out {
+			id, _ := r.Get("id")
+			h, _ := r.Get("h")
+			stored[asStr(id)] = h
+		}
+		var rows []any
+		for _, e := range edges {
+			if e.Dir != dir {
+				continue
+			}
+			w.touch(e.DS)
+			id := e.Job + "|" + e.DS + "|" + e.Kind
+			h, was := stored[id]
+			delete(stored, id)
+			if nh := propsHash(e.Props); !was || h != nh {
+				rows = append(rows, map[string]any{"job": e.Job, "ds": e.DS, "kind": e.Kind, "props": e.Props, "h": nh})
+			}
+		}
 		if len(rows) > 0 {
 			if _, err := w.runAs("writeDatasetEdges:merge", `UNWIND $rows AS row
 				MATCH (j:Job {key: row.job}), (d:Dataset {key: row.ds})
 				MERGE `+pattern+`
-				SET e += row.props`, map[string]any{"rows": rows}); err != nil {
+				SET e += row.props, e.`+projHashProp+` = row.h`, map[string]any{"rows": rows}); err != nil {
 				return err
 			}
 		}
-		out, err := w.runAs("writeDatasetEdges:stale", `UNWIND $jobs AS k
-			MATCH `+existing+`
-			WHERE NOT (k + '|' + d.key + '|' + e.kind) IN $keep
-			DELETE e RETURN d.key AS k`, map[string]any{"jobs": toAny(jobs), "keep": keep})
-		if err != nil {
-			return err
+		if len(stored) == 0 {
+			continue
 		}
-		for _, r := range out {
-			k, _ := r.Get("k")
-			w.touch(asStr(k))
+		var stale []any
+		for _, id := range ordered.Keys(stored) {
+			parts := strings.SplitN(id, "|", 3)
+			stale = append(stale, map[string]any{"job": parts[0], "ds": parts[1], "kind": parts[2]})
+			w.touch(parts[1])
+		}
+		if _, err := w.runAs("writeDatasetEdges:stale", `UNWIND $rows AS row
+			MATCH `+strings.Replace(existing, "{key: k}", "{key: row.job}", 1)+`
+			WHERE d.key = row.ds AND e.kind = row.kind
+			DELETE e`, map[string]any{"rows": stale}); err != nil {
+			return err
 		}
 	}
 	w.touch(jobs...)
 	return nil
 }
 
-// writeColumnEdges makes the jobs' COLUMN_FEEDS into the given (job, output) pairs exactly the derived ones.
+// writeColumnEdges makes the jobs' COLUMN_FEEDS into the given (job, output) pairs exactly the derived ones,
+// writing only those whose derived properties changed (projHash).
 func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
+	stored := map[string]any{}
+	if len(outputs) > 0 {
+		out, err := w.runAs("writeColumnEdges:read", `UNWIND $outs AS o
+			MATCH (:Dataset {key: o.out})-[:HAS_FIELD]->(b:Field)<-[c:COLUMN_FEEDS {jobKey: o.job}]-(a:Field)
+			RETURN o.job + '|' + a.key + '>' + b.key AS id, c.`+projHashProp+` AS h`, map[string]any{"outs": outputs})
+		if err != nil {
+			return err
+		}
+		for _, r := range out {
+			id, _ := r.Get("id")
+			h, _ := r.Get("h")
+			stored[asStr(id)] = h
+		}
+	}
 	rows := make([]any, 0, len(edges))
-	keep := make([]any, 0, len(edges))
 	for _, e := range edges {
 		job := asStr(e.Props["jobKey"])
-		rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": e.Props})
-		keep = append(keep, job+"|"+e.From+">"+e.To)
 		w.touch(e.From, e.To)
+		id := job + "|" + e.From + ">" + e.To
+		h, was := stored[id]
+		delete(stored, id)
+		if nh := propsHash(e.Props); !was || h != nh {
+			rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": e.Props, "h": nh})
+		}
 	}
 	if len(rows) > 0 {
 		if _, err := w.runAs("writeColumnEdges:merge", `UNWIND $rows AS row
 			MATCH (a:Field {key: row.from}), (b:Field {key: row.to})
 			MERGE (a)-[c:COLUMN_FEEDS {jobKey: row.job}]->(b)
-			SET c += row.props`, map[string]any{"rows": rows}); err != nil {
+			SET c += row.props, c.`+projHashProp+` = row.h`, map[string]any{"rows": rows}); err != nil {
 			return err
 		}
 	}
-	if len(outputs) == 0 {
+	if len(stored) == 0 {
 		return nil
 	}
-	_, err := w.runAs("writeColumnEdges:stale", `UNWIND $outs AS o
-		MATCH (:Dataset {key: o.out})-[:HAS_FIELD]->(b:Field)<-[c:COLUMN_FEEDS {jobKey: o.job}]-(a:Field)
-		WHERE NOT (o.job + '|' + a.key + '>' + b.key) IN $keep
-		DELETE c`, map[string]any{"outs": outputs, "keep": keep})
+	stale := make([]any, 0, len(stored))
+	for _, id := range ordered.Keys(stored) {
+		job, rest, _ := strings.Cut(id, "|")
+		from, to, _ := strings.Cut(rest, ">")
+		stale = append(stale, map[string]any{"job": job, "from": from, "to": to})
+	}
+	_, err := w.runAs("writeColumnEdges:stale", `UNWIND $rows AS row
+		MATCH (a:Field {key: row.from})-[c:COLUMN_FEEDS {jobKey: row.job}]->(b:Field {key: row.to})
+		DELETE c`, map[string]any{"rows": stale})
 	return err
 }
 

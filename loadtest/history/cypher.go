@@ -15,6 +15,7 @@ FOREACH (o IN r.old |
 	cypherJobs = `UNWIND $rows AS r
 CREATE (j:Job {key: r.key, namespace: r.ns, name: r.name, searchName: toLower(r.name), processingType: r.pt, jobType: r.jt,
   integration: r.integration, description: '', firstSeenAt: r.first, lastSeenAt: r.last, normVersion: $nv})
+SET j += r.ev, j += r.stamps
 CREATE (v:JobVersion {key: r.jv, jobKey: r.key, definitionHash: r.hash, sql: r.sql, sourceCode: '',
   sourceCodeLocation: r.loc, validFrom: r.first, validTo: $open, normVersion: $nv})
 CREATE (j)-[:HAS_VERSION]->(v)`
@@ -25,23 +26,26 @@ CREATE (f:Field {key: r.key, datasetKey: r.ds, path: r.path, type: r.type, descr
   validFrom: r.from, validTo: $open, observedOnRead: r.read, normVersion: $nv})
 CREATE (d)-[:HAS_FIELD]->(f)`
 
+	// An edge's latest evidence (r.ev) is written only when it differs from its job's (projection version 4,
+	// docs/adr/0035-write-what-changed.md): the job carries it (cypherJobs, r.ev).
 	edgeProps = `{kind: 'OBSERVED', froms: r.froms, tos: r.tos, pubs: r.pubs, validTo: r.validTo,
-  firstObservedAt: r.first, lastObservedAt: r.last, producer: r.producer, eventIds: [r.run], jobVersion: r.jv,
-  lastRunId: r.run, lastRunState: r.state, derivation: 'run', normVersion: $nv}`
+  firstObservedAt: r.first, normVersion: $nv}`
 
 	cypherInputTo = `UNWIND $rows AS r
 MATCH (d:Dataset {key: r.ds}) MATCH (j:Job {key: r.job})
-CREATE (d)-[:INPUT_TO ` + edgeProps + `]->(j)`
+CREATE (d)-[e:INPUT_TO ` + edgeProps + `]->(j)
+SET e += r.ev`
 
 	cypherOutputTo = `UNWIND $rows AS r
 MATCH (d:Dataset {key: r.ds}) MATCH (j:Job {key: r.job})
-CREATE (j)-[:OUTPUT_TO ` + edgeProps + `]->(d)`
+CREATE (j)-[e:OUTPUT_TO ` + edgeProps + `]->(d)
+SET e += r.ev`
 
 	cypherColumnFeeds = `UNWIND $rows AS r
 MATCH (a:Field {key: r.from}) MATCH (b:Field {key: r.to})
-CREATE (a)-[:COLUMN_FEEDS {jobKey: r.job, kind: 'OBSERVED', froms: r.froms, tos: r.tos, pubs: r.pubs,
-  validTo: r.validTo, tTypes: r.tt, tSubtypes: r.ts, tMasking: r.tm, tDescriptions: r.td, lastRunId: r.run,
-  lastObservedAt: r.last, normVersion: $nv}]->(b)`
+CREATE (a)-[c:COLUMN_FEEDS {jobKey: r.job, kind: 'OBSERVED', froms: r.froms, tos: r.tos, pubs: r.pubs,
+  validTo: r.validTo, tTypes: r.tt, tSubtypes: r.ts, tMasking: r.tm, tDescriptions: r.td, normVersion: $nv}]->(b)
+SET c += r.ev`
 
 	cypherIndirectFeeds = `UNWIND $rows AS r
 MATCH (a:Dataset {key: r.from}) MATCH (b:Dataset {key: r.to})
@@ -54,18 +58,18 @@ CREATE (a)-[:INDIRECT_FEEDS {jobKey: r.job, outputKey: r.to, subtypes: r.subtype
 MATCH (j) WHERE elementId(j) = r.job
 CREATE (x:Run {key: r.key, jobKey: r.jobKey, state: r.state, conflictingStates: [], startedAt: r.s,
   endedAt: r.e, nominalStartTime: r.n, parentRunId: r.p, rootRunId: r.root, errorMessage: r.err,
-  facets: '{}', lastEventTime: r.last, processingType: r.pt, normVersion: $nv})
+  facets: '{}', lastEventTime: r.last, ioLastAt: r.last, processingType: r.pt, normVersion: $nv})
 CREATE (x)-[:OF_JOB]->(j)
 WITH x, r
 CALL (x, r) {
   UNWIND r.reads AS ds
   MATCH (d) WHERE elementId(d) = ds
-  CREATE (x)-[:READ {firstAt: r.s, lastAt: r.last, normVersion: $nv}]->(d)
+  CREATE (x)-[:READ {firstAt: r.s, normVersion: $nv}]->(d)
 }
 CALL (x, r) {
   UNWIND r.writes AS ds
   MATCH (d) WHERE elementId(d) = ds
-  CREATE (x)-[:WROTE {firstAt: r.s, lastAt: r.last, publication: r.pub, normVersion: $nv}]->(d)
+  CREATE (x)-[:WROTE {firstAt: r.s, publication: r.pub, normVersion: $nv}]->(d)
 }`
 
 	// cypherHubReads writes the READs of runs to hub datasets; every batch holds one hub's rows and one writer
@@ -73,5 +77,5 @@ CALL (x, r) {
 	cypherHubReads = `UNWIND $rows AS r
 MATCH (x:Run {key: r.run})
 MATCH (d) WHERE elementId(d) = r.ds
-CREATE (x)-[:READ {firstAt: r.s, lastAt: r.last, normVersion: $nv}]->(d)`
+CREATE (x)-[:READ {firstAt: r.s, normVersion: $nv}]->(d)`
 )

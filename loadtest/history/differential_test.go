@@ -152,7 +152,7 @@ var knownDifferences = map[string]string{
 	// internal projection state (project.Dump leaves it out too): no query reads it
 	"projState": "projector state", "fieldsSig": "projector state", "cuts": "projector state",
 	"identityAt": "projector state", "edgeCkpt": "projector state", "metaStamps": "projector state",
-	"projLock": "projector state", "claim": "projector state",
+	"projLock": "projector state", "claim": "projector state", "projHash": "projector state (what it last wrote)",
 	// set only by the events the stream sends: empty or absent in a loaded graph, and read as empty
 	"facets": "latest facets JSON, written from events", "lastEventTime": "written from events",
 }
@@ -205,10 +205,14 @@ RETURN 'NAMES' AS type, d.key AS a, d.key AS b, properties(r) AS p`, rel)
 			ds, path, _ := strings.Cut(r["of"].(string), ".")
 			return fmt.Sprintf("Field %s.%s %s", at(names, ds), path, props("Field", r["p"], w.Config.Prefix))
 		})
+	// Relationships as a reader gets them: latest evidence kept once on the job is read through it (ADR 0035).
 	add(`MATCH (a)-[r:INPUT_TO|OUTPUT_TO|DECLARED_FEEDS|INDIRECT_FEEDS]->(b) WHERE a.key IN $ds + $jobs
-RETURN type(r) AS type, a.key AS a, b.key AS b, properties(r) AS p`, rel)
+WITH a, r, b, CASE WHEN a:Job THEN a WHEN b:Job THEN b END AS j
+RETURN type(r) AS type, a.key AS a, b.key AS b, `+graph.EvidenceCypher("r", "j", graph.EdgeEvidenceProps)+` AS p`, rel)
 	add(`MATCH (d:Dataset)-[:HAS_FIELD]->(a:Field)-[r:COLUMN_FEEDS]->(b:Field) WHERE d.key IN $ds
-RETURN 'COLUMN_FEEDS' AS type, a.datasetKey + '.' + a.path AS a, b.datasetKey + '.' + b.path AS b, properties(r) AS p`,
+OPTIONAL MATCH (j:Job {key: r.jobKey})
+RETURN 'COLUMN_FEEDS' AS type, a.datasetKey + '.' + a.path AS a, b.datasetKey + '.' + b.path AS b,
+  `+graph.EvidenceCypher("r", "j", graph.ColumnEvidenceProps)+` AS p`,
 		func(r map[string]any) string {
 			fieldName := func(v any) string { ds, path, _ := strings.Cut(v.(string), "."); return at(names, ds) + "." + path }
 			return fmt.Sprintf("COLUMN_FEEDS %s -> %s %s", fieldName(r["a"]), fieldName(r["b"]),

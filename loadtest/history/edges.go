@@ -2,6 +2,7 @@ package history
 
 import (
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -60,8 +61,63 @@ func (l *Loader) edgeHistory(job, ds, dir int) intervals {
 
 func (l *Loader) edgeRow(j gen.Job, ds int, iv intervals) map[string]any {
 	return iv.with(map[string]any{"ds": l.keys.dataset[ds], "job": l.keys.job[j.ID], "first": iv.first,
-		"last": iv.last, "producer": producerOf(j), "jv": l.keys.jobVer[j.ID],
-		"run": runIDFor(l.cfg.World.Config, j.ID, iv.last), "state": "COMPLETE"})
+		"ev": l.ownEvidence(j, iv, l.edgeEvidence)})
+}
+
+// ownEvidence is what an edge of job j with intervals iv stores of its latest evidence (ev renders it): nothing
+// when it is the job's (projection version 4: the Job carries it, jobEvidence), else its own. Every open edge was
+// listed by the job's latest run that listed any (openLast); a closed edge last at its own time.
+func (l *Loader) ownEvidence(j gen.Job, iv intervals, ev func(gen.Job, int64) map[string]any) map[string]any {
+	openLast, jobLast := l.jobLatest(j)
+	last := iv.last
+	if iv.open() {
+		last = openLast
+	}
+	if last == jobLast {
+		return map[string]any{}
+	}
+	return ev(j, last)
+}
+
+func (iv intervals) open() bool { return len(iv.ivs) > 0 && iv.ivs[len(iv.ivs)-1].To == graph.OpenEnd }
+
+// edgeEvidence is the latest evidence of an edge of job j last listed at last (graph.EdgeEvidenceProps).
+func (l *Loader) edgeEvidence(j gen.Job, last int64) map[string]any {
+	run := runIDFor(l.cfg.World.Config, j.ID, last)
+	return map[string]any{"lastObservedAt": last, "producer": producerOf(j), "eventIds": []any{run},
+		"jobVersion": l.keys.jobVer[j.ID], "lastRunId": run, "lastRunState": "COMPLETE", "derivation": "run"}
+}
+
+// jobLatest is the latest listing of job j's open edges (openLast) and of any of its edges (jobLast): the job
+// keeps the evidence of jobLast (the projector's jobEvidence).
+func (l *Loader) jobLatest(j gen.Job) (openLast, jobLast int64) {
+	openLast, jobLast = math.MinInt64, math.MinInt64
+	see := func(iv intervals) {
+		if iv.open() {
+			openLast = max(openLast, iv.last)
+		}
+		jobLast = max(jobLast, iv.last)
+	}
+	for _, d := range j.Inputs {
+		see(l.edgeHistory(j.ID, d, dirIn))
+	}
+	for _, d := range j.Outputs {
+		see(l.edgeHistory(j.ID, d, dirOut))
+	}
+	return openLast, max(openLast, jobLast)
+}
+
+// jobEvidence is the Job properties holding job j's latest edge evidence (graph.JobEvidenceProp).
+func (l *Loader) jobEvidence(j gen.Job) map[string]any {
+	out := map[string]any{}
+	if len(j.Inputs)+len(j.Outputs) == 0 {
+		return out
+	}
+	_, last := l.jobLatest(j)
+	for k, v := range l.edgeEvidence(j, last) {
+		out[graph.JobEvidenceProp(k)] = v
+	}
+	return out
 }
 
 // edges: INPUT_TO and OUTPUT_TO, sorted by dataset key inside each batch.
@@ -149,8 +205,7 @@ func (l *Loader) columnRows(j gen.Job, out int, m *gen.ColumnMapping, iv interva
 	for _, k := range order {
 		e := edges[k]
 		rows = append(rows, iv.with(map[string]any{"from": e.from, "to": e.to, "job": l.keys.job[j.ID],
-			"tt": e.tt, "ts": e.ts, "tm": e.tm, "td": e.td, "run": runIDFor(l.cfg.World.Config, j.ID, iv.last),
-			"last": iv.last}))
+			"tt": e.tt, "ts": e.ts, "tm": e.tm, "td": e.td, "ev": l.columnEvidence(j, iv)}))
 	}
 	return rows
 }
@@ -173,4 +228,12 @@ func (l *Loader) indirectRows(j gen.Job, out int, m *gen.ColumnMapping, iv inter
 			"job": l.keys.job[j.ID], "subtypes": subtypes[ds]}))
 	}
 	return rows
+}
+
+// columnEvidence is a COLUMN_FEEDS's own evidence (graph.ColumnEvidenceProps) with its output edge's intervals iv:
+// none when that is the job's.
+func (l *Loader) columnEvidence(j gen.Job, iv intervals) map[string]any {
+	return l.ownEvidence(j, iv, func(j gen.Job, last int64) map[string]any {
+		return map[string]any{"lastRunId": runIDFor(l.cfg.World.Config, j.ID, last), "lastObservedAt": last}
+	})
 }

@@ -100,7 +100,8 @@ func TestLoadTinyGraph(t *testing.T) {
 	}
 }
 
-// checkEdgeShape reads one INPUT_TO and one OUTPUT_TO of the first job and checks the storage contract.
+// checkEdgeShape reads one INPUT_TO and one OUTPUT_TO of the first job, as lineage reads them (latest evidence
+// through the job), and checks the storage contract.
 func checkEdgeShape(ctx context.Context, t *testing.T, store *graph.Store, w *gen.World) {
 	t.Helper()
 	j := w.Jobs[0]
@@ -108,7 +109,8 @@ func checkEdgeShape(ctx context.Context, t *testing.T, store *graph.Store, w *ge
 	out := w.Datasets[j.Outputs[0]]
 	res, err := neo4j.ExecuteQuery(ctx, store.Driver, `
 MATCH (i:Dataset {namespace: $ins, name: $inn})-[a:INPUT_TO]->(j:Job {namespace: $jns, name: $jn})-[b:OUTPUT_TO]->(o:Dataset {namespace: $ons, name: $on})
-RETURN a, b, j.key AS jk`, map[string]any{"ins": in.Namespace, "inn": in.Name, "jns": j.Namespace, "jn": j.Name,
+RETURN `+graph.EvidenceCypher("a", "j", graph.EdgeEvidenceProps)+` AS a, `+
+		graph.EvidenceCypher("b", "j", graph.EdgeEvidenceProps)+` AS b, j.key AS jk`, map[string]any{"ins": in.Namespace, "inn": in.Name, "jns": j.Namespace, "jn": j.Name,
 		"ons": out.Namespace, "on": out.Name}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +123,7 @@ RETURN a, b, j.key AS jk`, map[string]any{"ins": in.Namespace, "inn": in.Name, "
 	}
 	for _, name := range []string{"a", "b"} {
 		v, _ := res.Records[0].Get(name)
-		checkIntervals(t, name, v.(neo4j.Relationship).Props)
+		checkIntervals(t, name, v.(map[string]any)) // as a reader gets it: evidence through the job (ADR 0035)
 	}
 }
 

@@ -52,7 +52,9 @@ func (l *Loader) jobs(emit func(batch) error) error {
 		}
 		row := map[string]any{"key": l.keys.job[j.ID], "ns": j.Namespace, "name": j.Name, "pt": pt,
 			"jt": j.JobType, "integration": j.Integration, "first": first, "last": l.keys.end,
-			"jv": l.keys.jobVer[j.ID], "hash": definitionHash(j), "sql": j.SQL, "loc": loc}
+			"jv": l.keys.jobVer[j.ID], "hash": definitionHash(j), "sql": j.SQL, "loc": loc,
+			"ev": l.jobEvidence(j), "stamps": jobStamps(map[string]string{"processingType": pt, "jobType": j.JobType,
+				"integration": j.Integration}, l.keys.end)}
 		if err := c.add(row); err != nil {
 			return err
 		}
@@ -110,4 +112,16 @@ func withParents(fields []gen.Field) []gen.Field {
 
 func (l *Loader) fieldKey(ds int, path string) string {
 	return graph.FieldKey(l.keys.dataset[ds], path, l.keys.created[ds])
+}
+
+// jobStamps are the inline metadata stamps (stampT_<field>, stampE_<field>) of the non-empty fields, as the
+// projector keeps them (projection version 4): stamped at t by no event (digest 0), so any event after t wins.
+func jobStamps(fields map[string]string, t int64) map[string]any {
+	out := map[string]any{}
+	for f, v := range fields {
+		if v != "" {
+			out["stampT_"+f], out["stampE_"+f] = t, int64(0)
+		}
+	}
+	return out
 }

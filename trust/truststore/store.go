@@ -186,7 +186,7 @@ func (s *Store) Edges(ctx context.Context, f trust.Filter, now int64) ([]trust.E
 WITH j, COUNT { (j)<-[:OF_JOB]-() } AS runs
 MATCH (j)-[e:OUTPUT_TO|INPUT_TO]-(d:Dataset) WHERE e.kind = 'OBSERVED' AND e.validTo > $now
 RETURN j{.key, .namespace, .name, .lastSeenAt} AS j, j.firstSeenAt AS first, runs, d.key AS dk, d.namespace AS dns,
-  d.name AS dn, type(e) AS dir, e.lastObservedAt AS last`, p)
+  d.name AS dn, type(e) AS dir, coalesce(e.lastObservedAt, j.evLastObservedAt) AS last`, p)
 	if err != nil {
 		return nil, err
 	}

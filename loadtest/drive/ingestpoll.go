@@ -118,6 +118,6 @@ func (d *IngestDriver) result(start, sentAt time.Time, tl *timeline) IngestResul
 	for _, s := range r.Timeline {
 		r.MaxLag = max(r.MaxLag, s.Lag)
 	}
-	r.Generated = d.stream.Stats()
+	r.Generated = d.src.Stats()
 	return r
 }

@@ -25,6 +25,7 @@ type IngestCmd struct {
 	Output       OutputFlags    `embed:""`
 	URL          string         `help:"Gateway base URL." default:"http://127.0.0.1:8080"`
 	Token        string         `help:"Producer bearer token (empty: no Authorization header)." default:"" env:"HWLOAD_TOKEN"`
+	Principal    string         `help:"The producer principal the token is for: Event nodes are keyed by principal and eventId (empty: bare ids)." default:""`
 	Rate         float64        `help:"Target events/s (open loop); 0 runs closed loop as fast as answered." default:"0"`
 	Concurrency  int            `help:"Requests in flight." default:"16"`
 	Batch        int            `help:"Events per request (>1 uses the batch endpoint)." default:"1"`
@@ -116,7 +117,7 @@ func (c *IngestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	d, err := drive.NewIngestDriverFrom(icfg, src, out, &drive.Neo4jVisibility{Store: store}, lag, e.now)
+	d, err := drive.NewIngestDriverFrom(icfg, src, out, &drive.Neo4jVisibility{Store: store, Principal: c.Principal}, lag, e.now)
 	if err != nil {
 		return err
 	}

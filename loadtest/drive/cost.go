@@ -3,8 +3,10 @@ package drive
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -196,9 +198,7 @@ var _ Meter = (*SystemMeter)(nil)
 func (m *SystemMeter) Read(ctx context.Context) (Reading, error) {
 	r := Reading{At: time.Now(), CPU: map[string]float64{}, Projected: -1, TxLogBytes: -1}
 	procs := map[string]int{GeneratorProcess: os.Getpid()}
-	for n, p := range m.Procs {
-		procs[n] = p
-	}
+	maps.Copy(procs, m.Procs)
 	for name, pid := range procs {
 		s, err := ProcCPUSeconds(pid)
 		if err != nil {
@@ -313,7 +313,7 @@ func dataEnd(path string) (int64, error) {
 	buf := make([]byte, block)
 	zero := func(i int64) (bool, error) {
 		n, err := f.ReadAt(buf, i*block)
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return false, err
 		}
 		for _, c := range buf[:n] {
@@ -341,7 +341,7 @@ func dataEnd(path string) (int64, error) {
 		return 0, nil
 	}
 	n, err := f.ReadAt(buf, (lo-1)*block)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, err
 	}
 	for n > 0 && buf[n-1] == 0 {
@@ -415,7 +415,7 @@ func labelledMetric(line string) (string, map[string]string, float64, bool) {
 	name := head
 	if i := strings.IndexByte(head, '{'); i >= 0 && strings.HasSuffix(head, "}") {
 		name = head[:i]
-		for _, kv := range strings.Split(head[i+1:len(head)-1], ",") {
+		for kv := range strings.SplitSeq(head[i+1:len(head)-1], ",") {
 			k, val, ok := strings.Cut(kv, "=")
 			if ok {
 				labels[k] = strings.Trim(val, `"`)

@@ -105,13 +105,13 @@ type IngestResult struct {
 
 // IngestDriver sends a stream and watches it become visible.
 type IngestDriver struct {
-	cfg    IngestConfig
-	src    Source
-	send   Sender
-	vis    Visibility // nil: no visibility measurement
-	lag    LagReader  // nil: no lag sampling
-	now    func() time.Time
-	meter  Meter // nil: no cost reading
+	cfg   IngestConfig
+	src   Source
+	send  Sender
+	vis   Visibility // nil: no visibility measurement
+	lag   LagReader  // nil: no lag sampling
+	now   func() time.Time
+	meter Meter // nil: no cost reading
 
 	mu       sync.Mutex
 	pending  map[string]time.Time // eventId -> intended send time

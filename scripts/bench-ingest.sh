@@ -17,7 +17,7 @@
 #   LABEL=name            names the results (default: the binary's git describe, or "local")
 #   WORLD=prefix          the world's prefix (default: bi<MMDDHHMM>)
 #   RUN_SECONDS=90        each open-loop measured run's sending time
-#   WARM_SECONDS=90       the warm-up's sending time
+#   WARM_SECONDS=90       the warm-up's sending time (0: none; WORLD was warmed by an earlier invocation)
 #   RUNS="300 500 closed 1000"   which measured runs, in order
 #   CLOSED_EVENTS=30000   the closed-loop run's corpus; HIGH_SECONDS (default RUN_SECONDS) the 1,000/s run's time
 #   OUT=dir               where result JSON goes (default loadtest/out/bench-ingest/$LABEL)
@@ -33,6 +33,42 @@ RUNS=${RUNS:-"300 500 closed 1000"}
 TAG=$(date -u +%m%d%H%M)
 WORLD=${WORLD:-bi$TAG}
 log() { printf 'bench-ingest: %s\n' "$*" >&2; }
+# cpu_of PID: CPU seconds of a process so far (user + system, /proc/PID/stat fields 14 and 15).
+cpu_of() { awk '{ sub(/.*\) /, ""); print ($12 + $13) / 100 }' "/proc/$1/stat"; }
+# Kafka and Redis are shared with other work on this machine: their CPU rate while this benchmark is idle is
+# measured for BG_SECONDS before each run and subtracted (the "net" columns).
+BG_SECONDS=${BG_SECONDS:-15}
+background() { # -> "kafka-cores redis-cores"
+  local k0 r0 k1 r1
+  k0=$(cpu_of "$KAFKA_PID"); r0=$(cpu_of "$REDIS_PID"); sleep "$BG_SECONDS"; k1=$(cpu_of "$KAFKA_PID"); r1=$(cpu_of "$REDIS_PID")
+  awk -v k0="$k0" -v k1="$k1" -v r0="$r0" -v r1="$r1" -v s="$BG_SECONDS" 'BEGIN { printf "%.4f %.4f\n", (k1 - k0) / s, (r1 - r0) / s }'
+}
+row() { # result.json offered kafka-background-cores redis-background-cores
+  jq -r --arg offered "$2" --argjson kbg "$3" --argjson rbg "$4" '.ingest as $i | $i.cost as $c |
+    ($c.windowSeconds * 1000 / ([$c.projected, 1] | max)) as $msw |
+    (($c.cpuMsPerEvent.kafka // 0) - $kbg * $msw) as $kn | (($c.cpuMsPerEvent.redis // 0) - $rbg * $msw) as $rn |
+    [$offered, ($c.projectedPerSec|floor), ($c.projectedPerSecWindow|floor), ($c.lagTrendPerSec*10|round/10), $c.lagMaxWhileSending,
+     ($c.receiveToVisible.p50Ms|round), ($c.receiveToVisible.p95Ms|round), ($c.receiveToVisible.p99Ms|round),
+     ($i.visibleLatency.p99Ms|round),
+     ($c.cpuMsPerEvent.headwater*1000|round/1000), ($c.cpuMsPerEvent.neo4j*1000|round/1000),
+     ($c.cpuMsPerEvent.kafka*1000|round/1000), ($kn*1000|round/1000), ($rn*1000|round/1000),
+     ($c.allInMsPerEvent*1000|round/1000), (($c.cpuMsPerEvent.headwater + $c.cpuMsPerEvent.neo4j + $kn + $rn)*1000|round/1000),
+     ($c.generatorMsPerEvent*1000|round/1000),
+     ($c.txLogKBPerEvent*100|round/100), "\($c.loadAvg1.start)/\($c.loadAvg1.end)"] | "| " + join(" | ") + " |"' "$1"
+}
+HEADER="| offered/s | projected/s (send) | projected/s (window) | lag trend /s | lag max | r2v P50 ms | r2v P95 ms | r2v P99 ms | s2v P99 ms (1 Hz) | headwater ms/ev | neo4j ms/ev | kafka ms/ev (raw) | kafka ms/ev (net) | redis ms/ev (net) | all-in ms/ev (raw) | all-in ms/ev (net) | hwload ms/ev | tx-log KB/ev | load 1m start/end |"
+
+# `scripts/bench-ingest.sh rows DIR` prints the table again from a finished series' results (run-*.json and the
+# background CPU rates saved beside them).
+if [ "${1:-}" = rows ]; then
+  echo "$HEADER"; echo "|$(printf '%.0s---|' $(seq 1 19))"
+  for r in ${RUNS}; do
+    [ -f "$2/run-$r.json" ] || continue
+    read -r KBG RBG <"$2/background-$r.txt" 2>/dev/null || { KBG=0; RBG=0; }
+    row "$2/run-$r.json" "$r" "$KBG" "$RBG"
+  done
+  exit 0
+fi
 
 mkdir -p "$STATE/logs" bin
 HEADWATER_STATE_DIR=$STATE HEADWATER_STACK_PROFILE=bench HEADWATER_STACK_ONLY=neo4j HEADWATER_NEO4J_BOLT_PORT=7688 \
@@ -84,15 +120,21 @@ secs_of() { if [ "$1" -ge 1000 ] 2>/dev/null; then echo "$HIGH_SECONDS"; else ec
 events_of() { if [ "$1" = closed ]; then echo "$CLOSED_EVENTS"; else echo $(( $1 * $(secs_of "$1") )); fi; }
 TOTAL=0
 for r in $RUNS; do TOTAL=$(( TOTAL + $(span "$(events_of "$r")") )); done
-T=$(( $(date -u +%s) - 1800 - TOTAL - $(span $((600 * WARM_SECONDS))) ))
+# CHAIN_START (epoch seconds) sets where the warm-up (or, without one, the first measured run) starts in
+# simulated time: a second invocation on the same world starts where the first one's chain ended (printed last).
+T=${CHAIN_START:-$(( $(date -u +%s) - 1800 - TOTAL - $(span $((600 * WARM_SECONDS))) ))}
 iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 common=(--prefix "$WORLD" --url "http://$API" --token "$PRODUCER" --principal bench-producer --batch 10 --neo-4-j-uri "$BOLT"
   --topic "$TOPIC" --metrics-url "http://$METRICS/metrics" --brokers "")
 
-log "warm-up: world $WORLD, $WARM_SECONDS s at 600 events/s from $(iso $T) (not measured)"
-bin/hwload ingest "${common[@]}" --start "$(iso $T)" --rate 600 --duration "${WARM_SECONDS}s" --finish-runs --drain 240s \
-  --out "$OUT/warmup.json" --no-charts 2>"$STATE/logs/ingest-$LABEL-warmup.log"
-T=$(( T + $(span $((600 * WARM_SECONDS))) ))
+if [ "$WARM_SECONDS" -gt 0 ]; then
+  log "warm-up: world $WORLD, $WARM_SECONDS s at 600 events/s from $(iso $T) (not measured)"
+  bin/hwload ingest "${common[@]}" --start "$(iso $T)" --rate 600 --duration "${WARM_SECONDS}s" --finish-runs --drain 240s \
+    --out "$OUT/warmup.json" --no-charts 2>"$STATE/logs/ingest-$LABEL-warmup.log"
+  T=$(( T + $(span $((600 * WARM_SECONDS))) ))
+else
+  log "no warm-up: world $WORLD is warm already (WARM_SECONDS=0; its earlier runs ended before $(iso $T))"
+fi
 # wait_idle: until the projector's lag reads 0 (at most 15 min), so no run inherits an earlier one's backlog.
 wait_idle() {
   for _ in $(seq 1 900); do
@@ -104,30 +146,6 @@ wait_idle() {
 }
 wait_idle
 
-# cpu_of PID: CPU seconds of a process so far (user + system, /proc/PID/stat fields 14 and 15).
-cpu_of() { awk '{ sub(/.*\) /, ""); print ($12 + $13) / 100 }' "/proc/$1/stat"; }
-# Kafka and Redis are shared with other work on this machine: their CPU rate while this benchmark is idle is
-# measured for BG_SECONDS before each run and subtracted (the "net" columns).
-BG_SECONDS=${BG_SECONDS:-15}
-background() { # -> "kafka-cores redis-cores"
-  local k0 r0 k1 r1
-  k0=$(cpu_of "$KAFKA_PID"); r0=$(cpu_of "$REDIS_PID"); sleep "$BG_SECONDS"; k1=$(cpu_of "$KAFKA_PID"); r1=$(cpu_of "$REDIS_PID")
-  echo "$(echo "($k1 - $k0) / $BG_SECONDS" | bc -l) $(echo "($r1 - $r0) / $BG_SECONDS" | bc -l)"
-}
-row() { # result.json offered kafka-background-cores redis-background-cores
-  jq -r --arg offered "$2" --argjson kbg "$3" --argjson rbg "$4" '.ingest as $i | $i.cost as $c |
-    ($c.windowSeconds * 1000 / ([$c.projected, 1] | max)) as $msw |
-    ($c.cpuMsPerEvent.kafka - $kbg * $msw) as $kn | ($c.cpuMsPerEvent.redis - $rbg * $msw) as $rn |
-    [$offered, ($c.projectedPerSec|floor), ($c.projectedPerSecWindow|floor), ($c.lagTrendPerSec*10|round/10), $c.lagMaxWhileSending,
-     ($c.receiveToVisible.p50Ms|round), ($c.receiveToVisible.p95Ms|round), ($c.receiveToVisible.p99Ms|round),
-     ($i.visibleLatency.p99Ms|round),
-     ($c.cpuMsPerEvent.headwater*1000|round/1000), ($c.cpuMsPerEvent.neo4j*1000|round/1000),
-     ($c.cpuMsPerEvent.kafka*1000|round/1000), ($kn*1000|round/1000), ($rn*1000|round/1000),
-     ($c.allInMsPerEvent*1000|round/1000), (($c.cpuMsPerEvent.headwater + $c.cpuMsPerEvent.neo4j + $kn + $rn)*1000|round/1000),
-     ($c.generatorMsPerEvent*1000|round/1000),
-     ($c.txLogKBPerEvent*100|round/100), "\($c.loadAvg1.start)/\($c.loadAvg1.end)"] | "| " + join(" | ") + " |"' "$1"
-}
-HEADER="| offered/s | projected/s (send) | projected/s (window) | lag trend /s | lag max | r2v P50 ms | r2v P95 ms | r2v P99 ms | s2v P99 ms (1 Hz) | headwater ms/ev | neo4j ms/ev | kafka ms/ev (raw) | kafka ms/ev (net) | redis ms/ev (net) | all-in ms/ev (raw) | all-in ms/ev (net) | hwload ms/ev | tx-log KB/ev | load 1m start/end |"
 ROWS=()
 for r in $RUNS; do
   n=$(events_of "$r")
@@ -138,16 +156,17 @@ for r in $RUNS; do
   fi
   wait_idle
   read -r KBG RBG < <(background)
+  echo "$KBG $RBG" >"$OUT/background-$r.txt"
   log "run $r: $n events from $(iso $T) (kafka background $KBG cores, redis $RBG)"
   rm -f "$STATE/corpus-$LABEL-$r.bin"
   bin/hwload ingest "${common[@]}" --start "$(iso $T)" "${flags[@]}" --corpus "$STATE/corpus-$LABEL-$r.bin" \
     --cpu-pid headwater="$SERVE_PID" --cpu-pid neo4j="$NEO4J_PID" --cpu-pid kafka="$KAFKA_PID" --cpu-pid redis="$REDIS_PID" \
     --neo4j-tx-dir "$TXDIR" --out "$OUT/run-$r.json" --no-charts 2>"$STATE/logs/ingest-$LABEL-$r.log"
   rm -f "$STATE/corpus-$LABEL-$r.bin"
-  ROWS+=("$(row "$OUT/run-$r.json" "$r" "$KBG" "$RBG")")
+  ROWS+=("$(row "$OUT/run-$r.json" "$r" "$KBG" "$RBG" || echo "| $r | (no figures: see $OUT/run-$r.json) |")")
   T=$(( T + $(span "$n") ))
 done
-echo "$LABEL ($HEADWATER_BIN), world $WORLD, topic $TOPIC"
+echo "$LABEL ($HEADWATER_BIN), world $WORLD, topic $TOPIC; the chain ended at CHAIN_START=$T ($(iso $T))"
 echo "$HEADER"
 echo "|$(printf '%.0s---|' $(seq 1 19))"
 printf '%s\n' "${ROWS[@]}"

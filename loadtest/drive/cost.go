@@ -372,6 +372,8 @@ func ScrapeProjector(ctx context.Context, client *http.Client, url, topic string
 	if resp.StatusCode != http.StatusOK {
 		return pm, fmt.Errorf("metrics %s: status %d", url, resp.StatusCode)
 	}
+	// The counter appears with the first projected event: an endpoint that answers without it has projected none.
+	pm.Projected = 0
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -22,6 +22,8 @@
 #   CLOSED_EVENTS=30000   the closed-loop run's corpus; HIGH_SECONDS (default RUN_SECONDS) the 1,000/s run's time
 #   OUT=dir               where result JSON goes (default loadtest/out/bench-ingest/$LABEL)
 #   SERVE_FLAGS="..."     extra flags for headwater serve (e.g. --consumer-batch-wait=500ms)
+#   KAFKA_PORT=9092       the Kafka to use (e.g. one of the bench's own: HEADWATER_STACK_ONLY=kafka
+#                         HEADWATER_KAFKA_PORT=9094 HEADWATER_STATE_DIR=.state-bench scripts/stack/stack.sh up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATE=$PWD/.state-bench
@@ -85,7 +87,7 @@ export HEADWATER_NEO4J_URI=$BOLT
 "$HEADWATER_BIN" migrate --log-level=warn
 
 pid_on() { ss -ltnpH "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1; }
-NEO4J_PID=$(pid_on 7688); KAFKA_PID=$(pid_on 9092); REDIS_PID=$(pid_on 6379)
+NEO4J_PID=$(pid_on 7688); KAFKA_PID=$(pid_on "${KAFKA_PORT:-9092}"); REDIS_PID=$(pid_on 6379)
 TXDIR=$STATE/neo4j/data/transactions/neo4j
 
 cat >"$STATE/policy-ingest.yaml" <<POLICY
@@ -104,6 +106,7 @@ ENVS=$(bin/hwload envs --prefix "$WORLD")
   --authz-policy-file="$STATE/policy-ingest.yaml" --authz-policy-source=bench-ingest --archive-dir="$STATE/archive-$LABEL" \
   --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="$TOPIC" \
   --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="bench-ingest-$LABEL-$TAG" \
+  --kafka-brokers="127.0.0.1:${KAFKA_PORT:-9092}" \
   --log-format=text --log-level=warn ${SERVE_FLAGS:-} >"$STATE/logs/serve-ingest-$LABEL.log" 2>&1 &
 SERVE_PID=$!
 trap 'kill $SERVE_PID 2>/dev/null || true' EXIT

@@ -18,14 +18,14 @@ const (
 	DefaultBatchSize = 2000
 	DefaultBatchWait = 50 * time.Millisecond
 	DefaultFairSlice = 500 * time.Millisecond
-	// DefaultTxMaxEvents caps the events of one group-commit transaction (before: BatchSize, 2,000, ~34 MB of
-	// commands held in Neo4j's heap per transaction).
-	DefaultTxMaxEvents = 1000
+	// DefaultTxMaxEvents caps the events of one group-commit transaction (the batch size, as before: today's
+	// projection rewrites each touched dataset's state and job checkpoint once per transaction, so smaller
+	// transactions cost more CPU and log per event; measured in docs/bench/2026-12-01-cost).
+	DefaultTxMaxEvents = 2000
 	// DefaultTxMaxTime caps one transaction by its expected projection time (events × the measured cost per
-	// event). At today's ~2 ms per event and ~45 ms fixed cost per transaction, 1 s keeps ~95 % of the
-	// unshared throughput at saturation; the review's ~150 ms would cost ~30 % of it until the projection is
-	// write-only (ingest-cost.md R1-R3), then it is the next setting to lower.
-	DefaultTxMaxTime = time.Second
+	// event), a third of the 30 s Neo4j transaction timeout (--neo4j-query-timeout), so a starved projector's
+	// transactions shrink before they time out. The review's ~150 ms waits for a write-only projection (R1-R3).
+	DefaultTxMaxTime = 10 * time.Second
 	// DefaultFetchMinBytes and DefaultFetchMaxWait: the broker answers a fetch once it has this many bytes for the
 	// partitions asked, or after the wait, instead of once per trickle of messages (sarama's default is 1 byte).
 	DefaultFetchMinBytes = 64 << 10
@@ -40,8 +40,8 @@ type Config struct {
 	BatchWait time.Duration `help:"Longest a message waits, from its Kafka timestamp, for its batch to fill." default:"50ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
 	// TxMaxEvents and TxMaxTime cap one group-commit transaction, whichever is reached first; TxMaxTime is
 	// turned into events by the measured projection cost per event (at least 10 events).
-	TxMaxEvents int           `help:"Most events in one projection transaction." default:"1000" env:"HEADWATER_CONSUMER_TX_MAX_EVENTS" yaml:"txMaxEvents"`
-	TxMaxTime   time.Duration `help:"Longest expected projection time of one transaction (events x measured cost per event)." default:"1s" env:"HEADWATER_CONSUMER_TX_MAX_TIME" yaml:"txMaxTime"`
+	TxMaxEvents int           `help:"Most events in one projection transaction." default:"2000" env:"HEADWATER_CONSUMER_TX_MAX_EVENTS" yaml:"txMaxEvents"`
+	TxMaxTime   time.Duration `help:"Longest expected projection time of one transaction (events x measured cost per event)." default:"10s" env:"HEADWATER_CONSUMER_TX_MAX_TIME" yaml:"txMaxTime"`
 	// FetchMinBytes and FetchMaxWait are the Kafka fetch request's minimum bytes and longest broker wait.
 	FetchMinBytes int32         `help:"Bytes the broker gathers before answering a fetch (or FetchMaxWait passes)." default:"65536" env:"HEADWATER_CONSUMER_FETCH_MIN_BYTES" yaml:"fetchMinBytes"`
 	FetchMaxWait  time.Duration `help:"Longest the broker holds a fetch waiting for FetchMinBytes." default:"50ms" env:"HEADWATER_CONSUMER_FETCH_MAX_WAIT" yaml:"fetchMaxWait"`

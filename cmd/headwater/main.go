@@ -8,14 +8,22 @@ import (
 	"runtime/debug"
 )
 
-// defaultGCPercent is the garbage collector's target when GOGC is not set: the projector and the gateway allocate
-// mostly short-lived decoding garbage over a small live heap, so collecting at 3x the live heap rather than 2x
-// trades a little memory for CPU (docs/adr/0015-projection-without-history-growth.md).
-const defaultGCPercent = 200
+// GC defaults when GOGC / GOMEMLIMIT are not set. The projector and the gateway allocate mostly short-lived
+// decoding garbage over a small live heap, so collecting at 5x the live heap rather than 3x (GOGC 200, ADR 0015)
+// trades memory for CPU; the soft memory limit makes the collector run sooner instead once the heap nears it, so
+// a large live heap (the projector's fold state) cannot grow the process past it by the GOGC factor
+// (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md). Set GOGC / GOMEMLIMIT to override.
+const (
+	defaultGCPercent   = 400
+	defaultMemoryLimit = 2 << 30 // bytes
+)
 
 func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "headwater:", err)

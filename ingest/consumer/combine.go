@@ -36,9 +36,12 @@ type combiner struct {
 	slots     chan struct{}
 	express   chan struct{} // one more transaction at once, for light producers only, while others are active
 	maxEvents int
-	slice     time.Duration
-	now       func() time.Time
-	run1      projection
+	// maxTime, when set, also caps a transaction by its expected projection time: maxTime / perEvent events
+	// (Config.TxMaxTime; at least minShare).
+	maxTime time.Duration
+	slice   time.Duration
+	now     func() time.Time
+	run1    projection
 
 	mu       sync.Mutex
 	lanes    map[string]*lane
@@ -242,7 +245,7 @@ func (c *combiner) take() (tx []*item, suspect bool) {
 		}
 	}()
 	c.forget()
-	share := c.share()
+	share, limit := c.share(), c.limit()
 	first := -1
 	for k := range len(c.ring) {
 		i := (c.next + k) % len(c.ring)
@@ -264,10 +267,10 @@ func (c *combiner) take() (tx []*item, suspect bool) {
 			return tx, true
 		}
 		n := 0
-		for n < len(l.items) && l.items[n].group == 0 && n < share && len(tx)+n < c.maxEvents {
+		for n < len(l.items) && l.items[n].group == 0 && n < share && len(tx)+n < limit {
 			n++
 		}
-		if heavy := n == share && share < c.maxEvents; heavy && len(tx) > 0 {
+		if heavy := n == share && share < limit; heavy && len(tx) > 0 {
 			continue // a backlogged producer's share runs alone, on its own turn
 		} else if heavy {
 			tx = append(tx, l.items[:n]...)
@@ -280,7 +283,7 @@ func (c *combiner) take() (tx []*item, suspect bool) {
 		if first < 0 {
 			first = i
 		}
-		if len(tx) >= c.maxEvents {
+		if len(tx) >= limit {
 			break
 		}
 	}
@@ -296,14 +299,14 @@ func (c *combiner) take() (tx []*item, suspect bool) {
 func (c *combiner) takeLight() []*item {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	share := c.share()
-	if share >= c.maxEvents {
+	share, limit := c.share(), c.limit()
+	if share >= limit {
 		return nil // one active producer: the express slot would only run it twice at once
 	}
 	var tx []*item
 	for _, p := range c.ring {
 		l := c.lanes[p]
-		if len(l.items) == 0 || l.inflight > 0 || len(l.items) >= share || l.items[0].group > 0 || len(tx)+len(l.items) > c.maxEvents {
+		if len(l.items) == 0 || l.inflight > 0 || len(l.items) >= share || l.items[0].group > 0 || len(tx)+len(l.items) > limit {
 			continue
 		}
 		tx = append(tx, l.items...)
@@ -335,9 +338,18 @@ func (c *combiner) share() int {
 		}
 	}
 	if active <= 1 {
+		return c.limit()
+	}
+	return min(c.limit(), max(minShare, int(c.slice/max(c.perEvent, time.Microsecond))))
+}
+
+// limit is the most events in one transaction (c.mu held): maxEvents, and with maxTime set at most maxTime of
+// projection at the measured cost per event (at least minShare).
+func (c *combiner) limit() int {
+	if c.maxTime <= 0 {
 		return c.maxEvents
 	}
-	return min(c.maxEvents, max(minShare, int(c.slice/max(c.perEvent, time.Microsecond))))
+	return min(c.maxEvents, max(minShare, int(c.maxTime/max(c.perEvent, time.Microsecond))))
 }
 
 // forget drops idle lanes of producers not seen for activeWindow, so the ring stays as long as the set of

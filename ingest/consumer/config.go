@@ -11,19 +11,40 @@ import (
 	"time"
 )
 
-// Defaults for batching.
+// Defaults for batching and fetching (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md). Below
+// saturation an event waits for its batch, then for the transaction in flight, then for its own: the batch wait
+// is the part a setting removes outright, so it is short; a backlog still fills batches to BatchSize at once.
 const (
 	DefaultBatchSize = 2000
-	DefaultBatchWait = 500 * time.Millisecond
+	DefaultBatchWait = 50 * time.Millisecond
 	DefaultFairSlice = 500 * time.Millisecond
-	retryBackoff     = 2 * time.Second // when Neo4j is unreachable, wait before retrying the same batch
-	epochRetry       = time.Second     // how often a missed cache-epoch bump is retried
+	// DefaultTxMaxEvents caps the events of one group-commit transaction (the batch size, as before: today's
+	// projection rewrites each touched dataset's state and job checkpoint once per transaction, so smaller
+	// transactions cost more CPU and log per event; measured in docs/bench/2026-12-01-cost).
+	DefaultTxMaxEvents = 2000
+	// DefaultTxMaxTime caps one transaction by its expected projection time (events × the measured cost per
+	// event), a third of the 30 s Neo4j transaction timeout (--neo4j-query-timeout), so a starved projector's
+	// transactions shrink before they time out. The review's ~150 ms waits for a write-only projection (R1-R3).
+	DefaultTxMaxTime = 10 * time.Second
+	// DefaultFetchMinBytes and DefaultFetchMaxWait: the broker answers a fetch once it has this many bytes for the
+	// partitions asked, or after the wait, instead of once per trickle of messages (sarama's default is 1 byte).
+	DefaultFetchMinBytes = 64 << 10
+	DefaultFetchMaxWait  = 50 * time.Millisecond
+	retryBackoff         = 2 * time.Second // when Neo4j is unreachable, wait before retrying the same batch
+	epochRetry           = time.Second     // how often a missed cache-epoch bump is retried
 )
 
 // Config is the consumer configuration.
 type Config struct {
 	BatchSize int           `help:"Most messages projected in one Neo4j batch." default:"2000" env:"HEADWATER_CONSUMER_BATCH_SIZE" yaml:"batchSize"`
-	BatchWait time.Duration `help:"Longest a message waits, from its Kafka timestamp, for its batch to fill." default:"500ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
+	BatchWait time.Duration `help:"Longest a message waits, from its Kafka timestamp, for its batch to fill." default:"50ms" env:"HEADWATER_CONSUMER_BATCH_WAIT" yaml:"batchWait"`
+	// TxMaxEvents and TxMaxTime cap one group-commit transaction, whichever is reached first; TxMaxTime is
+	// turned into events by the measured projection cost per event (at least 10 events).
+	TxMaxEvents int           `help:"Most events in one projection transaction." default:"2000" env:"HEADWATER_CONSUMER_TX_MAX_EVENTS" yaml:"txMaxEvents"`
+	TxMaxTime   time.Duration `help:"Longest expected projection time of one transaction (events x measured cost per event)." default:"10s" env:"HEADWATER_CONSUMER_TX_MAX_TIME" yaml:"txMaxTime"`
+	// FetchMinBytes and FetchMaxWait are the Kafka fetch request's minimum bytes and longest broker wait.
+	FetchMinBytes int32         `help:"Bytes the broker gathers before answering a fetch (or FetchMaxWait passes)." default:"65536" env:"HEADWATER_CONSUMER_FETCH_MIN_BYTES" yaml:"fetchMinBytes"`
+	FetchMaxWait  time.Duration `help:"Longest the broker holds a fetch waiting for FetchMinBytes." default:"50ms" env:"HEADWATER_CONSUMER_FETCH_MAX_WAIT" yaml:"fetchMaxWait"`
 	// Parallel is how many group-commit transactions this process runs at once. A second one overlaps the first's
 	// Go work and commit, but the two take turns on the hub datasets, new dataset names and hot unresolved
 	// identities both touch (locks held until commit). Measured on the design-size graph (docs/bench/2026-11-30-b):
@@ -49,6 +70,35 @@ func (c Config) fairSlice() time.Duration {
 	return c.FairSlice
 }
 
+// txMaxEvents is TxMaxEvents, or its default when unset. It is independent of BatchSize: a transaction merges
+// several partitions' batches.
+func (c Config) txMaxEvents() int {
+	if c.TxMaxEvents <= 0 {
+		return DefaultTxMaxEvents
+	}
+	return c.TxMaxEvents
+}
+
+// txMaxTime is TxMaxTime, or its default when unset.
+func (c Config) txMaxTime() time.Duration {
+	if c.TxMaxTime <= 0 {
+		return DefaultTxMaxTime
+	}
+	return c.TxMaxTime
+}
+
+// fetch is FetchMinBytes and FetchMaxWait, or their defaults when unset.
+func (c Config) fetch() (int32, time.Duration) {
+	minBytes, wait := c.FetchMinBytes, c.FetchMaxWait
+	if minBytes <= 0 {
+		minBytes = DefaultFetchMinBytes
+	}
+	if wait <= 0 {
+		wait = DefaultFetchMaxWait
+	}
+	return minBytes, wait
+}
+
 // Validate reports the first invalid setting by name.
 func (c Config) Validate() error {
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
@@ -59,6 +109,18 @@ func (c Config) Validate() error {
 	}
 	if c.Parallel < 1 || c.Parallel > 64 {
 		return fmt.Errorf("consumer.parallel: must be between 1 and 64, got %d", c.Parallel)
+	}
+	if c.TxMaxEvents < 0 || c.TxMaxEvents > 10000 {
+		return fmt.Errorf("consumer.tx-max-events: must be between 0 (the default, %d) and 10000, got %d", DefaultTxMaxEvents, c.TxMaxEvents)
+	}
+	if c.TxMaxTime < 0 || c.TxMaxTime > time.Minute {
+		return fmt.Errorf("consumer.tx-max-time: must be between 0 (the default, %s) and 1m, got %s", DefaultTxMaxTime, c.TxMaxTime)
+	}
+	if c.FetchMinBytes < 0 || c.FetchMinBytes > 16<<20 {
+		return fmt.Errorf("consumer.fetch-min-bytes: must be between 0 (the default, %d) and 16 MiB, got %d", DefaultFetchMinBytes, c.FetchMinBytes)
+	}
+	if c.FetchMaxWait < 0 || c.FetchMaxWait > 10*time.Second {
+		return fmt.Errorf("consumer.fetch-max-wait: must be between 0 (the default, %s) and 10s, got %s", DefaultFetchMaxWait, c.FetchMaxWait)
 	}
 	if c.FairSlice < 0 || c.FairSlice > time.Minute {
 		return fmt.Errorf("consumer.fair-slice: must be between 0 (the default, 500ms) and 1m, got %s", c.FairSlice)

@@ -90,7 +90,8 @@ type Consumer struct {
 // New builds a consumer.
 func New(cfg Config, kc kafkaio.Config, d Deps) *Consumer {
 	h := &handler{cfg: cfg, kc: kc, d: d}
-	h.combine = newCombiner(cfg.Parallel, cfg.BatchSize, cfg.fairSlice(), d.Now, h.projection())
+	h.combine = newCombiner(cfg.Parallel, cfg.txMaxEvents(), cfg.fairSlice(), d.Now, h.projection())
+	h.combine.maxTime = cfg.txMaxTime()
 	return &Consumer{cfg: cfg, kc: kc, deps: d, h: h}
 }
 
@@ -106,6 +107,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	sc.Consumer.Group.Rebalance.Timeout = c.kc.RebalanceTimeout
 	sc.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategySticky()}
 	sc.Consumer.Fetch.Default = 4 << 20
+	sc.Consumer.Fetch.Min, sc.Consumer.MaxWaitTime = c.cfg.fetch()
 	sc.ChannelBufferSize = c.cfg.BatchSize
 	group, err := sarama.NewConsumerGroup(c.kc.Brokers, c.kc.ConsumerGroup, sc)
 	if err != nil {

@@ -51,7 +51,19 @@ type Config struct {
 	ConsumerGroup    string            `help:"Consumer group of the projector." default:"headwater-projector" env:"HEADWATER_KAFKA_CONSUMER_GROUP" yaml:"consumerGroup"`
 	SessionTimeout   time.Duration     `help:"Consumer group session timeout." default:"20s" env:"HEADWATER_KAFKA_SESSION_TIMEOUT" yaml:"sessionTimeout"`
 	RebalanceTimeout time.Duration     `help:"Consumer group rebalance timeout." default:"30s" env:"HEADWATER_KAFKA_REBALANCE_TIMEOUT" yaml:"rebalanceTimeout"`
+	// ProducerLinger and ProducerFlushBytes: the producer gathers messages of concurrent requests for up to the
+	// linger (or until the bytes) into one produce request, instead of one request per trickle.
+	ProducerLinger     time.Duration `help:"Longest the producer gathers messages into one produce request (0: send at once)." default:"5ms" env:"HEADWATER_KAFKA_PRODUCER_LINGER" yaml:"producerLinger"`
+	ProducerFlushBytes int           `help:"Bytes that send a produce request before the linger ends." default:"262144" env:"HEADWATER_KAFKA_PRODUCER_FLUSH_BYTES" yaml:"producerFlushBytes"`
 }
+
+// Producer batching defaults (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md): a few
+// milliseconds on the gateway's answer against fewer, larger produce requests for the broker and the client.
+const (
+	DefaultProducerLinger     = 5 * time.Millisecond
+	DefaultProducerFlushBytes = 256 << 10
+	maxProducerLinger         = time.Second
+)
 
 // Validate reports the first invalid setting by name.
 func (c Config) Validate() error {
@@ -70,6 +82,10 @@ func (c Config) Validate() error {
 		return errors.New("kafka.produce-timeout: must be positive")
 	case c.ConsumerGroup == "":
 		return errors.New("kafka.consumer-group: must not be empty")
+	case c.ProducerLinger < 0 || c.ProducerLinger > maxProducerLinger:
+		return fmt.Errorf("kafka.producer-linger: must be between 0 and %s, got %s", maxProducerLinger, c.ProducerLinger)
+	case c.ProducerFlushBytes < 0:
+		return fmt.Errorf("kafka.producer-flush-bytes: must not be negative, got %d", c.ProducerFlushBytes)
 	}
 	for t, p := range c.ExternalTopics {
 		if t == "" || p == "" || t == c.EventsTopic || t == c.QuarantineTopic {
@@ -117,6 +133,10 @@ func (c Config) ProducerConfig() *sarama.Config {
 	sc.Producer.Timeout = c.ProduceTimeout
 	sc.Producer.Compression = sarama.CompressionLZ4
 	sc.Producer.Partitioner = newLanePartitioner
+	sc.Producer.Flush.Frequency = c.ProducerLinger
+	if c.ProducerLinger > 0 {
+		sc.Producer.Flush.Bytes = c.ProducerFlushBytes
+	}
 	return sc
 }
 

@@ -85,7 +85,23 @@ func canonicalPrefix(raw string) (string, error) {
 // environment returns the environment of a canonical namespace: the longest prefix that ends at a boundary,
 // matched against the namespace's key form (the environment is part of the dataset key, so it must not change
 // when the canonical form starts writing the default port).
+// Answers are memoised per namespace (a deployment has few namespaces and every event repeats them; the scan and
+// the key form cost ~0.7 µs per identifier with the benchmark's 24 prefixes), up to envCacheSize namespaces.
 func (n *Normalizer) environment(ns string) string {
+	if env, ok := n.envCache.Load(ns); ok {
+		return env.(string)
+	}
+	env := n.scanEnvironment(ns)
+	if n.envCached.Add(1) <= envCacheSize {
+		n.envCache.Store(ns, env)
+	}
+	return env
+}
+
+// envCacheSize bounds the environment memo: namespaces past it are answered by the scan every time.
+const envCacheSize = 16384
+
+func (n *Normalizer) scanEnvironment(ns string) string {
 	ns = KeyNamespace(ns)
 	for _, p := range n.envs {
 		if prefixMatches(p.prefix, ns) {

@@ -7,17 +7,24 @@
 // lists every rule, and what is deliberately not folded.
 package normalize
 
+import (
+	"sync"
+	"sync/atomic"
+)
+
 // Version identifies the canonicalisation rules. Bump it whenever a rule changes (a new default port, alias
 // or case fold), since identities computed under different versions may differ; the projector records it with
 // what it writes (DESIGN.md "Recovery and replay": a new normaliser rebuilds a shadow projection). normalize-2
 // (projection version 3) writes the default port where OpenLineage's naming spec does (ADR 0026).
 const Version = "normalize-2"
 
-// Normalizer canonicalises identities and maps namespaces to environments. It is immutable and safe for
-// concurrent use.
+// Normalizer canonicalises identities and maps namespaces to environments. Its configuration is immutable
+// (it only memoises environments) and it is safe for concurrent use.
 type Normalizer struct {
 	envs       []envPrefix // canonical prefixes, longest first
 	defaultEnv string
+	envCache   sync.Map     // canonical namespace -> environment (environment)
+	envCached  atomic.Int64 // namespaces stored in envCache
 }
 
 // New validates the configuration and canonicalises its namespace prefixes.

@@ -10,16 +10,24 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-// Neo4jVisibility checks Event nodes by key (the eventId): their existence means "projected".
-type Neo4jVisibility struct{ Store *graph.Store }
+// Neo4jVisibility checks Event nodes by key (graph.EventKey of the sending principal and the eventId): their
+// existence means "projected".
+type Neo4jVisibility struct {
+	Store     *graph.Store
+	Principal string // the producer principal the events were sent as ("": bare event ids)
+}
 
 var _ Visibility = (*Neo4jVisibility)(nil)
 
 // Visible returns the ids whose Event node exists, in one read.
 func (v *Neo4jVisibility) Visible(ctx context.Context, ids []string) ([]string, error) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = graph.EventKey(v.Principal, id)
+	}
 	res, err := neo4j.ExecuteQuery(ctx, v.Store.Driver,
-		"UNWIND $ids AS id MATCH (e:"+graph.LabelEvent+" {key: id}) RETURN id",
-		map[string]any{"ids": ids}, neo4j.EagerResultTransformer,
+		"UNWIND range(0, size($keys) - 1) AS i MATCH (e:"+graph.LabelEvent+" {key: $keys[i]}) RETURN $ids[i] AS id",
+		map[string]any{"ids": ids, "keys": keys}, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(v.Store.Database), neo4j.ExecuteQueryWithReadersRouting())
 	if err != nil {
 		return nil, fmt.Errorf("visibility of %d events: %w", len(ids), err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -98,16 +99,19 @@ type IngestResult struct {
 	MaxLag          int64          `json:"maxLag"` // -1 when not sampled
 	Timeline        []Second       `json:"timeline"`
 	Generated       gen.Stats      `json:"generated"`
+	// Cost is what the run cost the system under test, from meter readings (IngestDriver.SetMeter).
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // IngestDriver sends a stream and watches it become visible.
 type IngestDriver struct {
-	cfg    IngestConfig
-	stream *gen.Stream
-	send   Sender
-	vis    Visibility // nil: no visibility measurement
-	lag    LagReader  // nil: no lag sampling
-	now    func() time.Time
+	cfg   IngestConfig
+	src   Source
+	send  Sender
+	vis   Visibility // nil: no visibility measurement
+	lag   LagReader  // nil: no lag sampling
+	now   func() time.Time
+	meter Meter // nil: no cost reading
 
 	mu       sync.Mutex
 	pending  map[string]time.Time // eventId -> intended send time
@@ -119,12 +123,21 @@ type IngestDriver struct {
 
 // NewIngestDriver validates the config. vis and lag may be nil.
 func NewIngestDriver(cfg IngestConfig, stream *gen.Stream, send Sender, vis Visibility, lag LagReader, now func() time.Time) (*IngestDriver, error) {
+	return NewIngestDriverFrom(cfg, StreamSource(stream), send, vis, lag, now)
+}
+
+// NewIngestDriverFrom is NewIngestDriver over any source (a pre-generated Corpus in the benchmark).
+func NewIngestDriverFrom(cfg IngestConfig, src Source, send Sender, vis Visibility, lag LagReader, now func() time.Time) (*IngestDriver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &IngestDriver{cfg: cfg, stream: stream, send: send, vis: vis, lag: lag, now: now,
+	return &IngestDriver{cfg: cfg, src: src, send: send, vis: vis, lag: lag, now: now,
 		pending: map[string]time.Time{}, reasons: map[string]int{}}, nil
 }
+
+// SetMeter makes the run read the system's cost (CPU by process, projector counters, transaction log) when it
+// starts, when sending stops and when the drain ends; the result's Cost is computed from the readings.
+func (d *IngestDriver) SetMeter(m Meter) { d.meter = m }
 
 type job struct {
 	events   []gen.Event
@@ -133,6 +146,7 @@ type job struct {
 
 // Run sends for the configured duration, then drains visibility, and returns the summary.
 func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
+	first := d.read(ctx)
 	start := d.now()
 	tl := newTimeline(start)
 	sendCtx, cancel := context.WithTimeout(ctx, d.cfg.Duration)
@@ -155,10 +169,30 @@ func (d *IngestDriver) Run(ctx context.Context) (IngestResult, error) {
 	go func() { defer close(polled); d.poll(pollCtx, tl) }()
 	wg.Wait()
 	sentAt := d.now()
+	sent := d.read(ctx)
 	d.drain(ctx, tl)
 	stopPoll()
 	<-polled
-	return d.result(start, sentAt, tl), firstErr
+	last := d.read(ctx)
+	res := d.result(start, sentAt, tl)
+	if d.meter != nil {
+		c := costOf(first, sent, last, res.Timeline, sentAt.Sub(start))
+		res.Cost = &c
+	}
+	return res, firstErr
+}
+
+// read takes a meter reading (nil without a meter; a failed reading is logged and left out).
+func (d *IngestDriver) read(ctx context.Context) *Reading {
+	if d.meter == nil {
+		return nil
+	}
+	r, err := d.meter.Read(ctx)
+	if err != nil {
+		slog.Warn("meter reading failed", "err", err)
+		return nil
+	}
+	return &r
 }
 
 // schedule generates events in one goroutine (the stream is sequential) and hands out requests until sendCtx
@@ -201,10 +235,10 @@ func (d *IngestDriver) schedule(sendCtx, ctx context.Context, start time.Time) <
 			}
 			return len(evs) == d.cfg.Batch
 		}
-		for send(sendCtx, func() (gen.Event, bool) { return d.stream.Next(), true }) {
+		for send(sendCtx, d.src.Next) {
 		}
 		if d.cfg.FinishRuns && ctx.Err() == nil {
-			for send(ctx, d.stream.NextPending) {
+			for send(ctx, d.src.NextPending) {
 			}
 		}
 	}()

@@ -77,7 +77,9 @@ func (d *IngestDriver) oldestPending(n int) []string {
 	return out
 }
 
-// drain keeps polling after sending stops until everything is visible or Drain elapses.
+// drain keeps polling after sending stops until everything is visible or Drain elapses. With a meter, the drain
+// also waits for the consumer lag to reach zero: the sample can be visible before the rest of the events are, and
+// the cost window must hold the projection of every event it sent.
 func (d *IngestDriver) drain(ctx context.Context, tl *timeline) {
 	if d.vis == nil {
 		return
@@ -87,12 +89,18 @@ func (d *IngestDriver) drain(ctx context.Context, tl *timeline) {
 		d.mu.Lock()
 		left := len(d.pending)
 		d.mu.Unlock()
-		if left == 0 {
+		if left == 0 && (d.meter == nil || d.lag == nil || d.lagZero(ctx)) {
 			return
 		}
 		d.pollOnce(ctx, tl)
 		time.Sleep(d.cfg.PollEvery)
 	}
+}
+
+// lagZero reports whether the consumer lag reads zero now.
+func (d *IngestDriver) lagZero(ctx context.Context) bool {
+	lag, err := d.lag.Lag(ctx)
+	return err == nil && lag == 0
 }
 
 func (d *IngestDriver) result(start, sentAt time.Time, tl *timeline) IngestResult {
@@ -118,6 +126,6 @@ func (d *IngestDriver) result(start, sentAt time.Time, tl *timeline) IngestResul
 	for _, s := range r.Timeline {
 		r.MaxLag = max(r.MaxLag, s.Lag)
 	}
-	r.Generated = d.stream.Stats()
+	r.Generated = d.src.Stats()
 	return r
 }

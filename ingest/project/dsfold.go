@@ -285,8 +285,18 @@ func (w *txWriter) loadDatasetStates(keys []string) (map[string]*dsWork, error) 
 		behind := asInt(seq) != asInt(snap)
 		base := foldstate.NewEntry[*dsCached](key, &dsCached{}, asInt(seq), behind)
 		if old := w.fold.a.f.cache.Peek(key); old != nil && !w.fold.a.f.disabled {
+			// A refused write's entry: its pending changes are re-applied onto this state, which then covers
+			// what the entry covered.
 			base = old.Successor(&dsCached{pending: old.Value.pending}, asInt(seq), !old.Dirty(), w.fold.a.f.now(), nil)
 			base.Shared = base.Shared || behind
+			if len(old.Value.pending) > 0 && old.Value.st != nil {
+				for part, off := range old.Value.st.Off {
+					if st.Off == nil {
+						st.Off = map[string]int64{}
+					}
+					st.Off[part] = max(st.Off[part], off)
+				}
+			}
 		}
 		out[key] = &dsWork{key: key, base: base, seq: asInt(seq), st: st, loaded: true}
 	}

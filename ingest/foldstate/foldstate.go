@@ -20,6 +20,7 @@ package foldstate
 
 import (
 	"container/list"
+	"maps"
 	"sync"
 	"time"
 )
@@ -78,9 +79,7 @@ func (e *Entry[V]) Successor(v V, seq int64, saved bool, now time.Time, position
 	if n.dirtySince.IsZero() {
 		n.dirtySince = now
 	}
-	for p, o := range e.dirtyFrom {
-		n.dirtyFrom[p] = o
-	}
+	maps.Copy(n.dirtyFrom, e.dirtyFrom)
 	for _, p := range positions {
 		if o, ok := n.dirtyFrom[p.Part]; !ok || p.Offset < o {
 			n.dirtyFrom[p.Part] = p.Offset
@@ -142,7 +141,8 @@ func (c *Cache[V]) Peek(key string) *Entry[V] {
 	return c.m[key]
 }
 
-// Put stores the entry (replacing the key's), marks it recently used, and evicts clean entries beyond capacity.
+// Put stores the entry (replacing the key's), marks it recently used, and evicts clean entries beyond capacity
+// (never the one just stored).
 func (c *Cache[V]) Put(e *Entry[V]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,7 +155,7 @@ func (c *Cache[V]) Put(e *Entry[V]) {
 }
 
 func (c *Cache[V]) evictLocked() {
-	for el := c.lru.Back(); el != nil && len(c.m) > c.capacity; {
+	for el := c.lru.Back(); el != nil && el != c.lru.Front() && len(c.m) > c.capacity; {
 		prev := el.Prev()
 		if e := c.m[el.Value.(string)]; !e.Dirty() {
 			c.lru.Remove(el)

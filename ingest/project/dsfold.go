@@ -176,8 +176,7 @@ func (a *foldAttempt) end(committed bool) {
 		return
 	}
 	if !committed {
-		var fe *fencedError
-		if errors.As(t.err, &fe) {
+		if fe, ok := errors.AsType[*fencedError](t.err); ok {
 			a.f.markStale(fe.keys, t.works)
 		}
 		return

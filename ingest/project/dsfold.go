@@ -43,7 +43,7 @@ import (
 // holding both their observations.
 
 // maxFenceRetries bounds how often a batch is retried after its fenced write was refused.
-const maxFenceRetries = 5
+const maxFenceRetries = 10
 
 // errFenced means a fenced write found another version stamp: the cached state was stale.
 var errFenced = errors.New("fold state: the node was written by another writer")

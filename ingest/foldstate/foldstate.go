@@ -28,9 +28,11 @@ import (
 // Defaults for the projector's fold state.
 const (
 	// DefaultCapacity is how many entries a cache keeps before evicting the least recently used clean one. A
-	// dataset's state is ~5-60 KB in memory (docs/adr/0036-in-memory-dataset-fold-state.md), so 20,000 datasets
-	// cap it near 0.5 GB on the design-size world; the rest reload from their snapshot when touched.
-	DefaultCapacity = 20_000
+	// dataset's state is ~3 KB in memory with a few observations and ~140 KB at the sealing bound (512 hot
+	// observations; TestFoldStateResidentSizePerDataset, docs/adr/0036-in-memory-dataset-fold-state.md), so 4,096
+	// entries cap it near 0.6 GB even if every one is a busy dataset; the rest reload from their snapshot when
+	// touched.
+	DefaultCapacity = 4096
 	// SnapshotEvery is the longest an entry's changes stay unsaved: a dirty entry is saved by the first
 	// transaction after this, whether or not it touches the entry. It bounds what a crash replays from Kafka.
 	SnapshotEvery = time.Minute

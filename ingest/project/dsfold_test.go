@@ -1,9 +1,11 @@
 package project
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,4 +193,37 @@ func TestFoldStateStaleInstanceWriteIsRefusedAndRetried(t *testing.T) {
 	if got := s.dump(); got != want {
 		t.Fatalf("after both saved their states:\n%s", diffLines(want, got))
 	}
+}
+
+// BenchmarkApplyBatchPositioned is BenchmarkApplyBatch with Kafka positions on the events, so the dataset states
+// are saved write-behind (the consumer's path) instead of with every change.
+func BenchmarkApplyBatchPositioned(b *testing.B) {
+	t := &testing.T{}
+	s := newScen(t)
+	s.t = t
+	src := newSource(s, "bench")
+	const jobs, runsPerJob = 5, 5
+	s.p.stepTimes = map[string]time.Duration{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var batch []olevent.Event
+		for j := range jobs {
+			job := fmt.Sprintf("job%d", j)
+			for r := range runsPerJob {
+				run := fmt.Sprintf("%s-%d-%d", job, i, r)
+				t0 := (i*runsPerJob+r)*100 + j
+				out := withSchema(s.ds("out-"+job), "id", "v")
+				batch = append(batch,
+					s.runEv(run+"-s", olevent.TypeStart, t0, job, run, []olevent.Dataset{s.ds("hub")}, []olevent.Dataset{out}),
+					s.runEv(run+"-c", olevent.TypeComplete, t0+50, job, run, nil, nil))
+			}
+		}
+		if _, err := s.p.Apply(s.ctx, src.append(s, batch...)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, d := range s.p.stepTimes {
+		b.ReportMetric(float64(d.Milliseconds())/float64(b.N), "ms/"+strings.ReplaceAll(name, " ", "_"))
+	}
+	b.ReportMetric(float64(b.N*jobs*runsPerJob*2)/b.Elapsed().Seconds(), "events/s")
 }

@@ -245,6 +245,19 @@ func (c *Cache[V]) WatermarksWith(replace map[string]*Entry[V]) map[string]int64
 	return out
 }
 
+// Marks is, per partition, the lowest unsaved offset of the given entries (what Watermarks counts of them).
+func Marks[V any](entries ...*Entry[V]) map[string]int64 {
+	out := map[string]int64{}
+	for _, e := range entries {
+		for p, o := range e.dirtyFrom {
+			if w, ok := out[p]; !ok || o < w {
+				out[p] = o
+			}
+		}
+	}
+	return out
+}
+
 // DropPartitions removes the clean entries holding events of any of the partitions (their owner may now be
 // another instance), and returns the dirty ones it kept: callers save them first, then call it again.
 func (c *Cache[V]) DropPartitions(parts []string) []*Entry[V] {

@@ -81,10 +81,13 @@ type dsWork struct {
 // dsFoldState is the projector's dataset fold state.
 type dsFoldState struct {
 	cache *foldstate.Cache[*dsCached]
-	// mu orders "compute the replay points, commit, install into the cache" between concurrent transactions, so a
-	// replay point written never skips another transaction's committed unsaved change.
+	// mu guards progress and inflight. A transaction locks the ProjectorProgress nodes it will write before it
+	// computes their replay points, and its unsaved changes count as in flight from then until they are in the
+	// cache, so a replay point written never skips another transaction's committed unsaved change, and
+	// transactions of other partitions never wait for each other's commit.
 	mu        sync.Mutex
-	progress  map[string]int64 // the replay points last written (mu held)
+	progress  map[string]int64 // the replay points last written
+	inflight  map[*foldTx]bool // transactions between their replay points and their installation
 	now       func() time.Time
 	requests  prometheus.Counter
 	hits      prometheus.Counter
@@ -95,7 +98,7 @@ type dsFoldState struct {
 }
 
 func newFoldState(capacity int) *dsFoldState {
-	f := &dsFoldState{progress: map[string]int64{}, now: time.Now,
+	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, now: time.Now,
 		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_requests_total",
 			Help: "Dataset fold-state lookups in the projector's memory."}),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_hits_total",
@@ -123,9 +126,8 @@ func (s foldStats) Miss() { s.f.requests.Inc() }
 
 // foldAttempt spans one Projector.write: the transaction callback may run several times (driver retries).
 type foldAttempt struct {
-	f    *dsFoldState
-	held bool    // f.mu is held (from seal until end)
-	tx   *foldTx // the last callback's work
+	f  *dsFoldState
+	tx *foldTx // the last callback's work
 }
 
 func (f *dsFoldState) attempt() *foldAttempt { return &foldAttempt{f: f} }
@@ -134,14 +136,14 @@ func (f *dsFoldState) attempt() *foldAttempt { return &foldAttempt{f: f} }
 type foldTx struct {
 	a     *foldAttempt
 	works map[string]*dsWork
-	marks map[string]int64 // the replay points this transaction writes
+	marks map[string]int64 // the replay points this transaction writes (f.mu)
+	dirt  map[string]int64 // per partition, the lowest offset its written states leave unsaved (f.mu)
 	err   error
 }
 
 func (a *foldAttempt) begin() *foldTx {
-	if a.held { // the driver retries the transaction: the one that took the lock did not commit
-		a.held = false
-		a.f.mu.Unlock()
+	if a.tx != nil { // the driver retries the transaction: the last callback did not commit
+		a.f.settle(a.tx, nil)
 	}
 	a.tx = &foldTx{a: a, works: map[string]*dsWork{}}
 	return a.tx
@@ -163,14 +165,8 @@ func (p *Projector) writeFenced(ctx context.Context, batch []Envelope, recs []*r
 }
 
 // end installs a committed transaction's states into the cache (or, after a refused write, marks the refused
-// entries stale) and releases the ordering lock.
+// entries stale), then records its replay points and ends its in-flight registration.
 func (a *foldAttempt) end(committed bool) {
-	defer func() {
-		if a.held {
-			a.held = false
-			a.f.mu.Unlock()
-		}
-	}()
 	t := a.tx
 	if t == nil || a.f.disabled {
 		return
@@ -179,6 +175,7 @@ func (a *foldAttempt) end(committed bool) {
 		if fe, ok := errors.AsType[*fencedError](t.err); ok {
 			a.f.markStale(fe.keys, t.works)
 		}
+		a.f.settle(t, nil)
 		return
 	}
 	now := a.f.now()
@@ -187,11 +184,19 @@ func (a *foldAttempt) end(committed bool) {
 			a.f.cache.Put(w.successor(now))
 		}
 	}
-	for part, off := range t.marks {
+	a.f.settle(t, t.marks)
+}
+
+// settle ends a transaction's in-flight registration and records the replay points it committed.
+func (f *dsFoldState) settle(t *foldTx, marks map[string]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.inflight, t)
+	for part, off := range marks {
 		if off < 0 {
-			delete(a.f.progress, part)
+			delete(f.progress, part)
 		} else {
-			a.f.progress[part] = off
+			f.progress[part] = off
 		}
 	}
 }
@@ -482,8 +487,7 @@ func (w *txWriter) writeFencedDatasets(rows []any) error {
 }
 
 // seal ends the transaction's fold-state work: it saves the dirty entries that are due (dirty for
-// SnapshotEvery, or beyond the cache's capacity), then, holding the ordering lock until the commit is over,
-// writes the partitions' replay points.
+// SnapshotEvery, or beyond the cache's capacity), then writes the partitions' replay points.
 func (a *foldAttempt) seal(w *txWriter) error {
 	if a.f.disabled {
 		return nil
@@ -491,10 +495,6 @@ func (a *foldAttempt) seal(w *txWriter) error {
 	t := w.fold
 	if err := t.saveDue(w); err != nil {
 		return err
-	}
-	if !a.held {
-		a.f.mu.Lock()
-		a.held = true
 	}
 	return t.writeMarks(w)
 }
@@ -519,39 +519,100 @@ func (t *foldTx) saveDue(w *txWriter) error {
 	return w.writeFencedDatasets(rows)
 }
 
-// writeMarks writes, per partition whose replay point moves, the lowest offset folded into a state still unsaved
-// after this transaction (-1: none). f.mu is held.
+// writeMarks writes, per partition whose replay point this transaction moves, the lowest offset folded into a
+// state still unsaved after it (-1: none), counting other transactions' unsaved changes still in flight. The
+// partitions' ProjectorProgress nodes are locked before their points are computed again, so of two transactions
+// writing one partition's point the later computes after the earlier committed.
 func (t *foldTx) writeMarks(w *txWriter) error {
+	f := t.a.f
 	replaced := map[string]*dsEntry{}
-	now := t.a.f.now()
+	now := f.now()
+	var mine []*dsEntry
 	for k, d := range t.works {
 		if d.written {
 			replaced[k] = d.successor(now)
+			mine = append(mine, replaced[k])
 		}
 	}
-	marks := t.a.f.cache.WatermarksWith(replaced)
-	t.marks = map[string]int64{}
-	var rows []any
-	for part, off := range marks {
-		if old, ok := t.a.f.progress[part]; !ok || old != off {
-			t.marks[part] = off
-		}
-	}
-	for part := range t.a.f.progress {
-		if _, ok := marks[part]; !ok {
-			t.marks[part] = -1
-		}
-	}
-	for part, off := range t.marks {
-		rows = append(rows, map[string]any{"part": part, "offset": off})
-	}
-	if len(rows) == 0 {
+	f.mu.Lock()
+	t.dirt, f.inflight[t] = foldstate.Marks(mine...), true
+	changed := f.changedMarks(replaced, t)
+	f.mu.Unlock()
+	if len(changed) == 0 {
 		return nil
 	}
+	parts := make([]any, 0, len(changed))
+	for part := range changed {
+		parts = append(parts, part)
+	}
+	if _, err := w.runAs("writeReplayPoints", `UNWIND $parts AS part
+		MERGE (p:ProjectorProgress {partition: part}) SET p.lock = true REMOVE p.lock`,
+		map[string]any{"parts": parts}); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	marks := f.marks(replaced, t)
+	t.marks = map[string]int64{}
+	rows := make([]any, 0, len(changed))
+	for part := range changed {
+		off, ok := marks[part]
+		if !ok {
+			off = -1
+		}
+		t.marks[part] = off
+		rows = append(rows, map[string]any{"part": part, "offset": off})
+	}
+	f.mu.Unlock()
 	_, err := w.runAs("writeReplayPoints", `UNWIND $rows AS row
-		MERGE (p:ProjectorProgress {partition: row.part})
-		SET p.offset = row.offset`, map[string]any{"rows": rows})
+		MATCH (p:ProjectorProgress {partition: row.part}) SET p.offset = row.offset`, map[string]any{"rows": rows})
 	return err
+}
+
+// marks are the replay points once replaced are in the cache, with the other transactions' in-flight changes
+// (f.mu held).
+func (f *dsFoldState) marks(replaced map[string]*dsEntry, self *foldTx) map[string]int64 {
+	marks := f.cache.WatermarksWith(replaced)
+	for t := range f.inflight {
+		if t == self {
+			continue
+		}
+		for part, off := range t.dirt {
+			if w, ok := marks[part]; !ok || off < w {
+				marks[part] = off
+			}
+		}
+	}
+	return marks
+}
+
+// changedMarks are the partitions whose replay point differs from the one last written (f.mu held).
+func (f *dsFoldState) changedMarks(replaced map[string]*dsEntry, self *foldTx) map[string]bool {
+	marks := f.marks(replaced, self)
+	out := map[string]bool{}
+	for part, off := range marks {
+		if old, ok := f.progress[part]; !ok || old != off {
+			out[part] = true
+		}
+	}
+	for part := range f.progress {
+		if _, ok := marks[part]; !ok {
+			out[part] = true
+		}
+	}
+	// A partition another transaction in flight writes or leaves dirt in: its last written point is not known
+	// here, so write it (after its lock) rather than trust progress.
+	for t := range f.inflight {
+		if t == self {
+			continue
+		}
+		for part := range t.marks {
+			out[part] = true
+		}
+		for part := range t.dirt {
+			out[part] = true
+		}
+	}
+	return out
 }
 
 // ReplayPoint is where the consumer must start reading a partition so every change not in a saved snapshot is

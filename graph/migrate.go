@@ -74,6 +74,9 @@ var migrations = []migration{
 		"CREATE INDEX unresolved_last_seen IF NOT EXISTS FOR (n:UnresolvedIdentity) ON (n.lastSeenAt)",
 		"CREATE INDEX quarantined_received IF NOT EXISTS FOR (n:Quarantined) ON (n.receivedAt)",
 	}},
+	{7, []string{ // the projector's per-partition replay points (ingest/project/dsfold.go, ADR 0036): one node each
+		"CREATE CONSTRAINT projector_progress_partition IF NOT EXISTS FOR (n:ProjectorProgress) REQUIRE n.partition IS UNIQUE",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

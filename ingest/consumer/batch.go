@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
@@ -73,7 +74,8 @@ func (h *handler) decode(ctx context.Context, m *sarama.ConsumerMessage) decoded
 	}
 	olevent.ResolveID(hdr[kafkaio.HeaderEventID], &ev)
 	return decoded{
-		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source, Owned: owned},
+		env: project.Envelope{Event: ev, ReceivedAt: received, Principal: principal, Source: source, Owned: owned,
+			Pos: foldstate.Pos{Part: project.PartitionName(m.Topic, m.Partition), Offset: m.Offset}},
 		rec: archive.Record{EventID: ev.ID, ReceivedAt: received, Principal: principal, Source: source,
 			Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Event: json.RawMessage(m.Value), Owned: owned},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/project"
 )
 
 // handler implements sarama.ConsumerGroupHandler: one ConsumeClaim goroutine per assigned partition.
@@ -22,8 +23,57 @@ type handler struct {
 
 var _ sarama.ConsumerGroupHandler = (*handler)(nil)
 
-func (h *handler) Setup(sarama.ConsumerGroupSession) error   { return nil }
-func (h *handler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+// FoldState is implemented by a projector that keeps fold state in memory and saves it write-behind
+// (project.Projector): each partition is read from its replay point, so what a crash left unsaved is folded
+// again, and at the end of a session (rebalance, shutdown) the state is saved and the entries of its partitions
+// dropped, since another instance may own them next.
+type FoldState interface {
+	ReplayPoint(ctx context.Context, topic string, partition int32) (int64, bool, error)
+	SaveFoldState(ctx context.Context, parts []string) error
+}
+
+// Setup rewinds each claimed partition to the projector's replay point (never forward: sarama ignores that).
+func (h *handler) Setup(sess sarama.ConsumerGroupSession) error {
+	fs, ok := h.d.Projector.(FoldState)
+	if !ok {
+		return nil
+	}
+	for topic, parts := range sess.Claims() {
+		if h.isQuarantineTopic(topic) {
+			continue
+		}
+		for _, p := range parts {
+			off, ok, err := fs.ReplayPoint(sess.Context(), topic, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				sess.ResetOffset(topic, p, off, "")
+			}
+		}
+	}
+	return nil
+}
+
+// Cleanup saves the fold state and drops the entries of the session's partitions.
+func (h *handler) Cleanup(sess sarama.ConsumerGroupSession) error {
+	fs, ok := h.d.Projector.(FoldState)
+	if !ok {
+		return nil
+	}
+	var parts []string
+	for topic, ps := range sess.Claims() {
+		for _, p := range ps {
+			parts = append(parts, project.PartitionName(topic, p))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.kc.RebalanceTimeout)
+	defer cancel()
+	if err := fs.SaveFoldState(ctx, parts); err != nil {
+		h.d.Log.Warn("fold state not saved at session end; a restart replays from the last replay points", "err", err)
+	}
+	return nil
+}
 
 // ConsumeClaim batches the partition's messages (BatchSize, or once its oldest message is BatchWait old,
 // whichever first) and processes each batch; offsets are marked and committed only after the batch is in Neo4j

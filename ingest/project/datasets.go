@@ -25,26 +25,28 @@ type dsWrites struct {
 // projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
 // lock) and rewrites what derives from it: metadata, droppedAt and cut times, Field histories, declared
 // (DECLARED_FEEDS) lineage and dataset versions. Jobs whose edges depend on changed cuts or fields are queued.
+//
+// The states come from the projector's memory (dsfold.go), else from their snapshot; events replayed after a
+// crash (w.replayed) fold into the datasets whose snapshot does not hold them.
 func (w *txWriter) projectDatasets(recs []*rec) error {
-	changes := changesOf(recs)
-	keys := make([]string, 0, len(changes))
-	for k := range changes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	states, err := w.lockDatasets(keys)
+	changes, err := w.datasetChanges(recs, w.replayed)
 	if err != nil {
 		return err
 	}
+	keys := make([]string, 0, len(changes))
+	states := map[string]*dsState{}
+	for k := range changes {
+		keys = append(keys, k)
+		states[k] = w.fold.works[k].st
+	}
+	sort.Strings(keys)
 	if err := w.restoreLate(states, changes); err != nil {
 		return err
 	}
 	out := dsWrites{declLogs: map[string][]dsObs{}}
 	for _, k := range keys {
-		if st, ok := states[k]; ok {
-			if err := w.deriveDataset(&out, k, st, changes[k]); err != nil {
-				return err
-			}
+		if err := w.deriveDataset(&out, k, states[k], changes[k]); err != nil {
+			return err
 		}
 	}
 	if err := w.queueColumnDependents(&out, states); err != nil {
@@ -94,7 +96,7 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 		return nil
 	}
 	sort.Strings(load)
-	more, err := w.lockDatasets(load)
+	more, err := w.datasetStates(load) // read only: not written, so not fenced
 	if err != nil {
 		return err
 	}
@@ -102,28 +104,6 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 		out.declLogs[k] = st.Log
 	}
 	return nil
-}
-
-// lockDatasets takes the write lock of each dataset (in key order) and reads its state.
-func (w *txWriter) lockDatasets(keys []string) (map[string]*dsState, error) {
-	out, err := w.run(`UNWIND $keys AS k
-		MATCH (d:Dataset {key: k})
-		SET d.projLock = true REMOVE d.projLock
-		RETURN k, d.projState AS state`, map[string]any{"keys": toAny(keys)})
-	if err != nil {
-		return nil, err
-	}
-	states := map[string]*dsState{}
-	for _, rec := range out {
-		k, _ := rec.Get("k")
-		s, _ := rec.Get("state")
-		st, err := decodeState(s)
-		if err != nil {
-			return nil, err
-		}
-		states[k.(string)] = st
-	}
-	return states, nil
 }
 
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
@@ -145,6 +125,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		fieldsChanged = st.FieldsSig != oldFields
 	}
 	if ch := st.seal(); ch != nil {
+		w.fold.works[key].save = true // the snapshot names the chunks: saved with them
 		data, err := encodeChunk(ch)
 		if err != nil {
 			return err
@@ -152,11 +133,11 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.chunks = append(out.chunks, map[string]any{"key": chunkKey(key, ch.Seq), "ds": key, "seq": ch.Seq,
 			"from": ch.From, "to": ch.To, "data": data})
 	}
-	props, err := datasetProps(st, cuts, dropped)
+	row, err := w.fold.datasetRow(w.fold.works[key], datasetProps(st, cuts, dropped), w.fold.a.f.now())
 	if err != nil {
 		return err
 	}
-	out.props = append(out.props, map[string]any{"key": key, "props": props})
+	out.props = append(out.props, row)
 	w.touch(key)
 	for _, v := range c.versions {
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
@@ -209,12 +190,9 @@ func hasKind(obs []dsObs, kind string) bool {
 	return false
 }
 
-func datasetProps(st *dsState, cuts []int64, dropped *int64) (map[string]any, error) {
-	enc, err := st.encode()
-	if err != nil {
-		return nil, err
-	}
-	props := map[string]any{"projState": enc, "cuts": toAny(cuts), "facets": st.facetsJSON(),
+// datasetProps are the properties derived from a dataset's state (the snapshot is written apart: dsfold.go).
+func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
+	props := map[string]any{"cuts": toAny(cuts), "facets": st.facetsJSON(),
 		"updatedAt": st.lastUpdate(), "normVersion": NormVersion, "droppedAt": nil, "fieldsSig": st.FieldsSig}
 	if dropped != nil {
 		props["droppedAt"] = *dropped
@@ -230,7 +208,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) (map[string]any, er
 	if v, ok := st.Meta["tags"]; ok {
 		props["tags"] = toAny(tagStrings(v.V))
 	}
-	return props, nil
+	return props
 }
 
 // declaredFeeds derives the DECLARED_FEEDS into a dataset from its lineage-facet observations: each facet
@@ -291,6 +269,7 @@ func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*d
 	for k, cs := range chunks {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Seq < cs[j].Seq })
 		states[k].restore(cs)
+		w.fold.works[k].save = true // the restored chunks are deleted: the snapshot must hold them now
 	}
 	_, err = w.run(`UNWIND $keys AS k MATCH (c:DatasetLogChunk {key: k}) DELETE c`, map[string]any{"keys": del})
 	return err
@@ -303,7 +282,6 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 		rows  []any
 		query string
 	}{
-		{"writeDatasets:props", out.props, `UNWIND $rows AS row MATCH (d:Dataset {key: row.key}) SET d += row.props`},
 		{"writeDatasets:chunks", out.chunks, `UNWIND $rows AS row
 			MERGE (c:DatasetLogChunk {key: row.key})
 			SET c.datasetKey = row.ds, c.seq = row.seq, c.from = row.from, c.to = row.to, c.data = row.data`},
@@ -323,6 +301,9 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 			MATCH (d:Dataset {key: row.ds}), (u:Dataset {key: row.up})
 			MERGE (u)-[e:DECLARED_FEEDS]->(d)
 			SET e += row.props`},
+	}
+	if err := w.writeFencedDatasets(out.props); err != nil {
+		return err
 	}
 	for _, q := range queries {
 		if len(q.rows) == 0 {

@@ -41,6 +41,9 @@ type dsState struct {
 	FieldsSig string `json:"fs,omitempty"`
 	// Base is the sealed part of the log (dslog.go): nil while nothing is sealed.
 	Base *dsBase `json:"base,omitempty"`
+	// Off is, per source partition, the offset after the last event of it folded in (dsfold.go): a saved
+	// snapshot holds every event of the partition before it, so a replay after a crash folds only what is after.
+	Off map[string]int64 `json:"off,omitempty"`
 }
 
 // dsStateWire is dsState as stored: the log's plain schema observations (time and hash only, the bulk of a
@@ -55,6 +58,7 @@ type dsStateWire struct {
 	Facets    map[string]stamped               `json:"facets,omitempty"`
 	FieldsSig string                           `json:"fs,omitempty"`
 	Base      *dsBase                          `json:"base,omitempty"`
+	Off       map[string]int64                 `json:"off,omitempty"`
 }
 
 // schemaTimes are the times of a schema's plain observations: the first, then each as the difference from the
@@ -77,7 +81,7 @@ func decodeState(v any) (*dsState, error) {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
 	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
-		Base: w.Base}
+		Base: w.Base, Off: w.Off}
 	if len(w.Repeats) > 0 {
 		for _, r := range w.Repeats {
 			var t int64
@@ -103,7 +107,8 @@ func decodeState(v any) (*dsState, error) {
 
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
-	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base}
+	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base,
+		Off: st.Off}
 	type series struct {
 		hash string
 		read bool

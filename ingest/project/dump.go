@@ -14,7 +14,7 @@ import (
 // dumpExcluded are properties left out of Dump: delivery dependent (receive time, the sending principal), internal
 // projection state, or the stored event payload (the input, not the projection).
 var dumpExcluded = map[string]bool{"receivedAt": true, "principal": true, "payload": true, "ptag": true, "fieldsSig": true, "projState": true, "projLock": true,
-	"claim": true, "edgeCkpt": true, "metaStamps": true, projHashProp: true}
+	"claim": true, "edgeCkpt": true, "metaStamps": true, projHashProp: true, "pos": true, "projSeq": true, "projSnap": true}
 
 // Dump renders every node and relationship of the projection under a namespace prefix as sorted, deterministic
 // text, so "the same graph" is a diff. Scope: datasets (by current or any bound name), jobs, their runs, events,

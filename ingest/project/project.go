@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/ownership"
 	"github.com/headwater-data/headwater/internal/rules"
@@ -53,6 +54,10 @@ type Envelope struct {
 	// everything). The projector applies the event's changes only there (docs/adr/0018-producers-change-only-
 	// what-they-own.md).
 	Owned ownership.Set
+	// Pos is where the event was read from (Kafka topic/partition and offset); zero for events with no replayable
+	// source (replay from the archive, tests). Only positioned events' dataset state is saved write-behind
+	// (dsfold.go): the others are saved with the change.
+	Pos foldstate.Pos
 }
 
 // GenerationBumper is implemented by the cache package (Redis INCR of "hw:gen:<nodeKey>").
@@ -92,6 +97,7 @@ type Projector struct {
 	recent *recentEvents
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
+	fold      *dsFoldState // in-memory dataset fold state (dsfold.go)
 }
 
 // New builds a projector and registers its metrics.
@@ -122,8 +128,10 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 		restores: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_log_restores_total",
 			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
+	p.fold = newFoldState(foldstate.DefaultCapacity)
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds, p.runs} {
+		for _, c := range append([]prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds,
+			p.runs}, p.fold.collectors()...) {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -148,7 +156,7 @@ func (p *Projector) Apply(ctx context.Context, batch []Envelope) (Result, error)
 	if len(recs) == 0 {
 		return Result{}, nil
 	}
-	res, err := p.write(ctx, batch, recs)
+	res, err := p.writeFenced(ctx, batch, recs)
 	if err != nil {
 		p.events.WithLabelValues("failed").Add(float64(len(batch)))
 		return Result{}, err
@@ -201,6 +209,7 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 	var applied []*rec
 	var tag string
 	attempt := 0
+	fold := p.fold.attempt()
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
@@ -214,12 +223,16 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
-			folds: p.folds, foldRuns: p.runs}
+			folds: p.folds, foldRuns: p.runs, fold: fold.begin()}
 		res, err := w.apply(these)
+		if err == nil {
+			err = fold.seal(w) // the fold state's snapshots and watermarks, in this transaction
+		}
 		applied, tag = w.fresh, w.token
 		bodyDone = time.Now()
 		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
+	fold.end(err == nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("project batch: %w", err)
 	}

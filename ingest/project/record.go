@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
@@ -128,6 +129,7 @@ type rec struct {
 	Outputs   []*dsRec                   `json:",omitempty"`
 	Subject   *dsRec                     `json:",omitempty"`
 	PubRunID  string                     `json:",omitempty"` // DatasetEvent carrying headwater_publication for a run
+	pos       foldstate.Pos              // where the event was read from (Envelope.Pos); not stored in the payload
 }
 
 // key is the Event node key (payloads written before projection version 2 carry none: their key is the id).
@@ -161,7 +163,8 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 		return nil, fmt.Errorf("%w: empty event id", ErrUnprojectable)
 	}
 	r := &rec{ID: ev.ID, Key: graph.EventKey(env.Principal, ev.ID), Digest: ev.ContentDigest(), Principal: env.Principal, Kind: string(ev.Kind),
-		Type: ev.EventType, Time: graph.Millis(ev.EventTime), Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer}
+		Type: ev.EventType, Time: graph.Millis(ev.EventTime), Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer,
+		pos: env.Pos}
 	if ev.Job != nil {
 		j, err := buildJob(ev.Job, canon)
 		if err != nil {

@@ -35,6 +35,8 @@ type txWriter struct {
 	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
 	changedStart map[string]int64 // jobs whose edges must be recomputed because a dataset's cuts or fields changed
+	fold         *foldTx          // the attempt's dataset fold-state work (dsfold.go)
+	replayed     []*rec           // events projected before, read again after a crash: re-folded into dataset state
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
@@ -102,7 +104,7 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 	w.fresh = fresh
 	res := Result{Duplicates: len(recs) - len(fresh) - len(w.conflicts), Projected: len(fresh),
 		IDConflicts: len(w.conflicts)}
-	if len(fresh) == 0 {
+	if len(fresh) == 0 && len(w.replayed) == 0 {
 		return res, nil
 	}
 	steps := []struct {
@@ -117,6 +119,9 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 		{"project job edges", w.projectJobEdges},
 	}
 	for _, s := range steps {
+		if len(fresh) == 0 && s.name != "project datasets" && s.name != "project job edges" {
+			continue // only replayed events: their dataset state, and the jobs its changes queue
+		}
 		start := time.Now()
 		if err := s.fn(fresh); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", s.name, err)
@@ -145,14 +150,18 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 	for _, r := range recs {
 		if first[r.key()] == nil {
 			first[r.key()] = r
-			rows = append(rows, map[string]any{"key": r.key()})
+			rows = append(rows, map[string]any{"key": r.key(), "pos": r.posName()})
 		}
 	}
+	// An event claimed before from this very position is being replayed (after a crash): its payload comes back
+	// for the dataset fold state (dsfold.go).
 	out, err := w.run(`UNWIND $rows AS row
 		MERGE (e:Event {key: row.key}) ON CREATE SET e.claim = $token
 		WITH e, row, coalesce(e.claim = $token, false) AS fresh
 		FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END | REMOVE e.claim)
-		RETURN row.key AS key, fresh, e.digest AS digest`, map[string]any{"rows": rows, "token": w.token})
+		RETURN row.key AS key, fresh, e.digest AS digest,
+			CASE WHEN NOT fresh AND row.pos <> '' AND e.pos = row.pos THEN e.payload END AS replay`,
+		map[string]any{"rows": rows, "token": w.token})
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +171,11 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 		f, _ := rec.Get("fresh")
 		d, _ := rec.Get("digest")
 		created[k.(string)], stored[k.(string)] = f == true, asStr(d)
+		if p, _ := rec.Get("replay"); p != nil {
+			if err := w.replay(first[asStr(k)], p); err != nil {
+				return nil, err
+			}
+		}
 	}
 	fresh := make([]*rec, 0, len(created))
 	for _, r := range recs {
@@ -219,7 +233,8 @@ func (w *txWriter) storeEvents(recs []*rec) error {
 		}
 		props := map[string]any{"kind": r.Kind, "eventType": r.Type, "eventTime": r.Time, "receivedAt": r.Recv,
 			"producer": r.Producer, "normVersion": NormVersion, "payload": payload, "ptag": w.token,
-			"eventId": r.ID, "principal": nilIfEmpty(r.Principal), "digest": nilIfEmpty(r.Digest)}
+			"eventId": r.ID, "principal": nilIfEmpty(r.Principal), "digest": nilIfEmpty(r.Digest),
+			"pos": nilIfEmpty(r.posName())}
 		if r.Subject != nil && r.Subject.ID != nil {
 			props["subjectNamespace"] = r.Subject.ID.NS // the dataset a DatasetEvent is about (Dump selects by it)
 		}

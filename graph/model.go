@@ -35,6 +35,8 @@ const (
 	// Internal projector state, read by nothing but the projector (docs/graph-model.md, "Projector details").
 	LabelDatasetLogChunk = "DatasetLogChunk"
 	LabelJobCheckpoint   = "JobCheckpoint"
+	// LabelProjectorProgress is one source partition's replay point (ingest/project/dsfold.go, ADR 0036).
+	LabelProjectorProgress = "ProjectorProgress"
 	// The expected-job inventory and the trust signals' trend points (inventory/registry, trust; ADR 0031).
 	LabelInventorySource = "InventorySource"
 	LabelExpectedJob     = "ExpectedJob"

@@ -153,6 +153,8 @@ var knownDifferences = map[string]string{
 	"projState": "projector state", "fieldsSig": "projector state", "cuts": "projector state",
 	"identityAt": "projector state", "edgeCkpt": "projector state", "metaStamps": "projector state",
 	"projLock": "projector state", "claim": "projector state", "projHash": "projector state (what it last wrote)",
+	"projSeq": "projector state (the fenced write's version stamp; absent reads as 0)", "projSnap": "projector state (the stamp projState was saved at)",
+	"pos": "projector state (where the event was first projected from)",
 	// set only by the events the stream sends: empty or absent in a loaded graph, and read as empty
 	"facets": "latest facets JSON, written from events", "lastEventTime": "written from events",
 }

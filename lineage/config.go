@@ -22,6 +22,9 @@ type Config struct {
 	RawCacheTTL    time.Duration `help:"TTL of cached neighbour lists." default:"10m" env:"HEADWATER_LINEAGE_RAW_CACHE_TTL" yaml:"rawCacheTTL"`
 	ResultCacheTTL time.Duration `help:"TTL of cached answers." default:"5m" env:"HEADWATER_LINEAGE_RESULT_CACHE_TTL" yaml:"resultCacheTTL"`
 	TrustGapsTTL   time.Duration `help:"How long one answer's trust gaps (JOB_NOT_REPORTING, PRODUCER_STALE, coverage) are reused in process for the same scope; negative: never." default:"10s" env:"HEADWATER_LINEAGE_TRUST_GAPS_TTL" yaml:"trustGapsTTL"`
+	// DisableTrustGaps leaves JOB_NOT_REPORTING, PRODUCER_STALE and the answer's coverage off every answer; it
+	// exists to measure their cost on the same server (scripts/bench-trust.sh), not for production.
+	DisableTrustGaps bool `help:"Answers carry no trust gaps (JOB_NOT_REPORTING, PRODUCER_STALE, coverage): for measuring their cost, not for production." env:"HEADWATER_LINEAGE_DISABLE_TRUST_GAPS" yaml:"disableTrustGaps"`
 }
 
 // minCursorKey is the shortest accepted cursor signing key.

@@ -86,7 +86,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 		s.answerer = resultCache{inner: s.walker, store: o.Cache, catalog: o.Catalog, redact: s.walker.gate.Redact,
 			cfg: cfg, resolve: s.resolveStart}
 	}
-	if o.Trust != nil {
+	if o.Trust != nil && !cfg.DisableTrustGaps {
 		s.trust = &trustGaps{inner: s.answerer, gaps: trustgaps.New(o.Trust, o.Catalog, cfg.TrustGapsTTL, s.clock)}
 		s.answerer = *s.trust
 	}

@@ -16,13 +16,14 @@ import (
 
 // CLI is the command line.
 type CLI struct {
-	Gen     GenCmd     `cmd:"" help:"Generate OpenLineage events to a file, the HTTP gateway or Kafka."`
-	History HistoryCmd `cmd:"" help:"Bulk-load a year of compacted lineage and a window of run detail into Neo4j."`
-	Ingest  IngestCmd  `cmd:"" help:"Drive the gateway and measure accepted, projected and send-to-visible latency."`
-	Query   QueryCmd   `cmd:"" help:"Drive lineage GraphQL queries and measure latency, throughput and truncation."`
-	Compare CompareCmd `cmd:"" help:"Compare lineage answers and latency with the naive variable-length Cypher query on the same roots."`
-	Report  ReportCmd  `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
-	Envs    EnvsCmd    `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
+	Gen       GenCmd       `cmd:"" help:"Generate OpenLineage events to a file, the HTTP gateway or Kafka."`
+	History   HistoryCmd   `cmd:"" help:"Bulk-load a year of compacted lineage and a window of run detail into Neo4j."`
+	Ingest    IngestCmd    `cmd:"" help:"Drive the gateway and measure accepted, projected and send-to-visible latency."`
+	Query     QueryCmd     `cmd:"" help:"Drive lineage GraphQL queries and measure latency, throughput and truncation."`
+	Compare   CompareCmd   `cmd:"" help:"Compare lineage answers and latency with the naive variable-length Cypher query on the same roots."`
+	Report    ReportCmd    `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
+	Envs      EnvsCmd      `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
+	Inventory InventoryCmd `cmd:"" help:"Write an expected-job inventory for a world (a JSON list for headwater inventory register --kind list)."`
 }
 
 // env is what every command gets: a logger and the clock.

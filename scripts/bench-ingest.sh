@@ -26,7 +26,7 @@
 #                         HEADWATER_KAFKA_PORT=9094 HEADWATER_STATE_DIR=.state-bench scripts/stack/stack.sh up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STATE=$PWD/.state-bench
+STATE=${BENCH_STATE:-$PWD/.state-bench}   # BENCH_STATE: another bench state directory (its Neo4j on 7688)
 BOLT=bolt://127.0.0.1:7688
 API=127.0.0.1:8186; METRICS=127.0.0.1:9196
 RUN_SECONDS=${RUN_SECONDS:-90}

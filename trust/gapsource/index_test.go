@@ -43,7 +43,9 @@ func (f *fakeReader) ExpectedWritersOf(context.Context, []string) ([]trust.Expec
 	return nil, nil
 }
 
-func (f *fakeReader) JobsNamed(context.Context, [][2]string) ([]trust.ReportedJob, error) { return nil, nil }
+func (f *fakeReader) JobsNamed(context.Context, [][2]string) ([]trust.ReportedJob, error) {
+	return nil, nil
+}
 
 func (f *fakeReader) DbtJobs(context.Context, string) ([]trust.ReportedJob, error) { return nil, nil }
 
@@ -51,7 +53,9 @@ func (f *fakeReader) JobProducers(context.Context, []string) (map[string][]JobPr
 	return nil, nil
 }
 
-func (f *fakeReader) Activity(context.Context, string, int64) ([]trust.ActivityRow, error) { return nil, nil }
+func (f *fakeReader) Activity(context.Context, string, int64) ([]trust.ActivityRow, error) {
+	return nil, nil
+}
 
 func writerNames(t *testing.T, s *Source) string {
 	t.Helper()

@@ -95,5 +95,8 @@ func (AllowAll) Check(_ context.Context, _ Principal, checks []Check) ([]bool, e
 	return out, nil
 }
 
+// CoversNamespaces lets every principal see everything in every namespace (the scoped trust trends' question).
+func (AllowAll) CoversNamespaces(context.Context, Principal, Privilege, []string) bool { return true }
+
 // Settings implements Policy: OMIT, nothing sensitive.
 func (AllowAll) Settings() Settings { return Settings{}.Normalized() }

@@ -41,6 +41,9 @@ const (
 	LabelInventorySource = "InventorySource"
 	LabelExpectedJob     = "ExpectedJob"
 	LabelCoverageSample  = "CoverageSample"
+	// LabelCoverageScopeSample is a trend point of one signal for one namespace, criticality, producer or
+	// configured scope (trust/sampler; ADR 0043).
+	LabelCoverageScopeSample = "CoverageScopeSample"
 )
 
 // Relationship types.

@@ -171,7 +171,8 @@ type ComplexityRoot struct {
 		Numerator   func(childComplexity int) int
 		Ratio       func(childComplexity int) int
 		Signal      func(childComplexity int) int
-		Trend       func(childComplexity int, since *time.Time) int
+		Trend       func(childComplexity int, since *time.Time, scope *string) int
+		TrendScope  func(childComplexity int, scope *string) int
 		Window      func(childComplexity int) int
 	}
 
@@ -549,7 +550,8 @@ type CoverageFigureResolver interface {
 	Label(ctx context.Context, obj *trust.Figure) (string, error)
 
 	Items(ctx context.Context, obj *trust.Figure, first *int, after *string) (*model.CoverageItemConnection, error)
-	Trend(ctx context.Context, obj *trust.Figure, since *time.Time) ([]*model.CoveragePoint, error)
+	Trend(ctx context.Context, obj *trust.Figure, since *time.Time, scope *string) ([]*model.CoveragePoint, error)
+	TrendScope(ctx context.Context, obj *trust.Figure, scope *string) (*string, error)
 }
 type CoverageReportResolver interface {
 	AsOf(ctx context.Context, obj *trust.Report) (*time.Time, error)
@@ -1177,7 +1179,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.CoverageFigure.Trend(childComplexity, args["since"].(*time.Time)), true
+		return e.ComplexityRoot.CoverageFigure.Trend(childComplexity, args["since"].(*time.Time), args["scope"].(*string)), true
+	case "CoverageFigure.trendScope":
+		if e.ComplexityRoot.CoverageFigure.TrendScope == nil {
+			break
+		}
+
+		args, err := ec.field_CoverageFigure_trendScope_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.CoverageFigure.TrendScope(childComplexity, args["scope"].(*string)), true
 	case "CoverageFigure.window":
 		if e.ComplexityRoot.CoverageFigure.Window == nil {
 			break
@@ -3633,11 +3646,20 @@ type CoverageFigure {
   """
   items(first: Int = 20, after: String): CoverageItemConnection!
   """
-  Stored samples of this figure for everything (every 5 min by default, kept 30 days), oldest first, since
-  ` + "`" + `since` + "`" + ` (default 7 days ago). Empty for a caller without a global describe grant or a narrowed report: the
-  samples count everything.
+  Stored samples of this figure, oldest first, since ` + "`" + `since` + "`" + ` (default 7 days ago), of the scope ` + "`" + `trendScope` + "`" + `
+  names (docs/trust.md "Trend"): for everything every 5 min by default; per namespace, criticality, producer and
+  configured scope (` + "`" + `scope` + "`" + `: a name from trust.trend-scopes, on a report not narrowed by namespace or
+  criticality) every hour by default; kept 30 days. A caller without a global describe grant gets a namespace or
+  configured scope only when it holds the figure's privilege (DESCRIBE; VIEW_LINEAGE for edgeFreshness) on all of
+  its namespaces, and then points that count only what lies wholly inside them; producer figures' points for its
+  own principal; nothing else (empty, with ` + "`" + `trendScope` + "`" + ` null).
   """
-  trend(since: Time): [CoveragePoint!]!
+  trend(since: Time, scope: String): [CoveragePoint!]!
+  """
+  What ` + "`" + `trend` + "`" + ` (with the same ` + "`" + `scope` + "`" + `) counts: ` + "`" + `all` + "`" + `, ` + "`" + `namespace:<ns>` + "`" + `, ` + "`" + `scope:<name>` + "`" + `, ` + "`" + `criticality:<c>` + "`" + ` or
+  ` + "`" + `producer:<principal>` + "`" + `; null when no trend is served to this caller for this report.
+  """
+  trendScope(scope: String): String
 }
 
 type CoverageGroup { dimension: String! key: String! numerator: Int! denominator: Int! }
@@ -4031,6 +4053,8 @@ func (ec *executionContext) childFields_CoverageFigure(ctx context.Context, fiel
 		return ec.fieldContext_CoverageFigure_items(ctx, field)
 	case "trend":
 		return ec.fieldContext_CoverageFigure_trend(ctx, field)
+	case "trendScope":
+		return ec.fieldContext_CoverageFigure_trendScope(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CoverageFigure", field.Name)
 }
@@ -4823,6 +4847,20 @@ func (ec *executionContext) field_CoverageFigure_items_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_CoverageFigure_trendScope_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_CoverageFigure_trend_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4834,6 +4872,14 @@ func (ec *executionContext) field_CoverageFigure_trend_args(ctx context.Context,
 		return nil, err
 	}
 	args["since"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg1
 	return args, nil
 }
 
@@ -7640,7 +7686,7 @@ func (ec *executionContext) _CoverageFigure_trend(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.CoverageFigure().Trend(ctx, obj, fc.Args["since"].(*time.Time))
+			return ec.Resolvers.CoverageFigure().Trend(ctx, obj, fc.Args["since"].(*time.Time), fc.Args["scope"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CoveragePoint) graphql.Marshaler {
@@ -7668,6 +7714,50 @@ func (ec *executionContext) fieldContext_CoverageFigure_trend(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_CoverageFigure_trend_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageFigure_trendScope(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageFigure_trendScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.CoverageFigure().TrendScope(ctx, obj, fc.Args["scope"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageFigure_trendScope(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageFigure",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_CoverageFigure_trendScope_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16972,6 +17062,12 @@ func (ec *executionContext) _CoverageFigure(ctx context.Context, sel ast.Selecti
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._CoverageFigure_trend(ctx, field, obj)
+				})
+		case "trendScope":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageFigure_trendScope(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -62,6 +62,7 @@ type world struct {
 	fx      *lineagetest.Fixture
 	grants  *grantstore.GrantStore
 	gaps    *gapsource.Source
+	trust   *trust.Service
 	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
@@ -115,6 +116,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.trust = ts
 	w.gaps = gapsource.New(ts, truststore.NewStore(store), fx.Clock())
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
 		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts, Gaps: w.gaps}

@@ -34,13 +34,21 @@ func (r *coverageFigureResolver) Items(ctx context.Context, obj *trust.Figure, f
 	return coverageItems(obj, first, after)
 }
 
-func (r *coverageFigureResolver) Trend(ctx context.Context, obj *trust.Figure, since *time.Time) ([]*model.CoveragePoint, error) {
+func (r *coverageFigureResolver) Trend(ctx context.Context, obj *trust.Figure, since *time.Time, scope *string) ([]*model.CoveragePoint, error) {
 	from := time.Now().Add(-coverageTrendDefault)
 	if since != nil {
 		from = *since
 	}
-	pts, err := obj.Trend(ctx, from)
-	return coveragePoints(pts), err
+	tr, err := obj.Trend(ctx, from, deref(scope))
+	return coveragePoints(tr.Points), err
+}
+
+func (r *coverageFigureResolver) TrendScope(ctx context.Context, obj *trust.Figure, scope *string) (*string, error) {
+	sc, err := obj.TrendScope(ctx, deref(scope))
+	if err != nil || sc == nil {
+		return nil, err
+	}
+	return strOrNil(sc.String()), nil
 }
 
 func (r *coverageReportResolver) AsOf(ctx context.Context, obj *trust.Report) (*time.Time, error) {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,11 @@ type Config struct {
 	StaleMin       time.Duration `help:"Smallest staleness threshold of an observed edge (as lineage.stale-min)." default:"24h" env:"HEADWATER_TRUST_STALE_MIN" yaml:"staleMin"`
 	StaleFactor    float64       `help:"Edge staleness threshold as a multiple of the job's usual run interval (as lineage.stale-factor)." default:"3" env:"HEADWATER_TRUST_STALE_FACTOR" yaml:"staleFactor"`
 	SampleInterval time.Duration `help:"How often the metrics sampler recomputes every signal for everything (0: off)." default:"5m" env:"HEADWATER_TRUST_SAMPLE_INTERVAL" yaml:"sampleInterval"`
+	// TrendScopeInterval is how often the sampler also stores a point per namespace, criticality, producer and
+	// configured scope (at most MaxTrendScopes of them per round).
+	TrendScopeInterval time.Duration `help:"How often the sampler stores per-namespace, criticality, producer and configured-scope trend points (0: off)." default:"1h" env:"HEADWATER_TRUST_TREND_SCOPE_INTERVAL" yaml:"trendScopeInterval"`
+	// TrendScopes are named sets of namespaces sampled as one scope: "name=ns1,ns2;name2=ns3".
+	TrendScopes    string        `help:"Named trend scopes: name=namespace,namespace;name=... (a team's namespaces)." default:"" env:"HEADWATER_TRUST_TREND_SCOPES" yaml:"trendScopes"`
 	CanaryInterval time.Duration `help:"How often serve checks every registered canary against the lineage answers (0: off)." default:"5m" env:"HEADWATER_TRUST_CANARY_INTERVAL" yaml:"canaryInterval"`
 }
 
@@ -85,15 +91,48 @@ func (c Config) Validate() error {
 	switch {
 	case c.Window < 0 || c.MaxWindow < c.Window:
 		return fmt.Errorf("trust.window: must be positive and at most trust.max-window (%s), got %s", c.MaxWindow, c.Window)
-	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0 || c.CanaryInterval < 0:
-		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min, sample-interval and canary-interval must not be negative")
+	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0 || c.CanaryInterval < 0 ||
+		c.TrendScopeInterval < 0:
+		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min, sample-interval, trend-scope-interval and canary-interval must not be negative")
 	case c.QuietFactor <= 0 || c.StaleFactor <= 0:
 		return errors.New("trust: quiet-factor and stale-factor must be positive")
 	case c.QuietLookback < time.Hour:
 		return fmt.Errorf("trust.quiet-lookback: must be at least 1h, got %s", c.QuietLookback)
 	}
-	_, err := c.factors()
+	if _, err := c.factors(); err != nil {
+		return err
+	}
+	_, err := c.trendScopes()
 	return err
+}
+
+// trendScopes parses TrendScopes.
+func (c Config) trendScopes() (map[string][]string, error) {
+	out := map[string][]string{}
+	for part := range strings.SplitSeq(c.TrendScopes, ";") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		var nss []string
+		for ns := range strings.SplitSeq(list, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(nss, ns) {
+				nss = append(nss, ns)
+			}
+		}
+		switch {
+		case !ok || name == "" || len(nss) == 0:
+			return nil, fmt.Errorf("trust.trend-scopes: %q is not name=namespace,namespace", part)
+		case len(nss) > MaxScopeNamespaces:
+			return nil, fmt.Errorf("trust.trend-scopes: scope %q lists %d namespaces, at most %d", name, len(nss), MaxScopeNamespaces)
+		case out[name] != nil:
+			return nil, fmt.Errorf("trust.trend-scopes: scope %q is named twice", name)
+		}
+		slices.Sort(nss)
+		out[name] = nss
+	}
+	return out, nil
 }
 
 // factors parses QuietFactors.

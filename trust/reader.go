@@ -17,6 +17,8 @@ type Reader interface {
 	Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error)
 	Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error)
 	Samples(ctx context.Context, sig Signal, from int64) ([]Point, error)
+	// ScopeSamples reads one scope's points of sig since from, oldest first: the inside-only values when inside.
+	ScopeSamples(ctx context.Context, scope string, sig Signal, from int64, inside bool) ([]Point, error)
 }
 
 // Filter is what a request narrows the signals to ("" = any).

@@ -28,6 +28,7 @@ type Service struct {
 	perms     Permissions
 	cfg       Config
 	factors   map[string]float64
+	scopes    map[string][]string // configured trend scopes (Config.TrendScopes)
 	clock     func() time.Time
 	inventory *expectedCache
 }
@@ -39,13 +40,14 @@ func NewService(r Reader, perms Permissions, cfg Config, clock func() time.Time)
 		return nil, err
 	}
 	factors, _ := cfg.factors() // Validate parsed it
+	scopes, _ := cfg.trendScopes()
 	if perms == nil {
 		perms = authz.AllowAll{}
 	}
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, clock: clock, inventory: &expectedCache{}}, nil
+	return &Service{r: r, perms: perms, cfg: cfg, factors: factors, scopes: scopes, clock: clock, inventory: &expectedCache{}}, nil
 }
 
 // Unfiltered is the service computing without permission filtering (authz.AllowAll): the sampler's, whose
@@ -117,12 +119,25 @@ func (r *Report) Figure(ctx context.Context, sig Signal) (*Figure, error) {
 	return f, nil
 }
 
-// Trend returns the figure's stored samples since since (see Service.Trend).
-func (f *Figure) Trend(ctx context.Context, since time.Time) ([]Point, error) {
+// Trend returns the figure's stored points since since, of the configured scope named or else of the report's
+// own narrowing (see Service.Trend).
+func (f *Figure) Trend(ctx context.Context, since time.Time, named string) (Trend, error) {
+	if f.rep == nil {
+		return Trend{}, nil
+	}
+	return f.rep.svc.Trend(ctx, f.rep, f.Signal, since, named)
+}
+
+// TrendScope is the scope Trend (with the same named scope) answers; nil when none is served.
+func (f *Figure) TrendScope(ctx context.Context, named string) (*TrendScope, error) {
 	if f.rep == nil {
 		return nil, nil
 	}
-	return f.rep.svc.Trend(ctx, f.rep, f.Signal, since)
+	sc, _, ok, err := f.rep.svc.trendScope(ctx, f.rep, f.Signal, named)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &sc, nil
 }
 
 func (r *Report) compute(ctx context.Context, sig Signal) (*Figure, error) {

@@ -106,6 +106,12 @@ func (e *Evaluator) CanOn(p authz.Principal, claimed []string, priv authz.Privil
 	return e.viewOf(p, claimed).on(s.Normalized(), e.envOf)&bit(priv) != 0
 }
 
+// CoversNamespace answers whether a principal holds priv on everything in namespace ns, now and later (nothing
+// beneath the namespace denies it).
+func (e *Evaluator) CoversNamespace(p authz.Principal, claimed []string, priv authz.Privilege, ns string) bool {
+	return ns != "" && e.viewOf(p, claimed).covers(bit(priv), envName(e.envOf, ns), ns)
+}
+
 // Scope returns the principal's scope: a fingerprint of its effective grants, the epoch and the settings, and
 // whether it may describe everything.
 func (e *Evaluator) Scope(p authz.Principal, claimed []string) authz.Scope {

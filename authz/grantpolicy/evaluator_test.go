@@ -283,3 +283,45 @@ func BenchmarkHopCheck5000x200(b *testing.B) {
 		}
 	}
 }
+
+// TestCoversNamespace: a namespace is covered by a grant on it or above it, not by a prefix inside it, and not
+// when anything beneath it denies the privilege (or one that implies it).
+func TestCoversNamespace(t *testing.T) {
+	nsOf := func(ns string) grant.Securable { return grant.Securable{Kind: grant.SecNamespace, Namespace: ns} }
+	allow := func(p authz.Privilege, on grant.Securable) grant.Grant { return grant.Grant{Privilege: p, On: on} }
+	deny := func(p authz.Privilege, on grant.Securable) grant.Grant {
+		return grant.Grant{Privilege: p, On: on, Effect: grant.Deny}
+	}
+	cases := []struct {
+		name   string
+		grants []grant.Grant
+		priv   authz.Privilege
+		ns     string
+		want   bool
+	}{
+		{"namespace grant", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh))}, authz.PrivDescribe, wh, true},
+		{"other namespace", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh))}, authz.PrivDescribe, crm, false},
+		{"implied by lineage", []grant.Grant{allow(authz.PrivViewLineage, nsOf(wh))}, authz.PrivDescribe, wh, true},
+		{"describe is not lineage", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh))}, authz.PrivViewLineage, wh, false},
+		{"root", []grant.Grant{allow(authz.PrivDescribe, grant.Root())}, authz.PrivDescribe, crm, true},
+		{"environment", []grant.Grant{allow(authz.PrivDescribe, grant.Securable{Kind: grant.SecEnvironment, Environment: "prod"})},
+			authz.PrivDescribe, air, true},
+		{"prefix only", []grant.Grant{allow(authz.PrivDescribe, prefix(wh, "analytics"))}, authz.PrivDescribe, wh, false},
+		{"denied prefix beneath", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh)), deny(authz.PrivDescribe, prefix(wh, "hr"))},
+			authz.PrivDescribe, wh, false},
+		{"denied dataset beneath", []grant.Grant{allow(authz.PrivViewLineage, nsOf(wh)),
+			deny(authz.PrivViewLineage, grant.Securable{Kind: grant.SecDataset, Namespace: wh, Name: "hr.salaries"})}, authz.PrivViewLineage, wh, false},
+		{"deny of an unrelated privilege", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh)), deny(authz.PrivViewSQL, prefix(wh, "hr"))},
+			authz.PrivDescribe, wh, true},
+		{"denied elsewhere", []grant.Grant{allow(authz.PrivDescribe, nsOf(wh)), deny(authz.PrivDescribe, nsOf(crm))},
+			authz.PrivDescribe, wh, true},
+		{"denied on the namespace", []grant.Grant{allow(authz.PrivDescribe, grant.Root()), deny(authz.PrivDescribe, nsOf(wh))},
+			authz.PrivDescribe, wh, false},
+	}
+	for _, c := range cases {
+		e, p := evalWith(c.grants...)
+		if got := e.CoversNamespace(p, nil, c.priv, c.ns); got != c.want {
+			t.Errorf("%s: CoversNamespace(%s, %s) = %v, want %v", c.name, c.priv, c.ns, got, c.want)
+		}
+	}
+}

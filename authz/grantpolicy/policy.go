@@ -144,6 +144,18 @@ func (g *GrantPolicy) CanOn(ctx context.Context, p authz.Principal, priv authz.P
 	return g.cur.Load().CanOn(p, authz.ClaimedRoles(ctx, p), priv, s)
 }
 
+// CoversNamespaces answers whether p holds priv on everything in every one of namespaces, now and later, with
+// nothing beneath denied (the scoped trust trends' rule, docs/trust.md "Trend").
+func (g *GrantPolicy) CoversNamespaces(ctx context.Context, p authz.Principal, priv authz.Privilege, namespaces []string) bool {
+	ev, claimed := g.cur.Load(), authz.ClaimedRoles(ctx, p)
+	for _, ns := range namespaces {
+		if !ev.CoversNamespace(p, claimed, priv, ns) {
+			return false
+		}
+	}
+	return len(namespaces) > 0
+}
+
 // CanProduce answers whether p may write an event of a job in jobNamespace with outputs in outputNamespaces:
 // PRODUCE on the job's namespace and on every output's namespace. It returns the first namespace denied.
 // Namespaces must be canonical (as the normaliser makes them).

@@ -133,6 +133,35 @@ func (v *view) can(priv privSet, c authz.Candidate, envOf EnvironmentOf) bool {
 	return v.eval(envName(envOf, c.Namespace), c.Namespace, c.Name, leaf)&priv != 0
 }
 
+// covers reports whether priv holds on everything in namespace ns, now and later: effective on the namespace's
+// path, and nothing beneath it (a prefix, a dataset, a job) denies a privilege priv implies.
+func (v *view) covers(priv privSet, env, ns string) bool {
+	acc, n := v.path(env, ns)
+	if v.table.effective(acc)&priv != priv {
+		return false
+	}
+	if n == nil {
+		return true
+	}
+	deny := n.prefix.denies()
+	for _, m := range n.datasets {
+		deny |= m.deny
+	}
+	for _, m := range n.jobs {
+		deny |= m.deny
+	}
+	return v.table.implying(deny)&priv == 0
+}
+
+// denies ORs the deny masks of a prefix node and every node below it.
+func (s *segNode) denies() privSet {
+	d := s.here.deny
+	for _, c := range s.children {
+		d |= c.denies()
+	}
+	return d
+}
+
 // on evaluates a securable itself.
 func (v *view) on(s grant.Securable, envOf EnvironmentOf) privSet {
 	switch s.Kind {

@@ -1,9 +1,13 @@
 // Package sampler computes every trust signal for everything on an interval, sets the Prometheus gauges of each
 // (headwater_trust_*) and stores one trend point per signal (trust.LabelSample) for `CoverageFigure.trend`
-// (docs/trust.md "Trend"). It is the trust signals' only Prometheus dependency and their only writer (ADR 0034).
+// (docs/trust.md "Trend"); every trend-scope interval it also stores one point per signal for each namespace,
+// criticality, producer and configured scope (trust.LabelScopeSample, ADR 0043). It is the trust signals' only
+// Prometheus dependency and their only writer (ADR 0034).
 //
-// Invariants: a sample is computed without permission filtering (metrics are an operator channel on their own
-// listener; trend points are served only to callers who may describe everything); points older than
+// Invariants: a global sample is computed without permission filtering (metrics are an operator channel on their
+// own listener; global points are served only to callers who may describe everything); a namespace or
+// configured scope's point also holds the inside-only values, computed as a caller who sees exactly the scope's
+// namespaces (trust.Service.Inside), which are all a non-global caller is ever served; points older than
 // SampleRetention are deleted with each write.
 package sampler
 
@@ -11,6 +15,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +40,8 @@ type Metrics struct {
 	groupDen        *prometheus.GaugeVec
 	seconds         prometheus.Gauge
 	failures        prometheus.Counter
+	scopeSeconds    prometheus.Gauge
+	scopes, skipped prometheus.Gauge
 }
 
 // NewMetrics registers the gauges with reg.
@@ -51,6 +59,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Time the last sample of every signal took."})),
 		failures: obs.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_trust_sample_failures_total",
 			Help: "Samples of the trust signals that failed."})),
+		scopeSeconds: obs.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_trust_trend_scope_seconds",
+			Help: "Time the last round of scoped trend points took."})),
+		scopes: obs.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_trust_trend_scopes",
+			Help: "Scopes the last round of scoped trend points sampled."})),
+		skipped: obs.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_trust_trend_scopes_skipped",
+			Help: "Scopes the last round left out past trust.MaxTrendScopes."})),
 	}
 }
 
@@ -79,14 +93,16 @@ func (m *Metrics) set(f *trust.Figure) {
 // Store is where the trend points are written (truststore.Store).
 type Store interface {
 	StoreSamples(ctx context.Context, points []map[string]any, before int64) error
+	StoreScopeSamples(ctx context.Context, points []map[string]any, before int64) error
 }
 
 // Sampler recomputes every signal for everything on an interval, sets the gauges and stores trend points.
 type Sampler struct {
-	svc     *trust.Service
-	store   Store
-	metrics *Metrics
-	log     *slog.Logger
+	svc        *trust.Service
+	store      Store
+	metrics    *Metrics
+	log        *slog.Logger
+	lastScoped time.Time // when the last round of scoped points was taken (the report clock)
 }
 
 // New returns the sampler of svc's signals (computed without permission filtering).
@@ -136,7 +152,137 @@ func (s *Sampler) Sample(ctx context.Context) error {
 			"at": ms(rep.Now), "num": int64(f.Numerator), "den": int64(f.Denominator)})
 	}
 	s.metrics.seconds.Set(time.Since(began).Seconds())
-	return s.store.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention)))
+	if err := s.store.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention))); err != nil {
+		return err
+	}
+	every := s.svc.Config().TrendScopeInterval
+	switch {
+	case every <= 0:
+	case s.lastScoped.IsZero(): // the first round one interval after the first sample, not at start-up
+		s.lastScoped = rep.Now
+	case rep.Now.Sub(s.lastScoped) >= every:
+		return s.sampleScopes(ctx, rep)
+	}
+	return nil
+}
+
+// SampleScopes takes one round of scoped trend points now (Sample takes one every trend-scope interval).
+func (s *Sampler) SampleScopes(ctx context.Context) error {
+	rep, err := s.svc.Report(ctx, samplerPrincipal, trust.Query{})
+	if err != nil {
+		return err
+	}
+	return s.sampleScopes(ctx, rep)
+}
+
+func (s *Sampler) sampleScopes(ctx context.Context, global *trust.Report) error {
+	began := time.Now()
+	scopes, skipped, err := s.scopesOf(ctx, global)
+	if err != nil {
+		return err
+	}
+	if err := s.SampleScope(ctx, global.Now, scopes...); err != nil {
+		return err
+	}
+	s.lastScoped = global.Now
+	s.metrics.scopes.Set(float64(len(scopes)))
+	s.metrics.skipped.Set(float64(skipped))
+	s.metrics.scopeSeconds.Set(time.Since(began).Seconds())
+	return nil
+}
+
+// SampleScope stores the points of the given scopes taken at now (a round calls it with every scope).
+func (s *Sampler) SampleScope(ctx context.Context, now time.Time, scopes ...trust.TrendScope) error {
+	var points []map[string]any
+	for _, sc := range scopes {
+		pts, err := s.scopePoints(ctx, sc, now)
+		if err != nil {
+			return fmt.Errorf("trend scope %s: %w", sc, err)
+		}
+		points = append(points, pts...)
+	}
+	return s.store.StoreScopeSamples(ctx, points, ms(now.Add(-SampleRetention)))
+}
+
+// scopesOf lists the scopes of one round, at most trust.MaxTrendScopes: the configured scopes, then the
+// criticalities, producers and namespaces the global figures' groups name (each in name order).
+func (s *Sampler) scopesOf(ctx context.Context, global *trust.Report) ([]trust.TrendScope, int, error) {
+	keys := map[string]map[string]bool{trust.ScopeCriticality: {}, trust.ScopeProducer: {}, trust.ScopeNamespace: {}}
+	for _, sig := range trust.Signals() {
+		f, err := global.Figure(ctx, sig)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, g := range f.Groups {
+			if m, ok := keys[g.Dimension]; ok && g.Key != "" {
+				m[g.Key] = true
+			}
+		}
+	}
+	producers, err := s.svc.ActiveProducers(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, p := range producers {
+		keys[trust.ScopeProducer][p] = true
+	}
+	var out []trust.TrendScope
+	for _, name := range slices.Sorted(maps.Keys(s.svc.TrendScopes())) {
+		out = append(out, trust.TrendScope{Kind: trust.ScopeNamed, Key: name})
+	}
+	for _, kind := range []string{trust.ScopeCriticality, trust.ScopeProducer, trust.ScopeNamespace} {
+		for _, k := range slices.Sorted(maps.Keys(keys[kind])) {
+			out = append(out, trust.TrendScope{Kind: kind, Key: k})
+		}
+	}
+	if len(out) > trust.MaxTrendScopes {
+		return out[:trust.MaxTrendScopes], len(out) - trust.MaxTrendScopes, nil
+	}
+	return out, 0, nil
+}
+
+// scopePoints computes one scope's points: the values for everything narrowed to it and, for a namespace or a
+// configured scope, the inside-only values (trust.Service.Inside).
+func (s *Sampler) scopePoints(ctx context.Context, sc trust.TrendScope, now time.Time) ([]map[string]any, error) {
+	var all, inside *trust.Report
+	var err error
+	switch sc.Kind {
+	case trust.ScopeNamed:
+		inside, err = s.svc.Inside(s.svc.TrendScopes()[sc.Key]).Report(ctx, samplerPrincipal, trust.Query{})
+		all = inside
+	case trust.ScopeNamespace:
+		if all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key}); err == nil {
+			inside, err = s.svc.Inside([]string{sc.Key}).Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key})
+		}
+	case trust.ScopeCriticality:
+		all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Criticality: sc.Key})
+	case trust.ScopeProducer:
+		all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Producer: sc.Key})
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, sig := range trust.Signals() {
+		if trust.IsProducerSignal(sig) != (sc.Kind == trust.ScopeProducer) {
+			continue
+		}
+		f, err := all.Figure(ctx, sig)
+		if err != nil {
+			return nil, err
+		}
+		p := map[string]any{"key": sc.StoredKey() + "|" + string(sig) + "@" + itoa64(ms(now)), "scope": sc.StoredKey(),
+			"signal": string(sig), "at": ms(now), "num": int64(f.Numerator), "den": int64(f.Denominator), "inNum": nil, "inDen": nil}
+		if inside != nil {
+			in, err := inside.Figure(ctx, sig)
+			if err != nil {
+				return nil, err
+			}
+			p["inNum"], p["inDen"] = int64(in.Numerator), int64(in.Denominator)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func itoa64(v int64) string { return fmt.Sprint(v) }

@@ -312,6 +312,40 @@ MATCH (old:`+trust.LabelSample+`) WHERE old.at < $before DETACH DELETE old`,
 	return err
 }
 
+// ScopeSamples reads one scope's trend points of one signal since from, oldest first: the inside-only values
+// when inside (points without them are not returned).
+func (s *Store) ScopeSamples(ctx context.Context, scope string, sig trust.Signal, from int64, inside bool) ([]trust.Point, error) {
+	num, den := "x.numerator", "x.denominator"
+	if inside {
+		num, den = "x.insideNumerator", "x.insideDenominator"
+	}
+	rows, err := s.read(ctx, `MATCH (x:`+trust.LabelScopeSample+`) WHERE x.scope = $scope AND x.signal = $sig AND x.at >= $from
+  AND `+num+` IS NOT NULL
+RETURN x.at AS at, `+num+` AS n, `+den+` AS d ORDER BY at LIMIT 10000`,
+		map[string]any{"scope": scope, "sig": string(sig), "from": from})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]trust.Point, len(rows))
+	for i, p := range rows {
+		out[i] = trust.Point{At: fromMs(p.Int("at")), Numerator: int(p.Int("n")), Denominator: int(p.Int("d"))}
+	}
+	return out, nil
+}
+
+// StoreScopeSamples writes scoped trend points ({key, scope, signal, at, num, den, inNum, inDen}; the inside
+// values may be null) and deletes scoped points older than before.
+func (s *Store) StoreScopeSamples(ctx context.Context, points []map[string]any, before int64) error {
+	_, err := neo4j.ExecuteQuery(ctx, s.g.Driver, `UNWIND $points AS p
+MERGE (x:`+trust.LabelScopeSample+` {key: p.key}) SET x.scope = p.scope, x.signal = p.signal, x.at = p.at,
+  x.numerator = p.num, x.denominator = p.den, x.insideNumerator = p.inNum, x.insideDenominator = p.inDen
+WITH count(*) AS written
+MATCH (old:`+trust.LabelScopeSample+`) WHERE old.at < $before DETACH DELETE old`,
+		map[string]any{"points": points, "before": before}, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(s.g.Database))
+	return err
+}
+
 // fromMs is trust's: epoch ms to UTC time, 0 to the zero time.
 func fromMs(v int64) time.Time {
 	if v == 0 {

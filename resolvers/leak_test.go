@@ -1,11 +1,17 @@
 package resolvers
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headwater-data/headwater/trust"
+	"github.com/headwater-data/headwater/trust/sampler"
+	"github.com/headwater-data/headwater/trust/truststore"
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
@@ -26,10 +32,11 @@ const leakLineageQ = `query($ns: String!, $name: String!, $dir: Direction!, $dep
   } }`
 
 const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissionsFiltered
-  jobsReporting { numerator denominator groups { key numerator denominator } items(first: 500) { totalCount nodes { nodes name message } } }
+  jobsReporting { numerator denominator groups { key numerator denominator } items(first: 500) { totalCount nodes { nodes name message } }
+    trendScope trend { numerator denominator } }
   jobsInstrumented { numerator denominator items(first: 500) { nodes { nodes name message } } }
   runsWithoutTerminal { numerator denominator items(first: 500) { nodes { nodes name message } } }
-  edgeFreshness { numerator denominator items(first: 500) { nodes { nodes name message } } }
+  edgeFreshness { numerator denominator items(first: 500) { nodes { nodes name message } } trendScope trend { numerator denominator } }
   columnLineage { numerator denominator items(first: 500) { nodes { nodes name message } } }
   unresolvedIdentities { numerator items(first: 500) { nodes { name message } } }
   quietProducers { numerator denominator items { nodes { producer message } } }
@@ -79,6 +86,7 @@ func TestLeakSuite(t *testing.T) {
 	for _, mode := range []authz.HiddenMode{authz.HiddenOmit, authz.HiddenRedact} {
 		t.Run(string(mode), func(t *testing.T) {
 			w := newWorld(t, worldOpt{mode: mode, cache: true})
+			w.sampleTrends()
 			for round := range 2 { // the second round is served from the result cache
 				for name, op := range w.operations() {
 					adminBody := w.post(w.admin, op.q, op.vars)
@@ -96,6 +104,7 @@ func TestLeakSuite(t *testing.T) {
 					t.Errorf("cached value names a principal: %s", v)
 				}
 			}
+			w.checkTrends()
 			w.checkShape(mode)
 			w.checkTrustGaps()
 		})
@@ -337,5 +346,30 @@ func TestLookupByHiddenNameIsNotFound(t *testing.T) {
 	admin := w.post(w.admin, qs["dataset"], map[string]any{"ns": w.fx.NS, "n": alias})
 	if !bytes.Contains(admin, []byte(`"name":"pub.mid"`)) || !bytes.Contains(admin, []byte(alias)) {
 		t.Errorf("the admin should find pub.mid through its symlink, with resolvedFrom: %s", admin)
+	}
+}
+
+// sampleTrends stores this namespace's scoped trend points (the hidden nodes are in the same namespace).
+func (w *world) sampleTrends() {
+	w.t.Helper()
+	smp := sampler.New(w.trust, truststore.NewStore(w.fx.Store), sampler.NewMetrics(prometheus.NewRegistry()), nil)
+	if err := smp.SampleScope(w.t.Context(), w.fx.Now, trust.TrendScope{Kind: trust.ScopeNamespace, Key: w.fx.NS}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// checkTrends: the admin gets the namespace's points (they count the hidden nodes); the narrow principals, who
+// hold only a prefix of the namespace, get no trend at all.
+func (w *world) checkTrends() {
+	w.t.Helper()
+	vars := map[string]any{"ns": w.fx.NS}
+	if admin := string(w.post(w.admin, leakCoverageQ, vars)); !strings.Contains(admin, `"trendScope":"namespace:`+w.fx.NS+`"`) {
+		w.t.Errorf("the admin's coverage has no namespace trend (the check would be vacuous): %s", admin)
+	}
+	for _, p := range []string{w.narrow, w.narrow2} {
+		body := string(w.post(p, leakCoverageQ, vars))
+		if strings.Count(body, `"trendScope":null,"trend":[]`) != 2 {
+			w.t.Errorf("%s got a trend of a namespace it holds only a prefix of: %s", p, body)
+		}
 	}
 }

@@ -3,11 +3,13 @@ package resolvers
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/grant"
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
 	"github.com/headwater-data/headwater/trust"
 	"github.com/headwater-data/headwater/trust/sampler"
@@ -48,6 +50,49 @@ func (w *world) trend(t *testing.T, principal, ns, scope string) trendAnswer {
 	return a
 }
 
+// producerTrends: a producer's own figures carry its points (un-narrowed or narrowed to itself); narrowed to
+// another producer, nothing; the admin gets any producer's.
+func (w *world) producerTrends(t *testing.T, team string) {
+	t.Helper()
+	const q = `query($p: String) { coverage(producer: $p) { quietProducers { denominator trendScope trend { denominator } } } }`
+	get := func(principal string, vars map[string]any) (string, int) {
+		var a struct {
+			Data struct {
+				Coverage struct{ QuietProducers trendFigure } `json:"coverage"`
+			} `json:"data"`
+		}
+		body := w.post(principal, q, vars)
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatal(err)
+		}
+		f := a.Data.Coverage.QuietProducers
+		sc := "<null>"
+		if f.TrendScope != nil {
+			sc = *f.TrendScope
+		}
+		if len(f.Trend) == 0 {
+			return sc, -1
+		}
+		return sc, f.Trend[len(f.Trend)-1].Denominator
+	}
+	for name, c := range map[string]struct {
+		principal string
+		vars      map[string]any
+		scope     string
+		den       int
+	}{
+		"own, un-narrowed": {team, map[string]any{}, "producer:" + team, 1},
+		"own, narrowed":    {team, map[string]any{"p": team}, "producer:" + team, 1},
+		"another's":        {team, map[string]any{"p": w.admin}, "<null>", -1},
+		"admin's view":     {w.admin, map[string]any{"p": team}, "producer:" + team, 1},
+		"narrow's own":     {w.narrow, map[string]any{}, "producer:" + w.narrow, -1},
+	} {
+		if sc, den := get(c.principal, c.vars); sc != c.scope || den != c.den {
+			t.Errorf("%s: trendScope %s, last point denominator %d; want %s, %d", name, sc, den, c.scope, c.den)
+		}
+	}
+}
+
 func lastPoint(t *testing.T, who string, f trendFigure) (int, int) {
 	t.Helper()
 	if len(f.Trend) == 0 {
@@ -84,11 +129,18 @@ func TestScopedTrendsCountOnlyWhatTheCallerCovers(t *testing.T) {
 	if err := w.policy.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// the team is a producer too: a daily event for a week (its quiet-producer figure has a denominator of 1)
+	var daily []time.Time
+	for d := 7; d >= 1; d-- {
+		daily = append(daily, fx.Now.Add(-time.Duration(d)*24*time.Hour))
+	}
+	producerRun(fx, graph.JobKey(fx.NS, "pub.j1"), team, daily)
 	smp := sampler.New(w.trust, truststore.NewStore(fx.Store), sampler.NewMetrics(prometheus.NewRegistry()), nil)
 	if err := smp.SampleScope(t.Context(), fx.Now, trust.TrendScope{Kind: trust.ScopeNamespace, Key: fx.NS},
-		trust.TrendScope{Kind: trust.ScopeNamed, Key: both}); err != nil {
+		trust.TrendScope{Kind: trust.ScopeNamed, Key: both}, trust.TrendScope{Kind: trust.ScopeProducer, Key: team}); err != nil {
 		t.Fatal(err)
 	}
+	w.producerTrends(t, team)
 
 	admin, mine, narrow := w.trend(t, w.admin, fx.NS, ""), w.trend(t, team, fx.NS, ""), w.trend(t, w.narrow, fx.NS, "")
 	want := "namespace:" + fx.NS

@@ -17,6 +17,8 @@
 #   EXPECTED=16000       expected jobs in the inventory
 #   COVERAGE_N=20        coverage requests per scope
 #   OUT=dir              results (default loadtest/out/bench-trust/<prefix>)
+#   SCOPE_ROUND=1        also time one round of scoped trend points (0: skip)
+#   BENCH_BOLT=bolt://127.0.0.1:7688  the bench Neo4j
 set -euo pipefail
 cd "$(dirname "$0")/.."
 P=${BENCH_PREFIX:?set BENCH_PREFIX to the history world}
@@ -24,7 +26,7 @@ QS=${QS:-90s}
 EXPECTED=${EXPECTED:-16000}
 COVERAGE_N=${COVERAGE_N:-20}
 OUT=${OUT:-loadtest/out/bench-trust/$P}
-BOLT=bolt://127.0.0.1:7688
+BOLT=${BENCH_BOLT:-bolt://127.0.0.1:7688}
 API=127.0.0.1:8187; METRICS=127.0.0.1:9197
 STATE=${BENCH_STATE:-$PWD/.state-bench}
 mkdir -p "$OUT" "$STATE/logs" bin
@@ -87,6 +89,18 @@ log "coverage for namespace $NS and for everything ($COVERAGE_N sequential reque
 gql "{\"query\":\"{ coverage(namespace: \\\"$NS\\\") { jobsReporting { numerator denominator } jobsInstrumented { numerator denominator } } }\"}" >"$OUT/coverage-namespace.json"
 gql '{"query":"{ coverage { jobsReporting { numerator denominator } jobsInstrumented { numerator denominator } } }"}' >"$OUT/coverage-all.json"
 { cov namespace "(namespace: \\\"$NS\\\")"; cov all ""; } | tee "$OUT/coverage.txt"
+scope_round() { # one round of scoped trend points (ADR 0043), timed by the sampler's own gauge
+  local m i
+  log "a round of scoped trend points (every namespace, criticality and producer, at most trust.MaxTrendScopes)"
+  serve --lineage-trust-gaps-ttl=-1ns --trust-sample-interval=20s --trust-trend-scope-interval=20s
+  for i in $(seq 1 "${SCOPE_WAIT:-900}"); do
+    m=$(curl -fsS "http://$METRICS/metrics" | grep -E '^headwater_trust_trend_scope' || true)
+    grep -q '^headwater_trust_trend_scopes [1-9]' <<<"$m" && break
+    sleep 1
+  done
+  echo "$m" | tee "$OUT/scope-round.txt"
+}
+[ "${SCOPE_ROUND:-1}" = 0 ] || scope_round
 gql '{"query":"mutation { retireInventory(source: \"bench-trust\") }"}' >/dev/null
 serve --lineage-disable-trust-gaps
 q OFF2

@@ -18,9 +18,9 @@ const LabelScopeSample = "CoverageScopeSample"
 
 // Limits of the scoped trends (docs/trust.md "Trend").
 const (
-	// MaxTrendScopes bounds the scopes one scoped round samples (the configured scopes, then the criticalities,
-	// the producers and the namespaces the figures name, each in name order); the rest get no point in that
-	// round and are counted in headwater_trust_trend_scopes_skipped.
+	// MaxTrendScopes bounds the criticalities, the producers and the namespaces one scoped round samples, each
+	// (in name order; configured scopes always); the rest get no point in that round and are counted in
+	// headwater_trust_trend_scopes_skipped.
 	MaxTrendScopes = 256
 	// MaxScopeNamespaces bounds the namespaces one configured scope lists.
 	MaxScopeNamespaces = 64

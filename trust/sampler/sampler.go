@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -98,11 +99,10 @@ type Store interface {
 
 // Sampler recomputes every signal for everything on an interval, sets the gauges and stores trend points.
 type Sampler struct {
-	svc        *trust.Service
-	store      Store
-	metrics    *Metrics
-	log        *slog.Logger
-	lastScoped time.Time // when the last round of scoped points was taken (the report clock)
+	svc     *trust.Service
+	store   Store
+	metrics *Metrics
+	log     *slog.Logger
 }
 
 // New returns the sampler of svc's signals (computed without permission filtering).
@@ -113,25 +113,39 @@ func New(svc *trust.Service, store Store, m *Metrics, log *slog.Logger) *Sampler
 	return &Sampler{svc: svc.Unfiltered(), store: store, metrics: m, log: log}
 }
 
-// Run samples every interval (the service's SampleInterval; 0 returns at once) until ctx ends.
+// Run samples every interval (the service's SampleInterval) and takes a round of scoped points every
+// TrendScopeInterval (the first one interval after start), each on its own loop so a long round never delays
+// the gauges; 0 turns a loop off. It returns when ctx ends.
 func (s *Sampler) Run(ctx context.Context) error {
-	every := s.svc.Config().SampleInterval
-	if every <= 0 {
-		return nil
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := s.Sample(ctx); err != nil && ctx.Err() == nil {
-			s.metrics.failures.Inc()
-			s.log.Warn("trust sample failed", "err", err)
+	cfg := s.svc.Config()
+	var wg sync.WaitGroup
+	loop := func(every time.Duration, now bool, what string, f func(context.Context) error) {
+		if every <= 0 {
+			return
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+		wg.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				if now {
+					if err := f(ctx); err != nil && ctx.Err() == nil {
+						s.metrics.failures.Inc()
+						s.log.Warn(what+" failed", "err", err)
+					}
+				}
+				now = true
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		})
 	}
+	loop(cfg.SampleInterval, true, "trust sample", s.Sample)
+	loop(cfg.TrendScopeInterval, false, "scoped trend round", s.SampleScopes)
+	wg.Wait()
+	return nil
 }
 
 // Sample computes every signal once, sets the gauges and stores one trend point per signal.
@@ -152,44 +166,35 @@ func (s *Sampler) Sample(ctx context.Context) error {
 			"at": ms(rep.Now), "num": int64(f.Numerator), "den": int64(f.Denominator)})
 	}
 	s.metrics.seconds.Set(time.Since(began).Seconds())
-	if err := s.store.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention))); err != nil {
-		return err
-	}
-	every := s.svc.Config().TrendScopeInterval
-	switch {
-	case every <= 0:
-	case s.lastScoped.IsZero(): // the first round one interval after the first sample, not at start-up
-		s.lastScoped = rep.Now
-	case rep.Now.Sub(s.lastScoped) >= every:
-		return s.sampleScopes(ctx, rep)
-	}
-	return nil
+	return s.store.StoreSamples(ctx, points, ms(rep.Now.Add(-SampleRetention)))
 }
 
-// SampleScopes takes one round of scoped trend points now (Sample takes one every trend-scope interval).
+// SampleScopes takes one round of scoped trend points: every scope scopesOf lists, stored scopesPerWrite at a
+// time (a round cut short keeps what it took).
 func (s *Sampler) SampleScopes(ctx context.Context) error {
-	rep, err := s.svc.Report(ctx, samplerPrincipal, trust.Query{})
+	began := time.Now()
+	global, err := s.svc.Report(ctx, samplerPrincipal, trust.Query{})
 	if err != nil {
 		return err
 	}
-	return s.sampleScopes(ctx, rep)
-}
-
-func (s *Sampler) sampleScopes(ctx context.Context, global *trust.Report) error {
-	began := time.Now()
 	scopes, skipped, err := s.scopesOf(ctx, global)
 	if err != nil {
 		return err
 	}
-	if err := s.SampleScope(ctx, global.Now, scopes...); err != nil {
-		return err
+	for chunk := range slices.Chunk(scopes, scopesPerWrite) {
+		if err := s.SampleScope(ctx, global.Now, chunk...); err != nil {
+			return err
+		}
 	}
-	s.lastScoped = global.Now
 	s.metrics.scopes.Set(float64(len(scopes)))
 	s.metrics.skipped.Set(float64(skipped))
 	s.metrics.scopeSeconds.Set(time.Since(began).Seconds())
+	s.log.Info("scoped trend round", "scopes", len(scopes), "skipped", skipped, "seconds", time.Since(began).Seconds())
 	return nil
 }
+
+// scopesPerWrite is how many scopes' points one write of a round stores.
+const scopesPerWrite = 32
 
 // SampleScope stores the points of the given scopes taken at now (a round calls it with every scope).
 func (s *Sampler) SampleScope(ctx context.Context, now time.Time, scopes ...trust.TrendScope) error {
@@ -204,8 +209,9 @@ func (s *Sampler) SampleScope(ctx context.Context, now time.Time, scopes ...trus
 	return s.store.StoreScopeSamples(ctx, points, ms(now.Add(-SampleRetention)))
 }
 
-// scopesOf lists the scopes of one round, at most trust.MaxTrendScopes: the configured scopes, then the
-// criticalities, producers and namespaces the global figures' groups name (each in name order).
+// scopesOf lists the scopes of one round: the configured scopes, then at most trust.MaxTrendScopes each of the
+// criticalities, producers and namespaces the global figures' groups (and the producers' activity) name, in
+// name order; skipped counts those left out.
 func (s *Sampler) scopesOf(ctx context.Context, global *trust.Report) ([]trust.TrendScope, int, error) {
 	keys := map[string]map[string]bool{trust.ScopeCriticality: {}, trust.ScopeProducer: {}, trust.ScopeNamespace: {}}
 	for _, sig := range trust.Signals() {
@@ -230,15 +236,18 @@ func (s *Sampler) scopesOf(ctx context.Context, global *trust.Report) ([]trust.T
 	for _, name := range slices.Sorted(maps.Keys(s.svc.TrendScopes())) {
 		out = append(out, trust.TrendScope{Kind: trust.ScopeNamed, Key: name})
 	}
+	skipped := 0
 	for _, kind := range []string{trust.ScopeCriticality, trust.ScopeProducer, trust.ScopeNamespace} {
-		for _, k := range slices.Sorted(maps.Keys(keys[kind])) {
+		ks := slices.Sorted(maps.Keys(keys[kind]))
+		if len(ks) > trust.MaxTrendScopes {
+			skipped += len(ks) - trust.MaxTrendScopes
+			ks = ks[:trust.MaxTrendScopes]
+		}
+		for _, k := range ks {
 			out = append(out, trust.TrendScope{Kind: kind, Key: k})
 		}
 	}
-	if len(out) > trust.MaxTrendScopes {
-		return out[:trust.MaxTrendScopes], len(out) - trust.MaxTrendScopes, nil
-	}
-	return out, 0, nil
+	return out, skipped, nil
 }
 
 // scopePoints computes one scope's points: the values for everything narrowed to it and, for a namespace or a
@@ -250,9 +259,10 @@ func (s *Sampler) scopePoints(ctx context.Context, sc trust.TrendScope, now time
 	case trust.ScopeNamed:
 		inside, err = s.svc.Inside(s.svc.TrendScopes()[sc.Key]).Report(ctx, samplerPrincipal, trust.Query{})
 		all = inside
-	case trust.ScopeNamespace:
-		if all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key}); err == nil {
-			inside, err = s.svc.Inside([]string{sc.Key}).Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key})
+	case trust.ScopeNamespace: // both from one set of reads
+		memo := s.svc.Memoized()
+		if all, err = memo.Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key}); err == nil {
+			inside, err = memo.Inside([]string{sc.Key}).Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key})
 		}
 	case trust.ScopeCriticality:
 		all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Criticality: sc.Key})

@@ -70,3 +70,34 @@ func (r *memoReader) JobsNamed(ctx context.Context, names [][2]string) ([]Report
 func (r *memoReader) DbtJobs(ctx context.Context, namespace string) ([]ReportedJob, error) {
 	return memo(r, "dbt\x1f"+namespace, func() ([]ReportedJob, error) { return r.Reader.DbtJobs(ctx, namespace) })
 }
+
+// Activity answers one producer from the memo of every producer's activity (the read narrows by principal
+// only), so a round of producer scopes reads the events once.
+func (r *memoReader) Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error) {
+	all, err := memo(r, fmt.Sprint("activity", from), func() ([]ActivityRow, error) { return r.Reader.Activity(ctx, "", from) })
+	if err != nil || producer == "" {
+		return all, err
+	}
+	var out []ActivityRow
+	for _, a := range all {
+		if a.Producer == producer {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Rejections answers one producer from the memo of every producer's rejections, as Activity.
+func (r *memoReader) Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error) {
+	all, err := memo(r, fmt.Sprint("rejections", from), func() ([]RejectRow, error) { return r.Reader.Rejections(ctx, "", from) })
+	if err != nil || producer == "" {
+		return all, err
+	}
+	var out []RejectRow
+	for _, x := range all {
+		if x.Producer == producer {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}

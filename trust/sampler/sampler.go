@@ -173,7 +173,8 @@ func (s *Sampler) Sample(ctx context.Context) error {
 // time (a round cut short keeps what it took).
 func (s *Sampler) SampleScopes(ctx context.Context) error {
 	began := time.Now()
-	global, err := s.svc.Report(ctx, samplerPrincipal, trust.Query{})
+	round := s.svc.Memoized() // the un-narrowed reads, shared by the criticality, producer and configured scopes
+	global, err := round.Report(ctx, samplerPrincipal, trust.Query{})
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func (s *Sampler) SampleScopes(ctx context.Context) error {
 		return err
 	}
 	for chunk := range slices.Chunk(scopes, scopesPerWrite) {
-		if err := s.SampleScope(ctx, global.Now, chunk...); err != nil {
+		if err := s.sampleScope(ctx, round, global.Now, chunk...); err != nil {
 			return err
 		}
 	}
@@ -198,9 +199,13 @@ const scopesPerWrite = 32
 
 // SampleScope stores the points of the given scopes taken at now (a round calls it with every scope).
 func (s *Sampler) SampleScope(ctx context.Context, now time.Time, scopes ...trust.TrendScope) error {
+	return s.sampleScope(ctx, s.svc.Memoized(), now, scopes...)
+}
+
+func (s *Sampler) sampleScope(ctx context.Context, round *trust.Service, now time.Time, scopes ...trust.TrendScope) error {
 	var points []map[string]any
 	for _, sc := range scopes {
-		pts, err := s.scopePoints(ctx, sc, now)
+		pts, err := s.scopePoints(ctx, round, sc, now)
 		if err != nil {
 			return fmt.Errorf("trend scope %s: %w", sc, err)
 		}
@@ -252,22 +257,22 @@ func (s *Sampler) scopesOf(ctx context.Context, global *trust.Report) ([]trust.T
 
 // scopePoints computes one scope's points: the values for everything narrowed to it and, for a namespace or a
 // configured scope, the inside-only values (trust.Service.Inside).
-func (s *Sampler) scopePoints(ctx context.Context, sc trust.TrendScope, now time.Time) ([]map[string]any, error) {
+func (s *Sampler) scopePoints(ctx context.Context, round *trust.Service, sc trust.TrendScope, now time.Time) ([]map[string]any, error) {
 	var all, inside *trust.Report
 	var err error
 	switch sc.Kind {
 	case trust.ScopeNamed:
-		inside, err = s.svc.Inside(s.svc.TrendScopes()[sc.Key]).Report(ctx, samplerPrincipal, trust.Query{})
+		inside, err = round.Inside(s.svc.TrendScopes()[sc.Key]).Report(ctx, samplerPrincipal, trust.Query{})
 		all = inside
-	case trust.ScopeNamespace: // both from one set of reads
+	case trust.ScopeNamespace: // both from one set of reads, kept only for this namespace
 		memo := s.svc.Memoized()
 		if all, err = memo.Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key}); err == nil {
 			inside, err = memo.Inside([]string{sc.Key}).Report(ctx, samplerPrincipal, trust.Query{Namespace: sc.Key})
 		}
 	case trust.ScopeCriticality:
-		all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Criticality: sc.Key})
+		all, err = round.Report(ctx, samplerPrincipal, trust.Query{Criticality: sc.Key})
 	case trust.ScopeProducer:
-		all, err = s.svc.Report(ctx, samplerPrincipal, trust.Query{Producer: sc.Key})
+		all, err = round.Report(ctx, samplerPrincipal, trust.Query{Producer: sc.Key})
 	}
 	if err != nil {
 		return nil, err

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
-// Memoized returns the service reading through a memo that keeps every row set it read for the service's
-// lifetime: the sampler computes a scope's values for everything and its inside-only values from one set of
-// reads (the figures only read the rows they get). Not for request paths: nothing is ever evicted.
+// Memoized returns the service at one instant (its clock stopped now) reading through a memo that keeps every
+// row set it read for the service's lifetime: the sampler computes a round's reports, and a scope's values for
+// everything and its inside-only values, from one set of reads (the figures only read the rows they get). Not
+// for request paths: nothing is ever evicted.
 func (s *Service) Memoized() *Service {
 	m := *s
+	now := s.clock()
+	m.clock = func() time.Time { return now }
 	m.r = &memoReader{Reader: s.r, m: map[string]any{}}
 	return &m
 }

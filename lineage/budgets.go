@@ -34,4 +34,15 @@ const (
 	// (trustgaps.MaxMemo bounds the answers whose trust gaps are kept.)
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
+	// DefaultPiiFlowDepth is the depth of a piiFlow request that names none (column steps from an origin).
+	DefaultPiiFlowDepth = 10
+	// MaxPiiFlowDepth is the deepest a flow goes; a deeper request is clamped, and its stops say DEPTH.
+	MaxPiiFlowDepth = 20
+	// MaxPiiFlowOrigins bounds the origin fields of one flow (a dataset's tagged fields, or the graph's); more
+	// are left out and the answer is truncated.
+	MaxPiiFlowOrigins = 200
+	// maxPiiFlowFields is the node budget of one flow's walk; reaching it stops the flow with BUDGET stops.
+	maxPiiFlowFields = 5000
+	// maxPiiFlowTagBytes bounds the tag class a piiFlow request names.
+	maxPiiFlowTagBytes = 256
 )

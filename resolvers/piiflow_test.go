@@ -1,0 +1,84 @@
+package resolvers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/headwater-data/headwater/authz"
+)
+
+type piiFlowAnswer struct {
+	Data struct {
+		PiiFlow struct {
+			Origins []struct {
+				Field struct{ Path string }
+			}
+			Reached []struct {
+				Field struct {
+					Path    string
+					Dataset struct{ Name string }
+				}
+				Effect string
+			}
+			Stops []struct {
+				Field  struct{ Path string }
+				Reason string
+			}
+			PermissionsFiltered bool
+		} `json:"piiFlow"`
+	} `json:"data"`
+	Errors []gqlError `json:"errors"`
+}
+
+func (w *world) piiFlow(principal string, vars map[string]any) piiFlowAnswer {
+	w.t.Helper()
+	var a piiFlowAnswer
+	body := w.post(principal, leakPiiFlowQ, vars)
+	if err := json.Unmarshal(body, &a); err != nil || len(a.Errors) > 0 {
+		w.t.Fatalf("piiFlow as %s: %v %s", principal, err, body)
+	}
+	return a
+}
+
+func reachedNames(a piiFlowAnswer) string {
+	var out []string
+	for _, r := range a.Data.PiiFlow.Reached {
+		out = append(out, r.Field.Dataset.Name+"."+r.Field.Path+" "+r.Effect)
+	}
+	return strings.Join(out, ", ")
+}
+
+// TestPiiFlowPermissions: the sensitive class pii (on pub.mid, a dataset-level tag) flows mid.c -> out.c (through a
+// hidden job) and mid.c -> H1.c -> behind.c (H1 hidden). The admin sees all of it; a principal with VIEW_SENSITIVE
+// on pub sees the flow into out.c only (not H1, nor behind.c that only a hidden node reaches), flagged
+// permissionsFiltered; one without VIEW_SENSITIVE sees no origin at all. Every call writes an audit record naming
+// piiFlow, also when it touched nothing.
+func TestPiiFlowPermissions(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	from := map[string]any{"from": map[string]any{"dataset": map[string]any{"namespace": w.fx.NS, "name": "pub.mid"}}}
+	admin := w.piiFlow(w.admin, from)
+	if got := reachedNames(admin); !strings.Contains(got, "pub.out.c CARRIED") || !strings.Contains(got, "pub.behind.c CARRIED") ||
+		len(admin.Data.PiiFlow.Origins) != 1 || admin.Data.PiiFlow.PermissionsFiltered {
+		t.Fatalf("admin flow: %s %+v", got, admin.Data.PiiFlow)
+	}
+	sens := w.piiFlow(w.narrow2, from)
+	if got := reachedNames(sens); got != "pub.out.c CARRIED" || len(sens.Data.PiiFlow.Origins) != 1 || !sens.Data.PiiFlow.PermissionsFiltered {
+		t.Errorf("narrow2 (VIEW_SENSITIVE on pub) flow: %s, %d origins, filtered %v", got, len(sens.Data.PiiFlow.Origins),
+			sens.Data.PiiFlow.PermissionsFiltered)
+	}
+	w.noLeak("piiFlow as narrow2", w.post(w.narrow2, leakPiiFlowQ, from))
+	plain := w.piiFlow(w.narrow, from)
+	if len(plain.Data.PiiFlow.Origins) != 0 || len(plain.Data.PiiFlow.Reached) != 0 || len(plain.Data.PiiFlow.Stops) != 0 {
+		t.Errorf("narrow (no VIEW_SENSITIVE) should see no flow of a sensitive class: %+v", plain.Data.PiiFlow)
+	}
+	n := 0
+	for _, r := range w.audit.all() {
+		if strings.Contains(r.Operation, `piiFlow(tag: "pii")`) {
+			n++
+		}
+	}
+	if n != 4 { // admin, narrow2 twice (the leak check posts again), narrow (touched nothing: still audited)
+		t.Errorf("want one audit record per piiFlow call (4), got %d: %+v", n, w.audit.all())
+	}
+}

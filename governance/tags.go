@@ -1,9 +1,6 @@
 package governance
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // Tag is one stored tag of a dataset (graph model: `tags` rendered `key`, `key=value`, or `field:key[=value]` for
 // a field's tag) split into its parts. Its class is its key, lower case.
@@ -44,17 +41,6 @@ func Ancestors(class string) []string {
 		out = append(out, class)
 	}
 	return out
-}
-
-// SensitiveClass reports whether a class is sensitive: it, or a class above it, is listed among the sensitive
-// tags (the policy file's `sensitive.tags`, compared as classes).
-func SensitiveClass(class string, sensitive []string) bool {
-	for _, a := range Ancestors(CanonicalClass(class)) {
-		if slices.ContainsFunc(sensitive, func(s string) bool { return CanonicalClass(s) == a }) {
-			return true
-		}
-	}
-	return false
 }
 
 // FieldTags returns, per field path, the tags of dataset tags within class: a field's own tags, and the

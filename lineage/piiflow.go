@@ -90,7 +90,7 @@ func (s *Service) checkFlow(ctx context.Context, a PiiFlowArgs) (flowRequest, er
 	if a.AsOf != nil {
 		q.tKey = itoa64(q.t)
 	}
-	q.sensitive = governance.SensitiveClass(q.class, s.walker.gate.Settings().SensitiveTags)
+	q.sensitive = s.walker.gate.Settings().Sensitive("", []string{q.class})
 	return q, nil
 }
 

@@ -82,3 +82,27 @@ func TestPiiFlowPermissions(t *testing.T) {
 		t.Errorf("want one audit record per piiFlow call (4), got %d: %+v", n, w.audit.all())
 	}
 }
+
+// TestFieldTagsOfASensitiveClassNeedViewSensitive: a dataset's field tag of a sensitive class (`c:pii=true`, as
+// the projector stores a tags facet entry with a field and a value) and a tag of a class below it (`pii.email`)
+// are sensitive tags like `pii` itself: shown only with VIEW_SENSITIVE, and the dataset is audited.
+func TestFieldTagsOfASensitiveClassNeedViewSensitive(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	w.fx.Exec(`MATCH (d:Dataset {key: $k}) SET d.tags = ['c:pii=true', 'pii.email', 'team=crm']`, map[string]any{"k": w.out})
+	q := `query($ns: String!) { dataset(namespace: $ns, name: "pub.out") { name tags { name } } }`
+	if body := string(w.post(w.narrow, q, map[string]any{"ns": w.fx.NS})); strings.Contains(body, "pii") || !strings.Contains(body, "team=crm") {
+		t.Errorf("narrow (no VIEW_SENSITIVE) should see team=crm and no pii tag: %s", body)
+	}
+	if body := string(w.post(w.narrow2, q, map[string]any{"ns": w.fx.NS})); !strings.Contains(body, "c:pii=true") || !strings.Contains(body, "pii.email") {
+		t.Errorf("narrow2 (VIEW_SENSITIVE) should see the pii tags: %s", body)
+	}
+	n := 0
+	for _, r := range w.audit.all() {
+		if len(r.Nodes) > 0 && r.Nodes[0].Key == w.out {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("want the dataset audited on both reads, got %d records: %+v", n, w.audit.all())
+	}
+}

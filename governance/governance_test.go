@@ -10,7 +10,7 @@ import (
 
 func tr(spec string) []api.Transformation {
 	var out []api.Transformation
-	for _, s := range strings.Fields(spec) {
+	for s := range strings.FieldsSeq(spec) {
 		parts := strings.Split(s, "/")
 		t := api.Transformation{Type: api.TransformationType(parts[0])}
 		if len(parts) > 1 && parts[1] != "" {

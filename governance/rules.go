@@ -1,7 +1,7 @@
 package governance
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/headwater-data/headwater/api"
 )
@@ -94,21 +94,19 @@ func Explain(s Step, ts []api.Transformation) string {
 }
 
 func describe(ts []api.Transformation) string {
-	out := ""
-	for i, t := range ts {
-		if i > 0 {
-			out += ", "
-		}
-		out += string(t.Type)
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		p := string(t.Type)
 		if s := subOf(t); s != "" {
-			out += "/" + s
+			p += "/" + s
 		}
 		if t.Masking {
-			out += " masking"
+			p += " masking"
 		}
+		parts = append(parts, p)
 	}
-	if out == "" {
+	if len(parts) == 0 {
 		return "none"
 	}
-	return fmt.Sprint(out)
+	return strings.Join(parts, ", ")
 }

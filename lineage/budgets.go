@@ -41,6 +41,8 @@ const (
 	// MaxPiiFlowOrigins bounds the origin fields of one flow (a dataset's tagged fields, or the graph's); more
 	// are left out and the answer is truncated.
 	MaxPiiFlowOrigins = 200
+	// maxPiiFlowTaggedScan bounds the tagged datasets a graph-wide piiFlow reads looking for visible origins.
+	maxPiiFlowTaggedScan = 10000
 	// maxPiiFlowFields is the node budget of one flow's walk; reaching it stops the flow with BUDGET stops.
 	maxPiiFlowFields = 5000
 	// maxPiiFlowTagBytes bounds the tag class a piiFlow request names.

@@ -87,9 +87,6 @@ func (s *Service) checkFlow(ctx context.Context, a PiiFlowArgs) (flowRequest, er
 	}
 	q.scope = scope
 	q.t, q.tKey = s.asOf(a.AsOf)
-	if a.AsOf != nil {
-		q.tKey = itoa64(q.t)
-	}
 	q.sensitive = s.walker.gate.Settings().Sensitive("", []string{q.class})
 	return q, nil
 }

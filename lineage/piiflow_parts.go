@@ -65,35 +65,47 @@ func (s *Service) datasetOrigins(ctx context.Context, ds graph.DatasetRow, q flo
 	return taggedFields(ds, fs, q.class), nil
 }
 
-// graphOrigins are the tagged fields of the datasets carrying the class that the caller may describe.
+// graphOrigins are the tagged fields of the datasets carrying the class that the caller may describe, read in
+// pages of MaxPiiFlowOrigins datasets by key, each page checked in one policy call, until MaxPiiFlowOrigins
+// visible datasets or maxPiiFlowTaggedScan datasets read (more: the answer leaves some out).
 func (s *Service) graphOrigins(ctx context.Context, q flowRequest) ([]flowOrigin, bool, error) {
-	rows, err := s.store.TaggedDatasets(ctx, q.class, MaxPiiFlowOrigins+1, q.t)
-	if err != nil {
-		return nil, false, api.StoreErr(err)
-	}
-	more := len(rows) > MaxPiiFlowOrigins
-	if more {
-		rows = rows[:MaxPiiFlowOrigins]
-	}
-	b := permcheck.NewBatch()
-	for _, r := range rows {
-		b.Add(r.Key, authz.PrivDescribe, permcheck.DatasetCandidates(r)...)
-	}
-	if err := b.Run(ctx, s.walker.gate, q.principal); err != nil {
-		return nil, false, err
-	}
 	var out []flowOrigin
-	for _, r := range rows {
-		if !b.OK(r.Key) {
-			continue
-		}
-		o, err := s.datasetOrigins(ctx, r, q)
+	after, visible := "", 0
+	for scanned := 0; scanned < maxPiiFlowTaggedScan; {
+		rows, err := s.store.TaggedDatasets(ctx, q.class, after, MaxPiiFlowOrigins, q.t)
 		if err != nil {
+			return nil, false, api.StoreErr(err)
+		}
+		if len(rows) == 0 {
+			return out, false, nil
+		}
+		scanned, after = scanned+len(rows), rows[len(rows)-1].Key
+		b := permcheck.NewBatch()
+		for _, r := range rows {
+			b.Add(r.Key, authz.PrivDescribe, permcheck.DatasetCandidates(r)...)
+		}
+		if err := b.Run(ctx, s.walker.gate, q.principal); err != nil {
 			return nil, false, err
 		}
-		out = append(out, o...)
+		for _, r := range rows {
+			if !b.OK(r.Key) {
+				continue
+			}
+			if visible == MaxPiiFlowOrigins {
+				return out, true, nil
+			}
+			visible++
+			o, err := s.datasetOrigins(ctx, r, q)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, o...)
+		}
+		if len(rows) < MaxPiiFlowOrigins {
+			return out, false, nil
+		}
 	}
-	return out, more, nil
+	return out, true, nil
 }
 
 // taggedFields are the fields carrying a tag of class: their own, or their dataset's (which applies to all).

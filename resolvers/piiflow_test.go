@@ -106,3 +106,28 @@ func TestFieldTagsOfASensitiveClassNeedViewSensitive(t *testing.T) {
 		t.Errorf("want the dataset audited on both reads, got %d records: %+v", n, w.audit.all())
 	}
 }
+
+// TestPiiFlowArguments: a job start, an empty tag and a depth below 1 are BAD_REQUEST naming the argument; a
+// depth above the cap is clamped and the answer truncated; without `from` the flow starts from the tagged fields
+// of every dataset the caller may see (here pub.mid.c for narrow2, and nothing of another namespace).
+func TestPiiFlowArguments(t *testing.T) {
+	w := newWorld(t, worldOpt{mode: authz.HiddenOmit})
+	for q, arg := range map[string]string{
+		`{ piiFlow(tag: "pii", from: {job: {namespace: "x", name: "y"}}) { tag } }`: "from",
+		`{ piiFlow(tag: " ") { tag } }`:           "tag",
+		`{ piiFlow(tag: "pii", depth: 0) { tag } }`: "depth",
+	} {
+		body := string(w.post(w.admin, q, nil))
+		if !strings.Contains(body, `"BAD_REQUEST"`) || !strings.Contains(body, arg+":") {
+			t.Errorf("%s: want BAD_REQUEST naming %s: %s", q, arg, body)
+		}
+	}
+	q := `query($ns: String!) { piiFlow(tag: "PII", depth: 50, from: {dataset: {namespace: $ns, name: "pub.mid"}}) { tag depth truncated } }`
+	if body := string(w.post(w.admin, q, map[string]any{"ns": w.fx.NS})); !strings.Contains(body, `"tag":"pii","depth":20,"truncated":true`) {
+		t.Errorf("depth 50 should be clamped to 20 and truncated: %s", body)
+	}
+	all := w.piiFlow(w.narrow2, map[string]any{})
+	if len(all.Data.PiiFlow.Origins) != 1 || all.Data.PiiFlow.Origins[0].Field.Path != "c" || reachedNames(all) != "pub.out.c CARRIED" {
+		t.Errorf("graph-wide flow for narrow2: %+v", all.Data.PiiFlow)
+	}
+}

@@ -106,15 +106,17 @@ func anyList(keys []string) []any {
 	return out
 }
 
-// TaggedDatasets reads up to limit datasets carrying a tag of class (lower case) or of a class below it (a stored
-// tag `[field:]key[=value]`, its key compared lower case), by key, each named as at asOf: the origins of a
-// graph-wide piiFlow (the caller checks permissions). Without an index on tags it scans the Dataset label.
-func (s *Store) TaggedDatasets(ctx context.Context, class string, limit int, asOf int64) ([]graph.DatasetRow, error) {
-	recs, err := s.ReadRecords(ctx, `MATCH (d:Dataset) WHERE any(tag IN coalesce(d.tags, [])
+// TaggedDatasets reads up to limit datasets with a key after `after` carrying a tag of class (lower case) or of a
+// class below it (a stored tag `[field:]key[=value]`, its key compared lower case), by key, each named as at
+// asOf: the origins of a graph-wide piiFlow, read in pages (the caller checks permissions). Without an index on
+// tags it scans the Dataset label.
+func (s *Store) TaggedDatasets(ctx context.Context, class, after string, limit int, asOf int64) ([]graph.DatasetRow, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (d:Dataset) WHERE d.key > $after AND any(tag IN coalesce(d.tags, [])
   WHERE toLower(last(split(split(tag, '=')[0], ':'))) = $class
      OR toLower(last(split(split(tag, '=')[0], ':'))) STARTS WITH $class + '.')
 WITH d ORDER BY d.key LIMIT $limit
-RETURN `+datasetProjection+` AS d, `+graph.NameAtCypher("d")+` AS at`, map[string]any{"class": class, "limit": limit, "t": asOf})
+RETURN `+datasetProjection+` AS d, `+graph.NameAtCypher("d")+` AS at`,
+		map[string]any{"class": class, "after": after, "limit": limit, "t": asOf})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ type piiWorld struct {
 	secNS  string
 	api    string
 	narrow string // token of a reader with DESCRIBE, VIEW_LINEAGE, VIEW_SENSITIVE on jobNS and dsNS only
+	policy string // the policy file serve runs with
 	t0     time.Time
 	ids    []string
 }
@@ -142,10 +143,22 @@ bindings:
 	if err != nil {
 		t.Fatal(err)
 	}
-	start(t, testenv.KafkaConfig(t), []string{"HEADWATER_AUTHZ_POLICY_FILE=" + file}, "serve", "--http-addr="+w.api,
-		"--http-metrics-addr="+freePort(t))
-	waitHTTP(t, "http://"+w.api+"/readyz", 60*time.Second)
+	w.policy = file
+	w.serve(t, w.api, true)
 	return w
+}
+
+// serve starts a serve process on addr with the scenario's policy file and extra environment; consumer says
+// whether it projects (a second process only answers queries).
+func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string) {
+	t.Helper()
+	env = append(env, "HEADWATER_AUTHZ_POLICY_FILE="+w.policy)
+	args := []string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + freePort(t)}
+	if !consumer {
+		args = append(args, "--no-consumer")
+	}
+	start(t, testenv.KafkaConfig(t), env, args...)
+	waitHTTP(t, "http://"+addr+"/readyz", 60*time.Second)
 }
 
 // scenario sends the pipeline: customers (email, phone tagged pii, pii.phone) -> stage (identity, transformation,
@@ -275,7 +288,7 @@ func (f piiFlowResult) stops() map[string]bool {
 // only influence, case-when carries the branch value), says "unknown: no column lineage" across a dataset-level
 // edge, follows the graph in time (final.email keeps the tag after copy_a's edge closes because copy_b's still
 // holds it, and loses it when both have closed), shows a narrow reader nothing behind a namespace it may not see,
-// and audits every call.
+// audits every call, and (a second server with a governance file) stops at aggregations when told to.
 func TestPiiFlowThroughTheGateway(t *testing.T) {
 	w := startPii(t)
 	w.scenario(t)
@@ -310,6 +323,26 @@ func TestPiiFlowThroughTheGateway(t *testing.T) {
 	w.inTime(t)
 	w.narrowSeesNothingHidden(t)
 	w.audited(t)
+	w.aggregationStops(t)
+}
+
+// aggregationStops: a second server whose governance file says `pii` stops at aggregations answers the same
+// graph without agg.emails, with an AGGREGATION stop before it.
+func (w *piiWorld) aggregationStops(t *testing.T) {
+	t.Helper()
+	gov := filepath.Join(t.TempDir(), "governance.yaml")
+	if err := os.WriteFile(gov, []byte("version: 1\nclasses:\n  - name: pii\n    aggregation: STOP\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.api = freePort(t)
+	w.serve(t, w.api, false, "HEADWATER_GOVERNANCE_FILE="+gov)
+	f, raw := w.flow(t, token, "pii", 10*time.Minute)
+	if _, ok := f.reached()["agg.emails"]; ok || !f.stops()["stage.email AGGREGATION -> agg.emails"] {
+		t.Errorf("with aggregation: STOP, agg.emails should be an AGGREGATION stop, not reached: %v %v\n%s", f.reached(), f.stops(), raw)
+	}
+	if f.reached()["joined.contact"] != "CARRIED IDENTITY,TRANSFORMATION" {
+		t.Errorf("aggregation: STOP changes only aggregations: %v", f.reached())
+	}
 }
 
 // inTime: after copy_a's edge closed final.email is still reached, through copy_b; after both closed it is not.

@@ -41,8 +41,11 @@ const (
 	// MaxPiiFlowOrigins bounds the origin fields of one flow (a dataset's tagged fields, or the graph's); more
 	// are left out and the answer is truncated.
 	MaxPiiFlowOrigins = 200
-	// maxPiiFlowTaggedScan bounds the tagged datasets a graph-wide piiFlow reads looking for visible origins.
-	maxPiiFlowTaggedScan = 10000
+	// maxPiiFlowScan bounds the datasets a graph-wide piiFlow (no `from`) reads looking for tagged ones the caller
+	// may see (the design size, 30,000, fits); beyond it the answer is truncated and says so.
+	maxPiiFlowScan = 50000
+	// maxPiiFlowScanPage is how many datasets one read of that scan takes.
+	maxPiiFlowScanPage = 10000
 	// maxPiiFlowFields is the node budget of one flow's walk; reaching it stops the flow with BUDGET stops.
 	maxPiiFlowFields = 5000
 	// maxPiiFlowTagBytes bounds the tag class a piiFlow request names.

@@ -56,7 +56,13 @@ func (s *Service) PiiFlow(ctx context.Context, a PiiFlowArgs) (*api.PiiFlow, err
 	if err != nil {
 		return nil, err
 	}
-	ans.Truncated = ans.Truncated || more
+	if more {
+		ans.Truncated = true
+		ans.Gaps = append(ans.Gaps, api.Gap{Kind: api.GapTruncated, Nodes: []string{}, Edges: []string{},
+			StopReasons: []api.StopReason{api.StopNodeBudget},
+			Message: fmt.Sprintf("origins left out: at most %d datasets' tagged fields, and a flow without `from` reads at most %d datasets of the graph; give `from` (a field or a dataset)",
+				MaxPiiFlowOrigins, maxPiiFlowScan)})
+	}
 	return ans, nil
 }
 

@@ -65,29 +65,27 @@ func (s *Service) datasetOrigins(ctx context.Context, ds graph.DatasetRow, q flo
 	return taggedFields(ds, fs, q.class), nil
 }
 
-// graphOrigins are the tagged fields of the datasets carrying the class that the caller may describe, read in
-// pages of MaxPiiFlowOrigins datasets by key, each page checked in one policy call, until MaxPiiFlowOrigins
-// visible datasets or maxPiiFlowTaggedScan datasets read (more: the answer leaves some out).
+// graphOrigins are the tagged fields of the datasets carrying the class that the caller may describe: the graph's
+// datasets read by key in pages of maxPiiFlowScanPage, the tagged ones of each page checked in one policy call,
+// until MaxPiiFlowOrigins visible datasets or maxPiiFlowScan datasets read. more says the scan stopped early (the
+// answer carries a TRUNCATED gap saying so).
 func (s *Service) graphOrigins(ctx context.Context, q flowRequest) ([]flowOrigin, bool, error) {
 	var out []flowOrigin
 	after, visible := "", 0
-	for scanned := 0; scanned < maxPiiFlowTaggedScan; {
-		rows, err := s.store.TaggedDatasets(ctx, q.class, after, MaxPiiFlowOrigins, q.t)
+	for scanned := 0; scanned < maxPiiFlowScan; {
+		page, err := s.store.TaggedDatasets(ctx, q.class, after, maxPiiFlowScanPage, q.t)
 		if err != nil {
 			return nil, false, api.StoreErr(err)
 		}
-		if len(rows) == 0 {
-			return out, false, nil
-		}
-		scanned, after = scanned+len(rows), rows[len(rows)-1].Key
+		scanned, after = scanned+page.Scanned, page.Last
 		b := permcheck.NewBatch()
-		for _, r := range rows {
+		for _, r := range page.Rows {
 			b.Add(r.Key, authz.PrivDescribe, permcheck.DatasetCandidates(r)...)
 		}
 		if err := b.Run(ctx, s.walker.gate, q.principal); err != nil {
 			return nil, false, err
 		}
-		for _, r := range rows {
+		for _, r := range page.Rows {
 			if !b.OK(r.Key) {
 				continue
 			}
@@ -101,7 +99,7 @@ func (s *Service) graphOrigins(ctx context.Context, q flowRequest) ([]flowOrigin
 			}
 			out = append(out, o...)
 		}
-		if len(rows) < MaxPiiFlowOrigins {
+		if page.Scanned < maxPiiFlowScanPage {
 			return out, false, nil
 		}
 	}

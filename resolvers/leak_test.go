@@ -75,7 +75,6 @@ func (w *world) operations() map[string]struct {
 		"coverage": {leakCoverageQ, map[string]any{"ns": ns}},
 		"piiFlow from dataset": {leakPiiFlowQ, map[string]any{"from": map[string]any{"dataset": map[string]any{"namespace": ns, "name": "pub.mid"}}}},
 		"piiFlow from field":   {leakPiiFlowQ, map[string]any{"from": map[string]any{"field": map[string]any{"namespace": ns, "name": "pub.mid", "field": "c"}}}},
-		"piiFlow graph-wide":   {leakPiiFlowQ, map[string]any{}},
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
   endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}

@@ -72,7 +72,7 @@ func (w *world) operations() map[string]struct {
 			map[string]any{"ns": ns}},
 		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
   ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "pub.m"}},
-		"coverage": {leakCoverageQ, map[string]any{"ns": ns}},
+		"coverage":             {leakCoverageQ, map[string]any{"ns": ns}},
 		"piiFlow from dataset": {leakPiiFlowQ, map[string]any{"from": map[string]any{"dataset": map[string]any{"namespace": ns, "name": "pub.mid"}}}},
 		"piiFlow from field":   {leakPiiFlowQ, map[string]any{"from": map[string]any{"field": map[string]any{"namespace": ns, "name": "pub.mid", "field": "c"}}}},
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }

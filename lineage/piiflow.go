@@ -81,8 +81,8 @@ func (s *Service) checkFlow(ctx context.Context, a PiiFlowArgs) (flowRequest, er
 		return q, api.BadRequest("depth: must be at least 1, got %d", q.depth)
 	case a.From != nil && a.From.Job != nil:
 		return q, api.BadRequest("from: a flow starts from a field or a dataset, not a job")
-	case a.From != nil && a.From.Field != nil && a.From.Dataset != nil:
-		return q, api.BadRequest("from: give at most one of dataset, field")
+	case a.From != nil && (a.From.Field != nil) == (a.From.Dataset != nil):
+		return q, api.BadRequest("from: give exactly one of dataset, field (or no from: the whole graph)")
 	}
 	if q.depth > MaxPiiFlowDepth {
 		q.depth, q.clamped = MaxPiiFlowDepth, true

@@ -123,6 +123,7 @@ CREATE (n:DatasetName {ident: $ident, namespace: $ns, name: 'pub.first', env: ''
 	w.fx.Field(first, "id", w.fx.T0, time.Time{})
 	for q, arg := range map[string]string{
 		`{ piiFlow(tag: "pii", from: {job: {namespace: "x", name: "y"}}) { tag } }`: "from",
+		`{ piiFlow(tag: "pii", from: {}) { tag } }`:                                 "from",
 		`{ piiFlow(tag: " ") { tag } }`:                                             "tag",
 		`{ piiFlow(tag: "pii", depth: 0) { tag } }`:                                 "depth",
 	} {

@@ -12,6 +12,8 @@ type AuditTrail interface {
 	Denied(c Candidate, reason string)
 	// RequestID is the id of the request being audited.
 	RequestID() string
+	// Audited says the request is recorded whatever it touches, under the operation named (every piiFlow call).
+	Audited(operation string)
 }
 
 type requestAuditKey struct{}

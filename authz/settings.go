@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // HiddenMode says how an answer shows neighbours the caller may not see.
@@ -50,15 +51,41 @@ func sortedUnique(in []string) []string {
 }
 
 // Sensitive reports whether a node is sensitive: its namespace is marked sensitive, or it carries a sensitive
-// tag. Accesses to sensitive nodes are audited.
+// tag. Accesses to sensitive nodes are audited. A tag is sensitive when its class is listed, or a class above
+// it in the dotted hierarchy (`pii` makes `pii.email` sensitive); the class of a stored tag `[field:]key[=value]`
+// is its key, lower case, so a field's tag and a tag with a value count like the bare key (ADR 0042).
 func (s Settings) Sensitive(namespace string, tags []string) bool {
 	if slices.Contains(s.SensitiveNamespaces, namespace) {
 		return true
 	}
 	for _, t := range tags {
-		if slices.Contains(s.SensitiveTags, t) {
+		if slices.Contains(s.SensitiveTags, t) || s.sensitiveClass(tagClass(t)) {
 			return true
 		}
+	}
+	return false
+}
+
+// tagClass is the class of a stored tag: the key (after the last ':' before any '='), lower case.
+func tagClass(raw string) string {
+	head, _, _ := strings.Cut(raw, "=")
+	if i := strings.LastIndexByte(head, ':'); i >= 0 {
+		head = head[i+1:]
+	}
+	return strings.ToLower(strings.TrimSpace(head))
+}
+
+// sensitiveClass reports whether class or a class above it is a listed sensitive tag (compared lower case).
+func (s Settings) sensitiveClass(class string) bool {
+	for class != "" {
+		if slices.ContainsFunc(s.SensitiveTags, func(t string) bool { return strings.EqualFold(t, class) }) {
+			return true
+		}
+		i := strings.LastIndexByte(class, '.')
+		if i < 0 {
+			break
+		}
+		class = class[:i]
 	}
 	return false
 }

@@ -34,4 +34,20 @@ const (
 	// (trustgaps.MaxMemo bounds the answers whose trust gaps are kept.)
 	// maxImpactFields bounds the fields of one impact report.
 	maxImpactFields = 2000
+	// DefaultPiiFlowDepth is the depth of a piiFlow request that names none (column steps from an origin).
+	DefaultPiiFlowDepth = 10
+	// MaxPiiFlowDepth is the deepest a flow goes; a deeper request is clamped, and its stops say DEPTH.
+	MaxPiiFlowDepth = 20
+	// MaxPiiFlowOrigins bounds the origin fields of one flow (a dataset's tagged fields, or the graph's); more
+	// are left out and the answer is truncated.
+	MaxPiiFlowOrigins = 200
+	// maxPiiFlowScan bounds the datasets a graph-wide piiFlow (no `from`) reads looking for tagged ones the caller
+	// may see (the design size, 30,000, fits); beyond it the answer is truncated and says so.
+	maxPiiFlowScan = 50000
+	// maxPiiFlowScanPage is how many datasets one read of that scan takes.
+	maxPiiFlowScanPage = 10000
+	// maxPiiFlowFields is the node budget of one flow's walk; reaching it stops the flow with BUDGET stops.
+	maxPiiFlowFields = 5000
+	// maxPiiFlowTagBytes bounds the tag class a piiFlow request names.
+	maxPiiFlowTagBytes = 256
 )

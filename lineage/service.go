@@ -9,6 +9,7 @@ import (
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/graph/hopread"
@@ -31,6 +32,8 @@ type Options struct {
 	Log     *slog.Logger
 	// Trust gives the gaps JOB_NOT_REPORTING and PRODUCER_STALE and the answers' coverage (nil: none; ADR 0032).
 	Trust TrustSource
+	// Governance holds the tag classes and their propagation rules for piiFlow (zero: the defaults; ADR 0042).
+	Governance governance.Config
 }
 
 // Service answers the lineage and impact queries. Resolvers call one method per field and nothing else.
@@ -47,6 +50,7 @@ type Service struct {
 	// the trust gaps when there is a trust source (gaps.go).
 	answerer answerer
 	trust    *trustGaps // nil without a trust source
+	gov      governance.Config
 }
 
 // NewService validates the configuration and composes the query path: the neighbour reader (Neo4j, decorated by
@@ -69,7 +73,7 @@ func NewService(store *graph.Store, o Options) (*Service, error) {
 		o.Clock = time.Now
 	}
 	s := &Service{store: catalogread.New(store), catalog: o.Catalog, policy: o.Policy, clock: o.Clock, cfg: cfg,
-		cursor: cursorCodec{key: []byte(cfg.CursorKey)}}
+		cursor: cursorCodec{key: []byte(cfg.CursorKey)}, gov: o.Governance}
 	if cfg.CursorKey == "" {
 		s.cursor.key = seal.RandomKey()
 		o.Log.Warn("lineage cursor key not configured; using a random per-process key", "setting", "lineage.cursor-key")

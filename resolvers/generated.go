@@ -432,6 +432,45 @@ type ComplexityRoot struct {
 		Type func(childComplexity int) int
 	}
 
+	PiiFlow struct {
+		AsOf                func(childComplexity int) int
+		Depth               func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		Origins             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+		Reached             func(childComplexity int) int
+		Stops               func(childComplexity int) int
+		Tag                 func(childComplexity int) int
+		Truncated           func(childComplexity int) int
+	}
+
+	PiiOrigin struct {
+		Field func(childComplexity int) int
+		Tags  func(childComplexity int) int
+	}
+
+	PiiReach struct {
+		Distance func(childComplexity int) int
+		Effect   func(childComplexity int) int
+		Field    func(childComplexity int) int
+		Origin   func(childComplexity int) int
+		Path     func(childComplexity int) int
+	}
+
+	PiiStep struct {
+		Edge        func(childComplexity int) int
+		Explanation func(childComplexity int) int
+		Rule        func(childComplexity int) int
+	}
+
+	PiiStop struct {
+		Edge    func(childComplexity int) int
+		Field   func(childComplexity int) int
+		Message func(childComplexity int) int
+		Next    func(childComplexity int) int
+		Reason  func(childComplexity int) int
+	}
+
 	QuarantinedEvent struct {
 		Field      func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -460,6 +499,7 @@ type ComplexityRoot struct {
 		InventorySources  func(childComplexity int) int
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
 		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
+		PiiFlow           func(childComplexity int, tag string, from *api.NodeRef, depth *int, asOf *time.Time) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
 		Run               func(childComplexity int, id string, job *api.JobRef) int
 		Search            func(childComplexity int, query string, first *int, after *string) int
@@ -608,6 +648,7 @@ type QueryResolver interface {
 	Search(ctx context.Context, query string, first *int, after *string) (*api.SearchConnection, error)
 	Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*api.LineageGraph, error)
 	Impact(ctx context.Context, field api.FieldRef, depth *int, asOf *time.Time) (*api.ImpactReport, error)
+	PiiFlow(ctx context.Context, tag string, from *api.NodeRef, depth *int, asOf *time.Time) (*api.PiiFlow, error)
 	Event(ctx context.Context, id string) (*api.EventStatus, error)
 	QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error)
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
@@ -2379,6 +2420,155 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Owner.Type(childComplexity), true
 
+	case "PiiFlow.asOf":
+		if e.ComplexityRoot.PiiFlow.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.AsOf(childComplexity), true
+	case "PiiFlow.depth":
+		if e.ComplexityRoot.PiiFlow.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Depth(childComplexity), true
+	case "PiiFlow.gaps":
+		if e.ComplexityRoot.PiiFlow.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Gaps(childComplexity), true
+	case "PiiFlow.origins":
+		if e.ComplexityRoot.PiiFlow.Origins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Origins(childComplexity), true
+	case "PiiFlow.permissionsFiltered":
+		if e.ComplexityRoot.PiiFlow.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.PermissionsFiltered(childComplexity), true
+	case "PiiFlow.reached":
+		if e.ComplexityRoot.PiiFlow.Reached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Reached(childComplexity), true
+	case "PiiFlow.stops":
+		if e.ComplexityRoot.PiiFlow.Stops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Stops(childComplexity), true
+	case "PiiFlow.tag":
+		if e.ComplexityRoot.PiiFlow.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Tag(childComplexity), true
+	case "PiiFlow.truncated":
+		if e.ComplexityRoot.PiiFlow.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiFlow.Truncated(childComplexity), true
+
+	case "PiiOrigin.field":
+		if e.ComplexityRoot.PiiOrigin.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiOrigin.Field(childComplexity), true
+	case "PiiOrigin.tags":
+		if e.ComplexityRoot.PiiOrigin.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiOrigin.Tags(childComplexity), true
+
+	case "PiiReach.distance":
+		if e.ComplexityRoot.PiiReach.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiReach.Distance(childComplexity), true
+	case "PiiReach.effect":
+		if e.ComplexityRoot.PiiReach.Effect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiReach.Effect(childComplexity), true
+	case "PiiReach.field":
+		if e.ComplexityRoot.PiiReach.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiReach.Field(childComplexity), true
+	case "PiiReach.origin":
+		if e.ComplexityRoot.PiiReach.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiReach.Origin(childComplexity), true
+	case "PiiReach.path":
+		if e.ComplexityRoot.PiiReach.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiReach.Path(childComplexity), true
+
+	case "PiiStep.edge":
+		if e.ComplexityRoot.PiiStep.Edge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStep.Edge(childComplexity), true
+	case "PiiStep.explanation":
+		if e.ComplexityRoot.PiiStep.Explanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStep.Explanation(childComplexity), true
+	case "PiiStep.rule":
+		if e.ComplexityRoot.PiiStep.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStep.Rule(childComplexity), true
+
+	case "PiiStop.edge":
+		if e.ComplexityRoot.PiiStop.Edge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStop.Edge(childComplexity), true
+	case "PiiStop.field":
+		if e.ComplexityRoot.PiiStop.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStop.Field(childComplexity), true
+	case "PiiStop.message":
+		if e.ComplexityRoot.PiiStop.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStop.Message(childComplexity), true
+	case "PiiStop.next":
+		if e.ComplexityRoot.PiiStop.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStop.Next(childComplexity), true
+	case "PiiStop.reason":
+		if e.ComplexityRoot.PiiStop.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PiiStop.Reason(childComplexity), true
+
 	case "QuarantinedEvent.field":
 		if e.ComplexityRoot.QuarantinedEvent.Field == nil {
 			break
@@ -2548,6 +2738,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(api.NodeRef), args["direction"].(api.Direction), args["depth"].(int), args["granularity"].(*api.Granularity), args["asOf"].(*time.Time), args["evidence"].([]api.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string)), true
+	case "Query.piiFlow":
+		if e.ComplexityRoot.Query.PiiFlow == nil {
+			break
+		}
+
+		args, err := ec.field_Query_piiFlow_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PiiFlow(childComplexity, args["tag"].(string), args["from"].(*api.NodeRef), args["depth"].(*int), args["asOf"].(*time.Time)), true
 	case "Query.quarantinedEvents":
 		if e.ComplexityRoot.Query.QuarantinedEvents == nil {
 			break
@@ -3079,6 +3280,17 @@ type Query {
   impact(field: FieldRef!, depth: Int = 5, asOf: Time): ImpactReport!
 
   """
+  How a tag class flows along column lineage (docs/governance.md): from its origins — the fields carrying a tag of
+  the class or of a class below it (` + "`" + `pii` + "`" + ` covers ` + "`" + `pii.email` + "`" + `), their own or their dataset's — every field it reached
+  downstream with the path and the rule at each step, and where it stopped and why. ` + "`" + `from` + "`" + ` is a field or a dataset
+  (its tagged fields); without it, the tagged fields of every dataset you may see (at most 200 origins). Depth
+  counts column steps (at most 20; a deeper request is clamped). Computed on read at asOf from the column edges in
+  force then; the tags are the current ones. A sensitive class is shown only where you hold VIEW_SENSITIVE. Every
+  call is audited.
+  """
+  piiFlow(tag: String!, from: NodeRef, depth: Int = 10, asOf: Time): PiiFlow!
+
+  """
   What became of an event id the caller sent (the producer's eventId or Headwater's deterministic id). For an event the
   gateway refused, pass the ` + "`" + `eventId` + "`" + ` its 4xx answer named. Event ids
   are scoped by producer principal: the caller's own event under that id is reported, never another principal's,
@@ -3398,6 +3610,64 @@ type Evidence {
 }
 
 type Transformation { type: TransformationType! subtype: String masking: Boolean! description: String }
+
+"The flow of a tag class along column lineage (Query.piiFlow)."
+type PiiFlow {
+  "The class asked, lower case."
+  tag: String!
+  asOf: Time!
+  "The depth the flow was computed to."
+  depth: Int!
+  "The fields the flow starts from."
+  origins: [PiiOrigin!]!
+  "Every field reached, strongest effect first, then by distance."
+  reached: [PiiReach!]!
+  "Where the flow went no further, and why."
+  stops: [PiiStop!]!
+  "True when the flow goes on beyond this answer: a DEPTH or BUDGET stop, a clamped depth, origins left out."
+  truncated: Boolean!
+  gaps: [Gap!]!
+  permissionsFiltered: Boolean!
+}
+
+type PiiOrigin {
+  field: Field!
+  "Its tags of the class, as stored (` + "`" + `field:key=value` + "`" + `; a dataset-level tag applies to every field)."
+  tags: [Tag!]!
+}
+
+"What reached a field: the tag itself, the tag as aggregated, or an influence only (INDIRECT: join key, filter, ...)."
+enum PiiEffect { CARRIED AGGREGATED INFLUENCED }
+
+"The rule a column edge was judged by (docs/governance.md)."
+enum PiiRule { IDENTITY TRANSFORMATION AGGREGATION INDIRECT MASKED UNKNOWN }
+
+enum PiiStopReason { MASKED AGGREGATION DEPTH PERMISSIONS BUDGET NO_COLUMN_LINEAGE }
+
+type PiiReach {
+  field: Field!
+  effect: PiiEffect!
+  "The origin the path starts at."
+  origin: Field!
+  "Column steps from the origin."
+  distance: Int!
+  "The shortest path of the strongest effect, with the rule at each step."
+  path: [PiiStep!]!
+}
+
+type PiiStep { edge: LineageEdge! rule: PiiRule! explanation: String! }
+
+type PiiStop {
+  "The last field the tag reached."
+  field: Field!
+  reason: PiiStopReason!
+  "The edge it did not cross (MASKED, AGGREGATION)."
+  edge: LineageEdge
+  "The field on the other side of that edge."
+  next: Field
+  "The reason in words; NO_COLUMN_LINEAGE says \"unknown: no column lineage\"."
+  message: String!
+}
 
 type Gap {
   kind: GapKind!
@@ -4543,6 +4813,84 @@ func (ec *executionContext) childFields_Owner(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Owner", field.Name)
 }
 
+func (ec *executionContext) childFields_PiiFlow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tag":
+		return ec.fieldContext_PiiFlow_tag(ctx, field)
+	case "asOf":
+		return ec.fieldContext_PiiFlow_asOf(ctx, field)
+	case "depth":
+		return ec.fieldContext_PiiFlow_depth(ctx, field)
+	case "origins":
+		return ec.fieldContext_PiiFlow_origins(ctx, field)
+	case "reached":
+		return ec.fieldContext_PiiFlow_reached(ctx, field)
+	case "stops":
+		return ec.fieldContext_PiiFlow_stops(ctx, field)
+	case "truncated":
+		return ec.fieldContext_PiiFlow_truncated(ctx, field)
+	case "gaps":
+		return ec.fieldContext_PiiFlow_gaps(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_PiiFlow_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PiiFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_PiiOrigin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_PiiOrigin_field(ctx, field)
+	case "tags":
+		return ec.fieldContext_PiiOrigin_tags(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PiiOrigin", field.Name)
+}
+
+func (ec *executionContext) childFields_PiiReach(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_PiiReach_field(ctx, field)
+	case "effect":
+		return ec.fieldContext_PiiReach_effect(ctx, field)
+	case "origin":
+		return ec.fieldContext_PiiReach_origin(ctx, field)
+	case "distance":
+		return ec.fieldContext_PiiReach_distance(ctx, field)
+	case "path":
+		return ec.fieldContext_PiiReach_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PiiReach", field.Name)
+}
+
+func (ec *executionContext) childFields_PiiStep(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edge":
+		return ec.fieldContext_PiiStep_edge(ctx, field)
+	case "rule":
+		return ec.fieldContext_PiiStep_rule(ctx, field)
+	case "explanation":
+		return ec.fieldContext_PiiStep_explanation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PiiStep", field.Name)
+}
+
+func (ec *executionContext) childFields_PiiStop(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_PiiStop_field(ctx, field)
+	case "reason":
+		return ec.fieldContext_PiiStop_reason(ctx, field)
+	case "edge":
+		return ec.fieldContext_PiiStop_edge(ctx, field)
+	case "next":
+		return ec.fieldContext_PiiStop_next(ctx, field)
+	case "message":
+		return ec.fieldContext_PiiStop_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PiiStop", field.Name)
+}
+
 func (ec *executionContext) childFields_QuarantinedEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5450,6 +5798,44 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_piiFlow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tag",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tag"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*api.NodeRef, error) {
+			return ec.unmarshalONodeRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg3
 	return args, nil
 }
 
@@ -12563,6 +12949,675 @@ func (ec *executionContext) fieldContext_Owner_type(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Owner", field, false, false, "String")
 }
 
+func (ec *executionContext) _PiiFlow_tag(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiFlow", field, false, false, "String")
+}
+
+func (ec *executionContext) _PiiFlow_asOf(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiFlow", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PiiFlow_depth(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiFlow", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PiiFlow_origins(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_origins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.PiiOrigin) graphql.Marshaler {
+			return ec.marshalNPiiOrigin2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiOriginᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_origins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiFlow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiOrigin(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiFlow_reached(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_reached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.PiiReach) graphql.Marshaler {
+			return ec.marshalNPiiReach2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiReachᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_reached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiFlow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiReach(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiFlow_stops(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_stops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.PiiStop) graphql.Marshaler {
+			return ec.marshalNPiiStop2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStopᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_stops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiFlow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiStop(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiFlow_truncated(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiFlow", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PiiFlow_gaps(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Gap) graphql.Marshaler {
+			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiFlow",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiFlow_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.PiiFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiFlow_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiFlow_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiFlow", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PiiOrigin_field(ctx context.Context, field graphql.CollectedField, obj *api.PiiOrigin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiOrigin_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiOrigin_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiOrigin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiOrigin_tags(ctx context.Context, field graphql.CollectedField, obj *api.PiiOrigin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiOrigin_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiOrigin_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiOrigin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiReach_field(ctx context.Context, field graphql.CollectedField, obj *api.PiiReach) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiReach_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiReach_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiReach",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiReach_effect(ctx context.Context, field graphql.CollectedField, obj *api.PiiReach) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiReach_effect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Effect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.PiiEffect) graphql.Marshaler {
+			return ec.marshalNPiiEffect2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiEffect(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiReach_effect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiReach", field, false, false, "PiiEffect")
+}
+
+func (ec *executionContext) _PiiReach_origin(ctx context.Context, field graphql.CollectedField, obj *api.PiiReach) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiReach_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiReach_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiReach",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiReach_distance(ctx context.Context, field graphql.CollectedField, obj *api.PiiReach) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiReach_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiReach_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiReach", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PiiReach_path(ctx context.Context, field graphql.CollectedField, obj *api.PiiReach) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiReach_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.PiiStep) graphql.Marshaler {
+			return ec.marshalNPiiStep2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiReach_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiReach",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiStep_edge(ctx context.Context, field graphql.CollectedField, obj *api.PiiStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStep_edge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdge(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStep_edge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiStep",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiStep_rule(ctx context.Context, field graphql.CollectedField, obj *api.PiiStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStep_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.PiiRule) graphql.Marshaler {
+			return ec.marshalNPiiRule2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStep_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiStep", field, false, false, "PiiRule")
+}
+
+func (ec *executionContext) _PiiStep_explanation(ctx context.Context, field graphql.CollectedField, obj *api.PiiStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStep_explanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Explanation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStep_explanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiStep", field, false, false, "String")
+}
+
+func (ec *executionContext) _PiiStop_field(ctx context.Context, field graphql.CollectedField, obj *api.PiiStop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStop_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStop_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiStop",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiStop_reason(ctx context.Context, field graphql.CollectedField, obj *api.PiiStop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStop_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.PiiStopReason) graphql.Marshaler {
+			return ec.marshalNPiiStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStopReason(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStop_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiStop", field, false, false, "PiiStopReason")
+}
+
+func (ec *executionContext) _PiiStop_edge(ctx context.Context, field graphql.CollectedField, obj *api.PiiStop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStop_edge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.LineageEdge) graphql.Marshaler {
+			return ec.marshalOLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStop_edge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiStop",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiStop_next(ctx context.Context, field graphql.CollectedField, obj *api.PiiStop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStop_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalOField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStop_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PiiStop",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PiiStop_message(ctx context.Context, field graphql.CollectedField, obj *api.PiiStop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PiiStop_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PiiStop_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PiiStop", field, false, false, "String")
+}
+
 func (ec *executionContext) _QuarantinedEvent_id(ctx context.Context, field graphql.CollectedField, obj *api.QuarantinedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13127,6 +14182,50 @@ func (ec *executionContext) fieldContext_Query_impact(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_impact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_piiFlow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_piiFlow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PiiFlow(ctx, fc.Args["tag"].(string), fc.Args["from"].(*api.NodeRef), fc.Args["depth"].(*int), fc.Args["asOf"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.PiiFlow) graphql.Marshaler {
+			return ec.marshalNPiiFlow2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_piiFlow(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiFlow(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_piiFlow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18744,6 +19843,266 @@ func (ec *executionContext) _Owner(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var piiFlowImplementors = []string{"PiiFlow"}
+
+func (ec *executionContext) _PiiFlow(ctx context.Context, sel ast.SelectionSet, obj *api.PiiFlow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, piiFlowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PiiFlow")
+		case "tag":
+			out.Values[i] = ec._PiiFlow_tag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asOf":
+			out.Values[i] = ec._PiiFlow_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._PiiFlow_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origins":
+			out.Values[i] = ec._PiiFlow_origins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reached":
+			out.Values[i] = ec._PiiFlow_reached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stops":
+			out.Values[i] = ec._PiiFlow_stops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._PiiFlow_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._PiiFlow_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._PiiFlow_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var piiOriginImplementors = []string{"PiiOrigin"}
+
+func (ec *executionContext) _PiiOrigin(ctx context.Context, sel ast.SelectionSet, obj *api.PiiOrigin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, piiOriginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PiiOrigin")
+		case "field":
+			out.Values[i] = ec._PiiOrigin_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._PiiOrigin_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var piiReachImplementors = []string{"PiiReach"}
+
+func (ec *executionContext) _PiiReach(ctx context.Context, sel ast.SelectionSet, obj *api.PiiReach) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, piiReachImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PiiReach")
+		case "field":
+			out.Values[i] = ec._PiiReach_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effect":
+			out.Values[i] = ec._PiiReach_effect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._PiiReach_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._PiiReach_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._PiiReach_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var piiStepImplementors = []string{"PiiStep"}
+
+func (ec *executionContext) _PiiStep(ctx context.Context, sel ast.SelectionSet, obj *api.PiiStep) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, piiStepImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PiiStep")
+		case "edge":
+			out.Values[i] = ec._PiiStep_edge(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._PiiStep_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "explanation":
+			out.Values[i] = ec._PiiStep_explanation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var piiStopImplementors = []string{"PiiStop"}
+
+func (ec *executionContext) _PiiStop(ctx context.Context, sel ast.SelectionSet, obj *api.PiiStop) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, piiStopImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PiiStop")
+		case "field":
+			out.Values[i] = ec._PiiStop_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._PiiStop_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edge":
+			out.Values[i] = ec._PiiStop_edge(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._PiiStop_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._PiiStop_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var quarantinedEventImplementors = []string{"QuarantinedEvent"}
 
 func (ec *executionContext) _QuarantinedEvent(ctx context.Context, sel ast.SelectionSet, obj *api.QuarantinedEvent) graphql.Marshaler {
@@ -18915,6 +20274,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_impact(ctx, field)
+				})
+		case "piiFlow":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_piiFlow(ctx, field)
 				})
 		case "event":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -20593,6 +21958,155 @@ func (ec *executionContext) marshalNOwner2ᚕgithubᚗcomᚋheadwaterᚑdataᚋh
 	return ret
 }
 
+func (ec *executionContext) unmarshalNPiiEffect2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiEffect(ctx context.Context, v any) (api.PiiEffect, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.PiiEffect(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPiiEffect2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiEffect(ctx context.Context, sel ast.SelectionSet, v api.PiiEffect) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PiiEffect!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNPiiFlow2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiFlow(ctx context.Context, sel ast.SelectionSet, v *api.PiiFlow) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PiiFlow!")
+		return graphql.Null
+	}
+	return ec._PiiFlow(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPiiOrigin2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiOriginᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.PiiOrigin) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPiiOrigin2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiOrigin(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPiiOrigin2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiOrigin(ctx context.Context, sel ast.SelectionSet, v *api.PiiOrigin) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PiiOrigin!")
+		return graphql.Null
+	}
+	return ec._PiiOrigin(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPiiReach2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiReachᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.PiiReach) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPiiReach2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiReach(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPiiReach2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiReach(ctx context.Context, sel ast.SelectionSet, v *api.PiiReach) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PiiReach!")
+		return graphql.Null
+	}
+	return ec._PiiReach(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPiiRule2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiRule(ctx context.Context, v any) (api.PiiRule, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.PiiRule(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPiiRule2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiRule(ctx context.Context, sel ast.SelectionSet, v api.PiiRule) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PiiRule!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNPiiStep2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStepᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.PiiStep) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPiiStep2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStep(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPiiStep2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStep(ctx context.Context, sel ast.SelectionSet, v *api.PiiStep) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PiiStep!")
+		return graphql.Null
+	}
+	return ec._PiiStep(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPiiStop2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStopᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.PiiStop) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPiiStop2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStop(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPiiStop2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStop(ctx context.Context, sel ast.SelectionSet, v *api.PiiStop) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PiiStop!")
+		return graphql.Null
+	}
+	return ec._PiiStop(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPiiStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStopReason(ctx context.Context, v any) (api.PiiStopReason, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.PiiStopReason(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPiiStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStopReason(ctx context.Context, sel ast.SelectionSet, v api.PiiStopReason) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PiiStopReason!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNPrivilege2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐPrivilege(ctx context.Context, v any) (model.Privilege, error) {
 	var res model.Privilege
 	err := res.UnmarshalGQL(v)
@@ -21291,6 +22805,13 @@ func (ec *executionContext) marshalOEvidenceKind2ᚕgithubᚗcomᚋheadwaterᚑd
 	return ret
 }
 
+func (ec *executionContext) marshalOField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx context.Context, sel ast.SelectionSet, v *api.Field) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Field(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx context.Context, v any) (*api.FieldRef, error) {
 	if v == nil {
 		return nil, nil
@@ -21414,6 +22935,21 @@ func (ec *executionContext) marshalOJobVersion2ᚖgithubᚗcomᚋheadwaterᚑdat
 		return graphql.Null
 	}
 	return ec._JobVersion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLineageEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v *api.LineageEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LineageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalONodeRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐNodeRef(ctx context.Context, v any) (*api.NodeRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputNodeRef(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOPublication2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPublication(ctx context.Context, v any) (*api.Publication, error) {

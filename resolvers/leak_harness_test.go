@@ -232,7 +232,8 @@ func (w *world) pubPrefix() grant.Securable {
 	return grant.Securable{Kind: grant.SecPrefix, Namespace: w.fx.NS, Name: "pub"}
 }
 
-// setupGrants: admin manages everything; narrow sees lineage of pub.*; narrow2 too, minus SQL (a different scope).
+// setupGrants: admin manages everything; narrow sees lineage of pub.*; narrow2 too, minus SQL, plus sensitive tags
+// (a different scope).
 func (w *world) setupGrants() {
 	for _, r := range []string{"admin", "narrow", "narrow2"} {
 		w.roles = append(w.roles, w.role(r))
@@ -246,6 +247,7 @@ func (w *world) setupGrants() {
 	}
 	w.apply(g("admin", authz.PrivManageGrants, grant.Root()), g("narrow", authz.PrivViewLineage, w.pubPrefix()),
 		g("narrow", authz.PrivViewSQL, w.pubPrefix()), g("narrow2", authz.PrivViewLineage, w.pubPrefix()),
+		g("narrow2", authz.PrivViewSensitive, w.pubPrefix()),
 		bind(w.admin, "admin"), bind(w.narrow, "narrow"), bind(w.narrow2, "narrow2"))
 	w.t.Cleanup(func() {
 		var cs []grant.Change

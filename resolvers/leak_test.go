@@ -43,6 +43,12 @@ const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissio
   rejectedEvents { numerator denominator items { nodes { producer reason } } }
   canaries { numerator denominator items(first: 500) { nodes { name message reason } } } } }`
 
+const leakPiiFlowQ = `query($from: NodeRef) { piiFlow(tag: "pii", from: $from, depth: 5) { tag depth truncated permissionsFiltered
+  origins { field { id path dataset { name tags { name } } } tags { name } }
+  reached { field { id path dataset { name } } effect origin { path } distance path { edge { id from to job { name } } rule explanation } }
+  stops { field { path dataset { name } } reason edge { id to } next { path dataset { name } } message }
+  gaps { kind message nodes edges } } }`
+
 // operations are every public read operation, with arguments naming this world's nodes.
 func (w *world) operations() map[string]struct {
 	q    string
@@ -73,7 +79,9 @@ func (w *world) operations() map[string]struct {
 			map[string]any{"ns": ns}},
 		"search": {`query($q: String!) { search(query: $q, first: 2) { nodes { __typename ... on Dataset { id name }
   ... on Job { id name } } endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": "pub.m"}},
-		"coverage": {leakCoverageQ, map[string]any{"ns": ns}},
+		"coverage":             {leakCoverageQ, map[string]any{"ns": ns}},
+		"piiFlow from dataset": {leakPiiFlowQ, map[string]any{"from": map[string]any{"dataset": map[string]any{"namespace": ns, "name": "pub.mid"}}}},
+		"piiFlow from field":   {leakPiiFlowQ, map[string]any{"from": map[string]any{"field": map[string]any{"namespace": ns, "name": "pub.mid", "field": "c"}}}},
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
   endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}
@@ -90,7 +98,7 @@ func TestLeakSuite(t *testing.T) {
 			for round := range 2 { // the second round is served from the result cache
 				for name, op := range w.operations() {
 					adminBody := w.post(w.admin, op.q, op.vars)
-					if round == 0 && len(w.leaks(string(adminBody))) == 0 && (name == "lineage both" || name == "coverage") {
+					if round == 0 && len(w.leaks(string(adminBody))) == 0 && (name == "lineage both" || name == "coverage" || name == "piiFlow from dataset") {
 						t.Errorf("admin answer should name hidden nodes (the suite would be vacuous): %s", adminBody)
 					}
 					for _, p := range []string{w.narrow, w.narrow2} {

@@ -151,6 +151,11 @@ func (r *queryResolver) Impact(ctx context.Context, field api.FieldRef, depth *i
 	return r.svc.Impact(ctx, field, depth, asOf)
 }
 
+// PiiFlow is the resolver for the piiFlow field.
+func (r *queryResolver) PiiFlow(ctx context.Context, tag string, from *api.NodeRef, depth *int, asOf *time.Time) (*api.PiiFlow, error) {
+	return r.svc.PiiFlow(ctx, lineage.PiiFlowArgs{Tag: tag, From: from, Depth: depth, AsOf: asOf})
+}
+
 // Event is the resolver for the event field.
 func (r *queryResolver) Event(ctx context.Context, id string) (*api.EventStatus, error) {
 	return r.events.Event(ctx, id)

@@ -65,6 +65,7 @@ type RequestAudit struct {
 	seen    map[string]int // kind|key -> index in rec.Nodes
 	clock   func() time.Time
 	denied  bool
+	always  bool // recorded whatever it touched (Audited)
 	reasons []string
 }
 
@@ -108,11 +109,22 @@ func (a *RequestAudit) add(c authz.Candidate, denied bool) {
 		Sensitive: !denied, Denied: denied})
 }
 
+// Audited says the request is recorded whatever it touches, under the operation named (appended to the
+// request's, once each: "graphql piiFlow(tag: pii)").
+func (a *RequestAudit) Audited(operation string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.always = true
+	if operation != "" && !strings.Contains(a.rec.Operation, operation) {
+		a.rec.Operation += " " + operation
+	}
+}
+
 // Empty reports whether nothing auditable happened.
 func (a *RequestAudit) Empty() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.rec.Nodes) == 0 && a.rec.NodesOmitted == 0
+	return !a.always && len(a.rec.Nodes) == 0 && a.rec.NodesOmitted == 0
 }
 
 // Record returns the record Flush would write.

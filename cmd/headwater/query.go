@@ -12,6 +12,7 @@ import (
 	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
@@ -28,10 +29,11 @@ type query struct {
 
 // queryServices wires the query side: the catalog (lookups), event status and quarantine over it, search over it, and the lineage
 // service over it with the Redis cache (nil rdb: no cache), all under the same permission policy. All seal their
-// cursors with the same key (lineage.cursor-key). ts gives the lineage answers their trust gaps (nil: none).
+// cursors with the same key (lineage.cursor-key). ts gives the lineage answers their trust gaps (nil: none); gov
+// the tag classes of piiFlow.
 func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc search.Config,
 	canon catalog.Canonicalizer, policy authz.Policy, red *authz.Redactor, log *slog.Logger,
-	reg prometheus.Registerer, ts lineage.TrustSource) (query, error) {
+	reg prometheus.Registerer, ts lineage.TrustSource, gov governance.Config) (query, error) {
 	cat, err := catalog.New(store, catalog.Options{Policy: policy, Redactor: red, Canon: canon, Clock: time.Now,
 		Log: log})
 	if err != nil {
@@ -42,7 +44,7 @@ func queryServices(store *graph.Store, rdb *redis.Client, lc lineage.Config, sc 
 		return query{}, err
 	}
 	svc, err := lineage.NewService(store, lineage.Options{Config: lc, Cache: cache.New(rdb, reg, log), Policy: policy,
-		Redactor: red, Catalog: cat, Clock: time.Now, Log: log, Trust: ts})
+		Redactor: red, Catalog: cat, Clock: time.Now, Log: log, Trust: ts, Governance: gov})
 	if err != nil {
 		return query{}, err
 	}

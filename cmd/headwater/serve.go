@@ -16,6 +16,7 @@ import (
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz/auditkafka"
+	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -77,6 +78,7 @@ type serveCmd struct {
 	Authz    authzConfig      `embed:"" prefix:"authz-"`
 	GraphQL  guard.Limits     `embed:"" prefix:"graphql-"`
 	Trust    trust.Config     `embed:"" prefix:"trust-"`
+	GovFile  string           `name:"governance-file" help:"YAML governance file: tag classes and their propagation rules for piiFlow (docs/governance.md); empty: the defaults." default:"" env:"HEADWATER_GOVERNANCE_FILE" yaml:"governanceFile"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }
 
@@ -129,7 +131,11 @@ func (s serveCmd) Run(rc *runCtx) error {
 	canaries.NewHandler(canaryReg, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
 	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
-	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, gaps)
+	gov, err := governance.LoadFile(s.GovFile)
+	if err != nil {
+		return err
+	}
+	q, err := queryServices(p.store, rdb, s.Lineage, s.Search, p.norm, perms.Policy, perms.Redactor, log, reg, gaps, gov)
 	if err != nil {
 		return err
 	}

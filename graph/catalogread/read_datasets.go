@@ -105,3 +105,40 @@ func anyList(keys []string) []any {
 	}
 	return out
 }
+
+// TaggedScan is one bounded step of the scan for tagged datasets: the datasets of the page carrying the class,
+// how many datasets the page read and the last key read (the next page starts after it).
+type TaggedScan struct {
+	Rows    []graph.DatasetRow
+	Scanned int
+	Last    string
+}
+
+// TaggedDatasets reads the next page of at most scan datasets by key after `after`, and returns those carrying a
+// tag of class (lower case) or of a class below it (a stored tag `[field:]key[=value]`, its key compared lower
+// case), each named as at asOf: the origins of a graph-wide piiFlow (the caller checks permissions). Without an
+// index on tags each page reads scan datasets, so the caller bounds the pages.
+func (s *Store) TaggedDatasets(ctx context.Context, class, after string, scan int, asOf int64) (TaggedScan, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (p:Dataset) WHERE p.key > $after
+WITH p ORDER BY p.key LIMIT $scan
+WITH collect(p) AS page
+CALL {
+  WITH page
+  UNWIND page AS d
+  WITH d WHERE any(tag IN coalesce(d.tags, [])
+    WHERE toLower(last(split(split(tag, '=')[0], ':'))) = $class
+       OR toLower(last(split(split(tag, '=')[0], ':'))) STARTS WITH $class + '.')
+  RETURN collect({d: `+datasetProjection+`, at: `+graph.NameAtCypher("d")+`}) AS rows
+}
+RETURN rows, size(page) AS n, CASE WHEN size(page) = 0 THEN $after ELSE page[size(page) - 1].key END AS last`,
+		map[string]any{"class": class, "after": after, "scan": scan, "t": asOf})
+	if err != nil || len(recs) == 0 {
+		return TaggedScan{}, err
+	}
+	p := graph.Props(recs[0])
+	out := TaggedScan{Scanned: int(p.Int("n")), Last: p.Str("last")}
+	for _, r := range p.List("rows") {
+		out.Rows = append(out.Rows, datasetRowOf(r.Sub("d"), r.Sub("at")))
+	}
+	return out, nil
+}

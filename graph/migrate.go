@@ -77,6 +77,11 @@ var migrations = []migration{
 	{7, []string{ // the projector's per-partition replay points (ingest/project/dsfold.go, ADR 0036): one node each
 		"CREATE CONSTRAINT projector_progress_partition IF NOT EXISTS FOR (n:ProjectorProgress) REQUIRE n.partition IS UNIQUE",
 	}},
+	{8, []string{ // the scoped trend points (trust/sampler, ADR 0043): one per scope, signal and sample
+		"CREATE CONSTRAINT coverage_scope_sample_key IF NOT EXISTS FOR (n:CoverageScopeSample) REQUIRE n.key IS UNIQUE",
+		"CREATE INDEX coverage_scope_sample_scope IF NOT EXISTS FOR (n:CoverageScopeSample) ON (n.scope, n.signal, n.at)",
+		"CREATE INDEX coverage_scope_sample_at IF NOT EXISTS FOR (n:CoverageScopeSample) ON (n.at)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

@@ -79,27 +79,23 @@ func (r *memoReader) DbtJobs(ctx context.Context, namespace string) ([]ReportedJ
 // only), so a round of producer scopes reads the events once.
 func (r *memoReader) Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error) {
 	all, err := memo(r, fmt.Sprint("activity", from), func() ([]ActivityRow, error) { return r.Reader.Activity(ctx, "", from) })
-	if err != nil || producer == "" {
-		return all, err
-	}
-	var out []ActivityRow
-	for _, a := range all {
-		if a.Producer == producer {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return ofProducer(all, err, producer, func(a ActivityRow) string { return a.Producer })
 }
 
 // Rejections answers one producer from the memo of every producer's rejections, as Activity.
 func (r *memoReader) Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error) {
 	all, err := memo(r, fmt.Sprint("rejections", from), func() ([]RejectRow, error) { return r.Reader.Rejections(ctx, "", from) })
+	return ofProducer(all, err, producer, func(x RejectRow) string { return x.Producer })
+}
+
+// ofProducer keeps the rows of one producer ("" keeps all).
+func ofProducer[T any](all []T, err error, producer string, of func(T) string) ([]T, error) {
 	if err != nil || producer == "" {
 		return all, err
 	}
-	var out []RejectRow
+	var out []T
 	for _, x := range all {
-		if x.Producer == producer {
+		if of(x) == producer {
 			out = append(out, x)
 		}
 	}

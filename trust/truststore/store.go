@@ -294,11 +294,7 @@ RETURN x.at AS at, x.numerator AS n, x.denominator AS d ORDER BY at LIMIT 10000`
 	if err != nil {
 		return nil, err
 	}
-	out := make([]trust.Point, len(rows))
-	for i, p := range rows {
-		out[i] = trust.Point{At: fromMs(p.Int("at")), Numerator: int(p.Int("n")), Denominator: int(p.Int("d"))}
-	}
-	return out, nil
+	return points(rows), nil
 }
 
 // StoreSamples writes trend points ({key, signal, at, num, den}) and deletes those older than before.
@@ -326,11 +322,7 @@ RETURN x.at AS at, `+num+` AS n, `+den+` AS d ORDER BY at LIMIT 10000`,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]trust.Point, len(rows))
-	for i, p := range rows {
-		out[i] = trust.Point{At: fromMs(p.Int("at")), Numerator: int(p.Int("n")), Denominator: int(p.Int("d"))}
-	}
-	return out, nil
+	return points(rows), nil
 }
 
 // StoreScopeSamples writes scoped trend points ({key, scope, signal, at, num, den, inNum, inDen}; the inside
@@ -344,6 +336,15 @@ MATCH (old:`+trust.LabelScopeSample+`) WHERE old.at < $before DETACH DELETE old`
 		map[string]any{"points": points, "before": before}, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(s.g.Database))
 	return err
+}
+
+// points converts rows of (at, n, d) to trend points.
+func points(rows []graph.Props) []trust.Point {
+	out := make([]trust.Point, len(rows))
+	for i, p := range rows {
+		out[i] = trust.Point{At: fromMs(p.Int("at")), Numerator: int(p.Int("n")), Denominator: int(p.Int("d"))}
+	}
+	return out
 }
 
 // fromMs is trust's: epoch ms to UTC time, 0 to the zero time.

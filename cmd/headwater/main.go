@@ -14,8 +14,8 @@ import (
 // cannot grow the process past it by the GOGC factor (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md).
 // A warm projector's live heap is ~1.1 GB (the recent-events cache, project.RecentEventsMax, ~0.7 GB; the dataset
 // fold state; in-flight batches): under a 2 GiB limit the collector ran whenever the few hundred MB left were
-// allocated again and took a third of the process's CPU; at 4 GiB it takes a tenth, and the heap stays below the
-// limit (docs/adr/0040-ingest-cpu-bisect.md). Set GOGC / GOMEMLIMIT to override.
+// allocated again and took a third of the process's CPU; at 4 GiB it takes under a fifth, with ~3 GB in use
+// (docs/adr/0040-ingest-cpu-bisect.md). Set GOGC / GOMEMLIMIT to override.
 const (
 	defaultGCPercent   = 400
 	defaultMemoryLimit = 4 << 30 // bytes

@@ -22,6 +22,10 @@
 #   CLOSED_EVENTS=30000   the closed-loop run's corpus; HIGH_SECONDS (default RUN_SECONDS) the 1,000/s run's time
 #   OUT=dir               where result JSON goes (default loadtest/out/bench-ingest/$LABEL)
 #   SERVE_FLAGS="..."     extra flags for headwater serve (e.g. --consumer-batch-wait=500ms)
+#   FINISH_RUNS=1         each measured run also ends the runs it started (--finish-runs), so it leaves no open
+#                         run behind: an open run pins its job's checkpoint for 24 h of event time, and every
+#                         later event of the job folds all runs since (each run on the world then costs more than
+#                         the one before, whatever the build; docs/adr/0040-ingest-cpu-bisect.md)
 #   KAFKA_PORT=9092       the Kafka to use (e.g. one of the bench's own: HEADWATER_STACK_ONLY=kafka
 #                         HEADWATER_KAFKA_PORT=9094 HEADWATER_STATE_DIR=.state-bench scripts/stack/stack.sh up)
 set -euo pipefail
@@ -157,6 +161,7 @@ for r in $RUNS; do
   else
     flags=(--rate "$r" --duration "$(secs_of "$r")s" --drain 600s)
   fi
+  [ -n "${FINISH_RUNS:-}" ] && flags+=(--finish-runs)
   wait_idle
   read -r KBG RBG < <(background)
   echo "$KBG $RBG" >"$OUT/background-$r.txt"

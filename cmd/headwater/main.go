@@ -9,13 +9,16 @@ import (
 )
 
 // GC defaults when GOGC / GOMEMLIMIT are not set. The projector and the gateway allocate mostly short-lived
-// decoding garbage over a small live heap, so collecting at 5x the live heap rather than 3x (GOGC 200, ADR 0015)
-// trades memory for CPU; the soft memory limit makes the collector run sooner instead once the heap nears it, so
-// a large live heap (the projector's fold state) cannot grow the process past it by the GOGC factor
-// (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md). Set GOGC / GOMEMLIMIT to override.
+// decoding garbage, so collecting at 5x the live heap rather than 3x (GOGC 200, ADR 0015) trades memory for CPU;
+// the soft memory limit makes the collector run sooner instead once the heap nears it, so a large live heap
+// cannot grow the process past it by the GOGC factor (docs/adr/0038-latency-settings-and-the-warm-world-procedure.md).
+// A warm projector's live heap is ~1.1 GB (the recent-events cache, project.RecentEventsMax, ~0.7 GB; the dataset
+// fold state; in-flight batches): under a 2 GiB limit the collector ran whenever the few hundred MB left were
+// allocated again and took a third of the process's CPU; at 4 GiB it takes under a fifth, with ~3 GB in use
+// (docs/adr/0040-ingest-cpu-bisect.md). Set GOGC / GOMEMLIMIT to override.
 const (
 	defaultGCPercent   = 400
-	defaultMemoryLimit = 2 << 30 // bytes
+	defaultMemoryLimit = 4 << 30 // bytes
 )
 
 func main() {

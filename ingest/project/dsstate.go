@@ -173,6 +173,9 @@ func changesOf(recs []*rec) map[string]*dsChange {
 			addDatasetChange(get, d, r, withSchema)
 		}
 	}
+	for _, c := range out {
+		c.own() // the fold state keeps changes for minutes: no slice of an event's bytes (owned.go)
+	}
 	return out
 }
 

@@ -130,7 +130,7 @@ func (w *txWriter) noteChange(job string, start int64) {
 // loadRunEvents locks the runs (in key order) and returns all their applied events: this batch's from memory
 // (fresh, as storeEvents stored them), earlier ones decoded from their Event payloads.
 func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec, error) {
-	m := map[string][]*rec{}
+	m := freshByRun(runs, fresh)
 	freshOf := map[string][]any{}
 	for _, r := range fresh {
 		if k := r.runKey(); k != "" {
@@ -151,11 +151,6 @@ func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec
 		runID, _ := graph.SplitRunKey(k)
 		group := graph.RunKey(runID, "")
 		f := append(append([]any{}, freshOf[k]...), freshOf[group]...)
-		for _, r := range fresh {
-			if rk := r.runKey(); rk == k || rk == group {
-				m[k] = append(m[k], r)
-			}
-		}
 		kn := knownOf[k]
 		if kn == nil {
 			kn = map[string]any{}
@@ -191,6 +186,35 @@ func (w *txWriter) loadRunEvents(runs []string, fresh []*rec) (map[string][]*rec
 		}
 	}
 	return m, nil
+}
+
+// freshByRun is, per run key of runs, the batch's events of that run or of its runId's group, in batch order.
+// Each event's run key is built once (a scan of the batch per run built one per run and event: n² strings for a
+// transaction of n events, ADR 0040).
+func freshByRun(runs []string, fresh []*rec) map[string][]*rec {
+	at := map[string][]int{} // run key -> positions in fresh, ascending
+	for i, r := range fresh {
+		if k := r.runKey(); k != "" {
+			at[k] = append(at[k], i)
+		}
+	}
+	m := map[string][]*rec{}
+	for _, k := range runs {
+		runID, _ := graph.SplitRunKey(k)
+		group := graph.RunKey(runID, "")
+		own, grp := at[k], at[group]
+		if group == k {
+			grp = nil
+		}
+		for len(own) > 0 || len(grp) > 0 { // merge the two ascending lists: batch order
+			if len(grp) == 0 || (len(own) > 0 && own[0] < grp[0]) {
+				m[k], own = append(m[k], fresh[own[0]]), own[1:]
+			} else {
+				m[k], grp = append(m[k], fresh[grp[0]]), grp[1:]
+			}
+		}
+	}
+	return m
 }
 
 // writeRuns rewrites the runs' properties and links. Links that are still right are kept (MERGE, and SET of

@@ -2,14 +2,15 @@
 // byte span (ADR 0037). The pass checks what the event decoder's limits need as it goes: RFC 8259 syntax exactly as
 // encoding/json.Valid has it, nesting depth, decoded string size (keys too), UTF-8 and escaped lone surrogates, and
 // duplicate keys. It says only whether the document passed: the decoder names a refusal's field and rule itself.
-// Strings without escapes share one copy of the source, so a parse costs a handful of allocations, not one per
-// value.
+// Strings without escapes share the source's memory, so a parse costs a handful of allocations, not one per
+// value; the source must not change while anything taken from the tree is in use.
 package jsontree
 
 import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is a JSON value's type.
@@ -52,7 +53,7 @@ type Doc struct {
 var docs = sync.Pool{New: func() any { return new(Doc) }}
 
 // Release returns d to the parser's pool: nothing of d (nodes, members, elements) may be used after it. Strings
-// and spans taken from d stay valid (they point into the string copy and the source, not into d).
+// and spans taken from d stay valid (they point into the source, not into d).
 func (d *Doc) Release() {
 	d.src = nil
 	docs.Put(d)
@@ -69,7 +70,7 @@ const smallObject = 16
 
 type parser struct {
 	src   []byte
-	str   string // src as one string: unescaped strings are slices of it
+	str   string // src as a string sharing its memory: unescaped strings are slices of it
 	i     int
 	depth int
 	lim   Limits
@@ -81,7 +82,7 @@ type parser struct {
 
 // Parse parses src, which must be exactly one JSON value with optional surrounding whitespace. ok is false when
 // src breaks the syntax or a limit, or has invalid UTF-8, a lone surrogate escape or a duplicate key. The tree
-// keeps src (not a copy) for Raw: the caller must not change it.
+// keeps src (not a copy) for Raw and for the strings without escapes: the caller must not change it.
 func Parse(src []byte, lim Limits) (doc *Doc, ok bool) {
 	d := docs.Get().(*Doc)
 	d.src, d.nodes, d.members, d.elems = src, d.nodes[:0], d.members[:0], d.elems[:0]
@@ -89,7 +90,10 @@ func Parse(src []byte, lim Limits) (doc *Doc, ok bool) {
 		d.nodes = make([]Node, 0, want)
 	}
 	p := &d.scratch
-	*p = parser{src: src, str: string(src), lim: lim, doc: d, mstk: p.mstk[:0], estk: p.estk[:0], buf: p.buf[:0]}
+	// The strings share src's memory (no copy): src must not change, which Parse already requires for Raw. A
+	// copy here was a second buffer of the event's size that every string kept from it held on to (ADR 0040).
+	str := unsafe.String(unsafe.SliceData(src), len(src))
+	*p = parser{src: src, str: str, lim: lim, doc: d, mstk: p.mstk[:0], estk: p.estk[:0], buf: p.buf[:0]}
 	p.skipSpace()
 	ok = p.value()
 	p.skipSpace()

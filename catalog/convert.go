@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/headwater-data/headwater/api"
@@ -172,4 +174,18 @@ func timeOrNil(ms int64) *time.Time {
 	}
 	t := graph.FromMillis(ms)
 	return &t
+}
+
+// summaryEntries renders an Iceberg snapshot summary (a JSON object of strings) as entries sorted by key; a
+// summary that does not decode gives none.
+func summaryEntries(raw string) []*api.VersionSummaryEntry {
+	out := []*api.VersionSummaryEntry{}
+	var m map[string]string
+	if raw == "" || json.Unmarshal([]byte(raw), &m) != nil {
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, &api.VersionSummaryEntry{Key: k, Value: m[k]})
+	}
+	return out
 }

@@ -35,6 +35,9 @@ type NameBinding struct {
 type DatasetVersionRow struct {
 	Key, Version, Lifecycle string
 	FirstSeenAt             int64
+	// An Iceberg snapshot's (ADR 0041): parent snapshot id, commit time, operation, summary (JSON object).
+	ParentVersion, Operation, Summary string
+	CommittedAt                       int64
 }
 
 // FieldRow is a field node as read. ObservedOnRead: no owner of the dataset reported the field; only readers saw

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // dsWrites collects the rows one batch writes for its datasets, so each kind of write is one UNWIND query.
@@ -141,7 +142,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	w.touch(key)
 	for _, v := range c.versions {
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
-			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
+			"version": v.Version, "t": v.T, "lc": v.Lifecycle, "snap": snapshotProps(v.Snapshot)})
 	}
 	if fieldsChanged {
 		out.fieldDatasets = append(out.fieldDatasets, key)
@@ -291,6 +292,7 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 				ON CREATE SET v.datasetKey = row.ds, v.version = row.version, v.firstSeenAt = row.t, v.normVersion = $nv
 			SET v.firstSeenAt = CASE WHEN row.t < v.firstSeenAt THEN row.t ELSE v.firstSeenAt END
 			FOREACH (_ IN CASE WHEN row.lc <> '' THEN [1] ELSE [] END | SET v.lifecycle = row.lc)
+			FOREACH (_ IN CASE WHEN row.snap IS NOT NULL THEN [1] ELSE [] END | SET v += row.snap)
 			MERGE (v)-[:VERSION_OF]->(d)`},
 		{"writeDatasets:fields", out.fields, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds})
@@ -373,4 +375,15 @@ func (w *txWriter) queueJobsOf(keys []any) error {
 		w.fullJobs[asStr(k)] = true
 	}
 	return nil
+}
+
+// snapshotProps are the DatasetVersion properties of an Iceberg snapshot (ADR 0041; nil for other versions):
+// parent snapshot id (text), commit time, sequence number, operation and the summary as JSON.
+func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
+	if s == nil {
+		return nil
+	}
+	summary, _ := json.Marshal(s.Summary) // a map of strings always encodes
+	return map[string]any{"parentVersion": s.Parent, "committedAt": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
+		"operation": s.Operation, "summary": string(summary)}
 }

@@ -38,7 +38,7 @@ import (
 // (upgrade_identity.go, ADR 0026). Version 4 (issue 17): the projector writes what changed: lineage edges' latest
 // evidence kept once on the Job, run detail without what its run's rows share, inline metadata stamps
 // (upgrade_evidence.go, ADR 0035).
-const NormVersion = "4"
+const NormVersion = "5"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

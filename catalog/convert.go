@@ -98,7 +98,7 @@ func aliasOf(b graph.NameBinding) *api.Alias {
 }
 
 func fieldOf(r graph.FieldRow, asOf time.Time) *api.Field {
-	return &api.Field{ID: api.FieldID(r.Key), Key: r.Key, DatasetKey: r.DatasetKey, Path: r.Path, Type: strOrNil(r.Type),
+	return &api.Field{ID: api.FieldID(r.Key), Key: r.Key, DatasetKey: r.DatasetKey, Path: r.PathAt(graph.Millis(asOf)), Type: strOrNil(r.Type),
 		Description: strOrNil(r.Description), ValidFrom: graph.FromMillis(r.ValidFrom), ValidTo: timeOrNil(r.ValidTo),
 		ObservedOnRead: r.ObservedOnRead, Tags: []api.Tag{}, AsOf: asOf}
 }

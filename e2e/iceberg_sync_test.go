@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,16 +131,31 @@ func (a *icebergAnswer) paths() string {
 	return strings.Join(p, ",")
 }
 
-// countEvents counts the Event nodes the suite's token principal wrote whose payload names the uuid namespace.
-func countSyncEvents(t *testing.T, store *graph.Store, uuidNS string) int64 {
+// syncWrites is what tells whether a sync wrote anything: the events the test's gateway accepted from the
+// sync's principal (its metrics) and the projector's write stamp (projSeq) of the table's node.
+func syncWrites(t *testing.T, store *graph.Store, metrics, uuidNS string) (accepted float64, projSeq int64) {
 	t.Helper()
-	res, err := neo4j.ExecuteQuery(context.Background(), store.Driver, `MATCH (e:Event {principal: $p}) WHERE e.payload CONTAINS $u
-		RETURN count(e) AS n`, map[string]any{"p": subject, "u": uuidNS}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
+	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, _ := res.Records[0].Get("n")
-	return n.(int64)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "headwater_gateway_events_total{") && strings.Contains(line, `principal="`+subject+`"`) &&
+			strings.Contains(line, `outcome="accepted"`) {
+			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			accepted += v
+		}
+	}
+	res, err := neo4j.ExecuteQuery(context.Background(), store.Driver, `MATCH (:DatasetName {namespace: $u})-[:NAMES]->(d:Dataset)
+		RETURN max(d.projSeq) AS s`, map[string]any{"u": uuidNS}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := res.Records[0].Get("s")
+	n, _ := v.(int64)
+	return accepted, n
 }
 
 // Issue 18, the graph side of the sync (docs/adr/0041-iceberg-catalog-sync-into-the-graph.md): pyiceberg creates a
@@ -152,8 +169,8 @@ func countSyncEvents(t *testing.T, store *graph.Store, uuidNS string) int64 {
 func TestIcebergCatalogSyncWritesTheCatalogIntoTheGraph(t *testing.T) {
 	store := testenv.Store(t)
 	kc := testenv.KafkaConfig(t)
-	api := freePort(t)
-	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	api, metrics := freePort(t), freePort(t)
+	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+metrics, "--archive-dir="+t.TempDir())
 	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
 	tok := testenv.Token(4)
 	o := &ownTest{t: t, api: api, jobNS: runID + "-iceberg-" + tok}
@@ -216,10 +233,14 @@ func TestIcebergCatalogSyncWritesTheCatalogIntoTheGraph(t *testing.T) {
 	}
 
 	// 3. nothing changed: the sync writes nothing.
-	before := countSyncEvents(t, store, uuidNS)
+	accepted, seq := syncWrites(t, store, metrics, uuidNS)
+	if accepted == 0 || seq == 0 {
+		t.Fatalf("the syncs so far: %v events accepted, table written %d times", accepted, seq)
+	}
 	line, ids := icebergSync(t, store, api, uri, cat, ns)
-	if len(ids) != 0 || !strings.Contains(line, "1 unchanged") || countSyncEvents(t, store, uuidNS) != before {
-		t.Errorf("a sync with nothing changed wrote %d events (%s)", len(ids), line)
+	time.Sleep(3 * time.Second) // anything written would be projected by now
+	if a, s := syncWrites(t, store, metrics, uuidNS); len(ids) != 0 || !strings.Contains(line, "1 unchanged") || a != accepted || s != seq {
+		t.Errorf("a sync with nothing changed wrote %d events (%s): accepted %v -> %v, table writes %d -> %d", len(ids), line, accepted, a, seq, s)
 	}
 
 	// 4. rename a column: the same field, the new name from that sync on.
@@ -297,21 +318,23 @@ func TestIcebergCatalogSyncWritesTheCatalogIntoTheGraph(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer failing.Close()
-	before = countSyncEvents(t, store, uuidNS)
+	accepted, seq = syncWrites(t, store, metrics, uuidNS)
 	p := start(t, kc, []string{"HEADWATER_ICEBERG_GATEWAY_TOKEN=" + token},
-		"catalog", "sync", "--uri="+failing.URL, "--name="+cat, "--root="+ns, "--gateway=http://"+api)
+		"catalog", "sync", "--uri="+failing.URL, "--namespace="+uri, "--name="+cat, "--root="+ns, "--gateway=http://"+api)
 	if err := p.wait(t, 3*time.Minute); err == nil {
 		t.Errorf("a sync against a failing catalog succeeded")
 	}
 	if calls.Load() == 0 {
 		t.Errorf("the failing catalog was never asked")
 	}
-	time.Sleep(2 * time.Second) // anything it had published would be projected by now
-	if countSyncEvents(t, store, uuidNS) != before {
-		t.Errorf("a failed sync wrote events")
-	}
-	if d := icebergDataset(t, o, uri, ordersV2, nil); d == nil || d.DroppedAt != nil {
-		t.Errorf("after a failed sync the table is %+v, want it there, not dropped", d)
+	// Anything it published would be projected within seconds: watch for 15.
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if a, s := syncWrites(t, store, metrics, uuidNS); a != accepted || s != seq {
+			t.Fatalf("a failed sync wrote: accepted %v -> %v, table writes %d -> %d", accepted, a, seq, s)
+		}
+		if d := icebergDataset(t, o, uri, ordersV2, nil); d == nil || d.DroppedAt != nil {
+			t.Fatalf("after a failed sync the table is %+v, want it there, not dropped", d)
+		}
 	}
 
 	// 8. drop the table: a DROP at the sync that saw it gone; the versions stay.

@@ -27,6 +27,7 @@ type catalogSyncCmd struct {
 	Token     string        `help:"Bearer token for the catalog." env:"HEADWATER_ICEBERG_TOKEN" secret:"true"`
 	PageSize  int           `help:"Page size asked of the list endpoints." default:"1000"`
 	Timeout   time.Duration `help:"Time for the whole scan." default:"10m"`
+	Namespace string        `help:"The OpenLineage namespace the catalog's tables are named in (default: --uri, canonical); set it when Headwater reaches the catalog at another address than the engines name it by." env:"HEADWATER_ICEBERG_NAMESPACE"`
 	Root      string        `help:"Sync only this namespace (dotted) and what lies below it; tables outside it are neither read nor dropped." env:"HEADWATER_ICEBERG_ROOT"`
 	// Where the sync's events go: a gateway, under the sync's own service token (ADR 0041).
 	Gateway      string       `help:"The Headwater gateway the sync publishes its events to." default:"http://127.0.0.1:8080" env:"HEADWATER_ICEBERG_GATEWAY"`
@@ -61,9 +62,13 @@ func (c catalogSyncCmd) sync(ctx context.Context, rc *runCtx, client *icebergres
 	if err := c.Neo4j.Validate(); err != nil {
 		return err
 	}
-	ns, err := normalize.CanonicalNamespace(c.URI)
+	raw := c.Namespace
+	if raw == "" {
+		raw = c.URI
+	}
+	ns, err := normalize.CanonicalNamespace(raw)
 	if err != nil {
-		return fmt.Errorf("catalog sync: --uri %q is not a namespace Headwater can name tables in: %w", c.URI, err)
+		return fmt.Errorf("catalog sync: %q (--namespace, else --uri) is not a namespace Headwater can name tables in: %w", raw, err)
 	}
 	store, err := graph.Open(ctx, c.Neo4j)
 	if err != nil {

@@ -61,8 +61,8 @@ func (p GatewayPublisher) post(ctx context.Context, batch []json.RawMessage) ([]
 	}
 	var ans struct {
 		Results []struct {
-			Status  string `json:"status"`
-			EventID string `json:"eventId"`
+			Status   string            `json:"status"`
+			EventID  string            `json:"eventId"`
 			Warnings []json.RawMessage `json:"warnings"`
 		} `json:"results"`
 	}

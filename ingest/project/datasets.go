@@ -151,7 +151,8 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 			out.fieldKeep = append(out.fieldKeep, fk)
 			out.fields = append(out.fields, map[string]any{"ds": key, "key": fk, "props": map[string]any{
 				"datasetKey": key, "path": h.Path, "type": h.Type, "description": h.Description, "fieldId": h.FieldID,
-				"validFrom": h.From, "validTo": h.To, "observedOnRead": h.Read, "normVersion": NormVersion}})
+				"validFrom": h.From, "validTo": h.To, "observedOnRead": h.Read, "normVersion": NormVersion,
+				"paths": namesOf(h), "pathFroms": nameFromsOf(h)}})
 			w.touch(fk)
 		}
 	}
@@ -178,6 +179,9 @@ func fieldsDigest(key string, hists []*fieldHist) string {
 	sum := sha256.New()
 	for _, h := range hists {
 		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s|%t\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID, h.Read)
+		for _, n := range h.Names { // only renamed fields add a line: digests of fields never renamed are version 4's
+			fmt.Fprintf(sum, " %s@%d\n", n.P, n.F)
+		}
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
@@ -386,4 +390,42 @@ func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
 	summary, _ := json.Marshal(s.Summary) // a map of strings always encodes
 	return map[string]any{"parentVersion": s.Parent, "committedAt": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
 		"operation": s.Operation, "summary": string(summary)}
+}
+
+// namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took
+// effect, ADR 0041); nil (no property) for a field never renamed.
+func namesOf(h *fieldHist) []any {
+	if len(h.Names) == 0 {
+		return nil
+	}
+	out := make([]any, len(h.Names))
+	for i, n := range h.Names {
+		out[i] = n.P
+	}
+	return out
+}
+
+func nameFromsOf(h *fieldHist) []any {
+	if len(h.Names) == 0 {
+		return nil
+	}
+	out := make([]any, len(h.Names))
+	for i, n := range h.Names {
+		out[i] = n.F
+	}
+	return out
+}
+
+// namesFrom reads a Field's paths and pathFroms back into a history's Names.
+func namesFrom(paths, froms any) []fieldName {
+	ps, _ := paths.([]any)
+	fs, _ := froms.([]any)
+	if len(ps) == 0 || len(ps) != len(fs) {
+		return nil
+	}
+	out := make([]fieldName, len(ps))
+	for i := range ps {
+		out[i] = fieldName{P: asStr(ps[i]), F: asInt(fs[i])}
+	}
+	return out
 }

@@ -141,7 +141,7 @@ func syncWrites(t *testing.T, store *graph.Store, metrics, uuidNS string) (accep
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
+	for line := range strings.SplitSeq(string(body), "\n") {
 		if strings.HasPrefix(line, "headwater_gateway_events_total{") && strings.Contains(line, `principal="`+subject+`"`) &&
 			strings.Contains(line, `outcome="accepted"`) {
 			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
@@ -293,10 +293,10 @@ func TestIcebergCatalogSyncWritesTheCatalogIntoTheGraph(t *testing.T) {
 			t.Errorf("asOf %s: %+v, want id %s, name %s, fields %s", c.at.Format(time.RFC3339Nano), a, engine.ID, c.name, c.paths)
 			continue
 		}
-		if c.at == atCreate && a.fieldIDs()["amount"] != fieldsAtCreate["amount"] {
+		if c.at.Equal(atCreate) && a.fieldIDs()["amount"] != fieldsAtCreate["amount"] {
 			t.Errorf("asOf create: amount is %s, want the original field %s", a.fieldIDs()["amount"], fieldsAtCreate["amount"])
 		}
-		if c.at == atColumnRename && a.fieldIDs()["customer_name"] != fieldsAtCreate["customer"] {
+		if c.at.Equal(atColumnRename) && a.fieldIDs()["customer_name"] != fieldsAtCreate["customer"] {
 			t.Errorf("asOf the column rename: customer_name is %s, want %s", a.fieldIDs()["customer_name"], fieldsAtCreate["customer"])
 		}
 	}

@@ -51,7 +51,7 @@ func (p GatewayPublisher) post(ctx context.Context, batch []json.RawMessage) ([]
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // the answer is read in full below; a close error changes nothing
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxGatewayAnswer))
 	if err != nil {
 		return nil, fmt.Errorf("gateway: reading the answer: %w", err)

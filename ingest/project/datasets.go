@@ -393,8 +393,9 @@ func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
 }
 
 // namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took
-// effect, ADR 0041); nil (no property) for a field never renamed.
-func namesOf(h *fieldHist) []any {
+// effect, ADR 0041); an untyped nil (no property; a typed nil slice would store an empty list) for a field never
+// renamed.
+func namesOf(h *fieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}
@@ -405,7 +406,7 @@ func namesOf(h *fieldHist) []any {
 	return out
 }
 
-func nameFromsOf(h *fieldHist) []any {
+func nameFromsOf(h *fieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}

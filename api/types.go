@@ -297,6 +297,16 @@ type DatasetVersion struct {
 	Version     string
 	Lifecycle   *string
 	FirstSeenAt *time.Time
+	// An Iceberg snapshot's (ADR 0041); nil / empty for other versions.
+	ParentVersion *string
+	CommittedAt   *time.Time
+	Operation     *string
+	Summary       []*VersionSummaryEntry
+}
+
+// VersionSummaryEntry is one key of an Iceberg snapshot's summary.
+type VersionSummaryEntry struct {
+	Key, Value string
 }
 
 // DatasetVersionConnection is one page of dataset versions.

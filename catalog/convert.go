@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/headwater-data/headwater/api"
@@ -96,7 +98,7 @@ func aliasOf(b graph.NameBinding) *api.Alias {
 }
 
 func fieldOf(r graph.FieldRow, asOf time.Time) *api.Field {
-	return &api.Field{ID: api.FieldID(r.Key), Key: r.Key, DatasetKey: r.DatasetKey, Path: r.Path, Type: strOrNil(r.Type),
+	return &api.Field{ID: api.FieldID(r.Key), Key: r.Key, DatasetKey: r.DatasetKey, Path: r.PathAt(graph.Millis(asOf)), Type: strOrNil(r.Type),
 		Description: strOrNil(r.Description), ValidFrom: graph.FromMillis(r.ValidFrom), ValidTo: timeOrNil(r.ValidTo),
 		ObservedOnRead: r.ObservedOnRead, Tags: []api.Tag{}, AsOf: asOf}
 }
@@ -172,4 +174,18 @@ func timeOrNil(ms int64) *time.Time {
 	}
 	t := graph.FromMillis(ms)
 	return &t
+}
+
+// summaryEntries renders an Iceberg snapshot summary (a JSON object of strings) as entries sorted by key; a
+// summary that does not decode gives none.
+func summaryEntries(raw string) []*api.VersionSummaryEntry {
+	out := []*api.VersionSummaryEntry{}
+	var m map[string]string
+	if raw == "" || json.Unmarshal([]byte(raw), &m) != nil {
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, &api.VersionSummaryEntry{Key: k, Value: m[k]})
+	}
+	return out
 }

@@ -340,7 +340,9 @@ func (s *Catalog) DatasetVersions(ctx context.Context, datasetKey string, first 
 	}
 	c := &api.DatasetVersionConnection{Nodes: []*api.DatasetVersion{}}
 	for _, r := range rows[:min(len(rows), lim)] {
-		c.Nodes = append(c.Nodes, &api.DatasetVersion{Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt)})
+		c.Nodes = append(c.Nodes, &api.DatasetVersion{Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt),
+			ParentVersion: strOrNil(r.ParentVersion), CommittedAt: timeOrNil(r.CommittedAt), Operation: strOrNil(r.Operation),
+			Summary: summaryEntries(r.Summary)})
 	}
 	c.EndCursor, c.HasNextPage = endCursor(off, lim, len(rows))
 	return c, nil

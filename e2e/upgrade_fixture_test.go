@@ -311,6 +311,8 @@ func copyArchiveDir(t *testing.T, fixtureDir string) string {
 	t.Helper()
 	dir := t.TempDir()
 	segs, err := filepath.Glob(filepath.Join(fixtureDir, "archive", "*.ndjson.gz"))
+	framed, _ := filepath.Glob(filepath.Join(fixtureDir, "archive", "*.frames.gz")) // archives from version 4 on (ADR 0038)
+	segs = append(segs, framed...)
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("fixture archive: %v (%d segments)", err, len(segs))
 	}

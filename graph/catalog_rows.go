@@ -35,6 +35,9 @@ type NameBinding struct {
 type DatasetVersionRow struct {
 	Key, Version, Lifecycle string
 	FirstSeenAt             int64
+	// An Iceberg snapshot's (ADR 0041): parent snapshot id, commit time, operation, summary (JSON object).
+	ParentVersion, Operation, Summary string
+	CommittedAt                       int64
 }
 
 // FieldRow is a field node as read. ObservedOnRead: no owner of the dataset reported the field; only readers saw
@@ -43,6 +46,24 @@ type FieldRow struct {
 	Key, DatasetKey, Path, Type, Description string
 	ValidFrom, ValidTo                       int64
 	ObservedOnRead                           bool
+	// Paths and PathFroms are a renamed field's names and the times they took effect (a rename that kept the
+	// field's stable id, ADR 0041); empty for a field never renamed. Path is the last.
+	Paths     []string
+	PathFroms []int64
+}
+
+// PathAt is the field's path at t (ms): the name in force then, its first name before it existed.
+func (r FieldRow) PathAt(t int64) string {
+	if len(r.Paths) == 0 || len(r.Paths) != len(r.PathFroms) {
+		return r.Path
+	}
+	p := r.Paths[0]
+	for i, f := range r.PathFroms {
+		if f <= t {
+			p = r.Paths[i]
+		}
+	}
+	return p
 }
 
 // JobRow is a job node as read.

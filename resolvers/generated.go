@@ -255,9 +255,13 @@ type ComplexityRoot struct {
 	}
 
 	DatasetVersion struct {
-		FirstSeenAt func(childComplexity int) int
-		Lifecycle   func(childComplexity int) int
-		Version     func(childComplexity int) int
+		CommittedAt   func(childComplexity int) int
+		FirstSeenAt   func(childComplexity int) int
+		Lifecycle     func(childComplexity int) int
+		Operation     func(childComplexity int) int
+		ParentVersion func(childComplexity int) int
+		Summary       func(childComplexity int) int
+		Version       func(childComplexity int) int
 	}
 
 	DatasetVersionConnection struct {
@@ -575,6 +579,11 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		Namespace func(childComplexity int) int
 		Reason    func(childComplexity int) int
+	}
+
+	VersionSummaryEntry struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 }
 
@@ -1598,6 +1607,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Dataset.Versions(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
+	case "DatasetVersion.committedAt":
+		if e.ComplexityRoot.DatasetVersion.CommittedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVersion.CommittedAt(childComplexity), true
 	case "DatasetVersion.firstSeenAt":
 		if e.ComplexityRoot.DatasetVersion.FirstSeenAt == nil {
 			break
@@ -1610,6 +1625,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetVersion.Lifecycle(childComplexity), true
+	case "DatasetVersion.operation":
+		if e.ComplexityRoot.DatasetVersion.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVersion.Operation(childComplexity), true
+	case "DatasetVersion.parentVersion":
+		if e.ComplexityRoot.DatasetVersion.ParentVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVersion.ParentVersion(childComplexity), true
+	case "DatasetVersion.summary":
+		if e.ComplexityRoot.DatasetVersion.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVersion.Summary(childComplexity), true
 	case "DatasetVersion.version":
 		if e.ComplexityRoot.DatasetVersion.Version == nil {
 			break
@@ -3062,6 +3095,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UnresolvedIdentity.Reason(childComplexity), true
 
+	case "VersionSummaryEntry.key":
+		if e.ComplexityRoot.VersionSummaryEntry.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VersionSummaryEntry.Key(childComplexity), true
+	case "VersionSummaryEntry.value":
+		if e.ComplexityRoot.VersionSummaryEntry.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VersionSummaryEntry.Value(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -3411,7 +3457,21 @@ type Dataset implements Node {
   lastWrittenBy: Run
 }
 
-type DatasetVersion { version: String! lifecycle: String firstSeenAt: Time }
+type DatasetVersion {
+  version: String!
+  lifecycle: String
+  firstSeenAt: Time
+  "An Iceberg snapshot's parent snapshot id (a synced catalog table's versions are its snapshots; null otherwise)."
+  parentVersion: String
+  "When the Iceberg snapshot was committed (its timestamp-ms); null for other versions."
+  committedAt: Time
+  "The Iceberg snapshot's operation (append, overwrite, replace, delete); null for other versions."
+  operation: String
+  "The Iceberg snapshot's summary (added-records, total-records, engine-name, ...), sorted by key."
+  summary: [VersionSummaryEntry!]!
+}
+"One entry of an Iceberg snapshot's summary."
+type VersionSummaryEntry { key: String! value: String! }
 type DatasetVersionConnection { nodes: [DatasetVersion!]! endCursor: String hasNextPage: Boolean! }
 
 type Field implements Node {
@@ -4493,6 +4553,14 @@ func (ec *executionContext) childFields_DatasetVersion(ctx context.Context, fiel
 		return ec.fieldContext_DatasetVersion_lifecycle(ctx, field)
 	case "firstSeenAt":
 		return ec.fieldContext_DatasetVersion_firstSeenAt(ctx, field)
+	case "parentVersion":
+		return ec.fieldContext_DatasetVersion_parentVersion(ctx, field)
+	case "committedAt":
+		return ec.fieldContext_DatasetVersion_committedAt(ctx, field)
+	case "operation":
+		return ec.fieldContext_DatasetVersion_operation(ctx, field)
+	case "summary":
+		return ec.fieldContext_DatasetVersion_summary(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetVersion", field.Name)
 }
@@ -5055,6 +5123,16 @@ func (ec *executionContext) childFields_UnresolvedIdentity(ctx context.Context, 
 		return ec.fieldContext_UnresolvedIdentity_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UnresolvedIdentity", field.Name)
+}
+
+func (ec *executionContext) childFields_VersionSummaryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_VersionSummaryEntry_key(ctx, field)
+	case "value":
+		return ec.fieldContext_VersionSummaryEntry_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VersionSummaryEntry", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9714,6 +9792,107 @@ func (ec *executionContext) _DatasetVersion_firstSeenAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_DatasetVersion_firstSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "Time")
+}
+
+func (ec *executionContext) _DatasetVersion_parentVersion(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVersion_parentVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVersion_parentVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "String")
+}
+
+func (ec *executionContext) _DatasetVersion_committedAt(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVersion_committedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVersion_committedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "Time")
+}
+
+func (ec *executionContext) _DatasetVersion_operation(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVersion_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVersion_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatasetVersion", field, false, false, "String")
+}
+
+func (ec *executionContext) _DatasetVersion_summary(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVersion_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.VersionSummaryEntry) graphql.Marshaler {
+			return ec.marshalNVersionSummaryEntry2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐVersionSummaryEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVersion_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetVersion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VersionSummaryEntry(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DatasetVersionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersionConnection) (ret graphql.Marshaler) {
@@ -15664,6 +15843,52 @@ func (ec *executionContext) fieldContext_UnresolvedIdentity_reason(_ context.Con
 	return graphql.NewScalarFieldContext("UnresolvedIdentity", field, false, false, "String")
 }
 
+func (ec *executionContext) _VersionSummaryEntry_key(ctx context.Context, field graphql.CollectedField, obj *api.VersionSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VersionSummaryEntry_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VersionSummaryEntry_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VersionSummaryEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _VersionSummaryEntry_value(ctx context.Context, field graphql.CollectedField, obj *api.VersionSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VersionSummaryEntry_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VersionSummaryEntry_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VersionSummaryEntry", field, false, false, "String")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18711,6 +18936,26 @@ func (ec *executionContext) _DatasetVersion(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "parentVersion":
+			out.Values[i] = ec._DatasetVersion_parentVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedAt":
+			out.Values[i] = ec._DatasetVersion_committedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "operation":
+			out.Values[i] = ec._DatasetVersion_operation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._DatasetVersion_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20833,6 +21078,44 @@ func (ec *executionContext) _UnresolvedIdentity(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var versionSummaryEntryImplementors = []string{"VersionSummaryEntry"}
+
+func (ec *executionContext) _VersionSummaryEntry(ctx context.Context, sel ast.SelectionSet, obj *api.VersionSummaryEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, versionSummaryEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VersionSummaryEntry")
+		case "key":
+			out.Values[i] = ec._VersionSummaryEntry_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._VersionSummaryEntry_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -22503,6 +22786,30 @@ func (ec *executionContext) marshalNUnresolvedIdentity2ᚖgithubᚗcomᚋheadwat
 		return graphql.Null
 	}
 	return ec._UnresolvedIdentity(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVersionSummaryEntry2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐVersionSummaryEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.VersionSummaryEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVersionSummaryEntry2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐVersionSummaryEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNVersionSummaryEntry2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐVersionSummaryEntry(ctx context.Context, sel ast.SelectionSet, v *api.VersionSummaryEntry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "VersionSummaryEntry!")
+		return graphql.Null
+	}
+	return ec._VersionSummaryEntry(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

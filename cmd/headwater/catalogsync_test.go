@@ -42,8 +42,8 @@ func TestCatalogSyncDryRunPrintsTheCatalog(t *testing.T) {
 		}
 	}
 
-	err := run([]string{"catalog", "sync", "--uri", testenv.IcebergURI()}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "only --dry-run") {
-		t.Errorf("catalog sync without --dry-run: err = %v, want a refusal naming --dry-run", err)
+	err := run([]string{"catalog", "sync", "--uri", testenv.IcebergURI(), "--root", ns}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--gateway-token") {
+		t.Errorf("catalog sync without --dry-run or a token: err = %v, want a refusal naming --gateway-token", err)
 	}
 }

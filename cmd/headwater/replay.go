@@ -155,8 +155,11 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 		evidence, project.NormVersion); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",
-		ids.Datasets, ids.Names, ids.Jobs, ids.Unresolved, ids.DatasetEvents, grants)
+	if _, err := fmt.Fprintf(rc.stdout, "rewrote the identities of %d datasets, %d names, %d jobs, %d unresolved identities, %d dataset events and %d grants\n",
+		ids.Datasets, ids.Names, ids.Jobs, ids.Unresolved, ids.DatasetEvents, grants); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(rc.stdout, project.UpgradeNoteV5)
 	return err
 }
 

@@ -74,7 +74,8 @@ ORDER BY vf, ns, name`, map[string]any{"k": datasetKey})
 // DatasetVersions lists versions of a dataset, newest first, from offset.
 func (s *Store) DatasetVersions(ctx context.Context, datasetKey string, offset, limit int) ([]graph.DatasetVersionRow, error) {
 	recs, err := s.ReadRecords(ctx, `MATCH (v:DatasetVersion)-[:VERSION_OF]->(:Dataset {key: $k})
-RETURN v.key AS key, v.version AS version, v.lifecycle AS lifecycle, v.firstSeenAt AS fs
+RETURN v.key AS key, v.version AS version, v.lifecycle AS lifecycle, v.firstSeenAt AS fs,
+  v.parentVersion AS parent, v.committedAt AS committed, v.operation AS op, v.summary AS summary
 ORDER BY fs DESC, key SKIP $off LIMIT $lim`, map[string]any{"k": datasetKey, "off": offset, "lim": limit})
 	if err != nil {
 		return nil, err
@@ -83,7 +84,8 @@ ORDER BY fs DESC, key SKIP $off LIMIT $lim`, map[string]any{"k": datasetKey, "of
 	for i, r := range recs {
 		p := graph.Props(r)
 		out[i] = graph.DatasetVersionRow{Key: p.Str("key"), Version: p.Str("version"), Lifecycle: p.Str("lifecycle"),
-			FirstSeenAt: p.Int("fs")}
+			FirstSeenAt: p.Int("fs"), ParentVersion: p.Str("parent"), CommittedAt: p.Int("committed"), Operation: p.Str("op"),
+			Summary: p.Str("summary")}
 	}
 	return out, nil
 }

@@ -6,12 +6,12 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-const fieldProjection = `f{.key, .datasetKey, .path, .type, .description, .validFrom, .validTo, .observedOnRead}`
+const fieldProjection = `f{.key, .datasetKey, .path, .type, .description, .validFrom, .validTo, .observedOnRead, .paths, .pathFroms}`
 
 func fieldRowOf(p graph.Props) graph.FieldRow {
 	return graph.FieldRow{Key: p.Str("key"), DatasetKey: p.Str("datasetKey"), Path: p.Str("path"), Type: p.Str("type"),
 		Description: p.Str("description"), ValidFrom: p.Int("validFrom"), ValidTo: p.Int("validTo"),
-		ObservedOnRead: p.Bool("observedOnRead")}
+		ObservedOnRead: p.Bool("observedOnRead"), Paths: p.Strs("paths"), PathFroms: p.Ints("pathFroms")}
 }
 
 func (s *Store) fieldRows(ctx context.Context, cypher string, params map[string]any) ([]graph.FieldRow, error) {
@@ -33,16 +33,27 @@ WHERE f.validFrom <= $t AND $t < f.validTo
 RETURN `+fieldProjection+` AS f ORDER BY f.path, f.key`, map[string]any{"k": datasetKey, "t": asOf})
 }
 
-// FieldAt finds the field of a dataset with this path valid at asOf.
+// FieldAt finds the field of a dataset with this path valid at asOf: by its path then (a renamed field answers
+// under the name it had at asOf, ADR 0041).
 func (s *Store) FieldAt(ctx context.Context, datasetKey, path string, asOf int64) (graph.FieldRow, bool, error) {
 	rows, err := s.fieldRows(ctx, `MATCH (f:Field {datasetKey: $k, path: $p})
 WHERE f.validFrom <= $t AND $t < f.validTo
-RETURN `+fieldProjection+` AS f ORDER BY f.validFrom DESC LIMIT 1`,
+RETURN `+fieldProjection+` AS f
+UNION
+MATCH (f:Field {datasetKey: $k}) WHERE f.paths IS NOT NULL AND $p IN f.paths AND f.validFrom <= $t AND $t < f.validTo
+RETURN `+fieldProjection+` AS f`,
 		map[string]any{"k": datasetKey, "p": path, "t": asOf})
-	if err != nil || len(rows) == 0 {
+	if err != nil {
 		return graph.FieldRow{}, false, err
 	}
-	return rows[0], true, nil
+	var best graph.FieldRow
+	found := false
+	for _, r := range rows {
+		if r.PathAt(asOf) == path && (!found || r.ValidFrom > best.ValidFrom) {
+			best, found = r, true
+		}
+	}
+	return best, found, nil
 }
 
 // FieldsByKeys reads fields by key.

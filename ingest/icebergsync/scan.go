@@ -1,7 +1,8 @@
 // Package icebergsync is Headwater's sync from Iceberg REST catalogs: the scan that walks a catalog through the
 // icebergrest client (all namespaces, every table loaded, unchanged tables skipped by ETag or metadata location,
-// all-or-nothing) and the dry-run report. It writes nothing yet: the graph side of the sync comes later (ADR 0039
-// has the proposal).
+// all-or-nothing), the dry-run report, and the sync that turns what a scan saw into DatasetEvents for the gateway
+// (ADR 0041): table identity by uuid, renames and drops seen by the sync, schemas with field ids, snapshots as
+// dataset versions.
 package icebergsync
 
 import (
@@ -56,7 +57,12 @@ type ScanResult struct {
 // sending the ETag the earlier scan saw (prev, by table name; nil for a first scan). Any error ends the scan
 // with no result: a partial scan must never look complete (a sync would take missing tables for dropped ones).
 func Scan(ctx context.Context, c *icebergrest.Client, prev map[string]Seen) (ScanResult, error) {
-	nss, err := walkNamespaces(ctx, c)
+	return ScanUnder(ctx, c, nil, prev)
+}
+
+// ScanUnder is Scan of the namespace root and everything below it (nil: the whole catalog).
+func ScanUnder(ctx context.Context, c *icebergrest.Client, root icebergrest.Namespace, prev map[string]Seen) (ScanResult, error) {
+	nss, err := walkNamespaces(ctx, c, root)
 	if err != nil {
 		return ScanResult{}, err
 	}
@@ -78,10 +84,13 @@ func Scan(ctx context.Context, c *icebergrest.Client, prev map[string]Seen) (Sca
 	return ScanResult{Namespaces: nss, Tables: tables, Vanished: vanished}, nil
 }
 
-// walkNamespaces lists the namespace tree breadth first.
-func walkNamespaces(ctx context.Context, c *icebergrest.Client) ([]icebergrest.Namespace, error) {
+// walkNamespaces lists the namespace tree below root breadth first, root itself first (nil: the whole tree).
+func walkNamespaces(ctx context.Context, c *icebergrest.Client, root icebergrest.Namespace) ([]icebergrest.Namespace, error) {
 	var all []icebergrest.Namespace
-	level := []icebergrest.Namespace{nil}
+	if len(root) > 0 {
+		all = append(all, root)
+	}
+	level := []icebergrest.Namespace{root}
 	for depth := 0; len(level) > 0; depth++ {
 		if depth >= MaxNamespaceDepth {
 			return nil, fmt.Errorf("iceberg catalog: namespaces nested deeper than %d levels (rule: MaxNamespaceDepth)", MaxNamespaceDepth)

@@ -11,6 +11,8 @@ const (
 	FacetLifecycle     = "lifecycleStateChange"
 	FacetVersion       = "version"
 	FacetPublication   = "headwater_publication"
+	// FacetIceberg is the Iceberg catalog sync's own facet (ADR 0041): table uuid, field ids, a snapshot.
+	FacetIceberg = "headwater_iceberg"
 )
 
 // Lifecycle states and publication states.

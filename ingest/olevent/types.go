@@ -145,6 +145,26 @@ type Dataset struct {
 	// MetadataTable is set on an Iceberg metadata table, which the decoder renamed (metatables.go, ADR 0025); nil
 	// for other datasets.
 	MetadataTable *MetadataTable
+	// Iceberg is what the Iceberg catalog sync's headwater_iceberg facet says of the table (ADR 0041); nil for
+	// other datasets.
+	Iceberg *IcebergTable
+}
+
+// IcebergTable is a catalog table's identity as the catalog sync reports it: the catalog's name in Headwater, the
+// table's uuid (its identity through renames) and the metadata file the report was read from; Snapshot is set on
+// the event that records one snapshot as a dataset version.
+type IcebergTable struct {
+	Catalog, TableUUID, MetadataLocation string
+	Snapshot                             *IcebergSnapshot
+}
+
+// IcebergSnapshot is one snapshot of an Iceberg table: id and parent as exact decimal text.
+type IcebergSnapshot struct {
+	ID, Parent     string
+	TimestampMs    int64
+	SequenceNumber int64
+	Operation      string
+	Summary        map[string]string
 }
 
 // MetadataTable records how the decoder renamed an Iceberg metadata table: Base is the identity the producer sent

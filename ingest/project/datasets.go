@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // dsWrites collects the rows one batch writes for its datasets, so each kind of write is one UNWIND query.
@@ -141,7 +142,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	w.touch(key)
 	for _, v := range c.versions {
 		out.versions = append(out.versions, map[string]any{"ds": key, "key": graph.DatasetVersionKey(key, v.Version),
-			"version": v.Version, "t": v.T, "lc": v.Lifecycle})
+			"version": v.Version, "t": v.T, "lc": v.Lifecycle, "snap": snapshotProps(v.Snapshot)})
 	}
 	if fieldsChanged {
 		out.fieldDatasets = append(out.fieldDatasets, key)
@@ -150,7 +151,8 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 			out.fieldKeep = append(out.fieldKeep, fk)
 			out.fields = append(out.fields, map[string]any{"ds": key, "key": fk, "props": map[string]any{
 				"datasetKey": key, "path": h.Path, "type": h.Type, "description": h.Description, "fieldId": h.FieldID,
-				"validFrom": h.From, "validTo": h.To, "observedOnRead": h.Read, "normVersion": NormVersion}})
+				"validFrom": h.From, "validTo": h.To, "observedOnRead": h.Read, "normVersion": NormVersion,
+				"paths": namesOf(h), "pathFroms": nameFromsOf(h)}})
 			w.touch(fk)
 		}
 	}
@@ -177,6 +179,9 @@ func fieldsDigest(key string, hists []*fieldHist) string {
 	sum := sha256.New()
 	for _, h := range hists {
 		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s|%t\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID, h.Read)
+		for _, n := range h.Names { // only renamed fields add a line: digests of fields never renamed are version 4's
+			fmt.Fprintf(sum, " %s@%d\n", n.P, n.F)
+		}
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
@@ -291,6 +296,7 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 				ON CREATE SET v.datasetKey = row.ds, v.version = row.version, v.firstSeenAt = row.t, v.normVersion = $nv
 			SET v.firstSeenAt = CASE WHEN row.t < v.firstSeenAt THEN row.t ELSE v.firstSeenAt END
 			FOREACH (_ IN CASE WHEN row.lc <> '' THEN [1] ELSE [] END | SET v.lifecycle = row.lc)
+			FOREACH (_ IN CASE WHEN row.snap IS NOT NULL THEN [1] ELSE [] END | SET v += row.snap)
 			MERGE (v)-[:VERSION_OF]->(d)`},
 		{"writeDatasets:fields", out.fields, `UNWIND $rows AS row
 			MATCH (d:Dataset {key: row.ds})
@@ -373,4 +379,54 @@ func (w *txWriter) queueJobsOf(keys []any) error {
 		w.fullJobs[asStr(k)] = true
 	}
 	return nil
+}
+
+// snapshotProps are the DatasetVersion properties of an Iceberg snapshot (ADR 0041; nil for other versions):
+// parent snapshot id (text), commit time, sequence number, operation and the summary as JSON.
+func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
+	if s == nil {
+		return nil
+	}
+	summary, _ := json.Marshal(s.Summary) // a map of strings always encodes
+	return map[string]any{"parentVersion": s.Parent, "committedAt": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
+		"operation": s.Operation, "summary": string(summary)}
+}
+
+// namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took
+// effect, ADR 0041); an untyped nil (no property; a typed nil slice would store an empty list) for a field never
+// renamed.
+func namesOf(h *fieldHist) any {
+	if len(h.Names) == 0 {
+		return nil
+	}
+	out := make([]any, len(h.Names))
+	for i, n := range h.Names {
+		out[i] = n.P
+	}
+	return out
+}
+
+func nameFromsOf(h *fieldHist) any {
+	if len(h.Names) == 0 {
+		return nil
+	}
+	out := make([]any, len(h.Names))
+	for i, n := range h.Names {
+		out[i] = n.F
+	}
+	return out
+}
+
+// namesFrom reads a Field's paths and pathFroms back into a history's Names.
+func namesFrom(paths, froms any) []fieldName {
+	ps, _ := paths.([]any)
+	fs, _ := froms.([]any)
+	if len(ps) == 0 || len(ps) != len(fs) {
+		return nil
+	}
+	out := make([]fieldName, len(ps))
+	for i := range ps {
+		out[i] = fieldName{P: asStr(ps[i]), F: asInt(fs[i])}
+	}
+	return out
 }

@@ -108,7 +108,7 @@ func boolKeys[V any](m map[string]V) map[string]bool {
 func (w *txWriter) loadFieldHists(keys []string) (map[string][]*fieldHist, error) {
 	out, err := w.run(`UNWIND $ds AS k
 		MATCH (:Dataset {key: k})-[:HAS_FIELD]->(f:Field)
-		RETURN k, f.path AS path, f.validFrom AS f, f.validTo AS t`, map[string]any{"ds": toAny(keys)})
+		RETURN k, f.path AS path, f.validFrom AS f, f.validTo AS t, f.paths AS ps, f.pathFroms AS pf`, map[string]any{"ds": toAny(keys)})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,8 @@ func (w *txWriter) loadFieldHists(keys []string) (map[string][]*fieldHist, error
 	for _, row := range out {
 		m := row.AsMap()
 		k := asStr(m["k"])
-		hists[k] = append(hists[k], &fieldHist{Path: asStr(m["path"]), From: asInt(m["f"]), To: asInt(m["t"])})
+		hists[k] = append(hists[k], &fieldHist{Path: asStr(m["path"]), From: asInt(m["f"]), To: asInt(m["t"]),
+			Names: namesFrom(m["ps"], m["pf"])})
 	}
 	return hists, nil
 }

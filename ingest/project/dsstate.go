@@ -151,6 +151,7 @@ type dsChange struct {
 type versionRow struct {
 	Version, Lifecycle string
 	T                  int64
+	Snapshot           *olevent.IcebergSnapshot // an Iceberg snapshot's parent, time, operation, summary
 }
 
 // changesOf gathers, per dataset key, the observations of the fresh events.
@@ -276,7 +277,7 @@ func versionOf(d *dsRec, t int64) *versionRow {
 	}
 	switch {
 	case d.Version != "":
-		return &versionRow{Version: d.Version, Lifecycle: lc, T: t}
+		return &versionRow{Version: d.Version, Lifecycle: lc, T: t, Snapshot: d.Snapshot}
 	case lc == lcOverwrite || lc == lcTruncate:
 		return &versionRow{Version: fmt.Sprintf("%s@%d", strings.ToLower(lc), t), Lifecycle: lc, T: t}
 	}

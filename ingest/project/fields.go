@@ -77,10 +77,60 @@ type fieldHist struct {
 	Path, Type, Description, FieldID string
 	From, To                         int64
 	Read                             bool `json:",omitempty"`
+	// Names are the history's paths over time when a rename kept its stable field id (projection version 5,
+	// ADR 0041): every name with the time it took effect, the first at From; Path is the last. Empty when the
+	// field was never renamed.
+	Names []fieldName `json:",omitempty"`
 }
 
-// Key is the stable key of this history.
-func (h *fieldHist) Key(datasetKey string) string { return graph.FieldKey(datasetKey, h.Path, h.From) }
+// fieldName is one name of a renamed field history: the path from F on.
+type fieldName struct {
+	P string `json:"p"`
+	F int64  `json:"f"`
+}
+
+// Key is the stable key of this history: of the path it started under (a rename keeps the node).
+func (h *fieldHist) Key(datasetKey string) string { return graph.FieldKey(datasetKey, h.keyPath(), h.From) }
+
+func (h *fieldHist) keyPath() string {
+	if len(h.Names) > 0 {
+		return h.Names[0].P
+	}
+	return h.Path
+}
+
+// pathAt is the history's path at t (its first before it started).
+func (h *fieldHist) pathAt(t int64) string {
+	p := h.keyPath()
+	for _, n := range h.Names {
+		if n.F <= t {
+			p = n.P
+		}
+	}
+	return p
+}
+
+// named reports whether the history ever had the path.
+func (h *fieldHist) named(path string) bool {
+	if h.Path == path {
+		return true
+	}
+	for _, n := range h.Names {
+		if n.P == path {
+			return true
+		}
+	}
+	return false
+}
+
+// rename continues the history under a new path from t.
+func (h *fieldHist) rename(path string, t int64) {
+	if len(h.Names) == 0 {
+		h.Names = []fieldName{{P: h.Path, F: h.From}}
+	}
+	h.Names = append(h.Names, fieldName{P: path, F: t})
+	h.Path = path
+}
 
 // fieldHistories derives the field histories of a dataset from its observation log (a pure function); schema
 // observations carry their fields or reference them by hash in schemas.
@@ -98,6 +148,9 @@ func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.
 	for _, h := range all {
 		if !h.Read && h.From != h.To {
 			owned[h.Path] = true
+			for _, n := range h.Names {
+				owned[n.P] = true
+			}
 		}
 	}
 	out := all[:0]
@@ -184,12 +237,21 @@ func closeAll(open map[string]*fieldHist, t int64) {
 }
 
 func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*fieldHist {
+	renameByID(open, o)
 	seen := map[string]bool{}
 	for _, f := range o.Fields {
 		seen[f.Path] = true
 		h := open[f.Path]
+		if h != nil && f.FieldID != "" && h.FieldID != "" && h.FieldID != f.FieldID {
+			// The same name under another stable id: the old field was dropped and this one created.
+			h.To = o.T
+			delete(open, f.Path)
+			h = nil
+		}
 		if h == nil {
-			h = reopenByID(all, f, o.R)
+			if h = reopenByID(all, f, o.R); h != nil && h.Path != f.Path {
+				h.rename(f.Path, o.T) // reopened under an earlier name of the field
+			}
 		}
 		if h == nil {
 			h = &fieldHist{Path: f.Path, From: o.T, Read: o.R}
@@ -210,13 +272,48 @@ func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*field
 	return all
 }
 
+// renameByID applies a schema's renames: an open history whose stable field id the schema gives to another
+// path continues under that path from the schema's time (same Field node, ADR 0041). All renames of one schema
+// are taken out before any is put back, so names swapped between two fields swap; an open history of another id
+// that a rename displaces from its path is closed (the schema gave its name to another field).
+func renameByID(open map[string]*fieldHist, o dsObs) {
+	byID := map[string]*fieldHist{}
+	for _, h := range open {
+		if h.FieldID != "" {
+			byID[h.FieldID] = h
+		}
+	}
+	type move struct {
+		h    *fieldHist
+		path string
+	}
+	var moves []move
+	for _, f := range o.Fields {
+		if h := byID[f.FieldID]; f.FieldID != "" && h != nil && h.Path != f.Path {
+			moves = append(moves, move{h, f.Path})
+		}
+	}
+	for _, m := range moves {
+		if open[m.h.Path] == m.h {
+			delete(open, m.h.Path)
+		}
+	}
+	for _, m := range moves {
+		if g := open[m.path]; g != nil {
+			g.To = o.T
+		}
+		m.h.rename(m.path, o.T)
+		open[m.path] = m.h
+	}
+}
+
 // reopenByID finds a closed history of the same path, layer and stable field id.
 func reopenByID(all []*fieldHist, f olevent.SchemaField, read bool) *fieldHist {
 	if f.FieldID == "" {
 		return nil
 	}
 	for _, a := range slices.Backward(all) {
-		if h := a; h.Path == f.Path && h.FieldID == f.FieldID && h.Read == read {
+		if h := a; h.named(f.Path) && h.FieldID == f.FieldID && h.Read == read {
 			return h
 		}
 	}
@@ -228,10 +325,10 @@ func reopenByID(all []*fieldHist, f olevent.SchemaField, read bool) *fieldHist {
 func fieldAt(hists []*fieldHist, path string, t int64) *fieldHist {
 	var before, first *fieldHist
 	for _, h := range hists {
-		if h.Path != path {
+		if !h.named(path) {
 			continue
 		}
-		if h.From <= t && t < h.To {
+		if h.From <= t && t < h.To && h.pathAt(t) == path {
 			return h
 		}
 		if h.From <= t && (before == nil || h.From > before.From) {

@@ -82,3 +82,72 @@ func TestFieldHistories(t *testing.T) {
 		})
 	}
 }
+
+// renderNamed renders histories with their keys' paths and renames: path[from,to) key=<start path> names.
+func renderNamed(hs []*fieldHist) string {
+	var parts []string
+	for _, h := range hs {
+		to := fmt.Sprint(h.To)
+		if h.To == graph.OpenEnd {
+			to = "open"
+		}
+		s := fmt.Sprintf("%s[%d,%s)#%s", h.Path, h.From, to, h.FieldID)
+		if len(h.Names) > 0 {
+			var ns []string
+			for _, n := range h.Names {
+				ns = append(ns, fmt.Sprintf("%s@%d", n.P, n.F))
+			}
+			s += "{" + strings.Join(ns, ",") + "}"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Projection version 5 (ADR 0041): a stable field id (Iceberg's field-id) is the field's identity. A rename keeps
+// the history (same key: the path it started under) with the new name from the schema that renamed it; the same
+// name under a new id is a new history; names swapped between two fields swap.
+func TestFieldHistoriesFollowStableFieldIDs(t *testing.T) {
+	cases := []struct {
+		name string
+		log  []dsObs
+		want string
+	}{
+		{"rename keeps the field", []dsObs{schemaObs(10, "a#1", "b#2"), schemaObs(20, "a#1", "c#2")},
+			"a[10,open)#1 c[10,open)#2{b@10,c@20}"},
+		{"rename and back", []dsObs{schemaObs(10, "b#2"), schemaObs(20, "c#2"), schemaObs(30, "b#2")},
+			"b[10,open)#2{b@10,c@20,b@30}"},
+		{"same name, new id: a new field", []dsObs{schemaObs(10, "a#1", "b#2"), schemaObs(20, "a#1", "b#3")},
+			"a[10,open)#1 b[10,20)#2 b[20,open)#3"},
+		{"swapped names swap", []dsObs{schemaObs(10, "a#1", "b#2"), schemaObs(20, "b#1", "a#2")},
+			"a[10,open)#2{b@10,a@20} b[10,open)#1{a@10,b@20}"},
+		{"rename onto a dropped field's name", []dsObs{schemaObs(10, "a#1", "b#2"), schemaObs(20, "a#2")},
+			"a[10,20)#1 a[10,open)#2{b@10,a@20}"},
+		{"without ids a rename is a new field", []dsObs{schemaObs(10, "a", "b"), schemaObs(20, "a", "c")},
+			"a[10,open)# b[10,20)# c[20,open)#"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hs := fieldHistories(c.log, nil)
+			if got := renderNamed(hs); got != c.want {
+				t.Fatalf("got  %s\nwant %s", got, c.want)
+			}
+			for _, h := range hs {
+				if len(h.Names) > 0 && h.Key("ds") != graph.FieldKey("ds", h.Names[0].P, h.From) {
+					t.Errorf("%s: key %s, want the key of the path it started under", h.Path, h.Key("ds"))
+				}
+				if len(h.Names) > 0 && h.pathAt(h.Names[1].F-1) != h.Names[0].P {
+					t.Errorf("%s: pathAt before the rename is %s", h.Path, h.pathAt(h.Names[1].F-1))
+				}
+			}
+		})
+	}
+	// fieldAt resolves a name at a time onto the history that had it then.
+	hs := fieldHistories([]dsObs{schemaObs(10, "b#2"), schemaObs(20, "c#2")}, nil)
+	if h := fieldAt(hs, "b", 15); h == nil || h.FieldID != "2" {
+		t.Errorf("fieldAt(b, 15) = %v", h)
+	}
+	if h := fieldAt(hs, "c", 25); h == nil || h.FieldID != "2" {
+		t.Errorf("fieldAt(c, 25) = %v", h)
+	}
+}

@@ -363,7 +363,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 	out, err := w.run(`UNWIND $ds AS k
 		MATCH (d:Dataset {key: k})
 		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
-		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo}) AS fields`,
+		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo, ps: f.paths, pf: f.pathFroms}) AS fields`,
 		map[string]any{"ds": toAny(ordered.Keys(ds)), "colDs": toAny(ordered.Keys(colDs))})
 	if err != nil {
 		return nil, nil, nil, err
@@ -383,7 +383,8 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 		for _, f := range fs.([]any) {
 			m := f.(map[string]any)
 			if m["path"] != nil {
-				hists[k.(string)] = append(hists[k.(string)], &fieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"])})
+				hists[k.(string)] = append(hists[k.(string)], &fieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"]),
+					Names: namesFrom(m["ps"], m["pf"])})
 			}
 		}
 	}

@@ -37,8 +37,10 @@ import (
 // still hash the portless key form), Dataset and Job nodes carry searchName for case-insensitive search
 // (upgrade_identity.go, ADR 0026). Version 4 (issue 17): the projector writes what changed: lineage edges' latest
 // evidence kept once on the Job, run detail without what its run's rows share, inline metadata stamps
-// (upgrade_evidence.go, ADR 0035).
-const NormVersion = "4"
+// (upgrade_evidence.go, ADR 0035). Version 5 (issue 18): fields follow stable field ids (a rename keeps the
+// Field, Field.paths/pathFroms) and Iceberg snapshots are dataset versions with parent, time, operation and
+// summary (ADR 0041); a version-4 graph has nothing in another form (UpgradeNoteV5).
+const NormVersion = "5"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

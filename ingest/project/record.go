@@ -65,6 +65,8 @@ type dsRec struct {
 	Facets      map[string]json.RawMessage `json:",omitempty"`
 	Deleted     []string                   `json:",omitempty"` // dataset facets sent with _deleted: true
 	IOFacets    map[string]json.RawMessage `json:",omitempty"` // inputFacets or outputFacets of this event
+	// Snapshot is the Iceberg snapshot a catalog sync's event records as this dataset's version (ADR 0041).
+	Snapshot *olevent.IcebergSnapshot `json:",omitempty"`
 }
 
 // dsMeta is static dataset metadata carried by an event.
@@ -259,6 +261,9 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 	}
 	if d.Publication != nil {
 		out.Publication = strings.ToUpper(d.Publication.State)
+	}
+	if d.Iceberg != nil && d.Iceberg.Snapshot != nil {
+		out.Snapshot = d.Iceberg.Snapshot
 	}
 	if d.Lifecycle != nil {
 		out.Lifecycle = strings.ToUpper(d.Lifecycle.State)

@@ -26,6 +26,13 @@ import (
 // Dataset, field, job and version keys do not change, nor does any history. Run public ids change form (they
 // carry the job now); an id issued by version 1 still finds its run through run(id:) (a runId lookup).
 
+// UpgradeNoteV5 is what `headwater upgrade` says of projection version 5 (ADR 0041): it adds properties only to
+// what the Iceberg catalog sync reports (Field.paths and Field.pathFroms of a field renamed under its stable id;
+// DatasetVersion.parentVersion, committedAt, sequenceNumber, operation and summary of a snapshot), and a graph
+// written by version 4 holds none of that (version 4's decoder never set a stable field id), so there is nothing to
+// rewrite in place: its keys, ids and histories are version 5's.
+const UpgradeNoteV5 = "projection version 5 (ADR 0041): nothing to rewrite: fields without stable ids and versions without Iceberg snapshots are stored as version 4 stored them"
+
 // upgradeBatch is how many version-1 runs one upgrade transaction re-keys.
 const upgradeBatch = 200
 

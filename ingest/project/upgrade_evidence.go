@@ -11,6 +11,11 @@ import (
 // stamps as inline numbers. UpgradeEvidence rewrites a graph version 3 wrote into that form, a page of jobs per
 // transaction: every value a reader gets stays what it was.
 
+// runFormVersion is the projection version whose run detail form (ioLastAt, ioEventIds) the runs step writes:
+// runs a version from it on wrote are in that form already and are left alone (projection version 5 did not change
+// it; selecting "not the current version" rewrote version 4's runs from rows that no longer hold the values).
+const runFormVersion = 4
+
 // upgradeEvidenceBatch is how many jobs one version-4 upgrade transaction rewrites.
 const upgradeEvidenceBatch = 100
 
@@ -69,7 +74,7 @@ func (w *txWriter) upgradeEvidence(prefix, after string) (string, int, error) {
 	// Run detail: what the run's rows share moves onto the Run (ioRows): the latest-listed row's lastAt and eventIds
 	// (runIOLatest: lastAt, then READ before WROTE, then dataset key).
 	if _, err := w.runAs("upgradeEvidence:runs", `UNWIND $jobs AS k
-		MATCH (r:Run {jobKey: k}) WHERE coalesce(r.normVersion, '') <> $nv
+		MATCH (r:Run {jobKey: k}) WHERE toInteger(coalesce(r.normVersion, '0')) < $formV4
 		CALL (r) {
 			OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 			WITH x, d ORDER BY x.lastAt DESC, type(x), d.key
@@ -81,7 +86,7 @@ func (w *txWriter) upgradeEvidence(prefix, after string) (string, int, error) {
 		SET x.publication = CASE WHEN type(x) = 'READ' THEN null ELSE x.publication END,
 			x.lastAt = CASE WHEN x.lastAt = r.ioLastAt THEN null ELSE x.lastAt END,
 			x.eventIds = CASE WHEN x.eventIds = r.ioEventIds THEN null ELSE x.eventIds END`,
-		map[string]any{"jobs": toAny(jobs), "nv": NormVersion}); err != nil {
+		map[string]any{"jobs": toAny(jobs), "nv": NormVersion, "formV4": runFormVersion}); err != nil {
 		return "", 0, err
 	}
 	// Edges: refolded from the job's checkpoint (the fold is version 3's), written in version 4's form.

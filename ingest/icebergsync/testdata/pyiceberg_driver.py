@@ -6,6 +6,10 @@
     python pyiceberg_driver.py URI tables NAMESPACE N   create NAMESPACE and N empty tables t0000..t<N-1>
     python pyiceberg_driver.py URI namespaces PARENT N  create PARENT and N child namespaces n0000..n<N-1>
     python pyiceberg_driver.py URI append NAMESPACE T   append one row of nulls to NAMESPACE.T; prints the snapshot
+    python pyiceberg_driver.py URI step STEP NAMESPACE  one step of the scenario (create, append-1, append-2,
+                                                        rename-column, drop-readd-column, rename-table,
+                                                        drop-table), so a sync can run after each; prints the
+                                                        table's state after it
 
 NAMESPACE is dotted ("t-3fa2c1.sales" is the namespace sales inside t-3fa2c1); every level is created. The
 scenario's table is NAMESPACE.orders, renamed to NAMESPACE.orders_v2 at the end. Exit status 1 with a message
@@ -100,6 +104,52 @@ def scenario(cat, dotted):
     print(json.dumps({"namespace": list(ns), "table": list(renamed), "steps": steps}))
 
 
+def step(cat, name, dotted):
+    ns = ensure_namespace(cat, dotted)
+    ident, renamed = ns + ("orders",), ns + ("orders_v2",)
+    if name == "create":
+        schema = Schema(
+            NestedField(1, "order_id", LongType(), required=False),
+            NestedField(2, "customer", StringType(), required=False),
+            NestedField(3, "amount", DoubleType(), required=False),
+            NestedField(4, "ship", StructType(NestedField(5, "city", StringType(), required=False)), required=False),
+        )
+        t = cat.create_table(ident, schema=schema, properties={"owner": "sales-team"})
+    elif name in ("append-1", "append-2"):
+        t = cat.load_table(ident)
+        n = 2 if name == "append-1" else 3
+        rows = {"order_id": list(range(n)), "customer": ["c%d" % i for i in range(n)],
+                "amount": [float(i) for i in range(n)], "ship": [{"city": "x"}] * n}
+        t.append(pa.Table.from_pydict(rows, schema=t.schema().as_arrow()))
+        t = cat.load_table(ident)
+    elif name == "rename-column":
+        t = cat.load_table(ident)
+        with t.update_schema() as u:
+            u.rename_column("customer", "customer_name")
+        t = cat.load_table(ident)
+    elif name == "drop-readd-column":
+        t = cat.load_table(ident)
+        before = fields(t)["amount"]
+        with t.update_schema() as u:
+            u.delete_column("amount")
+        t = cat.load_table(ident)
+        with t.update_schema() as u:
+            u.add_column("amount", DoubleType())
+        t = cat.load_table(ident)
+        if fields(t)["amount"] == before:
+            fail("a column dropped and re-added gets a new field id: %s" % fields(t))
+    elif name == "rename-table":
+        cat.rename_table(ident, renamed)
+        t = cat.load_table(renamed)
+    elif name == "drop-table":
+        cat.drop_table(renamed)
+        print(json.dumps({"step": name}))
+        return
+    else:
+        fail("unknown step %r" % name)
+    print(json.dumps(state(name, t)))
+
+
 def tables(cat, dotted, n):
     ns = ensure_namespace(cat, dotted)
     schema = Schema(NestedField(1, "id", LongType(), required=False))
@@ -136,6 +186,8 @@ def main(argv):
         namespaces(cat, argv[3], int(argv[4]))
     elif argv[2] == "append" and len(argv) == 5:
         append(cat, argv[3], argv[4])
+    elif argv[2] == "step" and len(argv) == 5:
+        step(cat, argv[3], argv[4])
     else:
         fail("unknown command %r" % argv[2:])
 

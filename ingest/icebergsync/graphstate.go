@@ -1,0 +1,53 @@
+package icebergsync
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/headwater-data/headwater/graph"
+)
+
+// GraphState reads what earlier syncs left in the graph (ADR 0041): every Dataset a uuid identifier of the
+// catalog names, with its current name, dropped state, the metadata location of its latest headwater_iceberg
+// facet and its recorded versions. It only reads; the projector writes what the sync publishes.
+type GraphState struct {
+	Store *graph.Store
+}
+
+// Known implements StateReader.
+func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, error) {
+	recs, err := g.Store.ReadRecords(ctx, `MATCH (n:DatasetName {namespace: $uns})-[:NAMES]->(d:Dataset)
+		RETURN n.name AS uuid, d.namespace AS ns, d.name AS name, d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
+		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions`, map[string]any{"uns": cat.UUIDNamespace()})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Known, len(recs))
+	for _, r := range recs {
+		p := graph.Props(r)
+		if p.Str("ns") != cat.Namespace {
+			continue // a uuid identifier on a dataset outside the catalog's namespace: not a table of this catalog
+		}
+		k := Known{UUID: strings.ToLower(p.Str("uuid")), Name: p.Str("name"), Dropped: p.Bool("dropped"),
+			MetadataLocation: metadataLocation(p.Str("facets")), Versions: map[string]bool{}}
+		for _, v := range p.Strs("versions") {
+			k.Versions[v] = true
+		}
+		out[k.UUID] = k
+	}
+	return out, nil
+}
+
+// metadataLocation reads headwater_iceberg.metadataLocation from a Dataset's facets JSON ("" when absent).
+func metadataLocation(facets string) string {
+	var m struct {
+		Iceberg struct {
+			MetadataLocation string `json:"metadataLocation"`
+		} `json:"headwater_iceberg"`
+	}
+	if json.Unmarshal([]byte(facets), &m) != nil {
+		return ""
+	}
+	return m.Iceberg.MetadataLocation
+}

@@ -1,0 +1,317 @@
+package icebergsync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+)
+
+// The sync's names and limits (ADR 0041).
+const (
+	// UUIDScheme is the scheme of the namespace a catalog's table uuids are identifiers in: a synced table carries
+	// the symlink identifier {namespace: "iceberg://<catalog name>", name: <table-uuid>}, its key in Headwater.
+	UUIDScheme = "iceberg://"
+	// Producer is the producer URI of the sync's events.
+	Producer = "https://github.com/headwater-data/headwater/ingest/icebergsync"
+	// PublishBatch is how many events one gateway batch request carries (the gateway's default limit is 1,000).
+	PublishBatch = 500
+	// OldestEventAge bounds how far back a sync's event may be dated: a snapshot older than this is recorded at
+	// now-OldestEventAge (the gateway refuses events older than its horizon, 400 days by default).
+	OldestEventAge = 399 * 24 * time.Hour
+)
+
+const (
+	datasetEventSchema = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/DatasetEvent"
+	facetSchemaURL     = "https://openlineage.io/spec/facets/1-0-0/Facet.json"
+	icebergFacetURL    = "https://github.com/headwater-data/headwater/docs/iceberg.md#headwater_iceberg"
+	uuidIdentifierType = "TABLE_UUID"
+)
+
+// Catalog is one catalog as Headwater names it: Name in configuration, and the OpenLineage namespace its tables
+// are named in (the catalog's URI, as pyiceberg, Trino and Spark's symlinks name them), canonical.
+type Catalog struct {
+	Name      string
+	Namespace string
+}
+
+// UUIDNamespace is the namespace of the catalog's table-uuid identifiers.
+func (c Catalog) UUIDNamespace() string { return UUIDScheme + strings.ToLower(c.Name) }
+
+// Known is what the graph holds of one synced table (by its uuid): its current name, the metadata file the last
+// sync read, whether it is dropped, and the versions (snapshot ids) recorded.
+type Known struct {
+	UUID, Name       string
+	MetadataLocation string
+	Dropped          bool
+	Versions         map[string]bool
+}
+
+// StateReader reads what earlier syncs of a catalog left in the graph, by table uuid.
+type StateReader interface {
+	Known(ctx context.Context, cat Catalog) (map[string]Known, error)
+}
+
+// Publisher sends the sync's events through the gateway and returns their event ids.
+type Publisher interface {
+	Publish(ctx context.Context, events []json.RawMessage) ([]string, error)
+}
+
+// Options of one sync.
+type Options struct {
+	// Root limits the sync to a namespace and everything below it (nil: the whole catalog); tables outside it
+	// are neither read nor dropped.
+	Root icebergrest.Namespace
+	// Now is the sync's time: renames and drops are recorded at it (time.Now when nil).
+	Now func() time.Time
+}
+
+// Report counts what one sync saw and wrote.
+type Report struct {
+	Tables, Unchanged, New, Changed, Renamed, Dropped, Snapshots int
+	// EventIDs are the ids the gateway gave the events (none: the sync wrote nothing).
+	EventIDs []string
+}
+
+// Sync reads what the graph holds of the catalog, scans it (all-or-nothing: a failed scan writes nothing), plans
+// the events and publishes them. Unchanged tables (same metadata location, same name) give no event.
+func Sync(ctx context.Context, c *icebergrest.Client, cat Catalog, state StateReader, pub Publisher, opt Options) (Report, error) {
+	known, err := state.Known(ctx, cat)
+	if err != nil {
+		return Report{}, fmt.Errorf("iceberg sync %s: reading what earlier syncs recorded: %w", cat.Name, err)
+	}
+	prev := map[string]Seen{}
+	for _, k := range known {
+		if !k.Dropped {
+			prev[k.Name] = Seen{MetadataLocation: k.MetadataLocation}
+		}
+	}
+	scan, err := ScanUnder(ctx, c, opt.Root, prev)
+	if err != nil {
+		return Report{}, fmt.Errorf("iceberg sync %s: scan failed, nothing written: %w", cat.Name, err)
+	}
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	evs, rep := Plan(cat, scan, known, opt.Root, now())
+	if len(evs) == 0 {
+		return rep, nil
+	}
+	ids, err := pub.Publish(ctx, evs)
+	rep.EventIDs = ids
+	if err != nil {
+		return rep, fmt.Errorf("iceberg sync %s: %w", cat.Name, err)
+	}
+	return rep, nil
+}
+
+// Plan turns a complete scan and the graph's record of earlier syncs into events (a pure function):
+//   - a table whose uuid the graph does not know, or whose metadata location changed: its state (schema with field
+//     ids, uuid identifier, metadata location) at the metadata's last-updated time, and a version event per
+//     snapshot not recorded yet, at the snapshot's time;
+//   - a known uuid under another name: a RENAME at now; the other events of that table name the old name (they
+//     are dated before the rename, and name the same node whichever the projector applies first);
+//   - a known table under root that the scan did not see: a DROP at now, unless a table vanished during the scan
+//     (a partial view never drops anything).
+func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest.Namespace, now time.Time) ([]json.RawMessage, Report) {
+	var out []json.RawMessage
+	var rep Report
+	byName := map[string]string{}
+	for u, k := range known {
+		if !k.Dropped {
+			byName[k.Name] = u
+		}
+	}
+	seen := map[string]bool{}
+	oldest := now.Add(-OldestEventAge)
+	for _, t := range scan.Tables {
+		rep.Tables++
+		name := t.Ident.String()
+		if t.Result == nil { // 304: unchanged, identified by its name
+			seen[byName[name]] = true
+			rep.Unchanged++
+			continue
+		}
+		md := &t.Result.Metadata
+		u := strings.ToLower(md.TableUUID)
+		seen[u] = true
+		k, isKnown := known[u]
+		eventName := name
+		if isKnown && !k.Dropped && k.Name != name {
+			rep.Renamed++
+			eventName = k.Name
+			out = append(out, event(now, cat.Namespace, name, map[string]any{
+				"lifecycleStateChange": facet(map[string]any{"lifecycleStateChange": "RENAME",
+					"previousIdentifier": map[string]any{"namespace": cat.Namespace, "name": k.Name}}),
+				"symlinks":          uuidSymlink(cat, u),
+				"headwater_iceberg": facet(icebergFacet(cat, u, t.Result.MetadataLocation, nil)),
+			}))
+		}
+		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped {
+			if eventName == name {
+				rep.Unchanged++
+			}
+			continue
+		}
+		if isKnown {
+			rep.Changed++
+		} else {
+			rep.New++
+		}
+		out = append(out, tableState(cat, u, eventName, t.Result, isKnown && k.Dropped, clamp(md.LastUpdatedMs, oldest)))
+		for _, s := range md.Snapshots {
+			if isKnown && k.Versions[string(s.SnapshotID)] {
+				continue
+			}
+			rep.Snapshots++
+			out = append(out, snapshotEvent(cat, u, eventName, t.Result.MetadataLocation, s, clamp(s.TimestampMs, oldest)))
+		}
+	}
+	if len(scan.Vanished) > 0 {
+		return out, rep
+	}
+	var gone []string
+	for u, k := range known {
+		if !k.Dropped && !seen[u] && under(root, k.Name) {
+			gone = append(gone, u)
+		}
+	}
+	sort.Strings(gone)
+	for _, u := range gone {
+		rep.Dropped++
+		out = append(out, event(now, cat.Namespace, known[u].Name, map[string]any{
+			"lifecycleStateChange": facet(map[string]any{"lifecycleStateChange": "DROP"}),
+			"symlinks":             uuidSymlink(cat, u),
+		}))
+	}
+	return out, rep
+}
+
+// under reports whether a table's dotted name lies in root (nil: everything).
+func under(root icebergrest.Namespace, name string) bool {
+	return len(root) == 0 || strings.HasPrefix(name, root.String()+".")
+}
+
+func clamp(ms int64, oldest time.Time) time.Time {
+	t := time.UnixMilli(ms)
+	if t.Before(oldest) {
+		return oldest
+	}
+	return t
+}
+
+// tableState is the event of a table's current state: its schema (nested as the schema facet nests, with every
+// path's field id in headwater_iceberg), its uuid identifier, its owner property; revived is a table the graph
+// has as dropped that the catalog lists again.
+func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, revived bool, at time.Time) json.RawMessage {
+	md := &r.Metadata
+	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
+	facets := map[string]any{"symlinks": uuidSymlink(cat, u)}
+	if s := md.CurrentSchema(); s != nil {
+		ids := map[string]int{}
+		for _, f := range s.Flatten() {
+			ids[f.Path] = f.ID
+		}
+		ice["fieldIds"] = ids
+		facets["schema"] = facet(map[string]any{"fields": schemaFields(s.Fields)})
+	}
+	if refs := refsOf(md); len(refs) > 0 {
+		ice["refs"] = refs
+	}
+	facets["headwater_iceberg"] = facet(ice)
+	if revived {
+		facets["lifecycleStateChange"] = facet(map[string]any{"lifecycleStateChange": "CREATE"})
+	}
+	return event(at, cat.Namespace, name, facets)
+}
+
+// snapshotEvent records one snapshot as a dataset version (version.datasetVersion is the snapshot id as text).
+func snapshotEvent(cat Catalog, u, name, metadataLocation string, s icebergrest.Snapshot, at time.Time) json.RawMessage {
+	snap := map[string]any{"id": string(s.SnapshotID), "timestampMs": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
+		"operation": s.Operation(), "summary": orEmpty(s.Summary)}
+	if s.ParentSnapshotID != nil && *s.ParentSnapshotID != "-1" {
+		snap["parent"] = string(*s.ParentSnapshotID)
+	}
+	return event(at, cat.Namespace, name, map[string]any{
+		"version":           facet(map[string]any{"datasetVersion": string(s.SnapshotID)}),
+		"symlinks":          uuidSymlink(cat, u),
+		"headwater_iceberg": facet(icebergFacet(cat, u, metadataLocation, snap)),
+	})
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func refsOf(md *icebergrest.TableMetadata) map[string]string {
+	out := map[string]string{}
+	for n, r := range md.Refs {
+		out[n] = r.Type + ":" + string(r.SnapshotID)
+	}
+	return out
+}
+
+func icebergFacet(cat Catalog, u, metadataLocation string, snap map[string]any) map[string]any {
+	f := map[string]any{"_schemaURL": icebergFacetURL, "catalog": cat.Name, "tableUuid": u, "metadataLocation": metadataLocation}
+	if snap != nil {
+		f["snapshot"] = snap
+	}
+	return f
+}
+
+func uuidSymlink(cat Catalog, u string) map[string]any {
+	return facet(map[string]any{"identifiers": []any{map[string]any{"namespace": cat.UUIDNamespace(), "name": u, "type": uuidIdentifierType}}})
+}
+
+// schemaFields renders Iceberg fields as the schema facet's nested fields: a list's element and a map's key and
+// value are child fields named element, key and value (the paths Schema.Flatten gives).
+func schemaFields(fs []icebergrest.Field) []any {
+	out := make([]any, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, schemaField(f.Name, f.Type, f.Doc))
+	}
+	return out
+}
+
+func schemaField(name string, t icebergrest.Type, doc string) map[string]any {
+	m := map[string]any{"name": name, "type": t.String()}
+	if doc != "" {
+		m["description"] = doc
+	}
+	var kids []any
+	switch {
+	case t.Struct != nil:
+		kids = schemaFields(t.Struct)
+	case t.List != nil:
+		kids = []any{schemaField("element", t.List.Element, "")}
+	case t.Map != nil:
+		kids = []any{schemaField("key", t.Map.Key, ""), schemaField("value", t.Map.Value, "")}
+	}
+	if len(kids) > 0 {
+		m["fields"] = kids
+	}
+	return m
+}
+
+func facet(m map[string]any) map[string]any {
+	m["_producer"] = Producer
+	if _, ok := m["_schemaURL"]; !ok {
+		m["_schemaURL"] = facetSchemaURL
+	}
+	return m
+}
+
+func event(t time.Time, ns, name string, facets map[string]any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{ // maps of strings, numbers and slices always encode
+		"eventTime": t.UTC().Format(time.RFC3339Nano), "producer": Producer, "schemaURL": datasetEventSchema,
+		"dataset": map[string]any{"namespace": ns, "name": name, "facets": facets}})
+	return b
+}

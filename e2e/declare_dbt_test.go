@@ -20,8 +20,8 @@ import (
 type declareRun struct {
 	*producerRun
 	proj, bin, dsNS string
-	env           []string
-	events        string // dbt-ol's own copy of what it sent
+	env             []string
+	events          string // dbt-ol's own copy of what it sent
 }
 
 func newDeclareRun(t *testing.T) *declareRun {

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 )
 
 // Producer is the OpenLineage producer of every declared event (and the _producer of its facets).

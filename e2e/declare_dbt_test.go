@@ -269,3 +269,64 @@ func TestDeclareDbtManifestBesideObservedRuns(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// Issue 20: a later manifest supersedes the project's declarations. customer_totals stops depending on
+// stg_customers; `headwater declare dbt` (the CLI) with the re-parsed manifest closes that declared edge (its
+// DECLARED interval ends at the new manifest's generated_at: asOf before it still shows it) and keeps the others.
+// A `dbt compile` manifest carries compiled_code: it becomes the declared job's SQL.
+func TestDeclareDbtWithdrawnDependencyCloses(t *testing.T) {
+	d := newDeclareRun(t)
+	d.dbt(t, "parse", "-q")
+	d.declareOK(t, d.manifest(t))
+	const q = `query($start: NodeRef!, $asOf: Time) { lineage(start: $start, direction: UPSTREAM, depth: 1, asOf: $asOf) {
+		nodes { id ... on Dataset { name } } edges { from to evidence { kind } } } }`
+	upstream := func(asOf any) []string {
+		data := gql(t, d.api, token, q, map[string]any{"asOf": asOf,
+			"start": map[string]any{"dataset": map[string]any{"namespace": d.dsNS, "name": "warehouse.main.customer_totals"}}})
+		l := data["lineage"].(map[string]any)
+		names := map[string]string{}
+		for _, x := range l["nodes"].([]any) {
+			n := x.(map[string]any)
+			names[n["id"].(string)] = fmt.Sprint(n["name"])
+		}
+		var out []string
+		for _, x := range l["edges"].([]any) {
+			out = append(out, strings.TrimPrefix(names[x.(map[string]any)["from"].(string)], "warehouse.main."))
+		}
+		slices.Sort(out)
+		return out
+	}
+	wantLines(t, "declared inputs of customer_totals", upstream(nil), []string{"stg_customers", "stg_orders"})
+	between := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(1100 * time.Millisecond) // the next manifest's generated_at is later
+
+	sql := filepath.Join(d.proj, "models", "customer_totals.sql")
+	if err := os.WriteFile(sql, []byte("select o.customer_id, sum(o.order_amount) as total_amount\nfrom {{ ref('stg_orders') }} o\ngroup by o.customer_id\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.dbt(t, "compile", "-q")
+	out := filepath.Join(d.work, "declare.out")
+	d.run(t, d.work, []string{"HEADWATER_TOKEN=" + token}, 0, "sh", "-c", fmt.Sprintf("%s declare dbt --url %s --manifest %s --job-namespace %s --dataset-namespace %s > %s",
+		binary, d.url(), filepath.Join(d.work, "target", "manifest.json"), d.jobNS, d.dsNS, out))
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct {
+		Accepted bool
+		EventIDs []string
+		Summary  struct{ WithoutSQL []string }
+	}
+	if err := json.Unmarshal(b, &ans); err != nil || !ans.Accepted || len(ans.EventIDs) != 5 || len(ans.Summary.WithoutSQL) != 0 {
+		t.Fatalf("headwater declare dbt: %s (%v)", b, err)
+	}
+	waitEvents(t, d.store, ans.EventIDs, projectTimeout)
+	wantLines(t, "declared inputs of customer_totals after the dependency was removed", upstream(nil), []string{"stg_orders"})
+	wantLines(t, "declared inputs of customer_totals as of before", upstream(between), []string{"stg_customers", "stg_orders"})
+
+	v := gql(t, d.api, token, `query($ns: String!, $u: String!) { dbtJob(namespace: $ns, uniqueId: $u) { version { sql } } }`,
+		map[string]any{"ns": d.jobNS, "u": "model.hw_producers.customer_totals"})
+	if got := fmt.Sprint(v); !strings.Contains(got, `from "warehouse"."main"."stg_orders"`) {
+		t.Fatalf("the declared job's SQL is not the compiled code: %s", got)
+	}
+}

@@ -160,7 +160,7 @@ func TestDeclareDbtManifestBesideObservedRuns(t *testing.T) {
 	})
 	// dbt parse writes no compiled_code: the declared job has no SQL, and the answer says which jobs lack it
 	_, ans := d.declare(t, token, parsed)
-	if without := fmt.Sprint(ans["summary"].(map[string]any)["WithoutSQL"]); !strings.Contains(without, "model.hw_producers.customer_totals") {
+	if without := fmt.Sprint(ans["summary"].(map[string]any)["withoutSql"]); !strings.Contains(without, "model.hw_producers.customer_totals") {
 		t.Fatalf("a parse manifest's answer does not name the jobs without SQL: %v", ans["summary"])
 	}
 
@@ -315,7 +315,9 @@ func TestDeclareDbtWithdrawnDependencyCloses(t *testing.T) {
 	var ans struct {
 		Accepted bool
 		EventIDs []string
-		Summary  struct{ WithoutSQL []string }
+		Summary  struct {
+			WithoutSQL []string `json:"withoutSql"`
+		}
 	}
 	if err := json.Unmarshal(b, &ans); err != nil || !ans.Accepted || len(ans.EventIDs) != 5 || len(ans.Summary.WithoutSQL) != 0 {
 		t.Fatalf("headwater declare dbt: %s (%v)", b, err)

@@ -51,13 +51,20 @@ type Options struct {
 
 // Summary counts what a manifest declares.
 type Summary struct {
-	Jobs, Models, Seeds, Snapshots, Sources, Edges int
+	Jobs      int `json:"jobs"`
+	Models    int `json:"models"`
+	Seeds     int `json:"seeds"`
+	Snapshots int `json:"snapshots"`
+	// Sources counts the enabled sources (datasets only: sent as the inputs that name them).
+	Sources int `json:"sources"`
+	// Edges counts the declared job-dataset edges (inputs and outputs).
+	Edges int `json:"edges"`
 	// WithoutSQL are the unique ids of the jobs the manifest has no compiled_code for (a manifest written by
 	// `dbt parse`; compile, run and build write it), sorted.
-	WithoutSQL []string `json:",omitempty"`
+	WithoutSQL []string `json:"withoutSql,omitempty"`
 	// Unresolved are the dependencies that name no node or source of the manifest, or one without a relation
 	// (ephemeral models are followed to their own dependencies instead), sorted.
-	Unresolved []string `json:",omitempty"`
+	Unresolved []string `json:"unresolved,omitempty"`
 }
 
 // Events returns one JobEvent per enabled model, seed and snapshot of m: the node's job (named as dbt-ol names it,

@@ -34,6 +34,7 @@ type cli struct {
 	Redrive   redriveCmd   `cmd:"" help:"Send quarantined events back through projection after a fix (idempotent)."`
 	Token     tokenCmd     `cmd:"" help:"Create or revoke API tokens."`
 	Inventory inventoryCmd `cmd:"" help:"Register expected-job inventories with a running headwater (docs/trust.md)."`
+	Declare   declareCmd   `cmd:"" help:"Declare lineage with a running headwater (dbt manifests; docs/declared-lineage.md)."`
 	Canary    canaryCmd    `cmd:"" help:"Register or retire canaries (known paths) with a running headwater (docs/trust.md)."`
 	Catalog   catalogCmd   `cmd:"" help:"Read Iceberg REST catalogs (catalog sync --dry-run; ADR 0039)."`
 	Version   versionCmd   `cmd:"" help:"Print the version."`

@@ -20,6 +20,7 @@ import (
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
+	"github.com/headwater-data/headwater/ingest/declare"
 	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/producecheck"
@@ -130,7 +131,9 @@ func (s serveCmd) Run(rc *runCtx) error {
 	canaryReg := canaries.NewService(canaries.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
 	canaries.NewHandler(canaryReg, log).Register(mux)
 	guard := producecheck.New(perms.Policy, p.norm)
-	gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now).Register(mux)
+	gw := gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now)
+	gw.Register(mux)
+	declare.NewHandler(gw, auditRecorder(perms.Auditor, time.Now), log).Register(mux) // declared lineage through gw's path (ADR 0044)
 	gov, err := governance.LoadFile(s.GovFile)
 	if err != nil {
 		return err

@@ -50,6 +50,15 @@ type Node struct {
 	Tags []string
 	// Meta is the node's meta merged over its config's meta.
 	Meta map[string]any
+	// Columns are the node's declared columns (schema.yml, or the catalog for sources), sorted by name.
+	Columns []Column
+	// CompiledCode is the node's compiled SQL; dbt writes it only after compile, run or build ("" after parse).
+	CompiledCode string
+}
+
+// Column is one declared column of a node.
+type Column struct {
+	Name, DataType, Description string
 }
 
 // Manifest is what Read keeps of a manifest.
@@ -57,6 +66,9 @@ type Manifest struct {
 	SchemaVersion string
 	ProjectName   string
 	AdapterType   string
+	// GeneratedAt is metadata.generated_at as written (RFC 3339): when dbt wrote the manifest (else
+	// metadata.invocation_started_at).
+	GeneratedAt string
 	// Nodes are the models, snapshots, seeds and tests, sorted by unique id; Sources likewise.
 	Nodes   []Node
 	Sources []Node
@@ -68,6 +80,8 @@ type wire struct {
 		SchemaVersion string `json:"dbt_schema_version"`
 		ProjectName   string `json:"project_name"`
 		AdapterType   string `json:"adapter_type"`
+		GeneratedAt   string `json:"generated_at"`
+		InvocationAt  string `json:"invocation_started_at"`
 	} `json:"metadata"`
 	Nodes   map[string]wireNode `json:"nodes"`
 	Sources map[string]wireNode `json:"sources"`
@@ -86,7 +100,13 @@ type wireNode struct {
 	Tags         []string       `json:"tags"`
 	Meta         map[string]any `json:"meta"`
 	AttachedNode *string        `json:"attached_node"`
-	DependsOn    struct {
+	CompiledCode *string        `json:"compiled_code"`
+	Columns      map[string]struct {
+		Name        string  `json:"name"`
+		DataType    *string `json:"data_type"`
+		Description string  `json:"description"`
+	} `json:"columns"`
+	DependsOn struct {
 		Nodes []string `json:"nodes"`
 	} `json:"depends_on"`
 	Config struct {
@@ -107,7 +127,10 @@ func Read(r io.Reader) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest: metadata.dbt_schema_version: not a dbt manifest (got %q)", w.Metadata.SchemaVersion)
 	}
 	m := &Manifest{SchemaVersion: w.Metadata.SchemaVersion, ProjectName: w.Metadata.ProjectName,
-		AdapterType: w.Metadata.AdapterType}
+		AdapterType: w.Metadata.AdapterType, GeneratedAt: w.Metadata.GeneratedAt}
+	if m.GeneratedAt == "" {
+		m.GeneratedAt = w.Metadata.InvocationAt
+	}
 	for id, n := range w.Nodes {
 		switch n.ResourceType {
 		case TypeModel, TypeSnapshot, TypeSeed, TypeTest:
@@ -127,7 +150,7 @@ func (n wireNode) node(id string) Node {
 	out := Node{UniqueID: n.UniqueID, ResourceType: n.ResourceType, Name: n.Name, Package: n.Package,
 		Database: deref(n.Database), Schema: n.Schema, Alias: n.Alias, RelationName: deref(n.RelationName),
 		Materialized: n.Config.Materialized, Enabled: n.Config.Enabled == nil || *n.Config.Enabled,
-		AttachedNode: deref(n.AttachedNode), Meta: map[string]any{}}
+		AttachedNode: deref(n.AttachedNode), Meta: map[string]any{}, CompiledCode: deref(n.CompiledCode)}
 	if out.UniqueID == "" {
 		out.UniqueID = id
 	}
@@ -141,6 +164,14 @@ func (n wireNode) node(id string) Node {
 	out.Tags = sortedSet(append(slices.Clone(n.Tags), tagList(n.Config.Tags)...))
 	maps.Copy(out.Meta, n.Config.Meta)
 	maps.Copy(out.Meta, n.Meta)
+	for key, c := range n.Columns {
+		name := c.Name
+		if name == "" {
+			name = key
+		}
+		out.Columns = append(out.Columns, Column{Name: name, DataType: deref(c.DataType), Description: c.Description})
+	}
+	slices.SortFunc(out.Columns, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -43,6 +43,22 @@ func (p pair) kind() api.EvidenceKind {
 	return api.Observed
 }
 
+// pure says both legs are of one kind: a DECLARED path whose legs were both declared, not a declared leg joined
+// to an observed one.
+func (p pair) pure() bool {
+	return p.in == nil || p.out == nil || p.in.Kind == p.out.Kind
+}
+
+// better says p describes its kind's evidence better than cur: a pure pair before a mixed one (so a DECLARED
+// evidence's source, producer and event ids are the declaration's, not an observed leg's, when the declaration
+// states both legs), then the later last observation.
+func (p pair) better(cur pair) bool {
+	if p.pure() != cur.pure() {
+		return p.pure()
+	}
+	return p.lastObserved() > cur.lastObserved()
+}
+
 // lastObserved of a pair is the earlier of its legs' last observations: the path was whole then.
 func (p pair) lastObserved() int64 {
 	var t int64
@@ -128,7 +144,7 @@ func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (
 		if !ok || (len(ec.evidence) > 0 && !ec.evidence[k]) {
 			continue
 		}
-		if cur, seen := best[k]; !seen || p.lastObserved() > cur.lastObserved() {
+		if cur, seen := best[k]; !seen || p.better(cur) {
 			best[k] = p
 		}
 		if len(best) == 1 || f > e.ValidFrom.UnixMilli() {

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,34 @@ func TestHashSetPackRoundTrip(t *testing.T) {
 	got := unpack(h.pack())
 	if !got.has("x") || !got.has("y") || got.has("z") || !slices.Equal(got.pack(), h.pack()) {
 		t.Fatalf("unpacked %v from %v", got, h)
+	}
+}
+
+// An edge with declared and observed legs through one job: its DECLARED evidence is the pair whose legs were both
+// declared (source jobEvent, the declaration's event ids), not a declared leg joined to an observed one, whatever
+// order the pairs come in (issue 20).
+func TestDeclaredEvidenceIsTheDeclaredPair(t *testing.T) {
+	open := []int64{graph.OpenEnd}
+	rel := func(kind, deriv, id string, at int64) *graph.Rel {
+		return &graph.Rel{Kind: kind, Froms: []int64{at}, Tos: open, Pubs: []string{graph.PubPublished},
+			FirstObservedAt: at, LastObservedAt: at, Derivation: deriv, EventIDs: []string{id}}
+	}
+	declIn, declOut := rel(graph.KindDeclared, "jobEvent", "decl", 100), rel(graph.KindDeclared, "jobEvent", "decl", 100)
+	obsIn, obsOut := rel(graph.KindObserved, "run", "run-in", 200), rel(graph.KindObserved, "run", "run-out", 200)
+	pairs := []pair{{obsIn, obsOut}, {declIn, obsOut}, {obsIn, declOut}, {declIn, declOut}}
+	ec := edgeCtx{asOf: 300, pubs: map[string]bool{graph.PubPublished: true}, staleMin: 24 * time.Hour, staleFactor: 3}
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}} {
+		var ps []pair
+		for _, i := range order {
+			ps = append(ps, pairs[i])
+		}
+		e, _ := buildEdge("a", "b", nil, ps, ec)
+		var got []string
+		for _, ev := range e.Evidence {
+			got = append(got, string(ev.Kind)+"/"+*ev.Source+"/"+strings.Join(ev.EventIDs, ","))
+		}
+		if want := "OBSERVED/run/run-out DECLARED/jobEvent/decl"; strings.Join(got, " ") != want {
+			t.Fatalf("order %v: evidence %v, want %s", order, got, want)
+		}
 	}
 }

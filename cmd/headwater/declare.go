@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/authz/audit"
+	"github.com/headwater-data/headwater/ingest/declare"
+)
+
+// declareCmd sends declared lineage to a running headwater (docs/declared-lineage.md).
+type declareCmd struct {
+	Dbt declareDbtCmd `cmd:"" help:"Declare a dbt project's lineage from its target/manifest.json (at most 64 MiB); a later manifest supersedes the project's earlier declarations."`
+}
+
+type declareDbtCmd struct {
+	URL              string        `help:"Headwater base URL." default:"http://127.0.0.1:8080" env:"HEADWATER_URL"`
+	Token            string        `help:"API token (needs PRODUCE on the job namespace and the dataset namespace)." env:"HEADWATER_TOKEN" secret:"true"`
+	Manifest         string        `help:"The manifest (- for standard input)." default:"target/manifest.json"`
+	Project          string        `help:"The dbt project (default: the manifest's metadata.project_name, which it must match)."`
+	JobNamespace     string        `help:"Namespace dbt-ol reports the jobs under (its OPENLINEAGE_NAMESPACE)." required:"" env:"OPENLINEAGE_NAMESPACE"`
+	DatasetNamespace string        `help:"The adapter's OpenLineage dataset namespace (duckdb://<path>, postgres://host:port, ...)." required:""`
+	Timeout          time.Duration `help:"Time for the whole upload." default:"5m"`
+}
+
+func (c declareDbtCmd) Run(rc *runCtx) error {
+	in, err := openInput(c.Manifest)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }() // read-only: nothing to lose
+	doc, err := io.ReadAll(io.LimitReader(in, declare.MaxManifestBytes+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(doc)) > declare.MaxManifestBytes {
+		return fmt.Errorf("manifest: larger than %d bytes", declare.MaxManifestBytes)
+	}
+	project := c.Project
+	if project == "" {
+		var m struct {
+			Metadata struct {
+				ProjectName string `json:"project_name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(doc, &m); err != nil || m.Metadata.ProjectName == "" {
+			return fmt.Errorf("manifest: no metadata.project_name (give --project)")
+		}
+		project = m.Metadata.ProjectName
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
+	defer cancel()
+	q := url.Values{"jobNamespace": {c.JobNamespace}, "datasetNamespace": {c.DatasetNamespace}}
+	target := strings.TrimRight(c.URL, "/") + "/api/v1/declare/dbt/" + url.PathEscape(project) + "?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, gzipStream(bytes.NewReader(doc)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Encoding", "gzip")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("declare dbt: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	_, err = fmt.Fprintln(rc.stdout, strings.TrimSpace(string(b)))
+	return err
+}
+
+// auditRecorder writes a declaration's audit record with aud (nil: nothing).
+func auditRecorder(aud audit.Auditor, clock func() time.Time) declare.Recorder {
+	return func(ctx context.Context, p authz.Principal, op string, allowed bool, reason string) error {
+		if aud == nil {
+			return nil
+		}
+		d := audit.DecisionDeny
+		if allowed {
+			d = audit.DecisionAllow
+		}
+		return aud.Audit(ctx, audit.AuditRecord{Time: clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
+			Operation: op, Decision: d, Reason: reason})
+	}
+}

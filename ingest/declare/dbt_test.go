@@ -1,0 +1,138 @@
+package declare
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/decode"
+	"github.com/headwater-data/headwater/inventory/dbtmanifest"
+)
+
+func readManifest(t *testing.T, edit func(map[string]any)) *dbtmanifest.Manifest {
+	t.Helper()
+	raw, err := os.ReadFile("../../inventory/dbtmanifest/testdata/hw_producers.manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["metadata"].(map[string]any)["generated_at"] = "2026-12-01T11:22:00.123456Z"
+	if edit != nil {
+		edit(doc)
+	}
+	b, _ := json.Marshal(doc)
+	m, err := dbtmanifest.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var opts = Options{JobNamespace: "dbt-ns", DatasetNamespace: "duckdb:///tmp/w.duckdb"}
+
+// The events of the e2e project's manifest pass the gateway's own decoder, carry the dbt_node facet and jobType
+// that key the job as dbt-ol's runs key it, and name the relations dbt-ol names.
+func TestEventsOfTheProducersManifest(t *testing.T) {
+	m := readManifest(t, nil)
+	events, sum, err := Events(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Models != 3 || sum.Seeds != 2 || sum.Snapshots != 0 || sum.Sources != 1 || sum.Jobs != 5 || len(events) != 5 {
+		t.Fatalf("summary %+v, %d events", sum, len(events))
+	}
+	if len(sum.WithoutSQL) != 3 || len(sum.Unresolved) != 0 {
+		t.Fatalf("a parse manifest has no compiled_code for the 3 models: %+v", sum)
+	}
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, raw := range events {
+		ev, err := dec.Decode(raw)
+		if err != nil {
+			t.Fatalf("decode %s: %v", raw, err)
+		}
+		if ev.Kind != olevent.KindJob || ev.Job.DbtUniqueID == "" || len(ev.FacetIssues) > 0 {
+			t.Fatalf("event %s: kind %s uid %q issues %v", raw, ev.Kind, ev.Job.DbtUniqueID, ev.FacetIssues)
+		}
+		var ins []string
+		for _, in := range ev.Inputs {
+			ins = append(ins, in.Name)
+		}
+		got[ev.Job.Name+" "+ev.Job.JobType] = strings.Join(ins, ",") + " -> " + ev.Outputs[0].Name
+	}
+	want := map[string]string{
+		"warehouse.main.hw_producers.customer_totals MODEL": "warehouse.main.stg_customers,warehouse.main.stg_orders -> warehouse.main.customer_totals",
+		"warehouse.main.hw_producers.stg_customers MODEL":   "warehouse.main.raw_customers -> warehouse.main.stg_customers",
+		"warehouse.main.hw_producers.stg_orders MODEL":      "warehouse.main.raw_orders -> warehouse.main.stg_orders",
+		"seed.hw_producers.raw_customers SEED":              " -> warehouse.main.raw_customers",
+		"seed.hw_producers.raw_orders SEED":                 " -> warehouse.main.raw_orders",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s: got %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	again, _, _ := Events(readManifest(t, nil), opts)
+	if !slices.EqualFunc(events, again, bytes.Equal) {
+		t.Fatal("the same manifest gave other events (a re-import would not be a duplicate)")
+	}
+}
+
+// compiled_code becomes the job's SQL; an ephemeral model is followed to its own dependencies; a dependency on
+// nothing in the manifest is reported.
+func TestEventsSQLEphemeralAndUnresolved(t *testing.T) {
+	m := readManifest(t, func(doc map[string]any) {
+		nodes := doc["nodes"].(map[string]any)
+		ct := nodes["model.hw_producers.customer_totals"].(map[string]any)
+		ct["compiled_code"] = "select 1"
+		so := nodes["model.hw_producers.stg_orders"].(map[string]any)
+		so["config"].(map[string]any)["materialized"] = "ephemeral"
+		so["relation_name"] = nil
+		sc := nodes["model.hw_producers.stg_customers"].(map[string]any)
+		sc["depends_on"].(map[string]any)["nodes"] = []any{"seed.hw_producers.raw_customers", "model.other.gone"}
+	})
+	events, sum, err := Events(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Models != 2 || !slices.Equal(sum.Unresolved, []string{"model.other.gone"}) || len(sum.WithoutSQL) != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	var found bool
+	for _, raw := range events {
+		if strings.Contains(string(raw), `"unique_id":"model.hw_producers.customer_totals"`) {
+			found = true
+			if !strings.Contains(string(raw), `"query":"select 1"`) || !strings.Contains(string(raw), `"name":"warehouse.main.raw_orders"`) {
+				t.Fatalf("customer_totals: no SQL or the ephemeral stg_orders not followed to raw_orders: %s", raw)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no event for customer_totals")
+	}
+}
+
+func TestEventsRefuseWithoutNamespacesOrTime(t *testing.T) {
+	m := readManifest(t, nil)
+	if _, _, err := Events(m, Options{JobNamespace: "x"}); err == nil || !strings.HasPrefix(err.Error(), "datasetNamespace") {
+		t.Fatalf("no dataset namespace: %v", err)
+	}
+	if _, _, err := Events(m, Options{DatasetNamespace: "x"}); err == nil || !strings.HasPrefix(err.Error(), "jobNamespace") {
+		t.Fatalf("no job namespace: %v", err)
+	}
+	m.GeneratedAt = "yesterday"
+	if _, _, err := Events(m, opts); err == nil || !strings.HasPrefix(err.Error(), "metadata.generated_at") {
+		t.Fatalf("bad time: %v", err)
+	}
+}

@@ -90,7 +90,9 @@ type fieldName struct {
 }
 
 // Key is the stable key of this history: of the path it started under (a rename keeps the node).
-func (h *fieldHist) Key(datasetKey string) string { return graph.FieldKey(datasetKey, h.keyPath(), h.From) }
+func (h *fieldHist) Key(datasetKey string) string {
+	return graph.FieldKey(datasetKey, h.keyPath(), h.From)
+}
 
 func (h *fieldHist) keyPath() string {
 	if len(h.Names) > 0 {

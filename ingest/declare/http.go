@@ -1,7 +1,6 @@
 package declare
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,10 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/gateway"
+	"github.com/headwater-data/headwater/internal/httpbody"
 	"github.com/headwater-data/headwater/internal/rules"
 	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 )
@@ -175,39 +174,11 @@ func (h *Handler) record(ctx context.Context, p authz.Principal, ans *Answer, st
 
 // openBody bounds the body and gunzips it when Content-Encoding says gzip.
 func openBody(w http.ResponseWriter, r *http.Request) (io.Reader, int, error) {
-	raw := http.MaxBytesReader(w, r.Body, MaxManifestBytes)
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-		return &bounded{r: raw}, 0, nil
-	case "gzip":
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return nil, http.StatusBadRequest, fmt.Errorf("body: Content-Encoding is gzip but the body is not valid gzip")
-		}
-		return &bounded{r: zr}, 0, nil
-	default:
-		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("Content-Encoding: must be identity or gzip, got %q", enc)
-	}
+	return httpbody.Open(w, r, MaxManifestBytes, errTooLarge)
 }
 
 // errTooLarge is the body-limit refusal (rule max-bytes).
 var errTooLarge = fmt.Errorf("body: %s: exceeds %d bytes (before or after gzip)", rules.MaxBytes, MaxManifestBytes)
-
-// bounded reads at most MaxManifestBytes and then fails with errTooLarge.
-type bounded struct {
-	r io.Reader
-	n int64
-}
-
-func (b *bounded) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	var mbe *http.MaxBytesError
-	if b.n > MaxManifestBytes || errors.As(err, &mbe) {
-		return n, errTooLarge
-	}
-	return n, err
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,16 +1,15 @@
 package registry
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/internal/httpbody"
 	"github.com/headwater-data/headwater/inventory"
 	"github.com/headwater-data/headwater/inventory/manage"
 )
@@ -95,47 +94,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // openBody bounds the body and gunzips it when Content-Encoding says gzip.
 func openBody(w http.ResponseWriter, r *http.Request) (io.Reader, int, error) {
-	raw := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-		return &bounded{r: raw}, 0, nil
-	case "gzip":
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return nil, statusOf(err), fmt.Errorf("body: Content-Encoding is gzip but the body is not valid gzip")
-		}
-		return &bounded{r: zr}, 0, nil
-	default:
-		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("Content-Encoding: must be identity or gzip, got %q", enc)
-	}
+	return httpbody.Open(w, r, MaxBodyBytes, errTooLarge)
 }
 
 // errTooLarge is the body-limit refusal.
 var errTooLarge = fmt.Errorf("body: exceeds %d bytes (before or after gzip)", MaxBodyBytes)
-
-// bounded reads at most MaxBodyBytes and then fails with errTooLarge.
-type bounded struct {
-	r io.Reader
-	n int64
-}
-
-func (b *bounded) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	var mbe *http.MaxBytesError
-	if b.n > MaxBodyBytes || errors.As(err, &mbe) {
-		return n, errTooLarge
-	}
-	return n, err
-}
-
-func statusOf(err error) int {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
 
 func (h *Handler) refuse(w http.ResponseWriter, err error) {
 	if errors.Is(err, errTooLarge) {

@@ -50,22 +50,10 @@ func (c canaryConn) do(rc *runCtx, method string, body []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
 	defer cancel()
 	target := strings.TrimRight(c.URL, "/") + "/api/v1/canaries/" + url.PathEscape(c.Name)
-	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	b, err := apiCall(ctx, "canary "+strings.ToLower(method), method, target, c.Token, bytes.NewReader(body),
+		map[string]string{"Content-Type": "application/json"}, 1<<20)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("canary %s: %s: %s", strings.ToLower(method), resp.Status, strings.TrimSpace(string(b)))
 	}
 	_, err = fmt.Fprintln(rc.stdout, strings.TrimSpace(string(b)))
 	return err

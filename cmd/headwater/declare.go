@@ -60,22 +60,10 @@ func (c declareDbtCmd) Run(rc *runCtx) error {
 	defer cancel()
 	q := url.Values{"jobNamespace": {c.JobNamespace}, "datasetNamespace": {c.DatasetNamespace}}
 	target := strings.TrimRight(c.URL, "/") + "/api/v1/declare/dbt/" + url.PathEscape(project) + "?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, gzipStream(bytes.NewReader(doc)))
+	b, err := apiCall(ctx, "declare dbt", http.MethodPost, target, c.Token, gzipStream(bytes.NewReader(doc)),
+		map[string]string{"Content-Encoding": "gzip"}, 16<<20)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Encoding", "gzip")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("declare dbt: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
 	_, err = fmt.Fprintln(rc.stdout, strings.TrimSpace(string(b)))
 	return err

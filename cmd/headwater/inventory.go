@@ -78,22 +78,7 @@ func (c inventoryRegisterCmd) post(ctx context.Context, body io.Reader) (string,
 		}
 	}
 	target := strings.TrimRight(c.URL, "/") + "/api/v1/inventory/" + url.PathEscape(c.Source) + "?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Encoding", "gzip")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("inventory register: %s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	return string(b), nil
+	b, err := apiCall(ctx, "inventory register", http.MethodPost, target, c.Token, body,
+		map[string]string{"Content-Encoding": "gzip"}, 1<<20)
+	return string(b), err
 }

@@ -21,6 +21,21 @@ func (s *Store) ReadRecords(ctx context.Context, cypher string, params map[strin
 	return out, nil
 }
 
+// WriteRecords runs one write query on the leader (an auto-commit transaction, retried by the driver on
+// transient errors) and returns its records as maps.
+func (s *Store) WriteRecords(ctx context.Context, cypher string, params map[string]any) ([]map[string]any, error) {
+	res, err := neo4j.ExecuteQuery(ctx, s.Driver, cypher, params, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(s.Database), neo4j.ExecuteQueryWithWritersRouting())
+	if err != nil {
+		return nil, fmt.Errorf("neo4j write: %w", err)
+	}
+	out := make([]map[string]any, len(res.Records))
+	for i, r := range res.Records {
+		out[i] = r.AsMap()
+	}
+	return out, nil
+}
+
 // Props is a property map read from Neo4j with typed accessors that tolerate missing values.
 type Props map[string]any
 

@@ -4,13 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/icebergsync"
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/icebergsync/schedule"
 	"github.com/headwater-data/headwater/ingest/normalize"
 )
 
@@ -33,11 +40,16 @@ type catalogSyncCmd struct {
 	Gateway      string       `help:"The Headwater gateway the sync publishes its events to." default:"http://127.0.0.1:8080" env:"HEADWATER_ICEBERG_GATEWAY"`
 	GatewayToken string       `help:"The sync's API token: a service principal with PRODUCE on the catalog's namespace and its iceberg://<name> uuid namespace." env:"HEADWATER_ICEBERG_GATEWAY_TOKEN" secret:"true"`
 	Neo4j        graph.Config `embed:"" prefix:"neo4j-"`
+	// Several catalogs: the same file `serve --catalogs-file` schedules (ADR 0049).
+	CatalogsFile string `name:"catalogs-file" help:"YAML catalogs file: sync each of its catalogs once, in order (the file serve --catalogs-file schedules); --uri, --name, --warehouse, --namespace, --root and --token are then the file's." env:"HEADWATER_CATALOGS_FILE"`
 }
 
 func (c catalogSyncCmd) Run(rc *runCtx) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
 	defer cancel()
+	if c.CatalogsFile != "" {
+		return c.syncFile(ctx, rc)
+	}
 	client, err := icebergrest.NewClient(ctx, icebergrest.ClientConfig{URI: c.URI, Warehouse: c.Warehouse,
 		Token: c.Token, PageSize: c.PageSize, HTTP: &http.Client{Timeout: icebergrest.DefaultTimeout}})
 	if err != nil {
@@ -86,9 +98,63 @@ func (c catalogSyncCmd) sync(ctx context.Context, rc *runCtx, client *icebergres
 	return err
 }
 
+// syncFile syncs every catalog of the catalogs file once, in order, and stops at the first that fails.
+func (c catalogSyncCmd) syncFile(ctx context.Context, rc *runCtx) error {
+	f, err := schedule.LoadFile(c.CatalogsFile)
+	if err != nil {
+		return err
+	}
+	for _, cat := range f.Catalogs {
+		client, err := cat.Client(ctx, os.Getenv)
+		if err != nil {
+			return fmt.Errorf("catalog %s: %w", cat.Name, err)
+		}
+		one := c
+		one.Name, one.URI, one.Namespace, one.Root = cat.Name, cat.URI, cat.Namespace, cat.Root
+		if c.DryRun {
+			res, err := icebergsync.ScanUnder(ctx, client, cat.RootNamespace(), nil)
+			if err != nil {
+				return fmt.Errorf("catalog %s: %w", cat.Name, err)
+			}
+			if err := icebergsync.WriteReport(rc.stdout, cat.Name, res); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := one.sync(ctx, rc, client); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func rootOf(dotted string) icebergrest.Namespace {
 	if dotted == "" {
 		return nil
 	}
 	return icebergrest.Namespace(strings.Split(dotted, "."))
+}
+
+// catalogScheduler builds the scheduled syncs of the catalogs file (none when path is empty): they publish
+// in-process through gw as each catalog's service principal (ADR 0049).
+func catalogScheduler(path string, store *graph.Store, gw *gateway.Gateway, log *slog.Logger, reg prometheus.Registerer) (*schedule.Scheduler, error) {
+	f := schedule.File{LeaseTTL: schedule.DefaultLeaseTTL}
+	if path != "" {
+		var err error
+		if f, err = schedule.LoadFile(path); err != nil {
+			return nil, err
+		}
+		for i, c := range f.Catalogs {
+			if c.Principal == "" {
+				return nil, fmt.Errorf("catalogs file %s: catalogs[%d] (%s).principal: required for the scheduled sync (the service principal it publishes as)", path, i, c.Name)
+			}
+		}
+	}
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano())
+	syncer := schedule.Syncer{State: icebergsync.GraphState{Store: store}, Env: os.Getenv,
+		Publisher: func(c schedule.Catalog) icebergsync.Publisher {
+			return icebergsync.SubmitPublisher{Sub: gw, Principal: authz.Principal{Subject: c.Principal, Kind: "service"}}
+		}}
+	return schedule.New(f, schedule.Neo4jLeases{Store: store}, syncer.Sync, holder, schedule.NewMetrics(reg), log, time.Now), nil
 }

@@ -80,6 +80,7 @@ type serveCmd struct {
 	GraphQL  guard.Limits     `embed:"" prefix:"graphql-"`
 	Trust    trust.Config     `embed:"" prefix:"trust-"`
 	GovFile  string           `name:"governance-file" help:"YAML governance file: tag classes and their propagation rules for piiFlow (docs/governance.md); empty: the defaults." default:"" env:"HEADWATER_GOVERNANCE_FILE" yaml:"governanceFile"`
+	Catalogs string           `name:"catalogs-file" help:"YAML catalogs file: Iceberg REST catalogs synced on a schedule, one active syncer per catalog among serve processes (docs/iceberg.md, ADR 0049); empty: none." default:"" env:"HEADWATER_CATALOGS_FILE" yaml:"catalogsFile"`
 	RunIn    bool             `name:"consumer" help:"Also run the consumer in this process (single-machine deployment)." default:"true" negatable:"" env:"HEADWATER_CONSUMER"`
 }
 
@@ -153,7 +154,11 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /graphiql", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /healthz", obs.Healthz())
-	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, s.Kafka), log))
+	catalogs, err := catalogScheduler(s.Catalogs, p.store, gw, log, reg)
+	if err != nil {
+		return err
+	}
+	mux.Handle("GET /readyz", obs.Readyz(append(readinessChecks(p.store, rdb, s.Kafka), catalogs.Checks()...), log))
 
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
@@ -173,6 +178,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	canaryReg.OnChange(checker.Recheck)
 	p.touched.Listen(checker.Touched)
 	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
+	g.Go(func() error { return catalogs.Run(gctx) })
 	if s.RunIn {
 		arch, err := archive.OpenDir(s.Archive, time.Now)
 		if err != nil {

@@ -53,6 +53,9 @@ func MetricsHandler(r *prometheus.Registry) http.Handler {
 type Check struct {
 	Name string
 	Fn   func(ctx context.Context) error
+	// Advisory: a failure is reported (under "degraded") but leaves the process ready: the part is degraded,
+	// the API still serves (an Iceberg catalog the scheduled sync cannot reach).
+	Advisory bool
 }
 
 // ReadinessTimeout bounds each dependency check.
@@ -66,14 +69,19 @@ func Healthz() http.Handler {
 	})
 }
 
-// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if all pass. The body names
-// each dependency and its state, never internal error text beyond a short reason.
+// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if all but the advisory ones
+// pass. The body names each dependency and its state, never internal error text beyond a short reason, and lists
+// the failing advisory checks under "degraded".
 func Readyz(checks []Check, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res := RunChecks(r.Context(), checks)
-		ok := true
-		for _, v := range res {
-			if v != "ok" {
+		ok, degraded := true, []string{}
+		for _, c := range checks {
+			switch {
+			case res[c.Name] == "ok":
+			case c.Advisory:
+				degraded = append(degraded, c.Name)
+			default:
 				ok = false
 			}
 		}
@@ -82,7 +90,7 @@ func Readyz(checks []Check, log *slog.Logger) http.Handler {
 			log.Warn("not ready", "checks", res)
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "checks": res})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "checks": res, "degraded": degraded})
 	})
 }
 

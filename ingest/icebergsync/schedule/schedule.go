@@ -1,0 +1,233 @@
+// Package schedule runs the Iceberg catalog syncs of `headwater serve` (ADR 0049): every catalog of the catalogs
+// file on its own interval; one active syncer per catalog among all serve processes, by a lease in Neo4j that the
+// holder renews and a standby takes over when it lapses; a failing catalog retried with back-off and shown in
+// readiness (advisory: the API stays ready) and metrics. A failed sync writes nothing (package icebergsync); a
+// sync whose lease is lost mid-way is cancelled.
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/headwater-data/headwater/internal/obs"
+)
+
+// Leases is the one-active-syncer lease store (Neo4jLeases).
+type Leases interface {
+	Acquire(ctx context.Context, catalog, holder string, ttl time.Duration) (Lease, error)
+	Release(ctx context.Context, catalog, holder string) error
+	Report(ctx context.Context, catalog, holder string, at time.Time, syncErr string) error
+}
+
+// SyncFunc syncs one catalog once and says how many events it published.
+type SyncFunc func(ctx context.Context, c Catalog) (events int, err error)
+
+// MaxErrorText bounds the error text kept on the lease and logged per failure.
+const MaxErrorText = 300
+
+// Scheduler runs the syncs of one process.
+type Scheduler struct {
+	file   File
+	leases Leases
+	sync   SyncFunc
+	holder string
+	m      *Metrics
+	log    *slog.Logger
+	now    func() time.Time
+
+	mu    sync.Mutex
+	state map[string]Lease // as last seen on the lease, per catalog
+}
+
+// New builds a scheduler; holder names this process on the leases (unique per process: host, pid, start).
+func New(f File, leases Leases, sync SyncFunc, holder string, m *Metrics, log *slog.Logger, now func() time.Time) *Scheduler {
+	return &Scheduler{file: f, leases: leases, sync: sync, holder: holder, m: m, log: log, now: now, state: map[string]Lease{}}
+}
+
+// Run runs every catalog's loop until ctx ends, then gives up the leases this process holds.
+func (s *Scheduler) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, c := range s.file.Catalogs {
+		wg.Go(func() { s.loop(ctx, c) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// loop is one catalog's: every LeaseTTL/3 it takes or renews the lease (or sees who holds it); while it holds it,
+// it syncs when due: at once on taking the lease, then every Interval, or after the back-off while failing.
+func (s *Scheduler) loop(ctx context.Context, c Catalog) {
+	renew := s.file.LeaseTTL / 3
+	var due time.Time // zero: at once
+	failures := 0
+	defer s.release(c)
+	for {
+		lease, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL)
+		leader := err == nil && lease.Holder == s.holder
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("catalog sync lease unavailable", "catalog", c.Name, "err", err)
+		}
+		if err == nil {
+			s.see(c.Name, lease)
+		}
+		s.m.leader.WithLabelValues(c.Name).Set(b2f(leader))
+		if leader && !s.now().Before(due) {
+			if err := s.runOnce(ctx, c); err != nil {
+				failures++
+				due = s.now().Add(s.backoff(c, failures))
+			} else {
+				failures = 0
+				due = s.now().Add(c.Interval)
+			}
+			s.m.failures.WithLabelValues(c.Name).Set(float64(failures))
+		}
+		if !leader {
+			due, failures = time.Time{}, 0 // a process that takes the lease over syncs at once
+		}
+		wait := renew
+		if leader {
+			wait = min(renew, max(due.Sub(s.now()), 0))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// runOnce syncs c with the lease renewed beside it; losing the lease cancels the sync.
+func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
+	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	lost := make(chan struct{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(s.file.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if l, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL); err != nil || l.Holder != s.holder {
+					close(lost)
+					cancel()
+					return
+				}
+			}
+		}
+	})
+	start := s.now()
+	events, err := s.sync(sctx, c)
+	close(stop)
+	wg.Wait()
+	select {
+	case <-lost:
+		err = errors.Join(err, errors.New("the sync lease was lost during the sync (another process may hold it now)"))
+	default:
+	}
+	s.m.seconds.WithLabelValues(c.Name).Observe(s.now().Sub(start).Seconds())
+	s.m.events.WithLabelValues(c.Name).Add(float64(events))
+	text := ""
+	if err != nil {
+		text = short(err.Error())
+		s.m.syncs.WithLabelValues(c.Name, "failed").Inc()
+		s.log.Warn("catalog sync failed", "catalog", c.Name, "events", events, "err", text)
+	} else {
+		s.m.syncs.WithLabelValues(c.Name, "ok").Inc()
+		s.log.Info("catalog synced", "catalog", c.Name, "events", events, "seconds", s.now().Sub(start).Seconds())
+	}
+	if ctx.Err() == nil {
+		if rerr := s.leases.Report(ctx, c.Name, s.holder, s.now(), text); rerr != nil {
+			s.log.Warn("catalog sync outcome not recorded on its lease", "catalog", c.Name, "err", rerr)
+		}
+		s.noteOutcome(c.Name, text)
+	}
+	return err
+}
+
+// backoff is the wait before retrying a catalog after n consecutive failures.
+func (s *Scheduler) backoff(c Catalog, n int) time.Duration {
+	d := s.file.Backoff.Initial
+	for i := 1; i < n && d < s.file.Backoff.Max; i++ {
+		d *= 2
+	}
+	return min(d, s.file.Backoff.Max, c.Interval)
+}
+
+func (s *Scheduler) release(c Catalog) {
+	s.m.leader.WithLabelValues(c.Name).Set(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.leases.Release(ctx, c.Name, s.holder); err != nil {
+		s.log.Warn("catalog sync lease not released (a standby takes it over when it expires)", "catalog", c.Name, "err", err)
+	}
+}
+
+func (s *Scheduler) see(name string, l Lease) {
+	s.mu.Lock()
+	s.state[name] = l
+	s.mu.Unlock()
+	if !l.LastSuccess.IsZero() {
+		s.m.lastSuccess.WithLabelValues(name).Set(float64(l.LastSuccess.Unix()))
+	}
+}
+
+func (s *Scheduler) noteOutcome(name, errText string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.state[name]
+	if errText == "" {
+		l.LastSuccess, l.FailingSince, l.LastError = s.now(), time.Time{}, ""
+	} else {
+		if l.FailingSince.IsZero() {
+			l.FailingSince = s.now()
+		}
+		l.LastError = errText
+	}
+	s.state[name] = l
+}
+
+// State is the catalog's state as this process last saw it on the lease.
+func (s *Scheduler) State(name string) (Lease, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.state[name]
+	return l, ok
+}
+
+// Checks are the advisory readiness checks, one per catalog ("catalog:<name>"): failing while the catalog's
+// syncs fail, whichever process runs them; a catalog never synced yet, or not yet seen, is not a failure.
+func (s *Scheduler) Checks() []obs.Check {
+	out := make([]obs.Check, 0, len(s.file.Catalogs))
+	for _, c := range s.file.Catalogs {
+		out = append(out, obs.Check{Name: "catalog:" + c.Name, Advisory: true, Fn: func(context.Context) error {
+			l, _ := s.State(c.Name)
+			if l.FailingSince.IsZero() {
+				return nil
+			}
+			return fmt.Errorf("failing since %s: %s", l.FailingSince.UTC().Format(time.RFC3339), l.LastError)
+		}})
+	}
+	return out
+}
+
+func short(s string) string {
+	if len(s) > MaxErrorText {
+		return s[:MaxErrorText] + "..."
+	}
+	return s
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,155 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memLeases is the lease rule in memory, for the scheduler's logic (the Neo4j store has its own test).
+type memLeases struct {
+	mu sync.Mutex
+	l  map[string]Lease
+}
+
+func (m *memLeases) Acquire(_ context.Context, c, holder string, ttl time.Duration) (Lease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.l[c]
+	if l.Holder == "" || l.Holder == holder || l.Until.Before(time.Now()) {
+		l.Holder, l.Until = holder, time.Now().Add(ttl)
+	}
+	m.l[c] = l
+	return l, nil
+}
+
+func (m *memLeases) Release(_ context.Context, c, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.l[c]; l.Holder == holder {
+		l.Holder, l.Until = "", time.Time{}
+		m.l[c] = l
+	}
+	return nil
+}
+
+func (m *memLeases) Report(_ context.Context, c, holder string, at time.Time, e string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.l[c]
+	if l.Holder != holder {
+		return nil
+	}
+	if e == "" {
+		l.LastSuccess, l.FailingSince, l.LastError = at, time.Time{}, ""
+	} else if l.FailingSince.IsZero() {
+		l.FailingSince, l.LastError = at, e
+	}
+	m.l[c] = l
+	return nil
+}
+
+type calls struct {
+	mu sync.Mutex
+	by map[string][]time.Time
+}
+
+func (c *calls) sync(holder string, err error) SyncFunc {
+	return func(_ context.Context, cat Catalog) (int, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.by[holder] = append(c.by[holder], time.Now())
+		return 1, err
+	}
+}
+
+func (c *calls) count(holder string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.by[holder])
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func testFile(interval time.Duration) File {
+	return File{LeaseTTL: 300 * time.Millisecond, Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 400 * time.Millisecond},
+		Catalogs: []Catalog{{Name: "lake", Interval: interval, Timeout: time.Second}}}
+}
+
+// One active syncer per catalog: of two processes, only the lease holder syncs; when it stops, the other takes
+// the lease over and syncs at once.
+func TestOneProcessSyncsACatalogAndAStandbyTakesOver(t *testing.T) {
+	leases, c := &memLeases{l: map[string]Lease{}}, &calls{by: map[string][]time.Time{}}
+	f := testFile(50 * time.Millisecond)
+	ctxA, stopA := context.WithCancel(context.Background())
+	ctxB := t.Context()
+	a := New(f, leases, c.sync("a", nil), "a", NewMetrics(nil), quiet(), time.Now)
+	b := New(f, leases, c.sync("b", nil), "b", NewMetrics(nil), quiet(), time.Now)
+	doneA := make(chan struct{})
+	go func() { _ = a.Run(ctxA); close(doneA) }()
+	time.Sleep(20 * time.Millisecond) // a takes the lease first
+	go func() { _ = b.Run(ctxB) }()
+	time.Sleep(400 * time.Millisecond)
+	if c.count("a") < 3 || c.count("b") != 0 {
+		t.Fatalf("while a holds the lease: a synced %d times, b %d; want a several, b never", c.count("a"), c.count("b"))
+	}
+	stopA()
+	<-doneA // a released its lease
+	before := time.Now()
+	for c.count("b") == 0 && time.Since(before) < 2*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c.count("b") == 0 {
+		t.Fatal("b never took the catalog over after a stopped")
+	}
+	if wait := c.by["b"][0].Sub(before); wait > f.LeaseTTL {
+		t.Errorf("b took %s to take over a released lease, want under one renewal period", wait)
+	}
+}
+
+// A failing catalog is retried after Initial, doubling up to Max, and readiness says it is failing; a success
+// clears it.
+func TestAFailingCatalogBacksOffAndShowsInReadiness(t *testing.T) {
+	leases, c := &memLeases{l: map[string]Lease{}}, &calls{by: map[string][]time.Time{}}
+	s := New(testFile(time.Hour), leases, c.sync("a", errors.New("catalog answered 503")), "a", NewMetrics(nil), quiet(), time.Now)
+	ctx, stop := context.WithTimeout(context.Background(), 1600*time.Millisecond)
+	defer stop()
+	_ = s.Run(ctx)
+	got := c.by["a"]
+	if len(got) < 5 {
+		t.Fatalf("%d attempts in 1.6 s, want at least 5 (100+200+400+400 ms of back-off)", len(got))
+	}
+	for i, want := range []time.Duration{100, 200, 400, 400} {
+		gap := got[i+1].Sub(got[i])
+		if w := want * time.Millisecond; gap < w || gap > w+250*time.Millisecond { // slack for a loaded 2-core machine
+			t.Errorf("gap %d: %s, want ~%s", i, gap, w)
+		}
+	}
+	checks := s.Checks()
+	if len(checks) != 1 || checks[0].Name != "catalog:lake" || !checks[0].Advisory {
+		t.Fatalf("checks %+v", checks)
+	}
+	if err := checks[0].Fn(context.Background()); err == nil {
+		t.Error("readiness says a failing catalog is fine")
+	}
+	s.noteOutcome("lake", "")
+	if err := checks[0].Fn(context.Background()); err != nil {
+		t.Errorf("after a success readiness still says %v", err)
+	}
+}
+
+func TestBackoffNeverExceedsTheInterval(t *testing.T) {
+	s := New(File{Backoff: Backoff{Initial: 10 * time.Second, Max: 10 * time.Minute}}, nil, nil, "a", NewMetrics(nil), quiet(), time.Now)
+	for n, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 4: 80 * time.Second, 10: 2 * time.Minute} {
+		if got := s.backoff(Catalog{Interval: 2 * time.Minute}, n); got != want {
+			t.Errorf("after %d failures: %s, want %s", n, got, want)
+		}
+	}
+	if got := s.backoff(Catalog{Interval: time.Hour}, 30); got != 10*time.Minute {
+		t.Errorf("after 30 failures: %s, want the 10m cap", got)
+	}
+}

@@ -82,6 +82,10 @@ var migrations = []migration{
 		"CREATE INDEX coverage_scope_sample_scope IF NOT EXISTS FOR (n:CoverageScopeSample) ON (n.scope, n.signal, n.at)",
 		"CREATE INDEX coverage_scope_sample_at IF NOT EXISTS FOR (n:CoverageScopeSample) ON (n.at)",
 	}},
+	{9, []string{ // the scheduled catalog syncs' leases (ingest/icebergsync/schedule, ADR 0049): one per catalog, so
+		// two processes' first MERGE of a catalog's lease cannot create two
+		"CREATE CONSTRAINT catalog_sync_lease_catalog IF NOT EXISTS FOR (n:CatalogSyncLease) REQUIRE n.catalog IS UNIQUE",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

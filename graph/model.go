@@ -44,6 +44,8 @@ const (
 	// LabelCoverageScopeSample is a trend point of one signal for one namespace, criticality, producer or
 	// configured scope (trust/sampler; ADR 0043).
 	LabelCoverageScopeSample = "CoverageScopeSample"
+	// LabelCatalogSyncLease is one catalog's one-active-syncer lease (ingest/icebergsync/schedule, ADR 0049).
+	LabelCatalogSyncLease = "CatalogSyncLease"
 )
 
 // Relationship types.

@@ -77,6 +77,7 @@ const (
 	GapRunWithoutTerminal GapKind = "RUN_WITHOUT_TERMINAL"
 	GapJobNotReporting    GapKind = "JOB_NOT_REPORTING"
 	GapProducerStale      GapKind = "PRODUCER_STALE"
+	GapUnreportedWrite    GapKind = "UNREPORTED_WRITE"
 )
 
 // DatasetRef names a dataset as a producer would.
@@ -369,7 +370,7 @@ type Gap struct {
 	// StopReasons are the budgets that stopped the page, in the order first reached (TRUNCATED gaps only; nil on
 	// the others). Decisions use them, never the message, which is for people.
 	StopReasons []StopReason
-	// Numerator of Denominator are the figure a JOB_NOT_REPORTING or PRODUCER_STALE gap is part of ("3 of 10
+	// Numerator of Denominator are the figure a JOB_NOT_REPORTING, PRODUCER_STALE or UNREPORTED_WRITE gap is part of ("3 of 10
 	// expected jobs writing this answer's datasets are not reporting"); nil on the other kinds.
 	Numerator, Denominator *int
 	// Since is when what the gap is about last reported (a producer's last event, an expected job's matched

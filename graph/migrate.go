@@ -85,6 +85,8 @@ var migrations = []migration{
 	{9, []string{ // the scheduled catalog syncs' leases (ingest/icebergsync/schedule, ADR 0049): one per catalog, so
 		// two processes' first MERGE of a catalog's lease cannot create two
 		"CREATE CONSTRAINT catalog_sync_lease_catalog IF NOT EXISTS FOR (n:CatalogSyncLease) REQUIRE n.catalog IS UNIQUE",
+		// and the runs that wrote a snapshot, found by its id (the UNREPORTED_WRITE gap, trust/truststore, ADR 0050)
+		"CREATE INDEX wrote_dataset_version IF NOT EXISTS FOR ()-[w:WROTE]-() ON (w.datasetVersion)",
 	}},
 }
 

@@ -3276,6 +3276,12 @@ enum GapKind {
   RUN_WITHOUT_TERMINAL
   "The producer principal of a job on the answer went quiet (the quietProducers rule; shown to global callers, or about the caller itself)."
   PRODUCER_STALE
+  """
+  A table of the answer has catalog commits (Iceberg snapshots the catalog sync recorded) that no run reported
+  writing within the write grace (` + "`" + `--trust-write-grace` + "`" + `, 1 h): numerator of denominator of its latest commits
+  (at most 20); ` + "`" + `since` + "`" + ` is the newest unreported one (docs/iceberg.md).
+  """
+  UNREPORTED_WRITE
 }
 
 input DatasetRef { namespace: String!, name: String! }
@@ -4047,10 +4053,10 @@ type InventorySource {
 
 # The trust gaps and coverage of lineage and impact answers (ADR 0032). Additive.
 extend type Gap {
-  "JOB_NOT_REPORTING, PRODUCER_STALE: the figure the gap is part of (\"3 of 10 upstream jobs are not reporting\": numerator 3, denominator 10); null on the other kinds."
+  "JOB_NOT_REPORTING, PRODUCER_STALE, UNREPORTED_WRITE: the figure the gap is part of (\"3 of 10 upstream jobs are not reporting\": numerator 3, denominator 10); null on the other kinds."
   numerator: Int
   denominator: Int
-  "JOB_NOT_REPORTING, PRODUCER_STALE: when what the gap is about last reported (null when it never did, and on the other kinds)."
+  "JOB_NOT_REPORTING, PRODUCER_STALE: when what the gap is about last reported; UNREPORTED_WRITE: the newest unreported commit (null when it never did, and on the other kinds)."
   since: Time
 }
 

@@ -27,6 +27,12 @@ const (
 	DefaultWindow         = 7 * 24 * time.Hour
 	DefaultMaxWindow      = 90 * 24 * time.Hour
 	DefaultReportGrace    = time.Hour
+	// DefaultWriteGrace is how long after a catalog commit (an Iceberg snapshot the catalog sync recorded) a run
+	// may still report writing it before the commit counts as an UNREPORTED_WRITE.
+	DefaultWriteGrace = time.Hour
+	// MaxCommitsJudged is how many of a table's latest catalog commits the UNREPORTED_WRITE gap judges ("3 of the
+	// last 20 commits to this table came from no instrumented job").
+	MaxCommitsJudged = 20
 	DefaultRunGrace       = 6 * time.Hour
 	DefaultQuietLookback  = 14 * 24 * time.Hour
 	DefaultQuietFactor    = 3.0
@@ -45,6 +51,7 @@ type Config struct {
 	Window        time.Duration `help:"Default window of the windowed signals (runs started, rejected events, unresolved identities)." default:"168h" env:"HEADWATER_TRUST_WINDOW" yaml:"window"`
 	MaxWindow     time.Duration `help:"Largest window a coverage request may ask for." default:"2160h" env:"HEADWATER_TRUST_MAX_WINDOW" yaml:"maxWindow"`
 	ReportGrace   time.Duration `help:"Grace after an expected job's schedule before it counts as not reporting." default:"1h" env:"HEADWATER_TRUST_REPORT_GRACE" yaml:"reportGrace"`
+	WriteGrace    time.Duration `help:"A catalog commit (Iceberg snapshot) that no run reported writing within this long is an UNREPORTED_WRITE gap." default:"1h" env:"HEADWATER_TRUST_WRITE_GRACE" yaml:"writeGrace"`
 	RunGrace      time.Duration `help:"A run with START but no terminal event counts once it is older than this." default:"6h" env:"HEADWATER_TRUST_RUN_GRACE" yaml:"runGrace"`
 	QuietLookback time.Duration `help:"History a producer's usual gap between events is measured over." default:"336h" env:"HEADWATER_TRUST_QUIET_LOOKBACK" yaml:"quietLookback"`
 	QuietFactor   float64       `help:"A producer is quiet after its P95 gap between events times this factor." default:"3" env:"HEADWATER_TRUST_QUIET_FACTOR" yaml:"quietFactor"`
@@ -72,6 +79,7 @@ func (c Config) WithDefaults() Config {
 	defD(&c.Window, DefaultWindow)
 	defD(&c.MaxWindow, DefaultMaxWindow)
 	defD(&c.ReportGrace, DefaultReportGrace)
+	defD(&c.WriteGrace, DefaultWriteGrace)
 	defD(&c.RunGrace, DefaultRunGrace)
 	defD(&c.QuietLookback, DefaultQuietLookback)
 	defD(&c.QuietMin, DefaultQuietMin)
@@ -91,9 +99,9 @@ func (c Config) Validate() error {
 	switch {
 	case c.Window < 0 || c.MaxWindow < c.Window:
 		return fmt.Errorf("trust.window: must be positive and at most trust.max-window (%s), got %s", c.MaxWindow, c.Window)
-	case c.ReportGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0 || c.CanaryInterval < 0 ||
+	case c.ReportGrace < 0 || c.WriteGrace < 0 || c.RunGrace < 0 || c.QuietMin < 0 || c.StaleMin < 0 || c.SampleInterval < 0 || c.CanaryInterval < 0 ||
 		c.TrendScopeInterval < 0:
-		return errors.New("trust: report-grace, run-grace, quiet-min, stale-min, sample-interval, trend-scope-interval and canary-interval must not be negative")
+		return errors.New("trust: report-grace, write-grace, run-grace, quiet-min, stale-min, sample-interval, trend-scope-interval and canary-interval must not be negative")
 	case c.QuietFactor <= 0 || c.StaleFactor <= 0:
 		return errors.New("trust: quiet-factor and stale-factor must be positive")
 	case c.QuietLookback < time.Hour:

@@ -238,6 +238,18 @@ func (s *Service) QuietLimit(producer string, p95 time.Duration) time.Duration {
 	return rules.QuietThreshold(p95, factor, s.cfg.QuietMin)
 }
 
+// JobRef names a job for a permission check: its key and its name.
+type JobRef struct{ Key, Namespace, Name string }
+
+// DescribableJobs says, per job, whether the caller may describe it (one batch of checks).
+func (s *Service) DescribableJobs(ctx context.Context, caller authz.Principal, jobs []JobRef) ([]bool, error) {
+	var b checks
+	for _, j := range jobs {
+		b.add(b.next(), authz.PrivDescribe, jobCand(j.Key, j.Namespace, j.Name))
+	}
+	return allowedIDs(ctx, s.perms, caller, &b)
+}
+
 // visibleJobs keeps the expected jobs the caller may describe, under their expected identity and under every
 // reported job they matched: a hidden one is neither counted nor named.
 func (s *Service) visibleJobs(ctx context.Context, caller authz.Principal, rows []ExpectedRow) ([]ExpectedRow, error) {

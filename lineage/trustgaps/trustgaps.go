@@ -31,6 +31,7 @@ type Source interface {
 	ExpectedWriters(ctx context.Context, caller authz.Principal, outputs []string) ([]trust.JobStatus, error)
 	JobMessage(st trust.JobStatus) string
 	ProducersOf(ctx context.Context, jobKeys []string) ([]gapsource.ProducerOf, error)
+	UnreportedWrites(ctx context.Context, caller authz.Principal, datasetKeys []string) ([]gapsource.Unreported, error)
 }
 
 // MaxMemo bounds the answers whose trust gaps are kept in process; maxMemoGaps the gaps of one kept answer (an
@@ -68,7 +69,7 @@ func New(src Source, cat *catalog.Catalog, ttl time.Duration, clock func() time.
 
 // answerDataset is one dataset of an answer: its public id and the names an expected output may give it.
 type answerDataset struct {
-	id      string
+	id, key string
 	outputs []string // "namespace|name" as of the answer and now
 }
 
@@ -131,17 +132,54 @@ func (g *Computer) computeNow(ctx context.Context, p authz.Principal, scope auth
 			}
 		}
 	}
-	// the two reads are independent: run them at once
+	keys := make([]string, len(ds))
+	for i, d := range ds {
+		keys[i] = d.key
+	}
+	// the three reads are independent: run them at once
 	var writers []trust.JobStatus
 	var stale []api.Gap
+	var unreported []gapsource.Unreported
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) { writers, err = g.trust.ExpectedWriters(ectx, p, outs); return err })
 	eg.Go(func() (err error) { stale, err = g.producerGaps(ectx, p, scope, edges, jobs); return err })
+	eg.Go(func() (err error) { unreported, err = g.trust.UnreportedWrites(ectx, p, keys); return err })
 	if err := eg.Wait(); err != nil {
 		return nil, nil, api.StoreErr(err)
 	}
 	gaps, cov := g.notReporting(ds, writers)
-	return append(gaps, stale...), cov, nil
+	gaps = append(gaps, stale...)
+	return append(gaps, unreportedGaps(ds, unreported, scope.Global)...), cov, nil
+}
+
+// unreportedGaps is one UNREPORTED_WRITE gap per dataset of the answer with catalog commits that no run the
+// caller may see reported writing (ADR 0050): "3 of the last 20 commits to this table came from no instrumented
+// job". To a caller without a global scope the sentence says "that you may see": a commit only a hidden job
+// reported counts as unreported to it, so the figure never tells that a hidden job exists.
+func unreportedGaps(ds []answerDataset, un []gapsource.Unreported, global bool) []api.Gap {
+	idOf := map[string]string{}
+	for _, d := range ds {
+		idOf[d.key] = d.id
+	}
+	who := "no instrumented job"
+	if !global {
+		who = "no instrumented job you may see"
+	}
+	out := make([]api.Gap, 0, len(un))
+	for _, u := range un {
+		id, ok := idOf[u.DatasetKey]
+		if !ok {
+			continue
+		}
+		n, m, latest := u.Unreported, u.Judged, u.Latest
+		commits := "commits"
+		if m == 1 {
+			commits = "commit"
+		}
+		out = append(out, api.Gap{Kind: api.GapUnreportedWrite, Nodes: []string{id}, Edges: []string{}, Numerator: &n,
+			Denominator: &m, Since: &latest, Message: fmt.Sprintf("%d of the last %d %s to this table came from %s (no run reported writing the snapshot)", n, m, commits, who)})
+	}
+	return out
 }
 
 // datasets lists the answer's datasets: its Dataset nodes, then the datasets of its Field nodes (read once).
@@ -153,7 +191,7 @@ func (g *Computer) datasets(ctx context.Context, nodes []api.Node, t int64) ([]a
 			return
 		}
 		seen[d.Key] = true
-		a := answerDataset{id: d.ID, outputs: []string{d.Namespace + "|" + d.Name}}
+		a := answerDataset{id: d.ID, key: d.Key, outputs: []string{d.Namespace + "|" + d.Name}}
 		if cur := d.CurrentNamespace + "|" + d.CurrentName; d.CurrentName != "" && cur != a.outputs[0] {
 			a.outputs = append(a.outputs, cur)
 		}

@@ -31,17 +31,20 @@ type Reader interface {
 type Source struct {
 	sig     *trust.Service
 	r       Reader
+	commits CommitReader // nil: no UNREPORTED_WRITE figures
 	clock   func() time.Time
 	writers writerIndex
 	health  healthCache
 }
 
 // New is the gaps' source over the trust signals sig (their rules and permissions) and r; a nil clock is time.Now.
+// When r also reads catalog commits (CommitReader), the source judges UNREPORTED_WRITE.
 func New(sig *trust.Service, r Reader, clock func() time.Time) *Source {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Source{sig: sig, r: r, clock: clock}
+	cr, _ := r.(CommitReader)
+	return &Source{sig: sig, r: r, commits: cr, clock: clock}
 }
 
 // ExpectedWriters is the interface the lineage gaps (JOB_NOT_REPORTING, answer coverage) use: the active

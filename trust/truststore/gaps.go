@@ -46,3 +46,43 @@ RETURN jk, e.principal AS p, max(e.receivedAt) AS last ORDER BY jk, p`, map[stri
 	}
 	return out, nil
 }
+
+// icebergUUIDScheme is the namespace scheme of a synced table's uuid identifier (icebergsync.UUIDScheme): only
+// such a dataset has catalog commits, so the others cost one look at their few names, not a scan of versions.
+const icebergUUIDScheme = "iceberg://"
+
+// Commits reads each dataset's latest perDataset catalog commits at or before `before` (ms): DatasetVersions with
+// a commit time (the Iceberg snapshots the catalog sync recorded), newest first, each with the jobs of the runs
+// whose WROTE names it (through the relationship index on WROTE.datasetVersion, schema version 9).
+func (s *Store) Commits(ctx context.Context, datasetKeys []string, before int64, perDataset int) ([]gapsource.Commit, error) {
+	rows, err := s.read(ctx, `UNWIND $keys AS k
+MATCH (d:Dataset {key: k})
+WHERE EXISTS { MATCH (n:DatasetName)-[:NAMES]->(d) WHERE n.namespace STARTS WITH $uuidScheme }
+CALL (d) {
+  MATCH (v:DatasetVersion)-[:VERSION_OF]->(d) WHERE v.committedAt IS NOT NULL AND v.committedAt <= $before
+  RETURN v ORDER BY v.committedAt DESC LIMIT $n
+}
+OPTIONAL MATCH (r:Run)-[:WROTE {datasetVersion: v.version}]->(d)
+OPTIONAL MATCH (j:Job {key: r.jobKey})
+WITH k, v, collect(DISTINCT CASE WHEN j IS NULL THEN null ELSE [j.key, j.namespace, j.name] END) AS writers
+RETURN k, v.version AS version, v.committedAt AS at, writers ORDER BY k, at DESC`,
+		map[string]any{"keys": datasetKeys, "before": before, "n": perDataset, "uuidScheme": icebergUUIDScheme})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gapsource.Commit, len(rows))
+	for i, r := range rows {
+		c := gapsource.Commit{DatasetKey: r.Str("k"), Version: r.Str("version"), At: r.Int("at")}
+		l, _ := r["writers"].([]any)
+		for _, w := range l {
+			if t, ok := w.([]any); ok && len(t) == 3 {
+				key, _ := t[0].(string)
+				ns, _ := t[1].(string)
+				name, _ := t[2].(string)
+				c.Writers = append(c.Writers, trust.JobRef{Key: key, Namespace: ns, Name: name})
+			}
+		}
+		out[i] = c
+	}
+	return out, nil
+}

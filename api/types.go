@@ -295,6 +295,7 @@ type RunConnection struct {
 
 // DatasetVersion is one version of a dataset.
 type DatasetVersion struct {
+	DatasetKey  string // the dataset's (not in the API; writtenBy reads by it)
 	Version     string
 	Lifecycle   *string
 	FirstSeenAt *time.Time

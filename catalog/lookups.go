@@ -340,12 +340,23 @@ func (s *Catalog) DatasetVersions(ctx context.Context, datasetKey string, first 
 	}
 	c := &api.DatasetVersionConnection{Nodes: []*api.DatasetVersion{}}
 	for _, r := range rows[:min(len(rows), lim)] {
-		c.Nodes = append(c.Nodes, &api.DatasetVersion{Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt),
+		c.Nodes = append(c.Nodes, &api.DatasetVersion{DatasetKey: datasetKey, Version: r.Version, Lifecycle: strOrNil(r.Lifecycle), FirstSeenAt: timeOrNil(r.FirstSeenAt),
 			ParentVersion: strOrNil(r.ParentVersion), CommittedAt: timeOrNil(r.CommittedAt), Operation: strOrNil(r.Operation),
 			Summary: summaryEntries(r.Summary)})
 	}
 	c.EndCursor, c.HasNextPage = endCursor(off, lim, len(rows))
 	return c, nil
+}
+
+// MaxVersionWriters bounds the runs one version lists as its writers (a snapshot has one writer; a version an
+// engine names on every run, such as a constant, could have thousands).
+const MaxVersionWriters = 20
+
+// VersionWriters are the keys of the runs that reported writing the version, newest first (at most
+// MaxVersionWriters); the caller's loader drops the runs of jobs it may not describe.
+func (s *Catalog) VersionWriters(ctx context.Context, datasetKey, version string) ([]string, error) {
+	k, err := s.store.VersionWriters(ctx, datasetKey, version, MaxVersionWriters)
+	return k, api.StoreErr(err)
 }
 
 // LastWriter is the key of the run that last wrote the dataset ("" when none).

@@ -91,7 +91,39 @@ func TestCatalogCommitsNoRunReportedAreGaps(t *testing.T) {
 		t.Errorf("the gap's since %s, want the second snapshot's commit %s", *gaps[0].Since, committed)
 	}
 
+	// Which run produced which snapshot: the first names the reporting run's job, the second none yet.
+	writers := func() map[string][]string {
+		t.Helper()
+		v := o.gql(t, `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { versions(first: 10) {
+			nodes { version writtenBy { runId job { namespace name } } } } } }`, map[string]any{"ns": uri, "n": orders})
+		b, _ := json.Marshal(v["dataset"].(map[string]any)["versions"].(map[string]any)["nodes"])
+		var nodes []struct {
+			Version   string
+			WrittenBy []struct {
+				RunID string
+				Job   struct{ Namespace, Name string }
+			}
+		}
+		if err := json.Unmarshal(b, &nodes); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, n := range nodes {
+			out[n.Version] = []string{}
+			for _, w := range n.WrittenBy {
+				out[n.Version] = append(out[n.Version], w.Job.Namespace)
+			}
+		}
+		return out
+	}
+	if w := writers(); len(w[snapshotText(first)]) != 1 || w[snapshotText(first)][0] != o.jobNS || len(w[snapshotText(second)]) != 0 {
+		t.Errorf("writtenBy per snapshot: %v, want the first written by a run of %s, the second by none", w, o.jobNS)
+	}
+
 	report(second)
+	if w := writers(); len(w[snapshotText(second)]) != 1 {
+		t.Errorf("after the second report, writtenBy: %v", w)
+	}
 	if gaps := unreportedGaps(t, o, uri, orders); len(gaps) != 0 {
 		t.Errorf("after a run reported the second snapshot: %+v, want no UNREPORTED_WRITE", gaps)
 	}

@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	CoverageFigure() CoverageFigureResolver
 	CoverageReport() CoverageReportResolver
 	Dataset() DatasetResolver
+	DatasetVersion() DatasetVersionResolver
 	Field() FieldResolver
 	Job() JobResolver
 	LineageEdge() LineageEdgeResolver
@@ -262,6 +263,7 @@ type ComplexityRoot struct {
 		ParentVersion func(childComplexity int) int
 		Summary       func(childComplexity int) int
 		Version       func(childComplexity int) int
+		WrittenBy     func(childComplexity int) int
 	}
 
 	DatasetVersionConnection struct {
@@ -625,6 +627,9 @@ type DatasetResolver interface {
 
 	Versions(ctx context.Context, obj *api.Dataset, first *int, after *string) (*api.DatasetVersionConnection, error)
 	LastWrittenBy(ctx context.Context, obj *api.Dataset) (*api.Run, error)
+}
+type DatasetVersionResolver interface {
+	WrittenBy(ctx context.Context, obj *api.DatasetVersion) ([]*api.Run, error)
 }
 type FieldResolver interface {
 	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
@@ -1649,6 +1654,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetVersion.Version(childComplexity), true
+	case "DatasetVersion.writtenBy":
+		if e.ComplexityRoot.DatasetVersion.WrittenBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetVersion.WrittenBy(childComplexity), true
 
 	case "DatasetVersionConnection.endCursor":
 		if e.ComplexityRoot.DatasetVersionConnection.EndCursor == nil {
@@ -3475,6 +3486,12 @@ type DatasetVersion {
   operation: String
   "The Iceberg snapshot's summary (added-records, total-records, engine-name, ...), sorted by key."
   summary: [VersionSummaryEntry!]!
+  """
+  The runs that reported writing this version (an output's ` + "`" + `version.datasetVersion` + "`" + `, e.g. the Spark run that
+  committed an Iceberg snapshot), newest first, at most 20, only of jobs you may describe. Empty for a snapshot no
+  run reported (an UNREPORTED_WRITE once past the write grace).
+  """
+  writtenBy: [Run!]!
 }
 "One entry of an Iceberg snapshot's summary."
 type VersionSummaryEntry { key: String! value: String! }
@@ -4567,6 +4584,8 @@ func (ec *executionContext) childFields_DatasetVersion(ctx context.Context, fiel
 		return ec.fieldContext_DatasetVersion_operation(ctx, field)
 	case "summary":
 		return ec.fieldContext_DatasetVersion_summary(ctx, field)
+	case "writtenBy":
+		return ec.fieldContext_DatasetVersion_writtenBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetVersion", field.Name)
 }
@@ -9896,6 +9915,38 @@ func (ec *executionContext) fieldContext_DatasetVersion_summary(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_VersionSummaryEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DatasetVersion_writtenBy(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetVersion_writtenBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DatasetVersion().WrittenBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Run) graphql.Marshaler {
+			return ec.marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetVersion_writtenBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetVersion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Run(ctx, field)
 		},
 	}
 	return fc, nil
@@ -18930,38 +18981,44 @@ func (ec *executionContext) _DatasetVersion(ctx context.Context, sel ast.Selecti
 		case "version":
 			out.Values[i] = ec._DatasetVersion_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lifecycle":
 			out.Values[i] = ec._DatasetVersion_lifecycle(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "firstSeenAt":
 			out.Values[i] = ec._DatasetVersion_firstSeenAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentVersion":
 			out.Values[i] = ec._DatasetVersion_parentVersion(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "committedAt":
 			out.Values[i] = ec._DatasetVersion_committedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "operation":
 			out.Values[i] = ec._DatasetVersion_operation(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "summary":
 			out.Values[i] = ec._DatasetVersion_summary(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "writtenBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._DatasetVersion_writtenBy(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -45,6 +45,25 @@ func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *api.Dataset) (
 	return optional(r.loadersFrom(ctx).runs.Load(ctx, key))
 }
 
+// WrittenBy is the resolver for the writtenBy field.
+func (r *datasetVersionResolver) WrittenBy(ctx context.Context, obj *api.DatasetVersion) ([]*api.Run, error) {
+	keys, err := r.catalog.VersionWriters(ctx, obj.DatasetKey, obj.Version)
+	if err != nil {
+		return nil, err
+	}
+	out := []*api.Run{}
+	for _, k := range keys {
+		run, err := optional(r.loadersFrom(ctx).runs.Load(ctx, k))
+		if err != nil {
+			return nil, err
+		}
+		if run != nil { // nil: a run of a job the caller may not describe, left out like its job
+			out = append(out, run)
+		}
+	}
+	return out, nil
+}
+
 // Dataset is the resolver for the dataset field.
 func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error) {
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.AsOf.UnixMilli()})
@@ -221,6 +240,8 @@ func (r *runIOResolver) Dataset(ctx context.Context, obj *api.RunIO) (*api.Datas
 
 func (r *Resolver) Dataset() DatasetResolver { return &datasetResolver{r} }
 
+func (r *Resolver) DatasetVersion() DatasetVersionResolver { return &datasetVersionResolver{r} }
+
 func (r *Resolver) Field() FieldResolver { return &fieldResolver{r} }
 
 func (r *Resolver) Job() JobResolver { return &jobResolver{r} }
@@ -236,12 +257,13 @@ func (r *Resolver) Run() RunResolver { return &runResolver{r} }
 func (r *Resolver) RunIO() RunIOResolver { return &runIOResolver{r} }
 
 type (
-	datasetResolver     struct{ *Resolver }
-	fieldResolver       struct{ *Resolver }
-	jobResolver         struct{ *Resolver }
-	lineageEdgeResolver struct{ *Resolver }
-	mutationResolver    struct{ *Resolver }
-	queryResolver       struct{ *Resolver }
-	runResolver         struct{ *Resolver }
-	runIOResolver       struct{ *Resolver }
+	datasetResolver        struct{ *Resolver }
+	datasetVersionResolver struct{ *Resolver }
+	fieldResolver          struct{ *Resolver }
+	jobResolver            struct{ *Resolver }
+	lineageEdgeResolver    struct{ *Resolver }
+	mutationResolver       struct{ *Resolver }
+	queryResolver          struct{ *Resolver }
+	runResolver            struct{ *Resolver }
+	runIOResolver          struct{ *Resolver }
 )

@@ -100,6 +100,21 @@ RETURN r.key AS key ORDER BY coalesce(w.lastAt, r.ioLastAt) DESC, key LIMIT 1`, 
 	return graph.Props(recs[0]).Str("key"), nil
 }
 
+// VersionWriters returns the runs whose WROTE names the version (the run that produced an Iceberg snapshot),
+// newest first, at most limit (through the index on WROTE.datasetVersion).
+func (s *Store) VersionWriters(ctx context.Context, datasetKey, version string, limit int) ([]string, error) {
+	recs, err := s.ReadRecords(ctx, `MATCH (r:Run)-[:WROTE {datasetVersion: $v}]->(:Dataset {key: $k})
+RETURN r.key AS key ORDER BY r.firstEventAt DESC, key LIMIT $lim`, map[string]any{"k": datasetKey, "v": version, "lim": limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = graph.Props(r).Str("key")
+	}
+	return out, nil
+}
+
 func anyList(keys []string) []any {
 	out := make([]any, len(keys))
 	for i, k := range keys {

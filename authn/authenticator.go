@@ -37,11 +37,13 @@ type TokenInfo struct {
 	CreatedBy   string
 	ExpiresAt   time.Time // zero: never
 	RevokedAt   time.Time // zero: not revoked
+	// Namespaces restrict an exchanged token to PRODUCE in them (ADR 0051); empty: the owner's grants, all.
+	Namespaces []string
 }
 
-// Principal is the principal the token acts as.
+// Principal is the principal the token acts as: restricted to its namespaces when it has some.
 func (t TokenInfo) Principal() authz.Principal {
-	return authz.Principal{Subject: t.Owner, Kind: t.Kind}
+	return authz.Principal{Subject: t.Owner, Kind: t.Kind, Restrict: authz.RestrictTo(t.Namespaces)}
 }
 
 // Principal kinds an API token may act as.

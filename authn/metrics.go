@@ -10,6 +10,7 @@ type Metrics struct {
 // Results counted by headwater_authn_requests_total.
 const (
 	resultOK          = "ok"
+	resultRestricted  = "restricted"
 	resultMissing     = "missing"
 	resultInvalid     = "invalid"
 	resultUnavailable = "unavailable"

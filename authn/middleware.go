@@ -14,6 +14,7 @@ import (
 const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	CodeUnavailable     = "UNAVAILABLE"
+	CodeForbidden       = "FORBIDDEN"
 	msgInvalid          = "invalid or expired token"
 	msgMissing          = "missing bearer token"
 	msgUnavailable      = "authentication is temporarily unavailable"
@@ -43,12 +44,27 @@ func Middleware(a *Authenticator, open func(*http.Request) bool, log *slog.Logge
 				refuse(w, r, err, log, refusals)
 				return
 			}
+			if id.Principal.Restricted() && !RestrictedMayCall(r) {
+				a.metrics.observe(id.Method, resultRestricted)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": CodeForbidden,
+					"message": "an exchanged token may only send lineage events (POST /api/v1/lineage, POST /api/v1/lineage/batch)"}})
+				return
+			}
 			a.metrics.observe(id.Method, resultOK)
 			ctx := authz.WithPrincipal(r.Context(), id.Principal)
 			ctx = authz.WithClaimedRoles(ctx, id.Principal.Subject, id.Roles)
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// RestrictedMayCall reports whether a restricted principal (an exchanged token, ADR 0051) may make the request:
+// sending lineage events, nothing else. Its grants allow it nothing else either (grantpolicy); refusing here
+// first keeps it from every endpoint whose rules are not grants (a user's own tokens, its own producer figures).
+func RestrictedMayCall(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/api/v1/lineage" || r.URL.Path == "/api/v1/lineage/batch")
 }
 
 func resultOf(err error) string {

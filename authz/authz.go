@@ -7,12 +7,38 @@
 // allow for that principal.
 package authz
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Principal is the authenticated caller. Subject is stable across requests (user id, service account, token id).
 type Principal struct {
 	Subject string
 	Kind    string // "user", "service", "producer"
+	// Restrict, when set, confines the principal to PRODUCE on these namespaces (canonical, sorted, one per line)
+	// and within its own grants: nothing else is allowed to it. It is set for tokens a service exchanged for a run
+	// (RFC 8693 token exchange, ADR 0051); the grant policy applies it to every check.
+	Restrict string
+}
+
+// RestrictTo is the Restrict value of a set of canonical namespaces.
+func RestrictTo(namespaces []string) string {
+	ns := slices.Clone(namespaces)
+	slices.Sort(ns)
+	return strings.Join(slices.Compact(ns), "\n")
+}
+
+// Restricted reports whether the principal is confined to producing in some namespaces.
+func (p Principal) Restricted() bool { return p.Restrict != "" }
+
+// RestrictedTo are the namespaces a restricted principal may produce in (nil when unrestricted).
+func (p Principal) RestrictedTo() []string {
+	if p.Restrict == "" {
+		return nil
+	}
+	return strings.Split(p.Restrict, "\n")
 }
 
 // AnonymousSubject is the subject of the principal used when the transport attached none (development, tests).

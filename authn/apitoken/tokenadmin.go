@@ -66,6 +66,7 @@ func (m *Manager) Revoke(ctx context.Context, caller authz.Principal, id string)
 }
 
 func (m *Manager) check(ctx context.Context, caller authz.Principal, op string, self bool, owner string) error {
+	self = self && !caller.Restricted() // an exchanged token never mints tokens, not even its owner's own
 	if self || m.authz.CanOn(ctx, caller, authz.PrivManageGrants, grant.Root()) {
 		return nil
 	}

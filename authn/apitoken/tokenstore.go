@@ -34,6 +34,8 @@ type NewToken struct {
 	Description string
 	ExpiresAt   time.Time // zero: never
 	CreatedBy   string
+	// Namespaces, when set, restrict the token to PRODUCE in them (canonical): an exchanged token (ADR 0051).
+	Namespaces []string
 }
 
 // Store keeps API tokens in Neo4j (label ApiToken keyed by id). It creates no schema.
@@ -64,10 +66,10 @@ func (s *Store) WithCache(ttl time.Duration) *Store {
 
 const (
 	cypherTokenCreate = `CREATE (t:ApiToken {id: $id, hash: $hash, owner: $owner, kind: $kind, description: $description,
-  createdAt: $now, createdBy: $createdBy, expiresAt: $expiresAt})`
+  createdAt: $now, createdBy: $createdBy, expiresAt: $expiresAt, namespaces: $namespaces})`
 	cypherTokenGet = `MATCH (t:ApiToken {id: $id}) RETURN t.id AS id, t.hash AS hash, t.owner AS owner, t.kind AS kind,
   coalesce(t.description, '') AS description, t.createdAt AS createdAt, coalesce(t.createdBy, '') AS createdBy,
-  t.expiresAt AS expiresAt, t.revokedAt AS revokedAt`
+  t.expiresAt AS expiresAt, t.revokedAt AS revokedAt, t.namespaces AS namespaces`
 	cypherTokenRevoke = `MATCH (t:ApiToken {id: $id}) SET t.revokedAt = coalesce(t.revokedAt, $now),
   t.revokedBy = coalesce(t.revokedBy, $by) RETURN t.id AS id`
 )
@@ -89,14 +91,14 @@ func (s *Store) Create(ctx context.Context, req NewToken) (string, authn.TokenIn
 	}
 	_, err = neo4j.ExecuteQuery(ctx, s.store.Driver, cypherTokenCreate, map[string]any{"id": id,
 		"hash": hashSecret(id, secret), "owner": req.Owner, "kind": req.Kind, "description": req.Description,
-		"now": graph.Millis(now), "createdBy": req.CreatedBy, "expiresAt": exp},
+		"now": graph.Millis(now), "createdBy": req.CreatedBy, "expiresAt": exp, "namespaces": nilIfNone(req.Namespaces)},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.store.Database))
 	s.forget(id) // again: a read between the first forget and the write may have remembered the id as unknown
 	if err != nil {
 		return "", authn.TokenInfo{}, fmt.Errorf("%w: create api token: %w", authn.ErrUnavailable, err)
 	}
 	info := authn.TokenInfo{ID: id, Owner: req.Owner, Kind: req.Kind, Description: req.Description, CreatedAt: now,
-		CreatedBy: req.CreatedBy, ExpiresAt: req.ExpiresAt.UTC().Truncate(time.Millisecond)}
+		CreatedBy: req.CreatedBy, ExpiresAt: req.ExpiresAt.UTC().Truncate(time.Millisecond), Namespaces: req.Namespaces}
 	if req.ExpiresAt.IsZero() {
 		info.ExpiresAt = time.Time{}
 	}
@@ -209,8 +211,27 @@ func (s *Store) get(ctx context.Context, id string) (authn.TokenInfo, string, er
 	r := res.Records[0]
 	info := authn.TokenInfo{ID: str(r, "id"), Owner: str(r, "owner"), Kind: str(r, "kind"),
 		Description: str(r, "description"), CreatedBy: str(r, "createdBy"), CreatedAt: millis(r, "createdAt"),
-		ExpiresAt: millis(r, "expiresAt"), RevokedAt: millis(r, "revokedAt")}
+		ExpiresAt: millis(r, "expiresAt"), RevokedAt: millis(r, "revokedAt"), Namespaces: strs(r, "namespaces")}
 	return info, str(r, "hash"), nil
+}
+
+func strs(r *neo4j.Record, key string) []string {
+	v, _ := r.Get(key)
+	l, _ := v.([]any)
+	var out []string
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func nilIfNone(l []string) any {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
 }
 
 func str(r *neo4j.Record, key string) string {

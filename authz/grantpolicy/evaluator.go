@@ -81,6 +81,9 @@ func (e *Evaluator) RolesOf(p authz.Principal, claimed []string) []string {
 func (e *Evaluator) viewOf(p authz.Principal, claimed []string) *view {
 	roles := e.RolesOf(p, claimed)
 	key := strings.Join(roles, "\x00")
+	if p.Restricted() {
+		key += "\x01" + p.Restrict
+	}
 	e.mu.Lock()
 	v, ok := e.views[key]
 	e.mu.Unlock()
@@ -88,6 +91,9 @@ func (e *Evaluator) viewOf(p authz.Principal, claimed []string) *view {
 		return v
 	}
 	v = e.compile(roles)
+	if p.Restricted() {
+		v = e.restrict(v, p.RestrictedTo())
+	}
 	e.mu.Lock()
 	if len(e.views) < maxCachedViews {
 		e.views[key] = v
@@ -133,6 +139,24 @@ func (e *Evaluator) compile(roles []string) *view {
 	v.fingerprint = fingerprint(e.epoch, e.setHash, lines)
 	describe := bit(authz.PrivDescribe)
 	v.global = e.table.effective(v.root)&describe != 0 && e.table.implying(v.anyDeny)&describe == 0
+	return v
+}
+
+// restrict is the view of a restricted principal (an exchanged token, ADR 0051): PRODUCE on each of namespaces
+// that the full view allows there, and nothing else: no DESCRIBE, LIST or lineage anywhere, no PRODUCE beyond
+// the namespaces. Every check of the policy goes through a view, so the restriction holds for all of them.
+func (e *Evaluator) restrict(full *view, namespaces []string) *view {
+	v := &view{table: &e.table, envs: map[string]masks{}, nss: map[string]*nsNode{}}
+	lines := []string{"restricted"}
+	for _, ns := range namespaces {
+		if full.on(grant.Securable{Kind: grant.SecNamespace, Namespace: ns}, e.envOf)&bit(authz.PrivProduce) == 0 {
+			continue
+		}
+		g := grant.Grant{Effect: grant.Allow, Privilege: authz.PrivProduce, On: grant.Securable{Kind: grant.SecNamespace, Namespace: ns}}
+		v.add(g)
+		lines = append(lines, scopeLine(g))
+	}
+	v.fingerprint = fingerprint(e.epoch, e.setHash, lines)
 	return v
 }
 

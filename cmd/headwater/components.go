@@ -16,6 +16,7 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authn/apitoken"
+	"github.com/headwater-data/headwater/authn/exchange"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/canary"
 	"github.com/headwater-data/headwater/graph"
@@ -131,13 +132,15 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 
 // authMiddleware authenticates every request but the open paths (API tokens and OIDC/JWT bearer tokens). tokens
 // must be the store the token management API revokes through, so a revocation on this server applies at once.
-func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, error) {
+func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, reg prometheus.Registerer) (func(http.Handler) http.Handler, *authn.Authenticator, error) {
 	a, err := authn.NewAuthenticator(c, tokens, &http.Client{Timeout: c.HTTPTimeout}, time.Now, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a = a.WithMetrics(authn.NewMetrics(reg))
-	return authn.Middleware(a, authn.OpenPaths(authn.DefaultOpenPaths()...), log), nil
+	open := authn.OpenPaths(authn.DefaultOpenPaths()...)
+	// the token exchange authenticates its request by the subject_token it carries (RFC 8693; ADR 0051)
+	return authn.Middleware(a, func(r *http.Request) bool { return open(r) || exchange.Open(r) }, log), a, nil
 }
 
 // noBump is the generation bumper when the cache is off: there is nothing to invalidate.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/headwater-data/headwater/authn"
 	"github.com/headwater-data/headwater/authn/apitoken"
+	"github.com/headwater-data/headwater/authn/exchange"
 	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
@@ -23,6 +24,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/declare"
 	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/producecheck"
 	"github.com/headwater-data/headwater/internal/obs"
 	"github.com/headwater-data/headwater/internal/redisconn"
@@ -108,7 +110,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	}
 	defer closeLogged(log, "permissions", perms.Close)
 	tokens := apitoken.NewStore(p.store, time.Now).WithCache(s.Auth.TokenCacheTTL)
-	authenticate, err := authMiddleware(s.Auth, tokens, log, reg)
+	authenticate, authenticator, err := authMiddleware(s.Auth, tokens, log, reg)
 	if err != nil {
 		return err
 	}
@@ -128,6 +130,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	inv.OnChange(gaps.InventoryChanged)
 
 	mux := http.NewServeMux()
+	exchange.New(authenticator, tokens, perms.Policy, exchangeNamespace(p.norm), perms.Auditor, time.Now).Register(mux) // ADR 0051
 	registry.NewHandler(inv, log).Register(mux)
 	canaryReg := canaries.NewService(canaries.NewStore(p.store), p.norm, perms.Policy, perms.Auditor, time.Now)
 	canaries.NewHandler(canaryReg, log).Register(mux)
@@ -193,6 +196,16 @@ func (s serveCmd) Run(rc *runCtx) error {
 	err = g.Wait()
 	log.Info("headwater stopped")
 	return err
+}
+
+// exchangeNamespace canonicalises a token exchange's namespace as the gateway canonicalises events' (job rules:
+// URI-like namespaces get the dataset rules, opaque ones such as airflow-prod are kept), so the exchanged token's
+// namespaces are the ones the produce check compares.
+func exchangeNamespace(n *normalize.Normalizer) func(string) (string, error) {
+	return func(ns string) (string, error) {
+		c, _, err := n.Job(ns, "token-exchange")
+		return c, err
+	}
 }
 
 // serveHTTP runs srv until ctx ends, then drains it within grace.

@@ -29,8 +29,9 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 		if p.Str("ns") != cat.Namespace {
 			continue // a uuid identifier on a dataset outside the catalog's namespace: not a table of this catalog
 		}
+		loc, owner := fromFacets(p.Str("facets"))
 		k := Known{UUID: strings.ToLower(p.Str("uuid")), Name: p.Str("name"), Dropped: p.Bool("dropped"),
-			MetadataLocation: metadataLocation(p.Str("facets")), Versions: map[string]bool{}}
+			MetadataLocation: loc, Owner: owner, Versions: map[string]bool{}}
 		for _, v := range p.Strs("versions") {
 			k.Versions[v] = true
 		}
@@ -39,15 +40,24 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 	return out, nil
 }
 
-// metadataLocation reads headwater_iceberg.metadataLocation from a Dataset's facets JSON ("" when absent).
-func metadataLocation(facets string) string {
+// fromFacets reads headwater_iceberg.metadataLocation and the first ownership owner from a Dataset's facets JSON
+// ("" when absent).
+func fromFacets(facets string) (metadataLocation, owner string) {
 	var m struct {
 		Iceberg struct {
 			MetadataLocation string `json:"metadataLocation"`
 		} `json:"headwater_iceberg"`
+		Ownership struct {
+			Owners []struct {
+				Name string `json:"name"`
+			} `json:"owners"`
+		} `json:"ownership"`
 	}
 	if json.Unmarshal([]byte(facets), &m) != nil {
-		return ""
+		return "", ""
 	}
-	return m.Iceberg.MetadataLocation
+	if len(m.Ownership.Owners) > 0 {
+		owner = m.Ownership.Owners[0].Name
+	}
+	return m.Iceberg.MetadataLocation, owner
 }

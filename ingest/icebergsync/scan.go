@@ -51,6 +51,23 @@ type ScanResult struct {
 	Tables     []TableState
 	// Vanished are tables listed and then gone (404) before they were loaded: dropped or renamed during the scan.
 	Vanished []icebergrest.TableIdent
+	// NamespaceProps are each namespace's properties, by dotted name (an `owner` there owns the tables below
+	// that name none).
+	NamespaceProps map[string]map[string]string
+}
+
+// Owner is a table's owner as the catalog says: its own `owner` property, else the `owner` property of its
+// nearest namespace that has one ("" when none does).
+func (r ScanResult) Owner(t TableState) string {
+	if t.Result != nil && t.Result.Metadata.Properties["owner"] != "" {
+		return t.Result.Metadata.Properties["owner"]
+	}
+	for ns := t.Ident.Namespace; len(ns) > 0; ns = ns[:len(ns)-1] {
+		if o := r.NamespaceProps[ns.String()]["owner"]; o != "" {
+			return o
+		}
+	}
+	return ""
 }
 
 // Scan walks the catalog: namespaces level by level, each namespace's tables, then loadTable for every table,
@@ -77,11 +94,15 @@ func ScanUnder(ctx context.Context, c *icebergrest.Client, root icebergrest.Name
 			return ScanResult{}, fmt.Errorf("iceberg catalog: more than %d tables (rule: MaxTables)", MaxTables)
 		}
 	}
+	props, err := loadNamespaces(ctx, c, nss)
+	if err != nil {
+		return ScanResult{}, err
+	}
 	tables, vanished, err := loadAll(ctx, c, idents, prev)
 	if err != nil {
 		return ScanResult{}, err
 	}
-	return ScanResult{Namespaces: nss, Tables: tables, Vanished: vanished}, nil
+	return ScanResult{Namespaces: nss, Tables: tables, Vanished: vanished, NamespaceProps: props}, nil
 }
 
 // walkNamespaces lists the namespace tree below root breadth first, root itself first (nil: the whole tree).
@@ -115,6 +136,30 @@ func walkNamespaces(ctx context.Context, c *icebergrest.Client, root icebergrest
 		level = next
 	}
 	return all, nil
+}
+
+// loadNamespaces reads every namespace's properties, LoadParallel at a time.
+func loadNamespaces(ctx context.Context, c *icebergrest.Client, nss []icebergrest.Namespace) (map[string]map[string]string, error) {
+	out := make(map[string]map[string]string, len(nss))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(LoadParallel)
+	for _, ns := range nss {
+		if len(ns) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			p, err := c.LoadNamespace(gctx, ns)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out[ns.String()] = p
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
 }
 
 // loadAll loads the tables LoadParallel at a time; the result keeps the listing's order.

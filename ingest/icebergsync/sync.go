@@ -30,6 +30,7 @@ const (
 	facetSchemaURL     = "https://openlineage.io/spec/facets/1-0-0/Facet.json"
 	icebergFacetURL    = "https://github.com/headwater-data/headwater/docs/iceberg.md#headwater_iceberg"
 	uuidIdentifierType = "TABLE_UUID"
+	ownershipFacetURL  = "https://openlineage.io/spec/facets/1-0-1/OwnershipDatasetFacet.json#/$defs/OwnershipDatasetFacet"
 )
 
 // Catalog is one catalog as Headwater names it: Name in configuration, and the OpenLineage namespace its tables
@@ -47,6 +48,7 @@ func (c Catalog) UUIDNamespace() string { return UUIDScheme + strings.ToLower(c.
 type Known struct {
 	UUID, Name       string
 	MetadataLocation string
+	Owner            string // the owner the sync last recorded ("" when none)
 	Dropped          bool
 	Versions         map[string]bool
 }
@@ -152,7 +154,12 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 				"headwater_iceberg": facet(icebergFacet(cat, u, t.Result.MetadataLocation, nil)),
 			}))
 		}
+		owner := scan.Owner(t)
 		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped {
+			if owner != k.Owner && owner != "" { // the namespace's owner changed, the table did not
+				out = append(out, event(now, cat.Namespace, eventName, map[string]any{"ownership": ownershipFacet(owner),
+					"symlinks": uuidSymlink(cat, u)}))
+			}
 			if eventName == name {
 				rep.Unchanged++
 			}
@@ -163,7 +170,7 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 		} else {
 			rep.New++
 		}
-		out = append(out, tableState(cat, u, eventName, t.Result, isKnown && k.Dropped, clamp(md.LastUpdatedMs, oldest)))
+		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, clamp(md.LastUpdatedMs, oldest)))
 		for _, s := range md.Snapshots {
 			if isKnown && k.Versions[string(s.SnapshotID)] {
 				continue
@@ -206,9 +213,9 @@ func clamp(ms int64, oldest time.Time) time.Time {
 }
 
 // tableState is the event of a table's current state: its schema (nested as the schema facet nests, with every
-// path's field id in headwater_iceberg), its uuid identifier, its owner property; revived is a table the graph
-// has as dropped that the catalog lists again.
-func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, revived bool, at time.Time) json.RawMessage {
+// path's field id in headwater_iceberg), its uuid identifier, its owner (the table's owner property, else its
+// namespace's: ScanResult.Owner); revived is a table the graph has as dropped that the catalog lists again.
+func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, owner string, revived bool, at time.Time) json.RawMessage {
 	md := &r.Metadata
 	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
 	facets := map[string]any{"symlinks": uuidSymlink(cat, u)}
@@ -224,6 +231,9 @@ func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, rev
 		ice["refs"] = refs
 	}
 	facets["headwater_iceberg"] = facet(ice)
+	if owner != "" {
+		facets["ownership"] = ownershipFacet(owner)
+	}
 	if revived {
 		facets["lifecycleStateChange"] = facet(map[string]any{"lifecycleStateChange": "CREATE"})
 	}
@@ -242,6 +252,11 @@ func snapshotEvent(cat Catalog, u, name, metadataLocation string, s icebergrest.
 		"symlinks":          uuidSymlink(cat, u),
 		"headwater_iceberg": facet(icebergFacet(cat, u, metadataLocation, snap)),
 	})
+}
+
+// ownershipFacet is OpenLineage's ownership dataset facet naming the catalog's owner.
+func ownershipFacet(owner string) map[string]any {
+	return facet(map[string]any{"_schemaURL": ownershipFacetURL, "owners": []any{map[string]any{"name": owner, "type": "OWNER"}}})
 }
 
 func orEmpty(m map[string]string) map[string]string {

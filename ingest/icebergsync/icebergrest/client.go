@@ -184,6 +184,18 @@ func (c *Client) ListNamespaces(ctx context.Context, parent Namespace) ([]Namesp
 	return out, err
 }
 
+// LoadNamespace reads a namespace's properties (loadNamespaceMetadata): an `owner` there is the owner of the
+// tables below it that name none of their own.
+func (c *Client) LoadNamespace(ctx context.Context, ns Namespace) (map[string]string, error) {
+	var res struct {
+		Properties map[string]string `json:"properties"`
+	}
+	if _, err := c.getJSON(ctx, "loadNamespace "+ns.String(), c.path("namespaces", c.joinNamespace(ns)), url.Values{}, "", &res); err != nil {
+		return nil, err
+	}
+	return res.Properties, nil
+}
+
 // ListTables lists the tables of one namespace, following every page.
 func (c *Client) ListTables(ctx context.Context, ns Namespace) ([]TableIdent, error) {
 	var out []TableIdent

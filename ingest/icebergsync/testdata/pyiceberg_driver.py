@@ -165,6 +165,18 @@ def namespaces(cat, dotted, n):
     print(json.dumps({"namespace": list(ns), "children": n}))
 
 
+def table(cat, dotted, name):
+    ns = ensure_namespace(cat, dotted)
+    t = cat.create_table(ns + (name,), schema=Schema(NestedField(1, "id", LongType(), required=False)))
+    print(json.dumps(state("table", t)))
+
+
+def namespace_owner(cat, dotted, owner):
+    ns = ensure_namespace(cat, dotted)
+    cat.update_namespace_properties(ns, updates={"owner": owner})
+    print(json.dumps({"namespace": list(ns), "owner": owner}))
+
+
 def append(cat, dotted, name):
     t = cat.load_table(tuple(dotted.split(".")) + (name,))
     before = snapshot(t)
@@ -176,7 +188,7 @@ def append(cat, dotted, name):
 
 def main(argv):
     if len(argv) < 4:
-        fail("usage: pyiceberg_driver.py URI scenario NAMESPACE | tables NAMESPACE N | namespaces PARENT N | append NAMESPACE T")
+        fail("usage: pyiceberg_driver.py URI scenario NAMESPACE | tables NAMESPACE N | namespaces PARENT N | append NAMESPACE T | table NAMESPACE T | namespace-owner NAMESPACE OWNER")
     cat = load_catalog("fixture", **{"type": "rest", "uri": argv[1]})
     if argv[2] == "scenario":
         scenario(cat, argv[3])
@@ -184,6 +196,10 @@ def main(argv):
         tables(cat, argv[3], int(argv[4]))
     elif argv[2] == "namespaces" and len(argv) == 5:
         namespaces(cat, argv[3], int(argv[4]))
+    elif argv[2] == "table" and len(argv) == 5:
+        table(cat, argv[3], argv[4])
+    elif argv[2] == "namespace-owner" and len(argv) == 5:
+        namespace_owner(cat, argv[3], argv[4])
     elif argv[2] == "append" and len(argv) == 5:
         append(cat, argv[3], argv[4])
     elif argv[2] == "step" and len(argv) == 5:

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,34 @@ func TestCatalogCommitsNoRunReportedAreGaps(t *testing.T) {
 	}
 	if at, _ := time.Parse(time.RFC3339Nano, *gaps[0].Since); committed == "" || !at.Equal(mustTime(t, committed)) {
 		t.Errorf("the gap's since %s, want the second snapshot's commit %s", *gaps[0].Since, committed)
+	}
+
+	// The coverage figure of the catalog's namespace says the same: 1 of 2 commits reported, the table named.
+	cov := o.gql(t, `query($ns: String) { coverage(namespace: $ns) { reportedWrites { signal numerator denominator
+		items(first: 10) { nodes { kind name count message } } } } }`, map[string]any{"ns": uri})
+	b, _ := json.Marshal(cov["coverage"].(map[string]any)["reportedWrites"])
+	var fig struct {
+		Signal                 string
+		Numerator, Denominator int
+		Items                  struct {
+			Nodes []struct {
+				Kind, Name, Message string
+				Count               int
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &fig); err != nil {
+		t.Fatal(err)
+	}
+	var mine []string
+	for _, it := range fig.Items.Nodes {
+		if it.Name == orders {
+			mine = append(mine, fmt.Sprintf("%s %d %s", it.Kind, it.Count, it.Message))
+		}
+	}
+	if fig.Signal != "reported_writes" || fig.Denominator < 2 || len(mine) != 1 ||
+		!strings.HasPrefix(mine[0], "DATASET 1 ") || !strings.Contains(mine[0], "1 of 2 commits in the window came from no instrumented job") {
+		t.Errorf("coverage reportedWrites: %s; this table's items %v, want one: 1 of 2 unreported", b, mine)
 	}
 
 	// Which run produced which snapshot: the first names the reporting run's job, the second none yet.

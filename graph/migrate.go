@@ -87,6 +87,8 @@ var migrations = []migration{
 		"CREATE CONSTRAINT catalog_sync_lease_catalog IF NOT EXISTS FOR (n:CatalogSyncLease) REQUIRE n.catalog IS UNIQUE",
 		// and the runs that wrote a snapshot, found by its id (the UNREPORTED_WRITE gap, trust/truststore, ADR 0050)
 		"CREATE INDEX wrote_dataset_version IF NOT EXISTS FOR ()-[w:WROTE]-() ON (w.datasetVersion)",
+		// and the catalog commits of a window (the reported-writes coverage figure)
+		"CREATE INDEX dataset_version_committed IF NOT EXISTS FOR (n:DatasetVersion) ON (n.committedAt)",
 	}},
 }
 

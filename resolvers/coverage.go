@@ -64,6 +64,8 @@ func figureLabel(f *trust.Figure) string {
 		return fmt.Sprintf("%d of %d edges fresh", n, d)
 	case trust.SignalColumnLineage:
 		return fmt.Sprintf("%d of %d datasets with column lineage", n, d)
+	case trust.SignalReportedWrites:
+		return fmt.Sprintf("%d of %d catalog commits reported by a run", n, d)
 	}
 	return fmt.Sprintf("%d of %d", n, d)
 }

@@ -226,6 +226,7 @@ type ComplexityRoot struct {
 		Producer             func(childComplexity int) int
 		QuietProducers       func(childComplexity int) int
 		RejectedEvents       func(childComplexity int) int
+		ReportedWrites       func(childComplexity int) int
 		RunsWithoutTerminal  func(childComplexity int) int
 		UnresolvedIdentities func(childComplexity int) int
 		Window               func(childComplexity int) int
@@ -619,6 +620,7 @@ type CoverageReportResolver interface {
 	UnresolvedIdentities(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 	EdgeFreshness(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 	ColumnLineage(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
+	ReportedWrites(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 	Canaries(ctx context.Context, obj *trust.Report) (*trust.Figure, error)
 }
 type DatasetResolver interface {
@@ -1473,6 +1475,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CoverageReport.RejectedEvents(childComplexity), true
+	case "CoverageReport.reportedWrites":
+		if e.ComplexityRoot.CoverageReport.ReportedWrites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CoverageReport.ReportedWrites(childComplexity), true
 	case "CoverageReport.runsWithoutTerminal":
 		if e.ComplexityRoot.CoverageReport.RunsWithoutTerminal == nil {
 			break
@@ -4098,6 +4106,8 @@ type AnswerCoverage {
 
 # Canaries: known paths checked against the lineage answers (ADR 0032). Additive.
 extend type CoverageReport {
+  "Catalog commits (Iceberg snapshots the catalog sync recorded) in the window, older than the write grace, that a run of a job you may describe reported writing, of all commits to tables you may describe; items are the tables with unreported commits (docs/iceberg.md; ADR 0050)."
+  reportedWrites: CoverageFigure!
   "Registered known paths (canaries) the latest check found in the lineage answers, of all checked ones the caller may see (both ends and the job); items are the failing ones, with the reason and since when."
   canaries: CoverageFigure!
 }
@@ -4514,6 +4524,8 @@ func (ec *executionContext) childFields_CoverageReport(ctx context.Context, fiel
 		return ec.fieldContext_CoverageReport_edgeFreshness(ctx, field)
 	case "columnLineage":
 		return ec.fieldContext_CoverageReport_columnLineage(ctx, field)
+	case "reportedWrites":
+		return ec.fieldContext_CoverageReport_reportedWrites(ctx, field)
 	case "canaries":
 		return ec.fieldContext_CoverageReport_canaries(ctx, field)
 	}
@@ -9196,6 +9208,38 @@ func (ec *executionContext) _CoverageReport_columnLineage(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CoverageReport_columnLineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CoverageReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CoverageFigure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CoverageReport_reportedWrites(ctx context.Context, field graphql.CollectedField, obj *trust.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CoverageReport_reportedWrites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CoverageReport().ReportedWrites(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
+			return ec.marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CoverageReport_reportedWrites(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "CoverageReport",
 		Field:      field,
@@ -18793,6 +18837,12 @@ func (ec *executionContext) _CoverageReport(ctx context.Context, sel ast.Selecti
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._CoverageReport_columnLineage(ctx, field, obj)
+				})
+		case "reportedWrites":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CoverageReport_reportedWrites(ctx, field, obj)
 				})
 		case "canaries":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

@@ -38,6 +38,7 @@ const leakCoverageQ = `query($ns: String) { coverage(namespace: $ns) { permissio
   runsWithoutTerminal { numerator denominator items(first: 500) { nodes { nodes name message } } }
   edgeFreshness { numerator denominator items(first: 500) { nodes { nodes name message } } trendScope trend { numerator denominator } }
   columnLineage { numerator denominator items(first: 500) { nodes { nodes name message } } }
+  reportedWrites { numerator denominator items(first: 500) { nodes { nodes name message } } }
   unresolvedIdentities { numerator items(first: 500) { nodes { name message } } }
   quietProducers { numerator denominator items { nodes { producer message } } }
   rejectedEvents { numerator denominator items { nodes { producer reason } } }

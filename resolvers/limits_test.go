@@ -261,7 +261,7 @@ var contractOperations = map[string]string{
 var contractFigures = func() string {
 	var b strings.Builder
 	for _, f := range []string{"jobsReporting", "jobsInstrumented", "runsWithoutTerminal", "quietProducers",
-		"rejectedEvents", "unresolvedIdentities", "edgeFreshness", "columnLineage"} {
+		"rejectedEvents", "unresolvedIdentities", "edgeFreshness", "columnLineage", "reportedWrites"} {
 		b.WriteString(f + ` { signal numerator denominator ratio window description label
     groups { dimension key numerator denominator } trend { at numerator denominator ratio }
     items(first: 20) { totalCount endCursor hasNextPage nodes { kind nodes namespace name criticality status source

@@ -107,6 +107,11 @@ func (r *coverageReportResolver) ColumnLineage(ctx context.Context, obj *trust.R
 	return obj.Figure(ctx, trust.SignalColumnLineage)
 }
 
+// ReportedWrites is the resolver for the reportedWrites field.
+func (r *coverageReportResolver) ReportedWrites(ctx context.Context, obj *trust.Report) (*trust.Figure, error) {
+	return obj.Figure(ctx, trust.SignalReportedWrites)
+}
+
 func (r *coverageReportResolver) Canaries(ctx context.Context, obj *trust.Report) (*trust.Figure, error) {
 	return obj.Figure(ctx, trust.SignalCanaries)
 }

@@ -33,6 +33,10 @@ const (
 	// MaxCommitsJudged is how many of a table's latest catalog commits the UNREPORTED_WRITE gap judges ("3 of the
 	// last 20 commits to this table came from no instrumented job").
 	MaxCommitsJudged = 20
+	// MaxCommitGroups bounds the rows the reported-writes figure reads (a table's commits in the window grouped by
+	// the jobs that reported them: about one or two rows per table, so 200,000 covers the design's 30,000 tables
+	// with room).
+	MaxCommitGroups = 200_000
 	DefaultRunGrace       = 6 * time.Hour
 	DefaultQuietLookback  = 14 * 24 * time.Hour
 	DefaultQuietFactor    = 3.0

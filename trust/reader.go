@@ -13,6 +13,7 @@ type Reader interface {
 	Runs(ctx context.Context, f Filter, from, cutoff int64) ([]JobRuns, error)
 	Edges(ctx context.Context, f Filter, now int64) ([]EdgeRow, error)
 	WrittenDatasets(ctx context.Context, f Filter, now int64) ([]DatasetRow, error)
+	CatalogCommits(ctx context.Context, f Filter, from, before int64) ([]CommitGroup, error)
 	Unresolved(ctx context.Context, f Filter, from int64) ([]UnresolvedRow, error)
 	Activity(ctx context.Context, producer string, from int64) ([]ActivityRow, error)
 	Rejections(ctx context.Context, producer string, from int64) ([]RejectRow, error)
@@ -73,6 +74,15 @@ type DatasetRow struct {
 	Key, Namespace, Name string
 	Writers              []ReportedJob  // at most maxWriters
 	ColumnSources        []ColumnSource // distinct (source dataset, job), at most maxColumnSources
+}
+
+// CommitGroup is a table's catalog commits (Iceberg snapshots the sync recorded) in a window that the same set of
+// jobs' runs reported writing (Writers empty: no run did).
+type CommitGroup struct {
+	Key, Namespace, Name string
+	Writers              []ReportedJob
+	Commits              int64
+	Latest               int64 // ms, the newest commit of the group
 }
 
 // ColumnSource is a dataset and a job a current COLUMN_FEEDS edge into the dataset comes from.

@@ -20,12 +20,14 @@ const (
 	SignalEdgeFreshness        Signal = "edge_freshness"
 	SignalColumnLineage        Signal = "column_lineage"
 	SignalCanaries             Signal = "canaries"
+	SignalReportedWrites       Signal = "reported_writes"
 )
 
 // Signals lists every signal in a fixed order.
 func Signals() []Signal {
 	return []Signal{SignalJobsReporting, SignalJobsInstrumented, SignalRunsWithoutTerminal, SignalQuietProducers,
-		SignalRejectedEvents, SignalUnresolvedIdentities, SignalEdgeFreshness, SignalColumnLineage, SignalCanaries}
+		SignalRejectedEvents, SignalUnresolvedIdentities, SignalEdgeFreshness, SignalColumnLineage, SignalCanaries,
+		SignalReportedWrites}
 }
 
 // ItemKind says what an item behind a figure is.

@@ -163,6 +163,8 @@ func (r *Report) compute(ctx context.Context, sig Signal) (*Figure, error) {
 		return r.columns(ctx)
 	case SignalCanaries:
 		return r.canaries(ctx)
+	case SignalReportedWrites:
+		return r.reportedWrites(ctx)
 	}
 	return nil, fmt.Errorf("%w: signal: unknown %q", ErrInvalid, sig)
 }

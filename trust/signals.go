@@ -343,3 +343,76 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// reportedWrites: the catalog commits (Iceberg snapshots the sync recorded) of the window, older than the write
+// grace, that a run of a job the caller may describe reported writing, of all such commits to tables the caller
+// may describe (ADR 0050). A commit only hidden jobs reported counts as unreported to the caller, so the figure
+// never tells a hidden job exists. Items: the tables with unreported commits.
+func (r *Report) reportedWrites(ctx context.Context) (*Figure, error) {
+	before := r.Now.Add(-r.svc.cfg.WriteGrace)
+	rows, err := r.svc.r.CatalogCommits(ctx, Filter{Namespace: r.Query.Namespace}, ms(r.Now.Add(-r.Query.Window)), ms(before))
+	if err != nil {
+		return nil, err
+	}
+	var cs []authz.Check
+	for _, g := range rows {
+		cs = append(cs, authz.Check{Priv: authz.PrivDescribe, Candidate: datasetCand(g.Key, g.Namespace, g.Name)})
+		for _, w := range g.Writers {
+			cs = append(cs, authz.Check{Priv: authz.PrivDescribe, Candidate: jobCand(w.Key, w.Namespace, w.Name)})
+		}
+	}
+	ok, err := r.each(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	f := &Figure{Signal: SignalReportedWrites,
+		Description: "catalog commits (Iceberg snapshots) in the window, past the write grace, that a run reported writing"}
+	type table struct {
+		g                   CommitGroup
+		unreported, commits int
+		latest              int64
+	}
+	var order []string
+	by := map[string]*table{}
+	i := 0
+	for _, g := range rows {
+		seen, reported := ok[i], false
+		i++
+		for range g.Writers {
+			reported = reported || ok[i]
+			i++
+		}
+		if !seen {
+			continue
+		}
+		t := by[g.Key]
+		if t == nil {
+			t = &table{g: g}
+			by[g.Key] = t
+			order = append(order, g.Key)
+		}
+		t.commits += int(g.Commits)
+		if !reported {
+			t.unreported += int(g.Commits)
+			t.latest = max(t.latest, g.Latest)
+		}
+	}
+	who := "no instrumented job"
+	if !r.Scope.Global {
+		who = "no instrumented job you may see"
+	}
+	var gr grouper
+	for _, k := range order {
+		t := by[k]
+		f.Denominator += t.commits
+		f.Numerator += t.commits - t.unreported
+		gr.add("namespace", t.g.Namespace, t.commits-t.unreported, t.commits)
+		if t.unreported > 0 {
+			f.add(Item{Kind: ItemDataset, DatasetKeys: []string{k}, Namespace: t.g.Namespace, Name: t.g.Name, Count: int64(t.unreported),
+				Since: fromMs(t.latest), Message: fmt.Sprintf("%s %s: %d of %d commits in the window came from %s",
+					t.g.Namespace, t.g.Name, t.unreported, t.commits, who)})
+		}
+	}
+	f.Groups = gr.groups()
+	return f, nil
+}

@@ -86,3 +86,30 @@ RETURN k, v.version AS version, v.committedAt AS at, writers ORDER BY k, at DESC
 	}
 	return out, nil
 }
+
+// CatalogCommits reads the catalog commits (DatasetVersions with a commit time) from `from` to `before` (ms) of
+// the filter's tables, grouped per table by the set of jobs whose runs' WROTE names the commit (through the
+// indexes on DatasetVersion.committedAt and WROTE.datasetVersion, schema version 9).
+func (s *Store) CatalogCommits(ctx context.Context, f trust.Filter, from, before int64) ([]trust.CommitGroup, error) {
+	p := filterParams(f)
+	p["from"], p["before"] = from, before
+	rows, err := s.read(ctx, `MATCH (v:DatasetVersion) WHERE v.committedAt >= $from AND v.committedAt <= $before
+MATCH (v)-[:VERSION_OF]->(d:Dataset) WHERE ($ns = '' OR d.namespace = $ns)
+OPTIONAL MATCH (r:Run)-[:WROTE {datasetVersion: v.version}]->(d)
+WITH d, v, collect(DISTINCT r.jobKey) AS jks
+WITH d, jks, count(v) AS commits, max(v.committedAt) AS latest
+CALL (jks) { UNWIND jks AS k MATCH (j:Job {key: k}) RETURN collect(j{.key, .namespace, .name}) AS writers }
+RETURN d.key AS k, d.namespace AS ns, d.name AS n, writers, commits, latest ORDER BY ns, n
+LIMIT `+itoa(trust.MaxCommitGroups), p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]trust.CommitGroup, len(rows))
+	for i, r := range rows {
+		out[i] = trust.CommitGroup{Key: r.Str("k"), Namespace: r.Str("ns"), Name: r.Str("n"), Commits: r.Int("commits"), Latest: r.Int("latest")}
+		for _, w := range r.List("writers") {
+			out[i].Writers = append(out[i].Writers, reportedJob(w))
+		}
+	}
+	return out, nil
+}

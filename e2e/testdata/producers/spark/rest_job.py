@@ -1,0 +1,45 @@
+"""Spark through the Iceberg REST catalog (e2e/producers_spark_rest_test.go; docs/iceberg.md).
+
+Creates a table in the REST catalog with CTAS and appends to it; the OpenLineage listener sends every event to
+Headwater over the HTTP transport with an API key, and to a file for the test's logs.
+
+usage: rest_job.py WORKDIR HEADWATER_URL API_KEY JOB_NAMESPACE EVENTS_FILE JARS CATALOG_URI DB
+"""
+import sys
+
+from pyspark.sql import SparkSession
+
+work, url, key, namespace, events, jars, catalog_uri, db = sys.argv[1:9]
+
+spark = (
+    SparkSession.builder.appName("hw_producers_spark_rest")
+    .master("local[1]")
+    .config("spark.driver.host", "127.0.0.1")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "1")
+    .config("spark.jars", jars)
+    .config("spark.sql.warehouse.dir", f"{work}/warehouse")
+    .config("spark.extraListeners", "io.openlineage.spark.agent.OpenLineageSparkListener")
+    .config("spark.openlineage.namespace", namespace)
+    .config("spark.openlineage.transport.type", "composite")
+    .config("spark.openlineage.transport.continueOnFailure", "false")
+    .config("spark.openlineage.transport.transports.hw.type", "http")
+    .config("spark.openlineage.transport.transports.hw.url", url)
+    .config("spark.openlineage.transport.transports.hw.endpoint", "/api/v1/lineage")
+    .config("spark.openlineage.transport.transports.hw.auth.type", "api_key")
+    .config("spark.openlineage.transport.transports.hw.auth.apiKey", key)
+    .config("spark.openlineage.transport.transports.file.type", "file")
+    .config("spark.openlineage.transport.transports.file.location", events)
+    .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+    .config("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
+    .config("spark.sql.catalog.lake.type", "rest")
+    .config("spark.sql.catalog.lake.uri", catalog_uri)
+    .getOrCreate()
+)
+spark.sparkContext.setLogLevel("ERROR")
+
+spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lake.{db}")
+spark.sql(f"CREATE TABLE lake.{db}.orders USING iceberg AS SELECT * FROM VALUES (1, 10.0), (2, 20.5) AS t(order_id, amount)")
+spark.sql(f"INSERT INTO lake.{db}.orders VALUES (3, 7.5)")
+spark.stop()

@@ -23,6 +23,7 @@ type CLI struct {
 	Compare   CompareCmd   `cmd:"" help:"Compare lineage answers and latency with the naive variable-length Cypher query on the same roots."`
 	Report    ReportCmd    `cmd:"" help:"Render markdown and PNG charts from a result JSON file."`
 	Envs      EnvsCmd      `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
+	TxLog     TxLogCmd     `cmd:"" name:"txlog" help:"Print the write position of Neo4j's transaction log (log bytes a step wrote: the difference of two)."`
 	Inventory InventoryCmd `cmd:"" help:"Write an expected-job inventory for a world (a JSON list for headwater inventory register --kind list)."`
 }
 

@@ -4,7 +4,7 @@
 # sync's events are projected, and the Neo4j transaction log each adds. Benchmark only, not in `make test`.
 #
 # Against the stack the HEADWATER_* variables name (default: the test stack, scripts/stack/stack.sh); tables are
-# created through the catalog's REST API (createTable, 8 at a time: the fixture's sqlite catalog takes ~0.3 s per
+# created through the catalog's REST API (createTable, 8 at a time; the fixture's namespace separator is %2E: the fixture's sqlite catalog takes ~0.3 s per
 # table on a loaded 2-core machine, pyiceberg adds its own) under BENCH_PREFIX.n0000, .n0001, ... PER_NS each,
 # unless CREATE=0. A `headwater serve` with its own topics projects the events.
 #
@@ -30,7 +30,7 @@ if [ "$CREATE" = 1 ]; then
   for i in $(seq 0 $(( n - 1 ))); do
     ns=$(printf 'n%04d' "$i")
     curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces" -H 'Content-Type: application/json' -d "{\"namespace\":[\"$P\",\"$ns\"]}"
-    seq 0 $(( PER_NS - 1 )) | xargs -P 8 -I{} curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces/$P%1F$ns/tables" \
+    seq 0 $(( PER_NS - 1 )) | xargs -P 8 -I{} curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces/$P%2E$ns/tables" \
       -H 'Content-Type: application/json' \
       -d '{"name":"t{}","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":false,"type":"long"},{"id":2,"name":"payload","required":false,"type":"string"}]}}'
   done

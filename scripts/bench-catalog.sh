@@ -29,7 +29,7 @@ if [ "$CREATE" = 1 ]; then
   curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces" -H 'Content-Type: application/json' -d "{\"namespace\":[\"$P\"]}" || true
   for i in $(seq 0 $(( n - 1 ))); do
     ns=$(printf 'n%04d' "$i")
-    curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces" -H 'Content-Type: application/json' -d "{\"namespace\":[\"$P\",\"$ns\"]}"
+    curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces" -H 'Content-Type: application/json' -d "{\"namespace\":[\"$P\",\"$ns\"]}" || true # 409: there already
     seq 0 $(( PER_NS - 1 )) | xargs -P 8 -I{} curl -fsS -o /dev/null -X POST "$ICE/v1/namespaces/$P%2E$ns/tables" \
       -H 'Content-Type: application/json' \
       -d '{"name":"t{}","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":false,"type":"long"},{"id":2,"name":"payload","required":false,"type":"string"}]}}'

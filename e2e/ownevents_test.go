@@ -31,9 +31,22 @@ func gql(t *testing.T, api, tok, query string, vars map[string]any) map[string]a
 // postEvent sends one event to the gateway with tok and returns the status and the answer.
 func postEvent(t *testing.T, api, tok string, ev []byte) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/api/v1/lineage", bytes.NewReader(ev))
+	return postTo(t, api, "/api/v1/lineage", tok, ev)
+}
+
+// postTo posts a JSON body to path on api with tok as the bearer and returns the status and the decoded answer.
+func postTo(t *testing.T, api, path, tok string, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+api+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
+	return answerOf(t, resp, err)
+}
+
+// answerOf is a response's status and its JSON body decoded (an empty map when it has none).
+func answerOf(t *testing.T, resp *http.Response, err error) (int, map[string]any) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

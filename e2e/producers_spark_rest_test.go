@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,15 +15,7 @@ import (
 // the catalog's name, its uuid alias), its last writer is the Spark run, and the snapshot of the append is
 // written by that run (its output's version facet names the snapshot id).
 func TestSparkThroughTheRESTCatalogLandsOnTheSyncedTable(t *testing.T) {
-	home := producerHome(t, "HEADWATER_TEST_SPARK", "scripts/producers/spark.sh")
-	var jars []string
-	for _, j := range []string{"openlineage-spark_2.12.jar", "iceberg-spark-runtime-3.5_2.12.jar"} {
-		path := filepath.Join(home, "jars", j)
-		if _, err := os.Stat(path); err != nil {
-			t.Fatalf("Spark jar missing (%v): run scripts/producers/spark.sh", err)
-		}
-		jars = append(jars, path)
-	}
+	home, jars := sparkHome(t)
 	p := newProducerRun(t, "sparkrest")
 	src, _ := filepath.Abs("testdata/producers/spark")
 	copyTree(t, src, p.work)
@@ -48,7 +39,9 @@ func TestSparkThroughTheRESTCatalogLandsOnTheSyncedTable(t *testing.T) {
 	var d struct {
 		ID, Name string
 		Aliases  []struct{ Namespace, Kind string }
-		Last     *struct{ Job struct{ Namespace, Name string } } `json:"lastWrittenBy"`
+		Last     *struct {
+			Job struct{ Namespace, Name string }
+		} `json:"lastWrittenBy"`
 		Versions struct {
 			Nodes []struct {
 				Version, Operation string

@@ -13,15 +13,7 @@ import (
 // read of the table's .snapshots metadata table, sent over the HTTP transport with an API key. The whole answer is
 // compared with testdata/producers/spark.golden.
 func TestProducerSpark(t *testing.T) {
-	home := producerHome(t, "HEADWATER_TEST_SPARK", "scripts/producers/spark.sh")
-	var jars []string
-	for _, j := range []string{"openlineage-spark_2.12.jar", "iceberg-spark-runtime-3.5_2.12.jar"} {
-		path := filepath.Join(home, "jars", j)
-		if _, err := os.Stat(path); err != nil {
-			t.Fatalf("Spark jar missing (%v): run scripts/producers/spark.sh", err)
-		}
-		jars = append(jars, path)
-	}
+	home, jars := sparkHome(t)
 	p := newProducerRun(t, "spark")
 	src, _ := filepath.Abs("testdata/producers/spark")
 	copyTree(t, src, p.work)
@@ -44,4 +36,19 @@ func TestProducerSpark(t *testing.T) {
 	a.mask = append(a.mask, masking{regexp.MustCompile(`^(run hw_producers_spark\.append_data\.ice_db_orders#1 output \S+ \S+ version=)\S+`),
 		"${1}(the CTAS snapshot, or none)"})
 	compareGolden(t, "spark", a.build())
+}
+
+// sparkHome is the Spark producer's home (scripts/producers/spark.sh) and its listener and Iceberg runtime jars.
+func sparkHome(t *testing.T) (string, []string) {
+	t.Helper()
+	home := producerHome(t, "HEADWATER_TEST_SPARK", "scripts/producers/spark.sh")
+	var jars []string
+	for _, j := range []string{"openlineage-spark_2.12.jar", "iceberg-spark-runtime-3.5_2.12.jar"} {
+		path := filepath.Join(home, "jars", j)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("Spark jar missing (%v): run scripts/producers/spark.sh", err)
+		}
+		jars = append(jars, path)
+	}
+	return home, jars
 }

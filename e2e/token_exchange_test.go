@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,13 +25,7 @@ func exchangeToken(t *testing.T, api, subjectToken, scope, lifetime string) (int
 		form.Set("lifetime", lifetime)
 	}
 	resp, err := http.PostForm("http://"+api+"/api/v1/token/exchange", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	return answerOf(t, resp, err)
 }
 
 // Issue 18, credential vending for Headwater's own producers (docs/adr/0051-token-exchange.md): producer A, whose
@@ -54,17 +47,7 @@ func TestExchangedTokensProduceOnlyWhereTheyWereExchangedFor(t *testing.T) {
 	}
 	send := func(path string, body []byte, tok string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, "http://"+api+path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp.StatusCode, m
+		return postTo(t, api, path, tok, body)
 	}
 
 	// 1. Exchanged for both namespaces: it writes.

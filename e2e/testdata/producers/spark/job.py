@@ -8,31 +8,14 @@ usage: job.py WORKDIR HEADWATER_URL API_KEY JOB_NAMESPACE EVENTS_FILE JARS
 """
 import sys
 
-from pyspark.sql import SparkSession, functions as F
+from pyspark.sql import functions as F
+
+import olsession
 
 work, url, key, namespace, events, jars = sys.argv[1:7]
 
 spark = (
-    SparkSession.builder.appName("hw_producers_spark")
-    .master("local[1]")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.ui.enabled", "false")
-    .config("spark.sql.shuffle.partitions", "1")
-    .config("spark.jars", jars)
-    .config("spark.sql.warehouse.dir", f"{work}/warehouse")
-    .config("spark.extraListeners", "io.openlineage.spark.agent.OpenLineageSparkListener")
-    .config("spark.openlineage.namespace", namespace)
-    .config("spark.openlineage.transport.type", "composite")
-    .config("spark.openlineage.transport.continueOnFailure", "false")
-    .config("spark.openlineage.transport.transports.hw.type", "http")
-    .config("spark.openlineage.transport.transports.hw.url", url)
-    .config("spark.openlineage.transport.transports.hw.endpoint", "/api/v1/lineage")
-    .config("spark.openlineage.transport.transports.hw.auth.type", "api_key")
-    .config("spark.openlineage.transport.transports.hw.auth.apiKey", key)
-    .config("spark.openlineage.transport.transports.file.type", "file")
-    .config("spark.openlineage.transport.transports.file.location", events)
-    .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+    olsession.builder("hw_producers_spark", work, url, key, namespace, events, jars)
     .config("spark.sql.catalog.ice", "org.apache.iceberg.spark.SparkCatalog")
     .config("spark.sql.catalog.ice.type", "hadoop")
     .config("spark.sql.catalog.ice.warehouse", f"{work}/iceberg_wh")

@@ -7,31 +7,12 @@ usage: rest_job.py WORKDIR HEADWATER_URL API_KEY JOB_NAMESPACE EVENTS_FILE JARS 
 """
 import sys
 
-from pyspark.sql import SparkSession
+import olsession
 
 work, url, key, namespace, events, jars, catalog_uri, db = sys.argv[1:9]
 
 spark = (
-    SparkSession.builder.appName("hw_producers_spark_rest")
-    .master("local[1]")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.ui.enabled", "false")
-    .config("spark.sql.shuffle.partitions", "1")
-    .config("spark.jars", jars)
-    .config("spark.sql.warehouse.dir", f"{work}/warehouse")
-    .config("spark.extraListeners", "io.openlineage.spark.agent.OpenLineageSparkListener")
-    .config("spark.openlineage.namespace", namespace)
-    .config("spark.openlineage.transport.type", "composite")
-    .config("spark.openlineage.transport.continueOnFailure", "false")
-    .config("spark.openlineage.transport.transports.hw.type", "http")
-    .config("spark.openlineage.transport.transports.hw.url", url)
-    .config("spark.openlineage.transport.transports.hw.endpoint", "/api/v1/lineage")
-    .config("spark.openlineage.transport.transports.hw.auth.type", "api_key")
-    .config("spark.openlineage.transport.transports.hw.auth.apiKey", key)
-    .config("spark.openlineage.transport.transports.file.type", "file")
-    .config("spark.openlineage.transport.transports.file.location", events)
-    .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+    olsession.builder("hw_producers_spark_rest", work, url, key, namespace, events, jars)
     .config("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
     .config("spark.sql.catalog.lake.type", "rest")
     .config("spark.sql.catalog.lake.uri", catalog_uri)

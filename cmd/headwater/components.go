@@ -137,7 +137,7 @@ func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, re
 		return nil, err
 	}
 	a = a.WithMetrics(authn.NewMetrics(reg))
-	return authn.Middleware(a, authn.OpenPaths(authn.DefaultOpenPaths()...), log), nil
+	return authn.Middleware(a, authn.DefaultOpen(), log), nil
 }
 
 // noBump is the generation bumper when the cache is off: there is nothing to invalidate.

@@ -34,7 +34,7 @@ chromium_path() {
   return 1
 }
 
-chromium() {
+ensure_chromium() {
   chromium_path >/dev/null && return 0
   log "installing chromium from Debian"
   mkdir -p "$STATE/logs"
@@ -63,7 +63,7 @@ case "${1:-}" in
     ;;
   unit) deps; (cd "$DIR" && npm run --silent test) ;;
   e2e)
-    deps; chromium
+    deps; ensure_chromium
     export HW_CHROMIUM; HW_CHROMIUM=$(chromium_path)
     (cd "$DIR" && npm run --silent e2e)
     ;;

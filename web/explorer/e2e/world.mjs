@@ -1,6 +1,7 @@
 // The explorer's end-to-end world: the demo lineage (demo/events, the events `make demo` sends) in namespaces of
 // its own, plus what the demo lacks for the browser test: a rename (orders_clean was stg_orders until 40 minutes
-// ago; older runs wrote the old name), and a hub (30 report jobs read analytics.public.revenue). Sent through the
+// ago; older runs wrote the old name), and a hub (30 report jobs read analytics.public.revenue and write
+// analytics.reports.<prefix>_revenue_NN, names a search finds in a shared database). Sent through the
 // public gateway with a producer token; `waitProjected` polls the public GraphQL API until all of it is visible.
 //
 //   node e2e/world.mjs <api> <producer-token> <prefix>    (send it; prints nothing on success)
@@ -85,10 +86,13 @@ function extras(prefix, now) {
     const n = String(i).padStart(2, "0");
     events.push(complete({ namespace: ns.bi, name: `report_${n}` }, now - 5 * 60_000 + i * 1000,
       [{ namespace: ns.warehouse, name: "analytics.public.revenue" }],
-      [{ namespace: ns.warehouse, name: `analytics.reports.revenue_${n}`, facets: { schema: schema(["order_day", "date"], ["revenue", "numeric"]) } }]));
+      [{ namespace: ns.warehouse, name: reportName(prefix, i), facets: { schema: schema(["order_day", "date"], ["revenue", "numeric"]) } }]));
   }
   return events;
 }
+
+/** The name of the i-th report the hub feeds (1-based). */
+export const reportName = (prefix, i) => `analytics.reports.${prefix}_revenue_${String(i).padStart(2, "0")}`;
 
 /** Every event of the world, each with its eventId set. */
 export function world(prefix, now = Date.now()) {

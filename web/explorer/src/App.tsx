@@ -214,7 +214,7 @@ export function App() {
               <label key={s} style={{ color: LINE_COLOURS[s] }}><input type="checkbox" checked={view.transformations.length === 0 || view.transformations.includes(s)}
                 onChange={() => { const cur = view.transformations.length ? view.transformations : STYLE_NAMES.map((x) => x[0]); const next = toggle(cur, s); update({ ...view, transformations: next.length === 4 ? [] : next }); }} /> {name}</label>
             ))}
-            <span className="muted">🔒 masked · dashed: indirect, declared, stale</span>
+            <span className="muted">dotted: masked · dashed: indirect, declared, stale, restricted</span>
           </fieldset>
         )}
         <button onClick={() => void navigator.clipboard?.writeText(window.location.href)} title="Copy this view's URL">Copy link</button>
@@ -236,7 +236,8 @@ export function App() {
           <div className="empty"><p>Search a dataset or a job to see its lineage.</p></div>
         )}
         <aside className="panel" aria-label="Details">
-          <Panel selection={selection} graph={graph} asOf={view.asOf} select={setSelection} tracedFields={tracedList} />
+          <Panel selection={selection} graph={graph} asOf={view.asOf} select={setSelection} tracedFields={tracedList}
+            focus={(namespace, name) => go({ kind: "dataset", namespace, name })} />
         </aside>
       </main>
     </div>

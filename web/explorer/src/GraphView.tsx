@@ -27,15 +27,10 @@ const stop = (f: () => void) => (e: { stopPropagation: () => void }) => { e.stop
 
 function DatasetBox({ data }: NodeProps<FlowNode<BoxData>>) {
   const { box, actions, selected, expanded, traced } = data;
-  const key = (e: KeyboardEvent) => {
-    if (e.target !== e.currentTarget) return;
-    if (e.key === "Enter") actions.select({ kind: "box", id: box.id });
-    if (e.key === "+" || e.key === "e") actions.expand(box.id);
-  };
   const isSel = selected?.kind === "box" && selected.id === box.id;
   return (
     <div className={`box${box.start ? " start" : ""}${isSel ? " selected" : ""}`} style={{ width: BOX_WIDTH, height: boxHeight(box) }}
-      onKeyDown={key} data-testid="dataset-box" data-name={box.name}>
+      data-testid="dataset-box" data-name={box.name}>
       <Handle type="target" position={Position.Left} className="box-handle" isConnectable={false} />
       <div className="box-head" title={`${box.namespace} ${box.name}`}>
         <div className="box-name">{box.name}</div>
@@ -90,11 +85,14 @@ export const LINE_COLOURS: Record<string, string> = {
 function LineEdge(p: EdgeProps<FlowEdge<LineData>>) {
   const { line, actions, dim, on } = p.data!;
   const [path] = getBezierPath(p);
-  // Labels sit three quarters of the way along, so the labels of a fan-out do not pile up at its hub.
-  const lx = p.sourceX + 0.72 * (p.targetX - p.sourceX), ly = p.sourceY + 0.9 * (p.targetY - p.sourceY);
+  // Dataset level: labels sit three quarters of the way along, so the labels of a fan-out do not pile up at its
+  // hub. Column level: half way, between the two boxes' field rows.
+  const f = line.sourceField ? 0.5 : 0.72;
+  const lx = p.sourceX + f * (p.targetX - p.sourceX), ly = p.sourceY + (line.sourceField ? 0.5 : 0.9) * (p.targetY - p.sourceY);
   const dashed = line.style === "indirect" || line.style === "declared" || line.style === "restricted" || line.style === "attempted" || line.edge?.stale;
   const masked = line.edge?.transformations.some((t) => t.masking);
-  const style = { stroke: LINE_COLOURS[line.style], strokeWidth: on ? 3 : 1.6, strokeDasharray: dashed ? "6 4" : undefined, opacity: dim ? 0.18 : 1 };
+  const style = { stroke: LINE_COLOURS[line.style], strokeWidth: on ? 3 : 1.6, opacity: dim ? 0.18 : 1,
+    strokeDasharray: masked ? "2 3" : dashed ? "6 4" : undefined };
   return (
     <>
       <BaseEdge id={p.id} path={path} markerEnd={p.markerEnd} style={style} interactionWidth={14} />
@@ -103,7 +101,7 @@ function LineEdge(p: EdgeProps<FlowEdge<LineData>>) {
           <button className={`edge-label nodrag nopan style-${line.style}${dim ? " dim" : ""}`} data-testid="edge-label"
             style={{ transform: `translate(-50%, -50%) translate(${lx}px, ${ly}px)` }}
             onClick={() => actions.select({ kind: "line", id: line.id })}>
-            {masked && <span className="mask" aria-label="masked">🔒 </span>}{line.label || "edge"}
+            {line.label || "edge"}
           </button>
         </EdgeLabelRenderer>
       )}
@@ -152,13 +150,24 @@ function Flow({ boxes, lines, actions, selection, expanded, traced, tracedFields
   );
 }
 
+/**
+ * Keyboard: Tab moves between boxes and edges (React Flow makes them focusable), Enter opens the focused box's or
+ * edge's details, "e" or "+" expands the focused box one hop.
+ */
+function keys(e: KeyboardEvent, actions: GraphActions) {
+  const el = e.target as HTMLElement;
+  const id = el.dataset.id;
+  if (!id) return;
+  if (el.classList.contains("react-flow__edge") && e.key === "Enter") actions.select({ kind: "line", id });
+  if (!el.classList.contains("react-flow__node")) return;
+  if (e.key === "Enter") actions.select({ kind: "box", id });
+  if (e.key === "e" || e.key === "+") actions.expand(id);
+}
+
 export function GraphView(p: Props) {
   return (
     <ReactFlowProvider>
-      <div className="graph" onKeyDown={(e) => {
-        const el = e.target as HTMLElement;
-        if (e.key === "Enter" && el.classList.contains("react-flow__edge")) p.actions.select({ kind: "line", id: el.dataset.id ?? "" });
-      }}>
+      <div className="graph" onKeyDown={(e) => keys(e, p.actions)}>
         <Flow {...p} />
       </div>
     </ReactFlowProvider>

@@ -20,7 +20,7 @@ function useLoad<T>(f: () => Promise<T>, deps: unknown[]): { data?: T; error?: s
 
 const Row = ({ k, children }: { k: string; children: ReactNode }) => <><dt>{k}</dt><dd>{children}</dd></>;
 
-function DatasetPanel({ ns, name, asOf, graph, id, select }: { ns: string; name: string; asOf?: string; graph: Graph; id: string; select: (s: Selection) => void }) {
+function DatasetPanel({ ns, name, asOf, graph, id, select, focus }: { ns: string; name: string; asOf?: string; graph: Graph; id: string; select: (s: Selection) => void; focus: (ns: string, name: string) => void }) {
   const { data: d, error } = useLoad(() => api.dataset(ns, name, asOf), [ns, name, asOf]);
   const edges = [...graph.edges.values()].filter((e) => e.from === id || e.to === id);
   const nameOf = (nid: string) => { const n = graph.nodes.get(nid); return n && "name" in n ? n.name : "restricted"; };
@@ -28,6 +28,7 @@ function DatasetPanel({ ns, name, asOf, graph, id, select }: { ns: string; name:
     <section aria-label="Dataset details">
       <h2>{name}</h2>
       <p className="muted">{ns}</p>
+      <button onClick={() => focus(ns, name)}>Show the lineage of this dataset</button>
       {error && <p role="alert" className="error">{error}</p>}
       {d && (
         <>
@@ -130,7 +131,7 @@ function RunPanel({ runId, job }: { runId: string; job?: { namespace: string; na
   );
 }
 
-export function Panel({ selection, graph, asOf, select, tracedFields }: { selection?: Selection; graph: Graph; asOf?: string; select: (s: Selection) => void; tracedFields: string[] }) {
+export function Panel({ selection, graph, asOf, select, tracedFields, focus }: { selection?: Selection; graph: Graph; asOf?: string; select: (s: Selection) => void; tracedFields: string[]; focus: (ns: string, name: string) => void }) {
   if (!selection) return <p className="muted">Select a dataset, a field or an edge label to see its details.</p>;
   if (selection.kind === "run") return <RunPanel runId={selection.runId} job={selection.job} />;
   if (selection.kind === "line") {
@@ -152,5 +153,5 @@ export function Panel({ selection, graph, asOf, select, tracedFields }: { select
   if (!n) return null;
   if (n.__typename === "RestrictedNode") return <p>Restricted: a neighbour you may not see. Its name, its job and how many there are are not shown.</p>;
   const ds = n.__typename === "Field" ? n.dataset : n;
-  return <DatasetPanel ns={ds.namespace} name={ds.name} asOf={asOf} graph={graph} id={selection.id} select={select} />;
+  return <DatasetPanel ns={ds.namespace} name={ds.name} asOf={asOf} graph={graph} id={selection.id} select={select} focus={focus} />;
 }

@@ -4,7 +4,7 @@
 import ELK from "elkjs/lib/elk.bundled.js";
 import type { Box, Line } from "./model";
 
-export const BOX_WIDTH = 250;
+export const BOX_WIDTH = 230;
 export const HEADER = 52;
 export const ROW = 24;
 export const FOOTER = 10;
@@ -49,7 +49,7 @@ export function elkGraph(boxes: Box[], lines: Line[]) {
     layoutOptions: {
       "elk.algorithm": "layered",
       "elk.direction": "RIGHT",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "110",
+      "elk.layered.spacing.nodeNodeBetweenLayers": "90",
       "elk.spacing.nodeNode": "28",
       "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
     },

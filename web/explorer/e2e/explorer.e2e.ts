@@ -175,6 +175,20 @@ describe("the lineage explorer", () => {
     const hidden = ["raw/orders", ns.lake, ns.spark, ns.airflow, ns.ordersDb.replace(":5432", ""), "clean_orders", "shop.public.orders", "extract_orders"];
     const dom = await narrow.content();
     for (const h of hidden) expect(dom, `the DOM names ${h}`).not.toContain(h);
+    // a job from search: a job box between what it read and wrote; its SQL withheld (no VIEW_SQL)
+    await narrow.fill("#q", "analytics.marts.revenue");
+    await narrow.click("form[role=search] button[type=submit]");
+    await narrow.locator(".hits button", { hasText: "job" }).first().click();
+    await narrow.locator(".box.job").waitFor({ timeout: 60_000 });
+    await narrow.locator(".react-flow__node", { has: narrow.locator(".box.job") }).click();
+    const job = narrow.locator("[aria-label='Job details']");
+    await expect.poll(() => job.innerText(), { timeout: 30_000 }).toContain("SQL withheld");
+    expect(await job.innerText()).not.toContain("sum(amount)");
+    expect(await narrow.getByRole("radio", { name: "Columns" }).isDisabled()).toBe(true);
+    await settle(narrow);
+    await shot(narrow, "narrow-job");
+    const dom2 = await narrow.content();
+    for (const h of hidden) expect(dom2, `the DOM names ${h}`).not.toContain(h);
     await ctx.close();
   });
 });

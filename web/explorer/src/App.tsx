@@ -179,7 +179,9 @@ export function App() {
   const otherGaps = graph.gaps.filter((g) => g.kind !== "TRUNCATED");
 
   if (!signedIn) return <SignIn onIn={() => setSignedIn(true)} />;
-  const go = (s: StartRef) => update({ ...view, start: s });
+  // A job start has no column level (the API walks columns from a field or a dataset).
+  const go = (s: StartRef) => update({ ...view, start: s, granularity: s.kind === "job" ? "DATASET" : view.granularity });
+  const jobStart = view.start?.kind === "job";
   const toggle = <T,>(xs: T[], x: T) => (xs.includes(x) ? xs.filter((y) => y !== x) : [...xs, x]);
 
   return (
@@ -196,7 +198,8 @@ export function App() {
           onChange={(e) => update({ ...view, depth: Math.max(1, Math.min(MAX_DEPTH, Number(e.target.value) || 1)) })} /></label>
         <fieldset className="level"><legend className="sr-only">Granularity</legend>
           <label><input type="radio" name="level" checked={view.granularity === "DATASET"} onChange={() => update({ ...view, granularity: "DATASET" })} /> Datasets</label>
-          <label><input type="radio" name="level" checked={view.granularity === "FIELD"} onChange={() => update({ ...view, granularity: "FIELD" })} /> Columns</label>
+          <label title={jobStart ? "column lineage starts at a dataset or a field" : undefined}><input type="radio" name="level" disabled={jobStart}
+            checked={view.granularity === "FIELD"} onChange={() => update({ ...view, granularity: "FIELD" })} /> Columns</label>
         </fieldset>
         <label>As of (UTC) <input type="datetime-local" aria-label="As of (UTC)" value={toLocalInput(view.asOf)}
           onChange={(e) => update({ ...view, asOf: e.target.value ? new Date(`${e.target.value}:00Z`).toISOString() : undefined })} /></label>
@@ -222,6 +225,7 @@ export function App() {
       <div className="status" aria-live="polite">
         {busy && <span>loading…</span>}
         {error && <span role="alert" className="error">{error}</span>}
+        {graph.coverage && <span className="coverage muted">Coverage: {graph.coverage}</span>}
         {graph.permissionsFiltered && <p className="filtered" data-testid="permissions-filtered">{PERMISSIONS_FILTERED_TEXT}</p>}
         {otherGaps.length > 0 && (
           <details className="gaps"><summary>{otherGaps.length} gap{otherGaps.length > 1 ? "s" : ""} in this answer</summary>

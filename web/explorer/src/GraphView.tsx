@@ -29,12 +29,12 @@ function DatasetBox({ data }: NodeProps<FlowNode<BoxData>>) {
   const { box, actions, selected, expanded, traced } = data;
   const isSel = selected?.kind === "box" && selected.id === box.id;
   return (
-    <div className={`box${box.start ? " start" : ""}${isSel ? " selected" : ""}`} style={{ width: BOX_WIDTH, height: boxHeight(box) }}
+    <div className={`box${box.kind === "job" ? " job" : ""}${box.start ? " start" : ""}${isSel ? " selected" : ""}`} style={{ width: BOX_WIDTH, height: boxHeight(box) }}
       data-testid="dataset-box" data-name={box.name}>
       <Handle type="target" position={Position.Left} className="box-handle" isConnectable={false} />
       <div className="box-head" title={`${box.namespace} ${box.name}`}>
         <div className="box-name">{box.name}</div>
-        <div className="box-ns">{box.namespace}</div>
+        <div className="box-ns">{box.kind === "job" ? `job · ${box.namespace}` : box.namespace}</div>
         {box.badges.length > 0 && (
           <div className="badges">{box.badges.map((b) => <span key={b} className={`badge gap-${b}`}>{GAP_WORDS[b] ?? b}</span>)}</div>
         )}
@@ -65,14 +65,13 @@ function DatasetBox({ data }: NodeProps<FlowNode<BoxData>>) {
   );
 }
 
-function RestrictedBox({ data }: NodeProps<FlowNode<BoxData>>) {
+function RestrictedBox() {
   return (
     <div className="box restricted" style={{ width: RESTRICTED.width, height: RESTRICTED.height }} data-testid="restricted-box">
       <Handle type="target" position={Position.Left} className="box-handle" isConnectable={false} />
       <div className="restricted-title">Restricted</div>
       <div className="restricted-sub">hidden by your permissions</div>
       <Handle type="source" position={Position.Right} className="box-handle" isConnectable={false} />
-      <span hidden>{data.box.id}</span>
     </div>
   );
 }
@@ -109,7 +108,7 @@ function LineEdge(p: EdgeProps<FlowEdge<LineData>>) {
   );
 }
 
-const nodeTypes = { dataset: memo(DatasetBox), restricted: memo(RestrictedBox) };
+const nodeTypes = { dataset: memo(DatasetBox), job: memo(DatasetBox), restricted: memo(RestrictedBox) };
 const edgeTypes = { line: LineEdge };
 
 interface Props { boxes: Box[]; lines: Line[]; actions: GraphActions; selection?: Selection; expanded: Set<string>; traced: Set<string>; tracedFields: Set<string> }
@@ -128,7 +127,7 @@ function Flow({ boxes, lines, actions, selection, expanded, traced, tracedFields
   const nodes: FlowNode<BoxData>[] = boxes.filter((b) => pos.has(b.id)).map((b) => ({
     id: b.id, type: b.kind, position: pos.get(b.id)!, draggable: false, connectable: false,
     width: b.kind === "restricted" ? RESTRICTED.width : BOX_WIDTH, height: boxHeight(b),
-    ariaLabel: b.kind === "restricted" ? "Restricted: a neighbour hidden by your permissions" : `Dataset ${b.name} in ${b.namespace}`,
+    ariaLabel: b.kind === "restricted" ? "Restricted: a neighbour hidden by your permissions" : `${b.kind === "job" ? "Job" : "Dataset"} ${b.name} in ${b.namespace}`,
     data: { box: b, actions, selected: selection, expanded: expanded.has(b.id), traced: tracedFields },
   }));
   const any = traced.size > 0;

@@ -110,6 +110,31 @@ function EdgePanel({ edge, graph, asOf, select }: { edge: Edge; graph: Graph; as
   );
 }
 
+function JobPanel({ ns, name, asOf, select }: { ns: string; name: string; asOf?: string; select: (s: Selection) => void }) {
+  const { data: j, error } = useLoad(() => api.job(ns, name, asOf), [ns, name, asOf]);
+  return (
+    <section aria-label="Job details">
+      <h2>{name}</h2>
+      <p className="muted">job in {ns}</p>
+      {error && <p role="alert" className="error">{error}</p>}
+      {j && (<>
+        <dl>
+          <Row k="Type">{[j.integration, j.jobType, j.processingType].filter(Boolean).join(" · ") || "—"}</Row>
+          <Row k="Last seen">{when(j.lastSeenAt)}</Row>
+        </dl>
+        <h3>Latest runs</h3>
+        <ul>{j.runs.nodes.map((r) => (
+          <li key={r.id}><button className="link" onClick={() => select({ kind: "run", runId: r.runId, job: r.job })}>
+            {r.state.toLowerCase()} · {when(r.endedAt ?? r.startedAt)}</button></li>))}</ul>
+        <h3>Definition</h3>
+        {!j.version ? <p className="muted">none reported</p> : j.version.sqlWithheld
+          ? <p className="muted">SQL withheld: you lack VIEW_SQL on the job, or it touched a dataset hidden from you.</p>
+          : j.version.sql ? <pre className="sql">{j.version.sql}</pre> : <p className="muted">no SQL reported</p>}
+      </>)}
+    </section>
+  );
+}
+
 function RunPanel({ runId, job }: { runId: string; job?: { namespace: string; name: string } }) {
   const { data: r, error } = useLoad(() => api.run(runId, job), [runId, job?.namespace, job?.name]);
   return (
@@ -152,6 +177,7 @@ export function Panel({ selection, graph, asOf, select, tracedFields, focus }: {
   }
   if (!n) return null;
   if (n.__typename === "RestrictedNode") return <p>Restricted: a neighbour you may not see. Its name, its job and how many there are are not shown.</p>;
+  if (n.__typename === "Job") return <JobPanel ns={n.namespace} name={n.name} asOf={asOf} select={select} />;
   const ds = n.__typename === "Field" ? n.dataset : n;
   return <DatasetPanel ns={ds.namespace} name={ds.name} asOf={asOf} graph={graph} id={selection.id} select={select} focus={focus} />;
 }

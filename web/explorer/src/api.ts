@@ -51,6 +51,7 @@ const LINEAGE = `query Lineage($start: NodeRef!, $direction: Direction!, $depth:
       transformations { type subtype masking description } }
     fanOutMarkers { node direction shown }
     gaps { kind message nodes edges stopReasons }
+    coverage { label }
   }
 }`;
 
@@ -103,13 +104,16 @@ export async function dataset(namespace: string, name: string, asOf?: string): P
 
 export interface JobDetail {
   id: string; namespace: string; name: string; jobType?: string | null; integration?: string | null;
+  processingType?: string | null; lastSeenAt?: string | null;
   version?: { definitionHash: string; sql?: string | null; sqlWithheld: boolean; validFrom?: string | null } | null;
+  runs: { nodes: RunSummary[]; hasNextPage: boolean };
 }
 
 export async function job(namespace: string, name: string, asOf?: string): Promise<JobDetail | null> {
   const d = await gql<{ job: JobDetail | null }>(`query Job($ns: String!, $name: String!, $asOf: Time) {
-    job(namespace: $ns, name: $name, asOf: $asOf) { id namespace name jobType integration
-      version { definitionHash sql sqlWithheld validFrom } } }`, { ns: namespace, name, asOf: asOf ?? null });
+    job(namespace: $ns, name: $name, asOf: $asOf) { id namespace name jobType integration processingType lastSeenAt
+      version { definitionHash sql sqlWithheld validFrom }
+      runs(first: 5) { hasNextPage nodes { id runId state startedAt endedAt job { namespace name } } } } }`, { ns: namespace, name, asOf: asOf ?? null });
   return d.job;
 }
 

@@ -111,6 +111,17 @@ describe("scene", () => {
     expect(lines.find((l) => l.id === "e2")).toMatchObject({ source: "cl", target: "rev", sourceField: undefined, label: "job_e2" });
   });
 
+  it("draws a job start as a box between its inputs and outputs", () => {
+    const j = mergePage(emptyGraph(), page({
+      nodes: [{ __typename: "Job", id: "j", namespace: "dbt", name: "revenue_model" }, ds("in", "clean"), ds("out", "revenue")],
+      edges: [edge("e1", "in", "j"), edge("e2", "j", "out")], coverage: { label: "1 of 2 datasets have an expected writer" },
+    }), { key: "view:BOTH", direction: "BOTH" });
+    const { boxes, lines } = scene(j, "DATASET", undefined, noFilters);
+    expect(boxes.find((b) => b.id === "j")).toMatchObject({ kind: "job", name: "revenue_model" });
+    expect(lines.map((l) => [l.source, l.target])).toEqual([["in", "j"], ["j", "out"]]);
+    expect(j.coverage).toBe("1 of 2 datasets have an expected writer");
+  });
+
   it("filters column lines by transformation kind", () => {
     const { lines } = scene(g, "FIELD", undefined, { evidence: [], transformations: ["aggregation"] });
     expect(lines.filter((l) => l.edge).map((l) => l.id)).toEqual(["e2"]);

@@ -30,6 +30,8 @@ export interface FanOutMarker { node: string; direction: Direction; shown: numbe
 export interface LineagePage {
   nodes: AnswerNode[]; edges: Edge[]; truncated: boolean; cursor?: string | null; fanOutMarkers: FanOutMarker[];
   gaps: Gap[]; permissionsFiltered: boolean; asOf: string;
+  /** How much of the page the inventory vouches for (null when the trust signals are not configured). */
+  coverage?: { label: string } | null;
 }
 
 /**
@@ -51,6 +53,8 @@ export interface Graph {
   expanded: Set<string>;
   permissionsFiltered: boolean;
   asOf?: string;
+  /** The latest page's coverage sentence. */
+  coverage?: string;
 }
 
 export function emptyGraph(): Graph {
@@ -86,13 +90,13 @@ export function mergePage(g: Graph, page: LineagePage, origin: PageOrigin): Grap
   const expanded = new Set(g.expanded);
   if (origin.expands) expanded.add(origin.expands);
   return { nodes, edges, gaps, more, expanded, permissionsFiltered: g.permissionsFiltered || page.permissionsFiltered,
-    asOf: g.asOf ?? page.asOf };
+    asOf: g.asOf ?? page.asOf, coverage: page.coverage?.label ?? g.coverage };
 }
 
 /** A box the page draws: a dataset (with its fields at column level), or a restricted placeholder. */
 export interface Box {
   id: string;
-  kind: "dataset" | "restricted";
+  kind: "dataset" | "job" | "restricted";
   namespace?: string;
   name?: string;
   /** Field rows, in path order (column level only). */
@@ -205,6 +209,7 @@ export function scene(g: Graph, granularity: Granularity, startId: string | unde
       if (granularity === "FIELD") b.fields.push({ id: n.id, path: n.path, type: n.type });
     }
     if (n.__typename === "RestrictedNode") box(n.id, "restricted");
+    if (n.__typename === "Job") box(n.id, "job", n.namespace, n.name); // a job start: its inputs and outputs
   }
   for (const b of boxes.values()) b.fields.sort((a, c) => a.path.localeCompare(c.path));
   if (startId) {

@@ -127,6 +127,9 @@ describe("the lineage explorer", () => {
     expect(path_).toEqual(expect.arrayContaining(["analytics.public.orders_clean.amount", "raw/orders.amount", "shop.public.orders.amount"]));
     expect(path_).not.toContain("analytics.public.orders_clean.order_day"); // revenue does not come from order_day
     expect(await page.locator("[data-testid=edge-label].style-aggregation").count()).toBeGreaterThan(0);
+    // what the narrow principal must not see is on the analyst's page (so its check below is not vacuous)
+    const dom = await page.content();
+    for (const h of ["raw/orders", ns.lake, "shop.public.orders", ns.ordersDb.replace(":5432", "")]) expect(dom).toContain(h);
     await settle(page);
     await shot(page, "column-level");
   });

@@ -119,7 +119,8 @@ function Flow({ boxes, lines, actions, selection, expanded, traced, tracedFields
   const shape = useMemo(() => JSON.stringify([boxes.map((b) => [b.id, b.fields.length, b.more.length > 0]), lines.map((l) => l.id)]), [boxes, lines]);
   useEffect(() => {
     let live = true;
-    layout(boxes, lines).then((p) => { if (live) { setPos(p); requestAnimationFrame(() => fitView({ padding: 0.12, maxZoom: 1.1 })); } });
+    // fit once React Flow has measured the new boxes (a frame is not always enough)
+    layout(boxes, lines).then((p) => { if (live) { setPos(p); setTimeout(() => live && void fitView({ padding: 0.12, maxZoom: 1.1 }), 80); } });
     return () => { live = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape]);

@@ -6,7 +6,9 @@
 package web
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -24,21 +26,48 @@ const explorerCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'un
 	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 // Explorer serves the explorer's files under ExplorerPath: index.html at ExplorerPath, assets below it. The file
-// names carry no content hash, so every response says no-cache (browsers revalidate with Last-Modified).
+// names carry no content hash, so every response says no-cache and carries an ETag of the file's content
+// (browsers revalidate and get 304 while the binary is the same).
 func Explorer() http.Handler {
 	dist, err := fs.Sub(explorerFiles, "explorer/dist")
 	if err != nil { // cannot happen: the directory is embedded at build time
 		return http.NotFoundHandler()
 	}
+	tags := etags(dist)
 	files := http.StripPrefix(ExplorerPath, http.FileServerFS(dist))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
+		name := strings.TrimPrefix(r.URL.Path, ExplorerPath)
+		if name == "" {
+			name = "index.html"
+		}
+		if tag, ok := tags[name]; ok {
+			h.Set("ETag", tag) // http.ServeContent answers If-None-Match with it
+		}
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Content-Security-Policy", explorerCSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		files.ServeHTTP(w, r)
 	})
+}
+
+// etags are the strong ETags of every embedded file by path (the first 16 bytes of its SHA-256).
+func etags(dist fs.FS) map[string]string {
+	out := map[string]string{}
+	_ = fs.WalkDir(dist, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(dist, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		out[path] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		return nil
+	})
+	return out
 }
 
 // Register mounts the explorer on mux: GET ExplorerPath and below, and the bare path redirecting to it.

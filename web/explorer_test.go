@@ -35,6 +35,17 @@ func TestExplorerServesTheEmbeddedBuild(t *testing.T) {
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") || len(body) < 1000 {
 		t.Fatalf("GET explorer.js: %d %s, %d bytes", res.StatusCode, res.Header.Get("Content-Type"), len(body))
 	}
+	tag := res.Header.Get("ETag")
+	if tag == "" {
+		t.Fatal("explorer.js has no ETag")
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/explore/assets/explorer.js", nil)
+	req.Header.Set("If-None-Match", tag)
+	mux.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotModified {
+		t.Errorf("revalidating explorer.js with its ETag: %d, want 304", rec.Code)
+	}
 	if res, _ = get(t, mux, "/explore/assets/missing.js"); res.StatusCode != 404 {
 		t.Errorf("a missing asset: %d, want 404", res.StatusCode)
 	}

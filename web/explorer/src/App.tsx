@@ -185,7 +185,7 @@ export function App() {
   const toggle = <T,>(xs: T[], x: T) => (xs.includes(x) ? xs.filter((y) => y !== x) : [...xs, x]);
 
   return (
-    <div className="app">
+    <div className="app" onKeyDown={(e) => { if (e.key === "Escape") setSelection(undefined); }}>
       <header>
         <h1>Headwater lineage</h1>
         <Search go={go} />

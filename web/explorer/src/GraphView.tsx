@@ -36,7 +36,7 @@ function DatasetBox({ data }: NodeProps<FlowNode<BoxData>>) {
         <div className="box-name">{box.name}</div>
         <div className="box-ns">{box.kind === "job" ? `job · ${box.namespace}` : box.namespace}</div>
         {box.badges.length > 0 && (
-          <div className="badges">{box.badges.map((b) => <span key={b} className={`badge gap-${b}`}>{GAP_WORDS[b] ?? b}</span>)}</div>
+          <div className="badges">{box.badges.map((b) => <span key={b} className={`badge gap-${b}`}>{GAP_WORDS[b] ?? b.toLowerCase()}</span>)}</div>
         )}
         <button className="expand nodrag" aria-label={`Expand ${box.name} one hop`} title="Expand one hop (key: e)"
           onClick={stop(() => actions.expand(box.id))}>{expanded ? "⟳" : "+"}</button>

@@ -44,6 +44,13 @@ describe("mergePage", () => {
     expect(g3.nodes.size).toBe(4);
   });
 
+  it("says how many neighbours a fan-out marker showed, summed over pages, and nothing of the rest", () => {
+    const m = { node: "hub", direction: "DOWNSTREAM" as const, shown: 200 };
+    const g = mergePage(mergePage(emptyGraph(), page({ nodes: [ds("hub", "H")], fanOutMarkers: [m], truncated: true, cursor: "c" }),
+      { key: "view:DOWNSTREAM", direction: "DOWNSTREAM" }), page({ fanOutMarkers: [m], truncated: true, cursor: "d" }), { key: "view:DOWNSTREAM", direction: "DOWNSTREAM" });
+    expect(scene(g, "DATASET", undefined, noFilters).boxes[0].badges).toEqual(["400 downstream shown, more exist"]);
+  });
+
   it("keeps permissionsFiltered once any page said it, and each gap once", () => {
     const gap = { kind: "STALE_EDGE", message: "stale", nodes: ["a"], edges: ["ab"] };
     const g = mergePage(mergePage(emptyGraph(), page({ permissionsFiltered: true, gaps: [gap] }), { key: "k1", direction: "BOTH" }),

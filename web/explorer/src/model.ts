@@ -55,10 +55,13 @@ export interface Graph {
   asOf?: string;
   /** The latest page's coverage sentence. */
   coverage?: string;
+  /** Nodes with more neighbours than one page shows (the API's fan-out markers): how many it showed. */
+  fanOut: Map<string, FanOutMarker>;
 }
 
 export function emptyGraph(): Graph {
-  return { nodes: new Map(), edges: new Map(), gaps: [], more: new Map(), expanded: new Set(), permissionsFiltered: false };
+  return { nodes: new Map(), edges: new Map(), gaps: [], more: new Map(), expanded: new Set(), permissionsFiltered: false,
+    fanOut: new Map() };
 }
 
 const gapKey = (g: Gap) => `${g.kind}|${g.message}|${g.nodes.join(",")}|${g.edges.join(",")}`;
@@ -89,7 +92,12 @@ export function mergePage(g: Graph, page: LineagePage, origin: PageOrigin): Grap
   }
   const expanded = new Set(g.expanded);
   if (origin.expands) expanded.add(origin.expands);
-  return { nodes, edges, gaps, more, expanded, permissionsFiltered: g.permissionsFiltered || page.permissionsFiltered,
+  const fanOut = new Map(g.fanOut);
+  for (const m of page.fanOutMarkers) {
+    const k = `${m.node}|${m.direction}`;
+    fanOut.set(k, { ...m, shown: (fanOut.get(k)?.shown ?? 0) + m.shown });
+  }
+  return { fanOut, nodes, edges, gaps, more, expanded, permissionsFiltered: g.permissionsFiltered || page.permissionsFiltered,
     asOf: g.asOf ?? page.asOf, coverage: page.coverage?.label ?? g.coverage };
 }
 
@@ -225,6 +233,11 @@ export function scene(g: Graph, granularity: Granularity, startId: string | unde
   for (const m of g.more.values()) {
     const b = boxes.get(boxOf(g, m.node) ?? "");
     if (b) b.more.push(m);
+  }
+  for (const m of g.fanOut.values()) {
+    const b = boxes.get(boxOf(g, m.node) ?? "");
+    const word = `${m.shown} ${m.direction === "UPSTREAM" ? "upstream" : "downstream"} shown, more exist`;
+    if (b && !b.badges.includes(word)) b.badges.push(word);
   }
   const lines: Line[] = [];
   for (const e of g.edges.values()) {

@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { HUB_REPORTS, namespaces, reportName, send, waitProjected } from "./world.mjs";
+import { lowContrast } from "./contrast";
 
 const env = (k: string) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set (see e2e/explorer_test.go)`); return v; };
 const api = env("HW_API"), prefix = env("HW_PREFIX");
@@ -146,7 +147,7 @@ describe("the lineage explorer", () => {
     await box(page, "analytics.public.orders_clean").waitFor({ timeout: 60_000 });
   });
 
-  it("is usable from the keyboard", async () => {
+  it("is usable from the keyboard, with readable contrast at 1280x800", async () => {
     await page.getByRole("radio", { name: "Datasets" }).check();
     await box(page, "analytics.public.revenue").waitFor({ timeout: 60_000 });
     await settle(page);
@@ -155,6 +156,12 @@ describe("the lineage explorer", () => {
     await page.keyboard.press("Enter");
     await page.locator("[aria-label='Dataset details']").waitFor();
     expect(await page.locator("[aria-label='Dataset details'] h2").innerText()).toBe("analytics.public.revenue");
+    await page.locator("[aria-label='Dataset details'] dl").waitFor({ timeout: 30_000 });
+    expect(await page.evaluate(lowContrast)).toEqual([]);
+    // the check sees low contrast when there is some
+    await page.evaluate(() => { const p = document.createElement("p"); p.id = "probe"; p.textContent = "pale"; p.style.color = "#bbbbbb"; document.body.append(p); });
+    expect(await page.evaluate(lowContrast)).toEqual([expect.stringContaining('"pale"')]);
+    await page.evaluate(() => document.getElementById("probe")!.remove());
   });
 
   it("shows a narrow principal restricted boxes and no hidden name", async () => {

@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { HUB_REPORTS, namespaces, reportName, send, waitProjected } from "./world.mjs";
+import { FORECAST, HUB_REPORTS, LEGACY, namespaces, reportName, send, waitProjected } from "./world.mjs";
 import { lowContrast } from "./contrast";
 
 const env = (k: string) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set (see e2e/explorer_test.go)`); return v; };
@@ -112,6 +112,24 @@ describe("the lineage explorer", () => {
     const run = page.locator("[aria-label='Run details']");
     await expect.poll(() => run.innerText(), { timeout: 30_000 }).toContain("Wrote");
     expect(await run.innerText()).toContain("analytics.public.revenue");
+  });
+
+  it("draws gaps on the graph and filters by evidence", async () => {
+    await page.goto(explore(viewOf("analytics.public.revenue", { dir: "DOWNSTREAM", depth: "1", page: "100" })));
+    await box(page, FORECAST).waitFor({ timeout: 60_000 });
+    await settle(page);
+    const label = (t: string | RegExp) => page.locator("[data-testid=edge-label]", { hasText: t });
+    expect(await label("revenue_forecast · declared only").count()).toBe(1);
+    expect(await label(/legacy_export · stale: last observed 3 days ago/).count()).toBe(1);
+    expect(await box(page, FORECAST).locator(".badge").allInnerTexts()).toContain("declared only");
+    expect(await box(page, LEGACY).locator(".badge").allInnerTexts()).toContain("stale");
+    await page.locator("summary", { hasText: "gaps in this answer" }).click();
+    expect(await page.locator(".gaps").innerText()).toContain("declared only: no run has reported this edge");
+    await shot(page, "gaps");
+    await page.getByRole("checkbox", { name: "declared" }).uncheck();
+    await expect.poll(() => box(page, FORECAST).count(), { timeout: 60_000 }).toBe(0);
+    await box(page, LEGACY).waitFor({ timeout: 60_000 });
+    expect(page.url()).toContain("evidence=OBSERVED");
   });
 
   it("switches to column level and follows revenue back to orders.amount", async () => {

@@ -82,6 +82,12 @@ function extras(prefix, now) {
     complete({ namespace: ns.spark, name: "rename_stg_orders" }, now - 41 * 60_000, [], [{ namespace: ns.warehouse, name: "analytics.public.orders_clean", facets: {
       lifecycleStateChange: facet("1-0-1/LifecycleStateChangeDatasetFacet.json", { lifecycleStateChange: "RENAME", previousIdentifier: stg }) } }]),
   ];
+  // Two gaps for the page to draw: a forecast only declared (a JobEvent, no run), and an export last run 3 days ago.
+  events.push({ eventTime: iso(now - 30 * 60_000), producer: PRODUCER, schemaURL: "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/JobEvent",
+    job: { namespace: ns.bi, name: "revenue_forecast" }, inputs: [{ namespace: ns.warehouse, name: "analytics.public.revenue" }],
+    outputs: [{ namespace: ns.warehouse, name: FORECAST }] });
+  events.push(complete({ namespace: ns.bi, name: "legacy_export" }, now - 3 * 24 * h, [{ namespace: ns.warehouse, name: "analytics.public.revenue" }],
+    [{ namespace: ns.warehouse, name: LEGACY }]));
   for (let i = 1; i <= HUB_REPORTS; i++) {
     const n = String(i).padStart(2, "0");
     events.push(complete({ namespace: ns.bi, name: `report_${n}` }, now - 5 * 60_000 + i * 1000,
@@ -90,6 +96,10 @@ function extras(prefix, now) {
   }
   return events;
 }
+
+/** The declared-only output and the stale one (downstream of revenue, beside the hub's reports). */
+export const FORECAST = "analytics.public.revenue_forecast";
+export const LEGACY = "analytics.exports.revenue_legacy";
 
 /** The name of the i-th report the hub feeds (1-based). */
 export const reportName = (prefix, i) => `analytics.reports.${prefix}_revenue_${String(i).padStart(2, "0")}`;

@@ -160,6 +160,12 @@ describe("the lineage explorer", () => {
     await settle(page);
     expect(await box(page, "analytics.public.orders_clean").count()).toBe(0);
     expect(page.url()).toContain("asOf=");
+    // its panel: the current name, and how the schema changed since (the clean-up run added customer_hash)
+    await box(page, "analytics.public.stg_orders").dispatchEvent("click");
+    const changes = page.locator("[data-testid=schema-changes]");
+    await changes.waitFor({ timeout: 30_000 });
+    expect(await changes.innerText()).toContain("added: customer_hash");
+    expect(await page.locator("[aria-label='Dataset details']").innerText()).toContain("analytics.public.orders_clean");
     await shot(page, "as-of-before-rename");
     await page.getByRole("button", { name: "Now" }).click();
     await box(page, "analytics.public.orders_clean").waitFor({ timeout: 60_000 });

@@ -2,7 +2,7 @@
 import { useEffect, useState, type ReactNode } from "react";
 import * as api from "./api";
 import type { Selection } from "./GraphView";
-import { isDeclaredOnly, isMasked, type Edge, type Graph } from "./model";
+import { isDeclaredOnly, isMasked, schemaChanges, type Edge, type Graph } from "./model";
 
 const when = (t?: string | null) => (t ? new Date(t).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z") : "—");
 
@@ -51,6 +51,15 @@ function DatasetPanel({ ns, name, asOf, graph, id, select, focus }: { ns: string
                 <tr key={f.path}><td>{f.path}{f.tags.length ? ` [${f.tags.map((t) => t.name).join(", ")}]` : ""}{f.observedOnRead ? " (seen on read)" : ""}</td>
                   <td>{f.type ?? ""}</td><td>{when(f.validFrom)}</td></tr>))}</tbody></table>
           )}
+          {asOf && (() => {
+            const c = schemaChanges(d.fields, d.current);
+            const none = !c.added.length && !c.gone.length && !c.retyped.length;
+            return (<div data-testid="schema-changes"><h3>Schema changes since then</h3>
+              {none ? <p className="muted">none</p> : <ul>
+                {c.added.length > 0 && <li>added: {c.added.join(", ")}</li>}
+                {c.gone.length > 0 && <li>gone: {c.gone.join(", ")}</li>}
+                {c.retyped.map((r) => <li key={r}>type changed: {r}</li>)}</ul>}</div>);
+          })()}
           {d.aliases.length > 1 && (<><h3>Names</h3><ul>{d.aliases.map((a) => (
             <li key={`${a.namespace}|${a.name}|${a.kind}`}>{a.name} · {a.kind.toLowerCase()} · {when(a.validFrom)} – {a.validTo ? when(a.validTo) : "now"}</li>))}</ul></>)}
           <h3>Versions</h3>

@@ -79,6 +79,8 @@ export interface DatasetDetail {
   description?: string | null; createdAt?: string | null; droppedAt?: string | null;
   resolvedFrom?: { namespace: string; name: string; kind: string } | null;
   fields: { path: string; type?: string | null; validFrom: string; validTo?: string | null; observedOnRead: boolean; tags: { name: string }[] }[];
+  /** The fields now, to say how the schema changed since the view's asOf. */
+  current: { path: string; type?: string | null }[];
   aliases: { namespace: string; name: string; kind: string; validFrom?: string | null; validTo?: string | null }[];
   owners: { name: string; type?: string | null }[];
   tags: { name: string }[];
@@ -89,16 +91,17 @@ export interface DatasetDetail {
 export interface RunSummary { id: string; runId: string; state: string; startedAt?: string | null; endedAt?: string | null; job: { namespace: string; name: string } }
 
 export async function dataset(namespace: string, name: string, asOf?: string): Promise<DatasetDetail | null> {
-  const d = await gql<{ dataset: DatasetDetail | null }>(`query Dataset($ns: String!, $name: String!, $asOf: Time) {
+  const d = await gql<{ dataset: DatasetDetail | null }>(`query Dataset($ns: String!, $name: String!, $asOf: Time, $now: Time) {
     dataset(namespace: $ns, name: $name, asOf: $asOf) {
       id namespace name currentNamespace currentName environment description createdAt droppedAt
       resolvedFrom { namespace name kind }
       fields { path type validFrom validTo observedOnRead tags { name } }
+      current: fields(asOf: $now) { path type }
       aliases { namespace name kind validFrom validTo }
       owners { name type } tags { name }
       versions(first: 10) { nodes { version firstSeenAt operation committedAt } hasNextPage }
       lastWrittenBy { id runId state startedAt endedAt job { namespace name } }
-    } }`, { ns: namespace, name, asOf: asOf ?? null });
+    } }`, { ns: namespace, name, asOf: asOf ?? null, now: new Date().toISOString() });
   return d.dataset;
 }
 

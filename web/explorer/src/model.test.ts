@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  emptyGraph, isAttempted, isDeclaredOnly, mergePage, scene, trace, tracedFields, transformationStyle,
+  emptyGraph, schemaChanges, isAttempted, isDeclaredOnly, mergePage, scene, trace, tracedFields, transformationStyle,
   type Edge, type LineagePage, type Transformation,
 } from "./model";
 import { elkGraph, boxHeight, HEADER, ROW } from "./layout";
@@ -148,5 +148,13 @@ describe("scene", () => {
     expect(rev.height).toBe(boxHeight(boxes.find((b) => b.id === "rev")!));
     expect(rev.ports).toContainEqual(expect.objectContaining({ id: "rev.revenue|in", x: 0, y: HEADER + ROW + ROW / 2 }));
     expect(eg.edges.find((e) => e.id === "e2")).toEqual({ id: "e2", sources: ["cl.amount|out"], targets: ["rev.revenue|in"] });
+  });
+});
+
+describe("schemaChanges", () => {
+  it("says what was added, what went and what changed type", () => {
+    expect(schemaChanges([{ path: "id", type: "int" }, { path: "amount", type: "numeric" }, { path: "old" }],
+      [{ path: "id", type: "bigint" }, { path: "amount", type: "numeric" }, { path: "customer_hash", type: "text" }]))
+      .toEqual({ added: ["customer_hash"], gone: ["old"], retyped: ["id: int → bigint"] });
   });
 });

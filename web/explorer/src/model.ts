@@ -314,3 +314,14 @@ export const GAP_WORDS: Record<string, string> = {
   RUN_WITHOUT_TERMINAL: "run without end",
   PRODUCER_STALE: "producer quiet",
 };
+
+/** How a schema changed between two instants: fields added, gone, and those whose type changed ("a: int → bigint"). */
+export function schemaChanges(then: { path: string; type?: string | null }[], now: { path: string; type?: string | null }[]) {
+  const before = new Map(then.map((f) => [f.path, f.type ?? ""]));
+  const after = new Map(now.map((f) => [f.path, f.type ?? ""]));
+  return {
+    added: [...after.keys()].filter((p) => !before.has(p)).sort(),
+    gone: [...before.keys()].filter((p) => !after.has(p)).sort(),
+    retyped: [...after.entries()].filter(([p, t]) => before.has(p) && before.get(p) !== t).map(([p, t]) => `${p}: ${before.get(p)} → ${t}`).sort(),
+  };
+}

@@ -7,7 +7,7 @@ STACK := scripts/stack/stack.sh
 BIN   := bin/headwater
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet lint race
+.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet lint race explorer explorer-build
 
 all: build
 
@@ -41,6 +41,17 @@ check-generated:
 vet:
 	$(GO) vet ./...
 
+## explorer: the lineage explorer's front end (web/explorer, docs/explorer.md): `npm ci` when the lock changed, a
+## rebuild that must give the committed web/explorer/dist (the binary embeds it), and the graph-model unit tests.
+## Its browser tests run in `go test ./e2e` (TestExplorerInChromium, Debian chromium installed when missing).
+explorer:
+	scripts/explorer.sh check
+	scripts/explorer.sh unit
+
+## explorer-build: rebuild web/explorer/dist after changing the explorer's sources (commit the result).
+explorer-build:
+	scripts/explorer.sh build
+
 ## lint: golangci-lint (pinned, installed into .state/bin by scripts/lint.sh) with .golangci.yml: the layering
 ## rules of docs/architecture.md (depguard), staticcheck, unused, errorlint, errcheck, unparam, modernize, promlinter.
 lint:
@@ -72,7 +83,7 @@ producers:
 ## compare two phases of one run (a light producer beside a flood, a principal's scan rate beside another's): they
 ## run after the rest, one package at a time, so another package's load does not fall on one phase only.
 TIMED_PKGS = ./ingest/consumer/ ./resolvers/
-test: stack-up check-generated vet lint race
+test: stack-up check-generated explorer vet lint race
 	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
 	timed=$$($(GO) list $(TIMED_PKGS)); \
 	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m \

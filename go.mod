@@ -2,6 +2,9 @@ module github.com/headwater-data/headwater
 
 go 1.26.8
 
+// The explorer's npm packages (web/explorer, scripts/explorer.sh) are not Go packages, whatever files they ship.
+ignore ./web/explorer/node_modules
+
 require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/IBM/sarama v1.61.1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/headwater-data/headwater/authz"
@@ -119,6 +120,43 @@ func OpenPaths(paths ...string) func(*http.Request) bool {
 	}
 }
 
+// OpenSubtrees returns an open predicate for GET and HEAD requests to a path below one of these prefixes (each
+// ending in "/"), or to a prefix without its slash: pages whose files hold no data, such as the lineage explorer.
+func OpenSubtrees(prefixes ...string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return false
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(r.URL.Path, p) || r.URL.Path == strings.TrimSuffix(p, "/") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// AnyOpen is open when any of the predicates is.
+func AnyOpen(open ...func(*http.Request) bool) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		for _, o := range open {
+			if o(r) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // DefaultOpenPaths are the paths open without a token on the API listener: health, readiness and the GraphiQL
 // page (GET / and /graphiql). /metrics is on its own listener, which this middleware does not wrap.
 func DefaultOpenPaths() []string { return []string{"/healthz", "/readyz", "/", "/graphiql"} }
+
+// DefaultOpenSubtrees are the subtrees open without a token: the lineage explorer's static files (package web).
+// Its page sends the user's bearer on every GraphQL request; the files themselves hold no data.
+func DefaultOpenSubtrees() []string { return []string{"/explore/"} }
+
+// DefaultOpen is the API listener's open predicate: DefaultOpenPaths and DefaultOpenSubtrees.
+func DefaultOpen() func(*http.Request) bool {
+	return AnyOpen(OpenPaths(DefaultOpenPaths()...), OpenSubtrees(DefaultOpenSubtrees()...))
+}

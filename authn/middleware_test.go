@@ -73,7 +73,7 @@ func TestMiddleware(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry())
-	h := Middleware(a.WithMetrics(m), OpenPaths(DefaultOpenPaths()...), discardLog())(echoPrincipal())
+	h := Middleware(a.WithMetrics(m), DefaultOpen(), discardLog())(echoPrincipal())
 	jwtOK := sign(t, jwt.SigningMethodRS256, "k1", e.rsa, e.claims(nil))
 	jwtExpired := sign(t, jwt.SigningMethodRS256, "k1", e.rsa, e.claims(func(c jwt.MapClaims) { c["exp"] = e.now.Add(-time.Hour).Unix() }))
 	jwtWrongAud := sign(t, jwt.SigningMethodRS256, "k1", e.rsa, e.claims(func(c jwt.MapClaims) { c["aud"] = "x" }))
@@ -85,6 +85,11 @@ func TestMiddleware(t *testing.T) {
 	}{
 		{"healthz open", "GET", "/healthz", "", 200, "anonymous|user|"},
 		{"graphiql open", "GET", "/", "", 200, "anonymous|user|"},
+		{"explorer open", "GET", "/explore/", "", 200, "anonymous|user|"},
+		{"explorer bare path open", "GET", "/explore", "", 200, "anonymous|user|"},
+		{"explorer assets open", "GET", "/explore/assets/explorer.js", "", 200, "anonymous|user|"},
+		{"explorer POST closed", "POST", "/explore/", "", 401, msgMissing},
+		{"a path that only starts like the explorer closed", "GET", "/exploration", "", 401, msgMissing},
 		{"graphql POST closed", "POST", "/graphql", "", 401, msgMissing},
 		{"ingestion closed", "POST", "/api/v1/lineage", "", 401, msgMissing},
 		{"healthz POST closed", "POST", "/healthz", "", 401, msgMissing},
@@ -123,7 +128,7 @@ func TestMiddleware(t *testing.T) {
 		})
 	}
 	for labels, want := range map[[2]string]float64{{MethodJWT, resultOK}: 2, {MethodJWT, resultInvalid}: 2,
-		{MethodAPIToken, resultOK}: 1, {MethodAPIToken, resultInvalid}: 1, {"none", resultMissing}: 3, {"none", resultInvalid}: 1} {
+		{MethodAPIToken, resultOK}: 1, {MethodAPIToken, resultInvalid}: 1, {"none", resultMissing}: 5, {"none", resultInvalid}: 1} {
 		if got := counterValue(t, m.requests.WithLabelValues(labels[0], labels[1])); got != want {
 			t.Errorf("headwater_authn_requests_total%v = %v, want %v", labels, got, want)
 		}

@@ -91,6 +91,8 @@ done
 [ "${n:-0}" -ge 4 ] || { echo "$ans" >&2; die "lineage not visible after 60s; see $STATE/logs/headwater.log"; }
 echo
 echo "GraphiQL:  $API/graphiql     metrics: http://127.0.0.1:9090/metrics"
+echo "Explorer:  $API/explore/?ns=postgres%3A%2F%2Fwarehouse%3A5432&name=analytics.public.revenue&dir=UPSTREAM&depth=3&level=column"
+echo "           (sign in with the analyst token printed at the end; docs/explorer.md)"
 echo "Upstream lineage of postgres://warehouse:5432 analytics.public.revenue (depth 3), served from Neo4j:"
 python3 - "$ans" <<'PY'
 import json, sys

@@ -138,7 +138,7 @@ func authMiddleware(c authn.Config, tokens *apitoken.Store, log *slog.Logger, re
 		return nil, nil, err
 	}
 	a = a.WithMetrics(authn.NewMetrics(reg))
-	open := authn.OpenPaths(authn.DefaultOpenPaths()...)
+	open := authn.DefaultOpen()
 	// the token exchange authenticates its request by the subject_token it carries (RFC 8693; ADR 0051)
 	return authn.Middleware(a, func(r *http.Request) bool { return open(r) || exchange.Open(r) }, log), a, nil
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/headwater-data/headwater/trust/gapsource"
 	"github.com/headwater-data/headwater/trust/sampler"
 	"github.com/headwater-data/headwater/trust/truststore"
+	"github.com/headwater-data/headwater/web"
 )
 
 // httpConfig is the listeners' configuration.
@@ -156,6 +157,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux.Handle("/graphql", gql)
 	mux.Handle("GET /graphiql", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
+	web.Register(mux) // the lineage explorer at /explore/ (docs/explorer.md)
 	mux.Handle("GET /healthz", obs.Healthz())
 	catalogs, err := catalogScheduler(s.Catalogs, p.store, gw, log, reg)
 	if err != nil {

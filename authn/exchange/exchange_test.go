@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,10 +39,8 @@ func (f *fakeMint) Create(_ context.Context, r apitoken.NewToken) (string, authn
 type produceIn []string
 
 func (p produceIn) CanProduce(_ context.Context, _ authz.Principal, ns string, _ []string) (bool, string) {
-	for _, x := range p {
-		if x == ns {
-			return true, ""
-		}
+	if slices.Contains(p, ns) {
+		return true, ""
 	}
 	return false, ns
 }

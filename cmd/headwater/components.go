@@ -145,13 +145,20 @@ type noBump struct{}
 
 func (noBump) Bump(context.Context, []string) error { return nil }
 
-func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config) []obs.Check {
+// readinessChecks are /readyz's dependencies: Neo4j and Kafka (required), Redis (optional: without it answers are
+// slower, never wrong, so it shows as degraded and the instance stays in rotation), and the archive when the
+// process runs the consumer (required: the consumer projects nothing it could not archive).
+func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config, arch *archive.Dir) []obs.Check {
 	checks := []obs.Check{
 		{Name: "neo4j", Fn: store.Ping},
 		{Name: "kafka", Fn: func(ctx context.Context) error { return kafkaio.Ping(ctx, kc) }},
 	}
 	if rdb != nil {
-		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+			Optional: true})
+	}
+	if arch != nil {
+		checks = append(checks, obs.Check{Name: "archive", Fn: arch.Ping})
 	}
 	return checks
 }

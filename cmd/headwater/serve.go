@@ -153,7 +153,14 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /graphiql", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /healthz", obs.Healthz())
-	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, s.Kafka), log))
+	var arch *archive.Dir // only a process that runs the consumer writes the archive
+	if s.RunIn {
+		if arch, err = archive.OpenDir(s.Archive, time.Now); err != nil {
+			return err
+		}
+		defer closeLogged(log, "archive", arch.Close)
+	}
+	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, s.Kafka, arch), log))
 
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
@@ -174,11 +181,6 @@ func (s serveCmd) Run(rc *runCtx) error {
 	p.touched.Listen(checker.Touched)
 	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	if s.RunIn {
-		arch, err := archive.OpenDir(s.Archive, time.Now)
-		if err != nil {
-			return err
-		}
-		defer closeLogged(log, "archive", arch.Close)
 		c := p.consumer(s.Consumer, s.Kafka, arch, producer, guard, log, reg)
 		g.Go(func() error { return c.Run(gctx) })
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,10 +50,12 @@ func MetricsHandler(r *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(r, promhttp.HandlerOpts{Registry: r})
 }
 
-// Check is one readiness dependency.
+// Check is one readiness dependency. An Optional one (the Redis cache: without it answers are slower, never wrong
+// or failed) is reported as degraded while it fails and does not make the process unready.
 type Check struct {
-	Name string
-	Fn   func(ctx context.Context) error
+	Name     string
+	Fn       func(ctx context.Context) error
+	Optional bool
 }
 
 // ReadinessTimeout bounds each dependency check.
@@ -66,23 +69,31 @@ func Healthz() http.Handler {
 	})
 }
 
-// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if all pass. The body names
-// each dependency and its state, never internal error text beyond a short reason.
+// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if every required one passes.
+// The body names each dependency and its state, never internal error text beyond a short reason, and lists the
+// failing optional ones under "degraded" (sorted; empty when none).
 func Readyz(checks []Check, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res := RunChecks(r.Context(), checks)
-		ok := true
-		for _, v := range res {
-			if v != "ok" {
+		ok, degraded := true, []string{}
+		for _, c := range checks {
+			switch {
+			case res[c.Name] == "ok":
+			case c.Optional:
+				degraded = append(degraded, c.Name)
+			default:
 				ok = false
 			}
 		}
+		slices.Sort(degraded)
 		w.Header().Set("Content-Type", "application/json")
 		if !ok {
 			log.Warn("not ready", "checks", res)
 			w.WriteHeader(http.StatusServiceUnavailable)
+		} else if len(degraded) > 0 {
+			log.Warn("ready, degraded", "checks", res)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "checks": res})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "degraded": degraded, "checks": res})
 	})
 }
 

@@ -99,8 +99,10 @@ func TestFaultGatewayKilledDuringBurst(t *testing.T) {
 	assertExactlyOnce(t, store, kc, s, p.led, subject)
 }
 
-// The projector (ingest) dies four ways while events stream in through a gateway that stays up: by the failpoint
-// right after a Neo4j commit and before the offset commit; by SIGKILL at a random moment of a run of small
+// The projector (ingest) dies five ways while events stream in through a gateway that stays up: by a failpoint
+// as its very first batch is about to be projected (no replay point exists yet: only the rule that offsets are
+// committed after the Neo4j commit re-delivers it); by the failpoint right after a Neo4j commit and before the
+// offset commit; by SIGKILL at a random moment of a run of small
 // transactions (mid-batch: a transaction open, fold state in memory not yet saved write-behind); by SIGKILL a few
 // milliseconds after SIGTERM (mid the shutdown save of the fold state and the replay points). Each restart
 // rewinds to the replay points. The gateway's readiness stays ready throughout: it needs no projector.
@@ -123,9 +125,11 @@ func TestFaultProjectorKilledMidBatchAndMidSave(t *testing.T) {
 	p := newProducer(func() string { return api }, token)
 	wait := sendAsync(t, p, events, ids, 2)
 	waitAcked(t, p.led, len(events)/5)
-	crash := ingest("HEADWATER_TEST_CRASH_AFTER_BATCHES=2")
-	if err := crash.wait(t, 60*time.Second); err == nil || !strings.Contains(err.Error(), "killed") {
-		t.Fatalf("want the projector killed by the failpoint, got %v", err)
+	for _, failpoint := range []string{"HEADWATER_TEST_CRASH_BEFORE_BATCH=1", "HEADWATER_TEST_CRASH_AFTER_BATCHES=2"} {
+		crash := ingest(failpoint)
+		if err := crash.wait(t, 60*time.Second); err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("want the projector killed by the failpoint %s, got %v", failpoint, err)
+		}
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for round := range 3 {

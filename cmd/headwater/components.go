@@ -125,7 +125,8 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 	if p.gens != nil {
 		d.Epoch = p.gens
 	}
-	d.AfterProject = crashFailpoint(log)
+	d.AfterProject = crashFailpoint(log, crashFailpointEnv)
+	d.BeforeProject = crashFailpoint(log, crashBeforeFailpointEnv)
 	return consumer.New(cc, kc, d)
 }
 
@@ -165,14 +166,19 @@ func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config, a
 
 // crashFailpointEnv names the test-only failpoint: set to N, the process SIGKILLs itself after the N-th batch is
 // committed in Neo4j and before its Kafka offsets are committed (the crash window the projection must survive).
-const crashFailpointEnv = "HEADWATER_TEST_CRASH_AFTER_BATCHES"
+// crashBeforeFailpointEnv: set to N, it SIGKILLs itself when the N-th batch, archived, is about to be projected
+// (nothing of it in Neo4j, its offsets not committed: with no replay point yet, only the offset rule re-delivers it).
+const (
+	crashFailpointEnv       = "HEADWATER_TEST_CRASH_AFTER_BATCHES"
+	crashBeforeFailpointEnv = "HEADWATER_TEST_CRASH_BEFORE_BATCH"
+)
 
-func crashFailpoint(log *slog.Logger) func() {
-	n, err := strconv.Atoi(os.Getenv(crashFailpointEnv))
+func crashFailpoint(log *slog.Logger, env string) func() {
+	n, err := strconv.Atoi(os.Getenv(env))
 	if err != nil || n <= 0 {
 		return nil
 	}
-	log.Warn("crash failpoint armed", "afterBatches", n)
+	log.Warn("crash failpoint armed", "failpoint", env, "batch", n)
 	var done atomic.Int64
 	return func() {
 		if done.Add(1) >= int64(n) {

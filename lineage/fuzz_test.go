@@ -30,7 +30,7 @@ func FuzzLineageArguments(f *testing.F) {
 		}
 		got, err := s.check(a)
 		if err != nil {
-			if e, ok := errors.AsType[*api.Error](err); !ok || e.Class != api.ErrBadRequest || e.Message == "" {
+			if e, ok := errors.AsType[*api.Error](err); !ok || !errors.Is(err, api.ErrBadRequest) || e.Message == "" {
 				t.Fatalf("refusal %v (%T) is not a BAD_REQUEST naming the argument", err, err)
 			}
 			return

@@ -26,6 +26,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"golang.org/x/sys/unix"
 
+	"github.com/headwater-data/headwater/authn/apitoken"
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -509,4 +511,91 @@ func (p *olProducer) burstErr(events [][]byte, ids []string, workers int) error 
 		return fmt.Errorf("%w: %w", errStopped, first)
 	}
 	return nil
+}
+
+// privateNeo4jPort is the Bolt port of the fault suite's own Neo4j: the shared one on 7687 is never restarted.
+const privateNeo4jPort = "7887"
+
+// startPrivateNeo4j starts (or restarts, on its data) a Neo4j of the test's own through scripts/stack/stack.sh.
+func startPrivateNeo4j(t *testing.T, repo, state string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repo, "scripts", "stack", "stack.sh"), "up")
+	cmd.Env = append(os.Environ(), "HEADWATER_STATE_DIR="+state, "HEADWATER_STACK_ONLY=neo4j",
+		"HEADWATER_NEO4J_BOLT_PORT="+privateNeo4jPort, "HEADWATER_STACK_TIMEOUT=180")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("private neo4j: %v\n%s", err, out)
+	}
+}
+
+// Neo4j (a private one) is SIGKILLed while the projector is in the middle of a run of small transactions and
+// started again on its data: meanwhile readiness names neo4j, the projector retries the same transaction (nothing
+// marked, nothing quarantined) and the gateway keeps acknowledging; afterwards every acknowledged event is
+// projected once, with no restart of Headwater.
+func TestFaultNeo4jRestartDuringProjection(t *testing.T) {
+	repo, state := mustAbs(t, ".."), t.TempDir()
+	jars := filepath.Join(repo, ".state", "jars")
+	if err := os.MkdirAll(jars, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(jars, filepath.Join(state, "jars")); err != nil {
+		t.Fatal(err)
+	}
+	startPrivateNeo4j(t, repo, state)
+	pidFile := filepath.Join(state, "neo4j", "neo4j.pid")
+	t.Cleanup(func() { killPidFile(pidFile, syscall.SIGKILL) })
+	uri := "bolt://127.0.0.1:" + privateNeo4jPort
+	ctx := context.Background()
+	store, err := graph.Open(ctx, graph.Config{URI: uri, Database: "neo4j", MaxPoolSize: 4, ConnectWait: 60 * time.Second,
+		QueryTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
+	if _, _, err := store.Migrate(ctx); err != nil { // the private database only, never the shared one
+		t.Fatal(err)
+	}
+	tok, _, err := apitoken.NewStore(store, time.Now).Create(ctx, apitoken.NewToken{Owner: subject, Kind: "service", CreatedBy: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := testenv.KafkaConfig(t)
+	s := newScope(t)
+	events, ids := pipelineEvents(t, s, 30)
+	events, ids = withRefusals(s, events, ids, 3)
+	api := freePort(t)
+	start(t, kc, []string{"HEADWATER_NEO4J_URI=" + uri, "HEADWATER_CONSUMER_BATCH_SIZE=8", "HEADWATER_CONSUMER_TX_MAX_EVENTS=8",
+		"HEADWATER_NEO4J_CONNECT_WAIT=60s"}, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 90*time.Second)
+	watch := watchReady("http://" + api + "/readyz")
+	p := newProducer(func() string { return api }, tok)
+	wait := sendAsync(t, p, events, ids, 2)
+	waitAcked(t, p.led, len(events)/3)
+	_, acked, _ := p.led.snapshot()
+	waitSomeIn(t, store, acked, 1) // it is projecting
+	killPidFile(pidFile, syscall.SIGKILL)
+	waitReadyState(t, "http://"+api+"/readyz", "neo4j", true, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	startPrivateNeo4j(t, repo, state)
+	wait()
+	assertExactlyOnce(t, store, kc, s, p.led, subject)
+	watch.stop()
+	if !watch.reported("neo4j") {
+		t.Fatalf("readiness did not name neo4j while it was down: %s", watch)
+	}
+}
+
+// waitSomeIn waits until at least min of the ids are Event nodes in store.
+func waitSomeIn(t *testing.T, store *graph.Store, ids []string, min int) {
+	t.Helper()
+	deadline := time.Now().Add(faultTimeout)
+	for time.Now().Before(deadline) {
+		res, err := neo4j.ExecuteQuery(context.Background(), store.Driver,
+			"MATCH (e:Event) WHERE e.key IN $keys RETURN count(e) AS n", map[string]any{"keys": eventKeys(ids)},
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
+		if err == nil && int(res.Records[0].Values[0].(int64)) >= min {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d events projected within %s", min, faultTimeout)
 }

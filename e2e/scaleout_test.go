@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headwater-data/headwater/ingest/kafkaio"
+	"github.com/headwater-data/headwater/internal/testenv"
+)
+
+// Three projector instances share one consumer group: one starts alone, two join while it holds unsaved fold
+// state (a rebalance with write-behind in flight), and the first leaves by SIGTERM mid-stream (its session end
+// saves the fold state of the partitions it gives up). The events go straight to Kafka under one key per run, so
+// they spread over the topic's three partitions. The graph equals the single in-process projection of each event
+// once, and the instances that stayed both projected a share.
+func TestScaleOutThreeProjectorsShareThePartitionsAndMatchOne(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	s := newScope(t)
+	events, ids := pipelineEvents(t, s, 30)
+	env := []string{"HEADWATER_CONSUMER_BATCH_SIZE=4", "HEADWATER_CONSUMER_TX_MAX_EVENTS=4", "HEADWATER_CONSUMER_BATCH_WAIT=20ms"}
+	arch := filepath.Join(t.TempDir(), "archive")
+	metrics := []string{freePort(t), freePort(t), freePort(t)}
+	first := start(t, kc, env, "ingest", "--metrics-addr="+metrics[0], "--archive-dir="+arch)
+	half := len(events) / 2
+	produceKeyed(t, kc, events[:half], 0)
+	waitSome(t, ids[:half], 4)
+	for _, m := range metrics[1:] {
+		start(t, kc, env, "ingest", "--metrics-addr="+m, "--archive-dir="+arch)
+	}
+	produceKeyed(t, kc, events[half:], half)
+	time.Sleep(3 * time.Second) // the group rebalances with batches and unsaved fold state in flight
+	first.signal(syscall.SIGTERM)
+	if err := first.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("SIGTERM must stop the first projector cleanly: %v", err)
+	}
+	waitEvents(t, store, ids, faultTimeout)
+	waitCommitted(t, kc, faultTimeout)
+	got := dump(t, store, s)
+	for _, m := range metrics[1:] {
+		if n := metric(t, m, "headwater_consumer_events_total"); n == 0 {
+			t.Errorf("the projector on %s projected nothing: the partitions were not shared", m)
+		}
+	}
+	if want := reference(t, store, s, events, ids, ""); got != want {
+		t.Fatalf("three projectors with a rebalance differ from one projection of each event:\n%s", diff(got, want))
+	}
+}
+
+// produceKeyed writes the events straight to the events topic, one key per run (events come in START/terminal
+// pairs), so the runs spread over the partitions.
+func produceKeyed(t *testing.T, kc kafkaio.Config, events [][]byte, offset int) {
+	t.Helper()
+	p, err := kafkaio.NewProducer(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	msgs := make([]kafkaio.Message, len(events))
+	for i, e := range events {
+		msgs[i] = kafkaio.Message{Topic: kc.EventsTopic, Key: fmt.Sprintf("run:e2e-%d", (offset+i)/2), Value: e}
+	}
+	if err := p.Send(context.Background(), msgs); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -86,7 +86,7 @@ TIMED_PKGS = ./ingest/consumer/ ./resolvers/
 test: stack-up check-generated vet lint race fuzz
 	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
 	timed=$$($(GO) list $(TIMED_PKGS)); \
-	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m \
+	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 45m \
 	  $$($(GO) list ./... | grep -vxF "$$timed"); \
 	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 1 -timeout 30m $(TIMED_PKGS)
 

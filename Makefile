@@ -7,7 +7,7 @@ STACK := scripts/stack/stack.sh
 BIN   := bin/headwater
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet lint race explorer explorer-build
+.PHONY: producers all build demo demo-stop test unit check-generated generate stack-up stack-down stack-status bench vet lint race explorer explorer-build fuzz
 
 all: build
 
@@ -68,6 +68,17 @@ RACE_PKGS += ./resolvers/guard
 race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 
+## fuzz: a short run of each fuzz target (FUZZTIME each, default 10s; ADR 0048): the event decoder, the
+## namespace/name canonicaliser, the lineage query's arguments and the GraphQL request reading. Their corpora
+## (seeds plus what earlier runs found) are committed under each package's testdata/fuzz/ and run as plain tests
+## by `go test` too.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./ingest/olevent/decode:FuzzDecode ./ingest/normalize:FuzzDatasetIdempotent \
+	./lineage:FuzzLineageArguments ./resolvers/guard:FuzzGraphQLRequest
+fuzz:
+	set -e; for t in $(FUZZ_TARGETS); do \
+	  $(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; done
+
 ## unit: the tests that need no servers. Under -short every test that needs Neo4j, Kafka or Redis skips
 ## (internal/testenv.Servers; the e2e package as a whole), so this runs without the stack. `make test` and CI
 ## never pass -short.
@@ -83,10 +94,10 @@ producers:
 ## compare two phases of one run (a light producer beside a flood, a principal's scan rate beside another's): they
 ## run after the rest, one package at a time, so another package's load does not fall on one phase only.
 TIMED_PKGS = ./ingest/consumer/ ./resolvers/
-test: stack-up check-generated explorer vet lint race
+test: stack-up check-generated explorer vet lint race fuzz
 	set -e; producers=$$(scripts/producers/all.sh); python=$$(scripts/pyenv.sh); \
 	timed=$$($(GO) list $(TIMED_PKGS)); \
-	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 30m \
+	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 2 -timeout 45m \
 	  $$($(GO) list ./... | grep -vxF "$$timed"); \
 	env $$producers HEADWATER_TEST_PYTHON=$$python $(GO) test -count=1 -p 1 -timeout 30m $(TIMED_PKGS)
 

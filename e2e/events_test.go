@@ -17,7 +17,8 @@ import (
 // It returns the raw events and the ids the consumer will resolve for them (no header: envelope or digest).
 func pipelineEvents(t *testing.T, s scope, runs int) ([][]byte, []string) {
 	t.Helper()
-	base := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second)
+	// Runs are 10 minutes apart and all in the past (the fault suite sends up to 40).
+	base := time.Now().UTC().Add(-max(2*time.Hour, time.Duration(runs)*10*time.Minute+time.Hour)).Truncate(time.Second)
 	var out [][]byte
 	step := func(job, in, out string, cl bool, at time.Time, state string) [][]byte {
 		id := uuid.NewString()

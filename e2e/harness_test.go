@@ -105,7 +105,10 @@ func start(t *testing.T, kc kafkaio.Config, env []string, args ...string) *proc 
 		t.Fatal(err)
 	}
 	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = f, f
+	// Through a pipe, not the file itself: a fault test's file size limit on the process (the archive's full
+	// disk) must not cut its log.
+	out := struct{ io.Writer }{f}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(),
 		"HEADWATER_KAFKA_BROKERS="+strings.Join(kc.Brokers, ","),
 		"HEADWATER_KAFKA_EVENTS_TOPIC="+kc.EventsTopic,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -89,3 +90,25 @@ func (s *Store) Session(ctx context.Context, mode neo4j.AccessMode) neo4j.Sessio
 
 // TxTimeout is the default transaction timeout to pass with neo4j.WithTxTimeout.
 func (s *Store) TxTimeout() time.Duration { return s.timeout }
+
+// IsContention reports whether err ended a transaction that waited too long for other work on the same nodes: the
+// transaction timeout (which ends a wait for a lock another transaction holds), a lock-acquisition timeout, a
+// deadlock, or the driver's retries of such transient errors running out. Such a failure says nothing about the
+// events in the transaction, so the consumer retries them rather than quarantine one that fails alone (ADR 0048).
+func IsContention(err error) bool {
+	if _, ok := errors.AsType[*neo4j.TransactionExecutionLimit](err); ok {
+		return true
+	}
+	ne, ok := errors.AsType[*neo4j.Neo4jError](err)
+	if !ok {
+		return false
+	}
+	switch ne.Code {
+	case "Neo.TransientError.Transaction.LockAcquisitionTimeout", "Neo.TransientError.Transaction.DeadlockDetected",
+		"Neo.TransientError.Transaction.Terminated", "Neo.TransientError.Transaction.LockClientStopped",
+		// Neo4j 5 ends a transaction that timed out waiting for a lock with this one.
+		"Neo.ClientError.Transaction.LockClientStopped", "Neo.ClientError.Transaction.Terminated":
+		return true
+	}
+	return strings.HasPrefix(ne.Code, "Neo.ClientError.Transaction.TransactionTimedOut")
+}

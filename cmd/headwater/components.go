@@ -126,7 +126,8 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 	if p.gens != nil {
 		d.Epoch = p.gens
 	}
-	d.AfterProject = crashFailpoint(log)
+	d.AfterProject = crashFailpoint(log, crashFailpointEnv)
+	d.BeforeProject = crashFailpoint(log, crashBeforeFailpointEnv)
 	return consumer.New(cc, kc, d)
 }
 
@@ -148,27 +149,39 @@ type noBump struct{}
 
 func (noBump) Bump(context.Context, []string) error { return nil }
 
-func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config) []obs.Check {
+// readinessChecks are /readyz's dependencies: Neo4j and Kafka (required), Redis (optional: without it answers are
+// slower, never wrong, so it shows as degraded and the instance stays in rotation), and the archive when the
+// process runs the consumer (required: the consumer projects nothing it could not archive).
+func readinessChecks(store *graph.Store, rdb *redis.Client, kc kafkaio.Config, arch *archive.Dir) []obs.Check {
 	checks := []obs.Check{
 		{Name: "neo4j", Fn: store.Ping},
 		{Name: "kafka", Fn: func(ctx context.Context) error { return kafkaio.Ping(ctx, kc) }},
 	}
 	if rdb != nil {
-		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+		checks = append(checks, obs.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+			Optional: true})
+	}
+	if arch != nil {
+		checks = append(checks, obs.Check{Name: "archive", Fn: arch.Ping})
 	}
 	return checks
 }
 
 // crashFailpointEnv names the test-only failpoint: set to N, the process SIGKILLs itself after the N-th batch is
 // committed in Neo4j and before its Kafka offsets are committed (the crash window the projection must survive).
-const crashFailpointEnv = "HEADWATER_TEST_CRASH_AFTER_BATCHES"
+// crashBeforeFailpointEnv: set to N, it SIGKILLs itself when the N-th batch, archived, is about to be projected
+// (nothing of it in Neo4j, its offsets not committed: with no replay point yet, only the offset rule re-delivers it).
+const (
+	crashFailpointEnv       = "HEADWATER_TEST_CRASH_AFTER_BATCHES"
+	crashBeforeFailpointEnv = "HEADWATER_TEST_CRASH_BEFORE_BATCH"
+)
 
-func crashFailpoint(log *slog.Logger) func() {
-	n, err := strconv.Atoi(os.Getenv(crashFailpointEnv))
+func crashFailpoint(log *slog.Logger, env string) func() {
+	n, err := strconv.Atoi(os.Getenv(env))
 	if err != nil || n <= 0 {
 		return nil
 	}
-	log.Warn("crash failpoint armed", "afterBatches", n)
+	log.Warn("crash failpoint armed", "failpoint", env, "batch", n)
 	var done atomic.Int64
 	return func() {
 		if done.Add(1) >= int64(n) {

@@ -63,7 +63,7 @@ func (c ingestCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /metrics", obs.MetricsHandler(reg))
 	obs.RegisterPprof(mux)
 	mux.Handle("GET /healthz", obs.Healthz())
-	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, c.Kafka), log))
+	mux.Handle("GET /readyz", obs.Readyz(readinessChecks(p.store, rdb, c.Kafka, arch), log))
 	g, gctx := errgroup.WithContext(ctx)
 	serveHTTP(g, gctx, c.HTTP.server(c.MetricsAddr, mux), 10*time.Second, log)
 	cons := p.consumer(c.Consumer, c.Kafka, arch, producer, producecheck.New(perms.Policy, p.norm), log, reg)

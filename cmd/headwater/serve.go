@@ -159,11 +159,18 @@ func (s serveCmd) Run(rc *runCtx) error {
 	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
 	web.Register(mux) // the lineage explorer at /explore/ (docs/explorer.md)
 	mux.Handle("GET /healthz", obs.Healthz())
+	var arch *archive.Dir // only a process that runs the consumer writes the archive
+	if s.RunIn {
+		if arch, err = archive.OpenDir(s.Archive, time.Now); err != nil {
+			return err
+		}
+		defer closeLogged(log, "archive", arch.Close)
+	}
 	catalogs, err := catalogScheduler(s.Catalogs, p.store, gw, log, reg)
 	if err != nil {
 		return err
 	}
-	mux.Handle("GET /readyz", obs.Readyz(append(readinessChecks(p.store, rdb, s.Kafka), catalogs.Checks()...), log))
+	mux.Handle("GET /readyz", obs.Readyz(append(readinessChecks(p.store, rdb, s.Kafka, arch), catalogs.Checks()...), log))
 
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("GET /metrics", obs.MetricsHandler(reg))
@@ -185,11 +192,6 @@ func (s serveCmd) Run(rc *runCtx) error {
 	g.Go(func() error { return checker.Run(gctx, s.Trust.CanaryInterval) })
 	g.Go(func() error { return catalogs.Run(gctx) })
 	if s.RunIn {
-		arch, err := archive.OpenDir(s.Archive, time.Now)
-		if err != nil {
-			return err
-		}
-		defer closeLogged(log, "archive", arch.Close)
 		c := p.consumer(s.Consumer, s.Kafka, arch, producer, guard, log, reg)
 		g.Go(func() error { return c.Run(gctx) })
 	}

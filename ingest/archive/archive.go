@@ -123,6 +123,8 @@ type Dir struct {
 	size int64
 	now  func() time.Time
 	seq  int
+	// failed is the last append's error, nil after a success (Ping).
+	failed error
 }
 
 // OpenDir opens (creating) the archive directory for appending.
@@ -157,18 +159,51 @@ func (d *Dir) Append(_ context.Context, recs []Record) error {
 	defer d.mu.Unlock()
 	if d.f == nil || d.size >= d.cfg.SegmentBytes {
 		if err := d.rotate(); err != nil {
+			d.failed = err
 			return err
 		}
 	}
-	n, err := d.f.WriteString(buf.String())
-	d.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("archive write: %w", err)
+	if err := d.write(buf.String()); err != nil {
+		d.failed = err
+		return err
 	}
-	if err := d.f.Sync(); err != nil {
-		return fmt.Errorf("archive sync: %w", err)
-	}
+	d.failed = nil
 	return nil
+}
+
+// write appends one gzip member and syncs it. A write that fails part way (a full disk, a file size limit) is cut
+// back to the segment's previous end, so the segment never holds a torn member before later ones: Read would stop
+// at it and skip every record after it in the segment (the batch is retried, and appended again, once there is
+// room).
+func (d *Dir) write(member string) error {
+	n, err := d.f.WriteString(member)
+	if err == nil {
+		err = d.f.Sync()
+		if err != nil {
+			err = fmt.Errorf("archive sync: %w", err)
+		}
+	} else {
+		err = fmt.Errorf("archive write: %w", err)
+	}
+	if err == nil {
+		d.size += int64(n)
+		return nil
+	}
+	if terr := d.f.Truncate(d.size); terr != nil {
+		// The segment cannot be repaired in place: the next append starts a new one.
+		_ = d.f.Close()
+		d.f = nil
+		return errors.Join(err, fmt.Errorf("archive truncate after a failed write: %w", terr))
+	}
+	return err
+}
+
+// Ping reports the last append's failure (nil once an append has succeeded again): readiness shows a full or
+// failing archive disk while the consumer waits for it.
+func (d *Dir) Ping(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failed
 }
 
 func (d *Dir) rotate() error {

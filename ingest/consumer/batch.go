@@ -152,11 +152,12 @@ func (h *handler) finishBatch(ctx context.Context, bad []kafkaio.Message) error 
 // outage, and the quarantine message of an event that fails alone.
 func (h *handler) projection() projection {
 	return projection{
-		apply:   h.applyOnce,
-		healthy: func(ctx context.Context) bool { return h.d.Health.Ping(ctx) == nil },
-		poison:  h.poisonMessage,
-		done:    h.observe,
-		warn:    h.d.Log.Warn,
+		apply:     h.applyOnce,
+		healthy:   func(ctx context.Context) bool { return h.d.Health.Ping(ctx) == nil },
+		contended: graph.IsContention,
+		poison:    h.poisonMessage,
+		done:      h.observe,
+		warn:      h.d.Log.Warn,
 	}
 }
 

@@ -55,9 +55,12 @@ type combiner struct {
 type projection struct {
 	apply   func(context.Context, []project.Envelope) error // one transaction
 	healthy func(context.Context) bool                      // Neo4j answers: a failure is the batch's, not an outage
-	poison  func(project.Envelope, error) kafkaio.Message   // the quarantine message of an event that fails alone
-	done    func([]project.Envelope)                        // after a transaction committed these
-	warn    func(msg string, args ...any)
+	// contended says a failure came from waiting on other work (graph.IsContention): a single event failing so
+	// is retried instead of quarantined. Nil: no failure is contention.
+	contended func(error) bool
+	poison    func(project.Envelope, error) kafkaio.Message // the quarantine message of an event that fails alone
+	done      func([]project.Envelope)                      // after a transaction committed these
+	warn      func(msg string, args ...any)
 }
 
 // Fairness and isolation constants (see combiner).
@@ -217,11 +220,13 @@ func (c *combiner) lead(ctx context.Context, express bool) bool {
 			// idempotent, so it does not matter whether this one committed).
 			c.requeue(tx, func(it *item) int { return it.group })
 			return true
-		case c.run1.healthy(ctx):
+		case c.run1.healthy(ctx) && (len(tx) > 1 || !c.contention(err)):
 			c.isolate(tx, err)
 			return true
 		}
-		c.run1.warn("graph unavailable; retrying transaction", "events", len(envs), "err", err)
+		// Neo4j is down, or one event's transaction waited too long on other work (a lock held past the
+		// transaction timeout): that says nothing about the event, so it is retried, never quarantined.
+		c.run1.warn("graph unavailable or contended; retrying transaction", "events", len(envs), "err", err)
 		select {
 		case <-ctx.Done():
 			c.requeue(tx, func(it *item) int { return it.group })
@@ -229,6 +234,11 @@ func (c *combiner) lead(ctx context.Context, express bool) bool {
 		case <-time.After(retryBackoff):
 		}
 	}
+}
+
+// contention is projection.contended, false when it is not set.
+func (c *combiner) contention(err error) bool {
+	return c.run1.contended != nil && c.run1.contended(err)
 }
 
 // take builds the next transaction (c.mu held inside), visiting the lanes round-robin from c.next: the first

@@ -77,6 +77,8 @@ type Deps struct {
 	// AfterProject, when set, runs after a batch is committed in Neo4j and before its offsets are marked.
 	// Crash tests use it to SIGKILL the process at exactly that point.
 	AfterProject func()
+	// BeforeProject, when set, runs after a batch is archived and before it is projected (crash tests).
+	BeforeProject func()
 }
 
 // Consumer runs one consumer-group member.

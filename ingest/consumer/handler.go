@@ -169,6 +169,9 @@ func (h *handler) process(ctx context.Context, topic string, msgs []*sarama.Cons
 	} else {
 		var p prepared
 		if p, err = h.prepareBatch(ctx, msgs); err == nil {
+			if h.d.BeforeProject != nil {
+				h.d.BeforeProject()
+			}
 			var poison []kafkaio.Message
 			if poison, err = h.combine.run(ctx, p.envs); err == nil {
 				err = h.finishBatch(ctx, append(p.bad, poison...))

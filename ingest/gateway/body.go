@@ -21,6 +21,7 @@ const (
 	ruleMaxBatchEvents  = "max-batch-events" // a batch longer than the configured maximum
 	ruleUnavailable     = "unavailable"      // 503: Kafka did not take the events
 	ruleRateLimit       = "rate-limit"       // 429
+	ruleOverloaded      = "overloaded"       // 503: no room in the in-flight byte budget
 )
 
 // wholeStatus is the HTTP status of a request refused as a whole.

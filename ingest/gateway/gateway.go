@@ -45,16 +45,19 @@ type Gateway struct {
 	guard  Guard
 	limits *limiters
 	ids    *recentIDs
-	now    func() time.Time
-	log    *slog.Logger
-	m      *Metrics
+	// inflight is the in-flight byte budget of the HTTP endpoints (Submit, for events built in the server, is
+	// bounded by its callers).
+	inflight *inFlight
+	now      func() time.Time
+	log      *slog.Logger
+	m        *Metrics
 }
 
 // New builds a gateway. The caller's principal comes from the request context (authn middleware).
 func New(cfg Config, kc kafkaio.Config, dec Decoder, send Sender, guard Guard, m *Metrics, log *slog.Logger, now func() time.Time) *Gateway {
 	return &Gateway{cfg: cfg, kafka: kc, dec: dec, send: send, guard: guard,
 		limits: newLimiters(cfg.RatePerSecond, cfg.RateBurst, now), ids: newRecentIDs(cfg.RecentIDs), now: now,
-		log: log, m: m}
+		log: log, m: m, inflight: newInFlight(cfg.MaxInFlightBytes, m.inFlightBytes)}
 }
 
 // Register mounts the endpoints on mux.
@@ -87,10 +90,12 @@ type request struct {
 	headerID   string
 }
 
-func (g *Gateway) begin(w http.ResponseWriter, r *http.Request) (request, []byte, bool) {
+// begin reads the body under the request's reservation, shrunk to the body's size once read.
+func (g *Gateway) begin(w http.ResponseWriter, r *http.Request, res *reservation) (request, []byte, bool) {
 	who := authz.FromContext(r.Context())
 	req := request{who: who, principal: who.Subject, receivedAt: g.now().UTC(), headerID: headerID(r)}
 	body, rej := g.readBody(w, r)
+	res.shrink(int64(len(body)))
 	if rej != nil {
 		g.rejectWhole(r.Context(), w, req, rej, body)
 		return req, nil, false
@@ -99,7 +104,12 @@ func (g *Gateway) begin(w http.ResponseWriter, r *http.Request) (request, []byte
 }
 
 func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
-	req, body, ok := g.begin(w, r)
+	held, ok := g.admit(w, r)
+	if !ok {
+		return
+	}
+	defer held.release()
+	req, body, ok := g.begin(w, r, held)
 	if !ok {
 		return
 	}
@@ -126,7 +136,12 @@ func (g *Gateway) handleOne(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) handleBatch(w http.ResponseWriter, r *http.Request) {
-	req, body, ok := g.begin(w, r)
+	held, ok := g.admit(w, r)
+	if !ok {
+		return
+	}
+	defer held.release()
+	req, body, ok := g.begin(w, r, held)
 	if !ok {
 		return
 	}

@@ -66,7 +66,7 @@ func testPrincipal(next http.Handler) http.Handler {
 
 func defaults() gateway.Config {
 	return gateway.Config{MaxBodyBytes: gateway.DefaultMaxBodyBytes, MaxBatchEvents: gateway.DefaultMaxBatchEvents,
-		RatePerSecond: gateway.DefaultRatePerSecond, RateBurst: gateway.DefaultRateBurst}
+		RatePerSecond: gateway.DefaultRatePerSecond, RateBurst: gateway.DefaultRateBurst, MaxInFlightBytes: gateway.DefaultMaxInFlightBytes}
 }
 
 func runEvent(runID, eventType string) string {

@@ -9,6 +9,8 @@ type Metrics struct {
 	rateLimited    *prometheus.CounterVec
 	unavailable    prometheus.Counter
 	produceSeconds prometheus.Histogram
+	shed           prometheus.Counter
+	inFlightBytes  prometheus.Gauge
 }
 
 // NewMetrics registers the gateway's metrics on reg.
@@ -25,6 +27,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		produceSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "headwater_gateway_produce_seconds",
 			Help: "Time for Kafka to acknowledge a request's messages.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
 	}
-	reg.MustRegister(m.events, m.facetIssues, m.rateLimited, m.unavailable, m.produceSeconds)
+	m.shed = prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_gateway_shed_total",
+		Help: "Requests answered 503 because the in-flight byte budget (gateway.max-in-flight-bytes) was full."})
+	m.inFlightBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_gateway_in_flight_bytes",
+		Help: "Request body bytes reserved by requests in flight."})
+	reg.MustRegister(m.events, m.facetIssues, m.rateLimited, m.unavailable, m.produceSeconds, m.shed, m.inFlightBytes)
 	return m
 }

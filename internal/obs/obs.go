@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,13 +50,13 @@ func MetricsHandler(r *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(r, promhttp.HandlerOpts{Registry: r})
 }
 
-// Check is one readiness dependency.
+// Check is one readiness dependency. An Optional one (the Redis cache: without it answers are slower, never wrong
+// or failed; an Iceberg catalog the scheduled sync cannot reach: its view goes stale) is reported as degraded
+// while it fails and does not make the process unready.
 type Check struct {
-	Name string
-	Fn   func(ctx context.Context) error
-	// Advisory: a failure is reported (under "degraded") but leaves the process ready: the part is degraded,
-	// the API still serves (an Iceberg catalog the scheduled sync cannot reach).
-	Advisory bool
+	Name     string
+	Fn       func(ctx context.Context) error
+	Optional bool
 }
 
 // ReadinessTimeout bounds each dependency check.
@@ -69,9 +70,9 @@ func Healthz() http.Handler {
 	})
 }
 
-// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if all but the advisory ones
-// pass. The body names each dependency and its state, never internal error text beyond a short reason, and lists
-// the failing advisory checks under "degraded".
+// Readyz runs every check in parallel with ReadinessTimeout and answers 200 only if every required one passes.
+// The body names each dependency and its state, never internal error text beyond a short reason, and lists the
+// failing optional ones under "degraded" (sorted; empty when none).
 func Readyz(checks []Check, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res := RunChecks(r.Context(), checks)
@@ -79,18 +80,21 @@ func Readyz(checks []Check, log *slog.Logger) http.Handler {
 		for _, c := range checks {
 			switch {
 			case res[c.Name] == "ok":
-			case c.Advisory:
+			case c.Optional:
 				degraded = append(degraded, c.Name)
 			default:
 				ok = false
 			}
 		}
+		slices.Sort(degraded)
 		w.Header().Set("Content-Type", "application/json")
 		if !ok {
 			log.Warn("not ready", "checks", res)
 			w.WriteHeader(http.StatusServiceUnavailable)
+		} else if len(degraded) > 0 {
+			log.Warn("ready, degraded", "checks", res)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "checks": res, "degraded": degraded})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "degraded": degraded, "checks": res})
 	})
 }
 

@@ -1,7 +1,7 @@
 // Package schedule runs the Iceberg catalog syncs of `headwater serve` (ADR 0049): every catalog of the catalogs
 // file on its own interval; one active syncer per catalog among all serve processes, by a lease in Neo4j that the
 // holder renews and a standby takes over when it lapses; a failing catalog retried with back-off and shown in
-// readiness (advisory: the API stays ready) and metrics. A failed sync writes nothing (package icebergsync); a
+// readiness (optional: the API stays ready) and metrics. A failed sync writes nothing (package icebergsync); a
 // sync whose lease is lost mid-way is cancelled.
 package schedule
 
@@ -202,12 +202,12 @@ func (s *Scheduler) State(name string) (Lease, bool) {
 	return l, ok
 }
 
-// Checks are the advisory readiness checks, one per catalog ("catalog:<name>"): failing while the catalog's
+// Checks are the optional readiness checks, one per catalog ("catalog:<name>"): failing while the catalog's
 // syncs fail, whichever process runs them; a catalog never synced yet, or not yet seen, is not a failure.
 func (s *Scheduler) Checks() []obs.Check {
 	out := make([]obs.Check, 0, len(s.file.Catalogs))
 	for _, c := range s.file.Catalogs {
-		out = append(out, obs.Check{Name: "catalog:" + c.Name, Advisory: true, Fn: func(context.Context) error {
+		out = append(out, obs.Check{Name: "catalog:" + c.Name, Optional: true, Fn: func(context.Context) error {
 			l, _ := s.State(c.Name)
 			if l.FailingSince.IsZero() {
 				return nil

@@ -130,7 +130,7 @@ func TestAFailingCatalogBacksOffAndShowsInReadiness(t *testing.T) {
 		}
 	}
 	checks := s.Checks()
-	if len(checks) != 1 || checks[0].Name != "catalog:lake" || !checks[0].Advisory {
+	if len(checks) != 1 || checks[0].Name != "catalog:lake" || !checks[0].Optional {
 		t.Fatalf("checks %+v", checks)
 	}
 	if err := checks[0].Fn(context.Background()); err == nil {

@@ -126,6 +126,7 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 		d.Epoch = p.gens
 	}
 	d.AfterProject = crashFailpoint(log)
+	p.projector.SetMemoryBounds(cc.MemoryBounds())
 	return consumer.New(cc, kc, d)
 }
 

@@ -93,11 +93,13 @@ type dsFoldState struct {
 	hits      prometheus.Counter
 	conflicts prometheus.Counter
 	entries   prometheus.GaugeFunc
+	bytes     prometheus.GaugeFunc
 	saves     *prometheus.CounterVec
 	disabled  bool // tests: no cache (every batch loads and saves, as before)
 }
 
-func newFoldState(capacity int) *dsFoldState {
+// newFoldState builds the fold state bounded by the states' resident bytes (dsCached.Size; foldstate.NewSized).
+func newFoldState(maxBytes int64) *dsFoldState {
 	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, now: time.Now,
 		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_requests_total",
 			Help: "Dataset fold-state lookups in the projector's memory."}),
@@ -109,14 +111,17 @@ func newFoldState(capacity int) *dsFoldState {
 			Help: "Dataset fold-state writes, by whether the snapshot was saved (saved) or only the derived values " +
 				"(behind)."}, []string{"kind"}),
 	}
-	f.cache = foldstate.New[*dsCached](capacity, foldStats{f})
+	f.cache = foldstate.NewSized[*dsCached](maxBytes, foldStats{f})
 	f.entries = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_dataset_state_entries",
 		Help: "Datasets whose fold state the projector holds in memory."}, func() float64 { return float64(f.cache.Len()) })
+	f.bytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_dataset_state_bytes",
+		Help: "Estimated resident bytes of the dataset fold state in memory (bounded by --consumer-fold-state-mib)."},
+		func() float64 { return float64(f.cache.Bytes()) })
 	return f
 }
 
 func (f *dsFoldState) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.saves}
+	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.bytes, f.saves}
 }
 
 type foldStats struct{ f *dsFoldState }

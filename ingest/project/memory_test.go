@@ -1,7 +1,9 @@
 package project
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -51,4 +53,46 @@ func TestSetMemoryBoundsDefaults(t *testing.T) {
 	if p.fold.cache.MaxBytes() != foldstate.DefaultMaxBytes || p.recent.maxBytes != RecentEventsMaxBytes {
 		t.Fatalf("zero bounds take the defaults: %d, %d", p.fold.cache.MaxBytes(), p.recent.maxBytes)
 	}
+}
+
+// A transaction saving due states leaves out those another transaction in progress holds (it would wait for that
+// one's commit under the dataset's lock, then find the stamp moved), and holds what it takes, so two transactions
+// never save one state at once; a held state falls to the next transaction once its holder settles.
+func TestDueSavesLeaveStatesAnotherTransactionHolds(t *testing.T) {
+	f := newFoldState(foldstate.DefaultMaxBytes)
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, k := range []string{"ds_a", "ds_b"} {
+		e := foldstate.NewEntry(k, &dsCached{st: smallState(1)}, 1, false).
+			Successor(&dsCached{st: smallState(2)}, 2, false, t0, []foldstate.Pos{{Part: "events/0", Offset: 5}})
+		f.cache.Put(e)
+	}
+	now := t0.Add(2 * foldstate.SnapshotEvery)
+	share := &foldTx{works: map[string]*dsWork{}}
+	f.hold(share, []string{"ds_a"}) // a backlogged producer's transaction has ds_a in its work
+	express := &foldTx{works: map[string]*dsWork{}}
+	if got := entryKeys(f.dueToSave(express, now)); len(got) != 1 || got[0] != "ds_b" {
+		t.Fatalf("due saves of a transaction beside the one holding ds_a: %v, want [ds_b]", got)
+	}
+	third := &foldTx{works: map[string]*dsWork{}}
+	if got := f.dueToSave(third, now); len(got) != 0 {
+		t.Fatalf("a third transaction saves %v, held by the other two", entryKeys(got))
+	}
+	f.settle(share, nil)
+	f.settle(express, nil)
+	if got := entryKeys(f.dueToSave(third, now)); len(got) != 2 {
+		t.Fatalf("once both settled the next transaction saves %v, want both", got)
+	}
+	f.settle(third, nil)
+	if len(f.held) != 0 {
+		t.Fatalf("holds left after every transaction settled: %v", f.held)
+	}
+}
+
+func entryKeys(es []*dsEntry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Key)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -66,8 +66,8 @@ type Config struct {
 	// bytes: the dataset fold state (foldstate.DefaultMaxBytes, 1 GiB) and the recent committed events
 	// (project.RecentEventsMaxBytes, 256 MiB). Together with in-flight batches they are the projector's live heap,
 	// which should stay under half of the soft memory limit (GOMEMLIMIT, 4 GiB by default; ADR 0046).
-	FoldStateMiB    int `help:"MiB of dataset fold state the projector keeps in memory (0: the default, 1024)." default:"1024" env:"HEADWATER_CONSUMER_FOLD_STATE_MIB" yaml:"foldStateMiB"`
-	RecentEventsMiB int `help:"MiB of recently committed events the projector keeps in memory (0: the default, 256)." default:"256" env:"HEADWATER_CONSUMER_RECENT_EVENTS_MIB" yaml:"recentEventsMiB"`
+	FoldStateMiB    int `name:"fold-state-mib" help:"MiB of dataset fold state the projector keeps in memory (0: the default, 1024)." default:"1024" env:"HEADWATER_CONSUMER_FOLD_STATE_MIB" yaml:"foldStateMiB"`
+	RecentEventsMiB int `name:"recent-events-mib" help:"MiB of recently committed events the projector keeps in memory (0: the default, 256)." default:"256" env:"HEADWATER_CONSUMER_RECENT_EVENTS_MIB" yaml:"recentEventsMiB"`
 }
 
 // maxCacheMiB bounds FoldStateMiB and RecentEventsMiB (64 GiB).

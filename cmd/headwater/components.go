@@ -128,6 +128,7 @@ func (p *pipeline) consumer(cc consumer.Config, kc kafkaio.Config, arch *archive
 	}
 	d.AfterProject = crashFailpoint(log, crashFailpointEnv)
 	d.BeforeProject = crashFailpoint(log, crashBeforeFailpointEnv)
+	p.projector.SetMemoryBounds(cc.MemoryBounds())
 	return consumer.New(cc, kc, d)
 }
 

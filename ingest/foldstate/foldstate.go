@@ -13,14 +13,17 @@
 //   - Shared: the entry must be written through (its snapshot saved with every change), because another writer
 //     was seen (a refused write, or a snapshot older than the node's stamp).
 //
-// Eviction is least-recently-used, beyond Capacity, of clean entries only: a dirty entry is saved first (Overflow
-// names them), and a missing entry is reloaded lazily from the node. The cache is safe for concurrent use; values
+// Eviction is least-recently-used, beyond the cache's bound, of clean entries only: a dirty entry is saved first
+// (Due names them), and a missing entry is reloaded lazily from the node. The bound is a number of entries (New)
+// or, for values that report their resident size (Sizer), a number of bytes (NewSized): the sum of the values'
+// sizes plus EntryOverhead per entry. The cache is safe for concurrent use; values
 // are treated as immutable once Put (callers work on copies and Put the result after their commit).
 package foldstate
 
 import (
 	"container/list"
 	"maps"
+	"math"
 	"sync"
 	"time"
 )
@@ -36,7 +39,24 @@ const (
 	// SnapshotEvery is the longest an entry's changes stay unsaved: a dirty entry is saved by the first
 	// transaction after this, whether or not it touches the entry. It bounds what a crash replays from Kafka.
 	SnapshotEvery = time.Minute
+	// DefaultMaxBytes is the resident bytes a sized cache (NewSized) keeps before evicting the least recently
+	// used clean entry: 1 GiB, a quarter of the projector's 4 GiB soft memory limit (cmd/headwater/main.go), so the
+	// live heap (this, the recent-events cache's 256 MiB, in-flight batches) stays under half of the limit and the
+	// collector keeps its GOGC pace instead of running back to back (docs/adr/0046-memory-bounds-by-bytes.md).
+	// On the design-size world (30,000 datasets, ~6,000 touched a minute) it holds every active dataset's state.
+	DefaultMaxBytes int64 = 1 << 30
+	// EntryOverhead is the cache's own memory per entry, added to the value's Size: the key, the Entry, its map
+	// slot, its list element and its two per-partition maps (measured 780 B for a dirty entry with a 64-byte key
+	// by TestEntryOverheadCoversTheCachesOwnMemory; the two small maps are most of it).
+	EntryOverhead = 800
 )
+
+// Sizer is a value that reports its resident size: an estimate of the heap bytes it keeps reachable (strings,
+// slices, maps and what they point to), which a sized cache sums against its bound. A value is immutable once
+// Put, so its size is taken once, at Put.
+type Sizer interface {
+	Size() int64
+}
 
 // Pos is a source position: a partition ("topic/partition") and an offset in it.
 type Pos struct {
@@ -50,6 +70,7 @@ type Entry[V any] struct {
 	Value  V
 	Seq    int64 // the node's projSeq the value was read at or last written with
 	Shared bool  // write every change through: another writer of the node was seen
+	size   int64 // resident bytes counted for the entry while it is in a sized cache (value's Size + overhead)
 	// dirtySince is when the value first differed from the node's snapshot (zero: clean); dirtyFrom is, per
 	// partition, the lowest offset folded into it since.
 	dirtySince time.Time
@@ -101,10 +122,13 @@ type Stats interface {
 	Miss()
 }
 
-// Cache is an LRU of entries by key.
+// Cache is an LRU of entries by key, bounded by a number of entries or by their resident bytes.
 type Cache[V any] struct {
 	mu       sync.Mutex
 	capacity int
+	maxBytes int64         // sized caches: the bound on bytes (0: bounded by capacity only)
+	sizeOf   func(V) int64 // sized caches: the value's Size
+	bytes    int64         // sized caches: the resident bytes of the entries held
 	m        map[string]*Entry[V]
 	lru      *list.List // front: most recently used; values are keys
 	stats    Stats
@@ -116,6 +140,56 @@ func New[V any](capacity int, stats Stats) *Cache[V] {
 		capacity = DefaultCapacity
 	}
 	return &Cache[V]{capacity: capacity, m: map[string]*Entry[V]{}, lru: list.New(), stats: stats}
+}
+
+// NewSized builds a cache bounded by resident bytes (DefaultMaxBytes when <= 0): the values' Size plus
+// EntryOverhead per entry. It holds any number of entries within the bound. stats may be nil.
+func NewSized[V Sizer](maxBytes int64, stats Stats) *Cache[V] {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	return &Cache[V]{capacity: math.MaxInt, maxBytes: maxBytes, sizeOf: func(v V) int64 { return v.Size() },
+		m: map[string]*Entry[V]{}, lru: list.New(), stats: stats}
+}
+
+// SetMaxBytes changes a sized cache's bound (DefaultMaxBytes when <= 0); entries beyond it are evicted by the
+// next Put, or fall due (Due). It does nothing to a cache bounded by capacity.
+func (c *Cache[V]) SetMaxBytes(maxBytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sizeOf == nil {
+		return
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	c.maxBytes = maxBytes
+}
+
+// Bytes is the resident bytes a sized cache counts for its entries (0 for a cache bounded by capacity).
+func (c *Cache[V]) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// MaxBytes is a sized cache's bound (0 for a cache bounded by capacity).
+func (c *Cache[V]) MaxBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxBytes
+}
+
+// overLocked reports whether the cache holds more than its bound.
+func (c *Cache[V]) overLocked() bool {
+	return len(c.m) > c.capacity || (c.maxBytes > 0 && c.bytes > c.maxBytes)
+}
+
+// dropLocked removes an entry held by the cache.
+func (c *Cache[V]) dropLocked(e *Entry[V]) {
+	c.lru.Remove(e.elem)
+	delete(c.m, e.Key)
+	c.bytes -= e.size
 }
 
 // Get returns the key's entry, or nil, and marks it recently used.
@@ -149,7 +223,11 @@ func (c *Cache[V]) Put(e *Entry[V]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.m[e.Key]; old != nil {
-		c.lru.Remove(old.elem)
+		c.dropLocked(old)
+	}
+	if c.sizeOf != nil {
+		e.size = c.sizeOf(e.Value) + EntryOverhead
+		c.bytes += e.size
 	}
 	e.elem = c.lru.PushFront(e.Key)
 	c.m[e.Key] = e
@@ -165,11 +243,10 @@ const maxEvictScan = 64
 
 func (c *Cache[V]) evictLocked() {
 	scanned := 0
-	for el := c.lru.Back(); el != nil && el != c.lru.Front() && len(c.m) > c.capacity && scanned < maxEvictScan; scanned++ {
+	for el := c.lru.Back(); el != nil && el != c.lru.Front() && c.overLocked() && scanned < maxEvictScan; scanned++ {
 		prev := el.Prev()
 		if e := c.m[el.Value.(string)]; !e.Dirty() {
-			c.lru.Remove(el)
-			delete(c.m, e.Key)
+			c.dropLocked(e)
 		}
 		el = prev
 	}
@@ -180,8 +257,7 @@ func (c *Cache[V]) Remove(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.m[key]; e != nil {
-		c.lru.Remove(e.elem)
-		delete(c.m, key)
+		c.dropLocked(e)
 	}
 }
 
@@ -192,23 +268,24 @@ func (c *Cache[V]) Len() int {
 	return len(c.m)
 }
 
-// Due returns the dirty entries to save now: those dirty for at least every, and, beyond capacity, the least
-// recently used dirty ones (which can then be evicted).
+// Due returns the dirty entries to save now: those dirty for at least every, and, beyond the bound (capacity or
+// bytes), the least recently used dirty ones (which can then be evicted).
 func (c *Cache[V]) Due(now time.Time, every time.Duration) []*Entry[V] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*Entry[V]
 	over := len(c.m) - c.capacity
+	overBytes := int64(0)
+	if c.maxBytes > 0 {
+		overBytes = c.bytes - c.maxBytes
+	}
 	for el := c.lru.Back(); el != nil; el = el.Prev() {
 		e := c.m[el.Value.(string)]
-		if !e.Dirty() {
-			over--
-			continue
-		}
-		if over > 0 || now.Sub(e.dirtySince) >= every {
+		if e.Dirty() && (over > 0 || overBytes > 0 || now.Sub(e.dirtySince) >= every) {
 			out = append(out, e)
 		}
 		over--
+		overBytes -= e.size
 	}
 	return out
 }
@@ -276,7 +353,7 @@ func (c *Cache[V]) DropPartitions(parts []string) []*Entry[V] {
 		set[p] = true
 	}
 	var kept []*Entry[V]
-	for k, e := range c.m {
+	for _, e := range c.m {
 		if !touches(e, set) {
 			continue
 		}
@@ -284,8 +361,7 @@ func (c *Cache[V]) DropPartitions(parts []string) []*Entry[V] {
 			kept = append(kept, e)
 			continue
 		}
-		c.lru.Remove(e.elem)
-		delete(c.m, k)
+		c.dropLocked(e)
 	}
 	return kept
 }
@@ -304,13 +380,12 @@ func (c *Cache[V]) Clear() []*Entry[V] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var kept []*Entry[V]
-	for k, e := range c.m {
+	for _, e := range c.m {
 		if e.Dirty() {
 			kept = append(kept, e)
 			continue
 		}
-		c.lru.Remove(e.elem)
-		delete(c.m, k)
+		c.dropLocked(e)
 	}
 	return kept
 }

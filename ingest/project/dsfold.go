@@ -88,17 +88,20 @@ type dsFoldState struct {
 	mu        sync.Mutex
 	progress  map[string]int64 // the replay points last written
 	inflight  map[*foldTx]bool // transactions between their replay points and their installation
+	held      map[string]int   // per dataset, the transactions in progress holding it in their work (dueToSave)
 	now       func() time.Time
 	requests  prometheus.Counter
 	hits      prometheus.Counter
 	conflicts prometheus.Counter
 	entries   prometheus.GaugeFunc
+	bytes     prometheus.GaugeFunc
 	saves     *prometheus.CounterVec
 	disabled  bool // tests: no cache (every batch loads and saves, as before)
 }
 
-func newFoldState(capacity int) *dsFoldState {
-	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, now: time.Now,
+// newFoldState builds the fold state bounded by the states' resident bytes (dsCached.Size; foldstate.NewSized).
+func newFoldState(maxBytes int64) *dsFoldState {
+	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, held: map[string]int{}, now: time.Now,
 		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_requests_total",
 			Help: "Dataset fold-state lookups in the projector's memory."}),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_hits_total",
@@ -109,14 +112,17 @@ func newFoldState(capacity int) *dsFoldState {
 			Help: "Dataset fold-state writes, by whether the snapshot was saved (saved) or only the derived values " +
 				"(behind)."}, []string{"kind"}),
 	}
-	f.cache = foldstate.New[*dsCached](capacity, foldStats{f})
+	f.cache = foldstate.NewSized[*dsCached](maxBytes, foldStats{f})
 	f.entries = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_dataset_state_entries",
 		Help: "Datasets whose fold state the projector holds in memory."}, func() float64 { return float64(f.cache.Len()) })
+	f.bytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_dataset_state_bytes",
+		Help: "Estimated resident bytes of the dataset fold state in memory (bounded by --consumer-fold-state-mib)."},
+		func() float64 { return float64(f.cache.Bytes()) })
 	return f
 }
 
 func (f *dsFoldState) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.saves}
+	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.bytes, f.saves}
 }
 
 type foldStats struct{ f *dsFoldState }
@@ -138,7 +144,31 @@ type foldTx struct {
 	works map[string]*dsWork
 	marks map[string]int64 // the replay points this transaction writes (f.mu)
 	dirt  map[string]int64 // per partition, the lowest offset its written states leave unsaved (f.mu)
+	holds []string         // the datasets it counts in f.held (f.mu)
 	err   error
+}
+
+// hold counts the datasets as held by the transaction until it settles.
+func (f *dsFoldState) hold(t *foldTx, keys []string) {
+	if f.disabled || len(keys) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range keys {
+		f.held[k]++
+	}
+	t.holds = append(t.holds, keys...)
+}
+
+// release ends the transaction's holds (f.mu held).
+func (f *dsFoldState) release(t *foldTx) {
+	for _, k := range t.holds {
+		if f.held[k]--; f.held[k] <= 0 {
+			delete(f.held, k)
+		}
+	}
+	t.holds = nil
 }
 
 func (a *foldAttempt) begin() *foldTx {
@@ -192,6 +222,7 @@ func (f *dsFoldState) settle(t *foldTx, marks map[string]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.inflight, t)
+	f.release(t)
 	for part, off := range marks {
 		if off < 0 {
 			delete(f.progress, part)
@@ -229,7 +260,8 @@ func (f *dsFoldState) markStale(keys []string, works map[string]*dsWork) {
 func (w *txWriter) datasetStates(keys []string) (map[string]*dsState, error) {
 	t := w.fold
 	out := map[string]*dsState{}
-	var miss []string
+	var miss, held []string
+	defer func() { t.a.f.hold(t, held) }()
 	for _, k := range keys {
 		if d := t.works[k]; d != nil {
 			out[k] = d.st
@@ -238,6 +270,7 @@ func (w *txWriter) datasetStates(keys []string) (map[string]*dsState, error) {
 		if e := t.a.f.cachedEntry(k); e != nil {
 			d := &dsWork{key: k, base: e, seq: e.Seq, st: e.Value.st.clone()}
 			t.works[k], out[k] = d, d.st
+			held = append(held, k)
 			continue
 		}
 		miss = append(miss, k)
@@ -248,6 +281,7 @@ func (w *txWriter) datasetStates(keys []string) (map[string]*dsState, error) {
 	loaded, err := w.loadDatasetStates(miss)
 	for k, d := range loaded {
 		t.works[k], out[k] = d, d.st
+		held = append(held, k)
 	}
 	return out, err
 }
@@ -503,10 +537,7 @@ func (a *foldAttempt) seal(w *txWriter) error {
 func (t *foldTx) saveDue(w *txWriter) error {
 	now := t.a.f.now()
 	var rows []any
-	for _, e := range t.a.f.cache.Due(now, foldstate.SnapshotEvery) {
-		if t.works[e.Key] != nil || e.Value.stale {
-			continue
-		}
+	for _, e := range t.a.f.dueToSave(t, now) {
 		d := &dsWork{key: e.Key, base: e, seq: e.Seq, st: e.Value.st, save: true}
 		row, err := t.datasetRow(d, e.Value.last, now)
 		if err != nil {
@@ -517,6 +548,28 @@ func (t *foldTx) saveDue(w *txWriter) error {
 	}
 	t.a.f.saves.WithLabelValues("due").Add(float64(len(rows)))
 	return w.writeFencedDatasets(rows)
+}
+
+// dueToSave are the due entries (foldstate.Cache.Due) transaction t saves: not those it touched, not stale ones,
+// and not those another transaction in progress holds. That one locks the dataset's node when it writes it, and
+// saves the snapshot with its change when it is due, so a transaction saving it here would wait for that one's
+// commit under the lock (an express transaction behind a backlogged producer's share, ADR 0023), then find its
+// stamp moved and be retried (docs/adr/0046-memory-bounds-by-bytes.md).
+// The entries returned are held by t from then on.
+func (f *dsFoldState) dueToSave(t *foldTx, now time.Time) []*dsEntry {
+	entries := f.cache.Due(now, foldstate.SnapshotEvery)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*dsEntry
+	for _, e := range entries {
+		if t.works[e.Key] != nil || e.Value.stale || f.held[e.Key] > 0 {
+			continue
+		}
+		out = append(out, e)
+		f.held[e.Key]++
+		t.holds = append(t.holds, e.Key)
+	}
+	return out
 }
 
 // writeMarks writes, per partition whose replay point this transaction moves, the lowest offset folded into a

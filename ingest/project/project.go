@@ -111,7 +111,7 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Projector{store: store, canon: canon, gens: gens, log: log, recent: newRecentEvents(RecentEventsMax),
+	p := &Projector{store: store, canon: canon, gens: gens, log: log, recent: newRecentEvents(RecentEventsMaxBytes),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "headwater_projector_batch_seconds",
 			Help: "Time to project one batch, commit and bump generations.", Buckets: prometheus.DefBuckets}),
 		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "headwater_projector_step_seconds",
@@ -130,10 +130,10 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 		restores: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_log_restores_total",
 			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
-	p.fold = newFoldState(foldstate.DefaultCapacity)
+	p.fold = newFoldState(foldstate.DefaultMaxBytes)
 	if reg != nil {
 		for _, c := range append([]prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds,
-			p.runs}, p.fold.collectors()...) {
+			p.runs}, append(p.fold.collectors(), p.recent.collectors()...)...) {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 
@@ -132,6 +133,8 @@ type rec struct {
 	Subject   *dsRec                     `json:",omitempty"`
 	PubRunID  string                     `json:",omitempty"` // DatasetEvent carrying headwater_publication for a run
 	pos       foldstate.Pos              // where the event was read from (Envelope.Pos); not stored in the payload
+	src       int                        // bytes of the event's source its strings share (memsize.go); not stored
+	srcBase   uintptr                    // where those bytes are (not a reference: the strings keep them)
 }
 
 // key is the Event node key (payloads written before projection version 2 carry none: their key is the id).
@@ -166,7 +169,7 @@ func buildRec(env Envelope, canon Canonicalizer) (*rec, error) {
 	}
 	r := &rec{ID: ev.ID, Key: graph.EventKey(env.Principal, ev.ID), Digest: ev.ContentDigest(), Principal: env.Principal, Kind: string(ev.Kind),
 		Type: ev.EventType, Time: graph.Millis(ev.EventTime), Recv: graph.Millis(env.ReceivedAt), Producer: ev.Producer,
-		pos: env.Pos}
+		pos: env.Pos, src: cap(ev.Raw), srcBase: uintptr(unsafe.Pointer(unsafe.SliceData(ev.Raw)))}
 	if ev.Job != nil {
 		j, err := buildJob(ev.Job, canon)
 		if err != nil {

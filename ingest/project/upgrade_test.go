@@ -59,7 +59,7 @@ func TestUpgradeFromProjectionVersion1KeepsIdsAndHistory(t *testing.T) {
 
 	// The same world as version 1 left it: one Event under "shared" (producer-b's), producer-a's never projected.
 	s.query(`MATCH (e:Event {key: $k}) DETACH DELETE e`, map[string]any{"k": graph.EventKey("producer-a", s.ns+"-shared")})
-	s.p.recent = newRecentEvents(RecentEventsMax) // a new process
+	s.p.recent = newRecentEvents(RecentEventsMaxBytes) // a new process
 	downgradeToV1(s)
 	if n := len(s.query(`MATCH (r:Run {key: $k}) RETURN r`, map[string]any{"k": s.runID("r1")})); n != 1 {
 		t.Fatal("downgrade did not write the version-1 layout")

@@ -210,7 +210,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	var late []any
+	var late, after []any
 	for _, row := range out {
 		m := row.AsMap()
 		k := asStr(m["k"])
@@ -224,10 +224,22 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 			late = append(late, map[string]any{"k": k, "t": changed})
 			continue
 		}
+		if changed, ok := w.changedStart[k]; ok {
+			// The head checkpoint is written behind (jobfold.go), so stored copies may be newer than it: those
+			// after the change lack the changed run.
+			after = append(after, map[string]any{"k": k, "t": changed})
+		}
 		if ck == nil || !ck.usable() {
 			continue
 		}
 		ckpts[k] = ck
+	}
+	if len(after) > 0 {
+		if _, err := w.runAs("lockJobs:stale-copies", `UNWIND $rows AS row
+			MATCH (c:JobCheckpoint {jobKey: row.k}) WHERE c.at > row.t
+			DETACH DELETE c`, map[string]any{"rows": after}); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(late) == 0 {
 		return ckpts, seqs, nil

@@ -3,6 +3,7 @@ package project
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -210,5 +211,44 @@ func TestJobFoldStateStaleInstanceWriteIsRefusedAndRetried(t *testing.T) {
 		if got := s.dump(); got != want {
 			t.Fatalf("round %d: after both saved their states:\n%s", round, diffLines(want, got))
 		}
+	}
+}
+
+// A late run that a projector folds from an older written-behind head checkpoint (after a crash) drops the stored
+// checkpoint copies after its start, though they are newer than that head: a later, later run folds from a copy
+// that holds it, and the graph equals applying every event at once.
+func TestJobFoldStateLateRunAfterACrashDropsStaleCopies(t *testing.T) {
+	s := newScen(t)
+	in, out := s.ds("src"), s.ds("dst")
+	const step = 20 * 60
+	var all []olevent.Event
+	for i := range 30 {
+		all = append(all, runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*step, fmt.Sprint("r", i), in, out),
+			runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*step+60, fmt.Sprint("r", i), in, out))
+	}
+	lateA := runEvAt(s, "lateA", olevent.TypeComplete, 9*step+300, "lateA", in, s.ds("dst2"))
+	lateB := runEvAt(s, "lateB", olevent.TypeComplete, 14*step+300, "lateB", in, s.ds("dst3"))
+	src := newSource(s, "copies")
+	crashed := s.newProjector()
+	frozen := time.Now()
+	crashed.jobs.now = func() time.Time { return frozen } // nothing falls due: the head stays written behind
+	for _, b := range inOrderBatches(all, 2) {
+		s.applyWith(crashed, src.append(s, b...))
+	}
+	if len(crashed.jobs.cache.DirtyEntries()) == 0 {
+		t.Fatal("no head checkpoint written behind: the test would not test the stale copies")
+	}
+	next := s.newProjector() // the crash: the newer head is lost, the copies stored with the changes remain
+	s.applyWith(next, src.append(s, lateA))
+	if err := next.DropFoldState(s.ctx); err != nil { // the head saved: the next late run folds from a copy
+		t.Fatal(err)
+	}
+	s.applyWith(next, src.append(s, lateB))
+	got := s.dump()
+	s.wipe()
+	s.query(`MATCH (c:JobCheckpoint {jobKey: $k}) DELETE c`, map[string]any{"k": s.jobKey("job")})
+	s.apply(append(all, lateA, lateB)...)
+	if want := s.dump(); got != want {
+		t.Fatalf("late runs after a crash give another graph:\n%s", diffLines(want, got))
 	}
 }

@@ -187,7 +187,10 @@ func (p *Projector) writeFenced(ctx context.Context, batch []Envelope, recs []*r
 			return res, err
 		}
 		p.fold.conflicts.Inc()
-		p.log.Info("fenced dataset write refused; reloading and retrying", "err", err, "attempt", i+1)
+		if _, ok := errors.AsType[*jobFencedError](err); ok {
+			p.jobs.conflicts.Inc()
+		}
+		p.log.Info("fenced write refused; reloading and retrying", "err", err, "attempt", i+1)
 		if recs, err = p.prepare(batch); err != nil { // identities are resolved into recs: start afresh
 			return Result{}, err
 		}
@@ -685,8 +688,8 @@ func PartitionName(topic string, partition int32) string {
 	return topic + "/" + strconv.Itoa(int(partition))
 }
 
-// SaveFoldState saves every unsaved dataset state (with the replay points) in one transaction, and then drops
-// from memory the entries holding events of the given partitions (all entries when parts is nil): at a rebalance
+// SaveFoldState saves every unsaved dataset state (with the replay points) and job checkpoint in one
+// transaction, and then drops from memory the entries holding events of the given partitions (all entries when parts is nil): at a rebalance
 // their partitions may go to another instance, and at shutdown nothing is lost.
 func (p *Projector) SaveFoldState(ctx context.Context, parts []string) error {
 	if err := p.saveAll(ctx); err != nil {
@@ -694,8 +697,10 @@ func (p *Projector) SaveFoldState(ctx context.Context, parts []string) error {
 	}
 	if parts == nil {
 		p.fold.cache.Clear()
+		p.jobs.cache.Clear()
 	} else {
 		p.fold.cache.DropPartitions(parts)
+		p.jobs.cache.DropPartitions(parts)
 	}
 	return nil
 }
@@ -707,15 +712,23 @@ func (p *Projector) saveAll(ctx context.Context) error {
 			return err
 		}
 		p.fold.conflicts.Inc()
+		if _, ok := errors.AsType[*jobFencedError](err); ok {
+			p.jobs.conflicts.Inc()
+		}
 	}
 }
 
 func (p *Projector) saveOnce(ctx context.Context) error {
 	fold := p.fold.attempt()
+	var jobs *jobTx
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, statements: p.stmts, fold: fold.begin()}
+		w := &txWriter{ctx: ctx, tx: tx, statements: p.stmts, fold: fold.begin(), jobs: p.jobs.begin()}
+		jobs = w.jobs
+		if err := w.saveJobs("flush", p.jobs.cache.DirtyEntries()); err != nil {
+			return nil, err
+		}
 		now := p.fold.now()
 		var rows []any
 		for _, e := range p.fold.cache.DirtyEntries() {
@@ -737,10 +750,11 @@ func (p *Projector) saveOnce(ctx context.Context) error {
 		return nil, fold.seal(w)
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	fold.end(err == nil)
+	jobs.end(err == nil)
 	return err
 }
 
-// DropFoldState saves and forgets every dataset state held in memory (tests: the next batch loads from Neo4j).
+// DropFoldState saves and forgets every dataset and job state held in memory (tests: the next batch loads from Neo4j).
 func (p *Projector) DropFoldState(ctx context.Context) error { return p.SaveFoldState(ctx, nil) }
 
 // posName is the event's source position as stored on its Event node ("" when it has none).

@@ -11,6 +11,7 @@ import (
 
 // jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
 type jobRun struct {
+	Key                   string // the run's key (graph.RunKey): how the job fold state holds it
 	ID, State, JobVersion string
 	Start, Ended, Last    int64 // first RunEvent time, endedAt, lastEventTime
 	Streaming             bool

@@ -3,6 +3,7 @@ package project
 import (
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,20 +21,30 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	ckpts, err := w.lockJobs(jobs)
+	hits, miss := w.hitJobs(jobs)
+	ckpts, seqs, err := w.lockJobs(miss)
 	if err != nil {
 		return err
+	}
+	for k, e := range hits {
+		ckpts[k], seqs[k] = e.Value.ck, e.Seq
 	}
 	if err := w.closeVersions(jobs); err != nil {
 		return err
 	}
-	runs, err := w.loadJobRuns(jobs, ckpts)
+	runs, err := w.loadJobRuns(miss, ckpts)
 	if err != nil {
 		return err
+	}
+	for k, e := range hits {
+		runs[k] = w.runsInMemory(k, e.Value)
 	}
 	cuts, hists, sigs, err := w.loadDatasetsOf(runs, ckpts)
 	if err != nil {
 		return err
+	}
+	for k := range hits {
+		runs[k] = withExistingDatasets(runs[k], sigs)
 	}
 	if err := w.refoldChangedFields(runs, ckpts, cuts, hists, sigs); err != nil {
 		return err
@@ -58,15 +69,26 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		}
 		w.foldRuns.Add(float64(n))
 	}
-	decls, err := w.loadJobDecls(jobs)
+	var declMiss []string
+	for _, k := range jobs {
+		if hits[k] == nil {
+			declMiss = append(declMiss, k)
+		}
+	}
+	decls, err := w.loadJobDecls(declMiss)
 	if err != nil {
 		return err
 	}
+	for k, e := range hits {
+		decls[k] = append(slices.Clip(e.Value.decls), w.freshDecls(k)...)
+	}
+	positions := w.jobPositions()
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
 	var colOuts, stored []any
-	var saved []map[string]any
+	works := make(map[string]*jobWork, len(jobs))
+	evs := make(map[string]map[string]any, len(jobs))
 	for _, k := range jobs {
 		ck := ckpts[k]
 		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
@@ -86,19 +108,21 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			edges = append(edges, e)
 		}
 		next := advanceCheckpoint(ck, runs[k], cuts, hists, sigs, checkpointPinWindow)
-		enc, err := encodeCheckpoint(next)
-		if err != nil {
-			return err
-		}
-		saved = append(saved, map[string]any{"job": k, "ck": enc, "ev": jobEvidenceRow(ev)})
 		if next.At != math.MinInt64 && (next.Stored == 0 || next.At-next.Stored >= storedCheckpointEvery) {
-			stored = append(stored, map[string]any{"job": k, "at": next.At, "ck": enc})
-			next.Stored = next.At
-			if enc, err = encodeCheckpoint(next); err != nil {
+			enc, err := encodeCheckpoint(next)
+			if err != nil {
 				return err
 			}
-			saved[len(saved)-1]["ck"] = enc
+			stored = append(stored, map[string]any{"job": k, "at": next.At, "ck": enc})
+			next.Stored = next.At
 		}
+		// Written behind only when this fold started from the job's head checkpoint: otherwise the stored one may
+		// no longer be a valid starting point (a late run, changed cuts or fields, no usable checkpoint).
+		work := &jobWork{key: k, base: hits[k], seq: seqs[k], positions: positions[k],
+			save: ck == nil || ck.fromStore,
+			next: &jobCached{ck: next, runs: runsSince(runs[k], next.At), decls: decls[k],
+				ev: jobEvidenceRow(ev)}}
+		works[k], evs[k] = work, work.next.ev
 		if next.HasCols {
 			colAggs, indAggs := foldColumns(prevCols, runs[k], hists), foldIndirect(prevInds, runs[k])
 			for _, c := range columnEdges(k, colAggs) {
@@ -111,7 +135,12 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			}
 		}
 	}
-	if err := w.writeDatasetEdges(jobs, edges); err != nil {
+	known := map[string]map[string]any{}
+	for k, e := range hits {
+		known[k] = e.Value.edges
+	}
+	written, err := w.writeDatasetEdges(jobs, edges, known)
+	if err != nil {
 		return err
 	}
 	if err := w.writeColumnEdges(colOuts, cols); err != nil {
@@ -130,28 +159,62 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 			return err
 		}
 	}
-	_, err = w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.job}) SET j.edgeCkpt = row.ck, j += row.ev`,
-		map[string]any{"rows": toAny(saved)})
-	return err
+	rows := make([]any, 0, len(jobs))
+	through := 0
+	for _, k := range jobs {
+		d := works[k]
+		d.next.edges = written[k]
+		var last map[string]any
+		if d.base != nil {
+			last = d.base.Value.ev
+		}
+		row, err := w.jobs.jobRow(d, evs[k], last)
+		if err != nil {
+			return err
+		}
+		if d.save {
+			through++
+		}
+		rows = append(rows, row)
+	}
+	if w.jobs != nil {
+		w.jobs.f.saves.WithLabelValues("through").Add(float64(through))
+	}
+	return w.writeFencedJobs("writeJobStates", rows)
+}
+
+// runsSince are the runs starting at or after t, by run key: what a cached job holds besides its checkpoint.
+func runsSince(runs []jobRun, t int64) map[string]jobRun {
+	out := map[string]jobRun{}
+	for _, r := range runs {
+		if r.Start >= t {
+			out[r.Key] = r
+		}
+	}
+	return out
 }
 
 // lockJobs takes the jobs' write locks (in key order) and returns the checkpoints this batch may fold into: nil
 // for a job that must be recomputed from all its runs. A job whose batch changed a run that starts before its
 // head checkpoint folds from the latest stored checkpoint at or before that start (storedCheckpointBefore), so a
 // late run costs the runs since then, not the job's whole history.
-func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
+func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[string]int64, error) {
+	ckpts, seqs := map[string]*jobCheckpoint{}, map[string]int64{}
+	if len(jobs) == 0 {
+		return ckpts, seqs, nil
+	}
 	out, err := w.run(`UNWIND $jobs AS k
 		MATCH (j:Job {key: k})
 		SET j.projLock = true REMOVE j.projLock
-		RETURN k, j.edgeCkpt AS ck`, map[string]any{"jobs": toAny(jobs)})
+		RETURN k, j.edgeCkpt AS ck, coalesce(j.projSeq, 0) AS seq`, map[string]any{"jobs": toAny(jobs)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ckpts := map[string]*jobCheckpoint{}
-	var late []any
+	var late, after []any
 	for _, row := range out {
 		m := row.AsMap()
 		k := asStr(m["k"])
+		seqs[k] = asInt(m["seq"])
 		ck := decodeCheckpoint(m["ck"])
 		if w.fullJobs[k] {
 			late = append(late, map[string]any{"k": k, "t": int64(math.MinInt64)}) // stored ones are stale too
@@ -161,13 +224,25 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 			late = append(late, map[string]any{"k": k, "t": changed})
 			continue
 		}
+		if changed, ok := w.changedStart[k]; ok {
+			// The head checkpoint is written behind (jobfold.go), so stored copies may be newer than it: those
+			// after the change lack the changed run.
+			after = append(after, map[string]any{"k": k, "t": changed})
+		}
 		if ck == nil || !ck.usable() {
 			continue
 		}
 		ckpts[k] = ck
 	}
+	if len(after) > 0 {
+		if _, err := w.runAs("lockJobs:stale-copies", `UNWIND $rows AS row
+			MATCH (c:JobCheckpoint {jobKey: row.k}) WHERE c.at > row.t
+			DETACH DELETE c`, map[string]any{"rows": after}); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(late) == 0 {
-		return ckpts, nil
+		return ckpts, seqs, nil
 	}
 	// Stored checkpoints after the change are stale: the changed run was not in them.
 	rows, err := w.run(`UNWIND $late AS row
@@ -179,7 +254,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 		WITH row, head(collect(c.data)) AS data
 		RETURN row.k AS k, data`, map[string]any{"late": late})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, row := range rows {
 		k, _ := row.Get("k")
@@ -189,7 +264,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, error) {
 			ckpts[asStr(k)] = ck
 		}
 	}
-	return ckpts, nil
+	return ckpts, seqs, nil
 }
 
 // refoldChangedFields drops the checkpoints whose column fold resolved fields of a dataset whose field histories
@@ -227,6 +302,9 @@ func (w *txWriter) refoldChangedFields(runs map[string][]jobRun, ckpts map[strin
 }
 
 func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
+	if len(jobs) == 0 {
+		return map[string][]jobRun{}, nil
+	}
 	rows := make([]any, 0, len(jobs))
 	for _, k := range jobs {
 		from := int64(math.MinInt64)
@@ -241,7 +319,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
 			lastAt: coalesce(x.lastAt, r.ioLastAt), pub: x.publication, producer: x.producer,
 			eventIds: coalesce(x.eventIds, r.ioEventIds), cols: x.columnLineage} END) AS io
-		RETURN k, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
+		RETURN k, r.key AS rkey, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
 			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})
 	if err != nil {
 		return nil, err
@@ -249,7 +327,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 	m := map[string][]jobRun{}
 	for _, row := range out {
 		g := func(k string) any { v, _ := row.Get(k); return v }
-		r := jobRun{ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
+		r := jobRun{Key: asStr(g("rkey")), ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
 			Ended: asInt(g("ended")), Last: asInt(g("last")), Streaming: asStr(g("pt")) == "STREAMING"}
 		for _, x := range g("io").([]any) {
 			io := decodeJobIO(x.(map[string]any))
@@ -280,6 +358,9 @@ func decodeJobIO(x map[string]any) jobIO {
 }
 
 func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
+	if len(jobs) == 0 {
+		return map[string][]jobDecl{}, nil
+	}
 	out, err := w.run(`UNWIND $jobs AS k
 		MATCH (:Job {key: k})<-[:ABOUT_JOB]-(e:Event)
 		RETURN k, collect(e.payload) AS payloads`, map[string]any{"jobs": toAny(jobs)})

@@ -99,7 +99,8 @@ type Projector struct {
 	recent *recentEvents
 	// stepTimes, when set (tests and benchmarks only), accumulates the time spent per transaction step.
 	stepTimes map[string]time.Duration
-	fold      *dsFoldState // in-memory dataset fold state (dsfold.go)
+	fold      *dsFoldState  // in-memory dataset fold state (dsfold.go)
+	jobs      *jobFoldState // in-memory job fold state (jobfold.go)
 }
 
 // New builds a projector and registers its metrics.
@@ -131,9 +132,10 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
 	p.fold = newFoldState(foldstate.DefaultMaxBytes)
+	p.jobs = newJobFoldState(foldstate.DefaultCapacity)
 	if reg != nil {
-		for _, c := range append([]prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds,
-			p.runs}, append(p.fold.collectors(), p.recent.collectors()...)...) {
+		for _, c := range append(append([]prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds,
+			p.runs}, append(p.fold.collectors(), p.recent.collectors()...)...), p.jobs.collectors()...) {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register projector metrics: %w", err)
 			}
@@ -212,6 +214,7 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 	var tag string
 	attempt := 0
 	fold := p.fold.attempt()
+	var jobs *jobTx
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	out, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
@@ -225,8 +228,12 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
-			folds: p.folds, foldRuns: p.runs, fold: fold.begin()}
+			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin()}
+		jobs = w.jobs
 		res, err := w.apply(these)
+		if err == nil {
+			err = w.saveDueJobs() // due job checkpoints, written behind
+		}
 		if err == nil {
 			err = fold.seal(w) // the fold state's snapshots and watermarks, in this transaction
 		}
@@ -235,6 +242,7 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	fold.end(err == nil)
+	jobs.end(err == nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("project batch: %w", err)
 	}

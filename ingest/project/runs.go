@@ -63,6 +63,10 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
 		}
 		st := foldRun(k, events[k])
 		states = append(states, st)
+		if w.runStates == nil {
+			w.runStates = map[string]*runState{}
+		}
+		w.runStates[k] = st
 		w.touch(k, st.JobKey)
 		if st.JobKey != "" {
 			w.queueJob(st.JobKey)

@@ -34,9 +34,11 @@ type txWriter struct {
 	recent     *recentEvents   // committed events' recs, whose payloads need not be read back
 	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
 	// changedStart is, per job, the earliest first-event time of a run this batch changed.
-	changedStart map[string]int64 // jobs whose edges must be recomputed because a dataset's cuts or fields changed
-	fold         *foldTx          // the attempt's dataset fold-state work (dsfold.go)
-	replayed     []*rec           // events projected before, read again after a crash: re-folded into dataset state
+	changedStart map[string]int64     // jobs whose edges must be recomputed because a dataset's cuts or fields changed
+	fold         *foldTx              // the attempt's dataset fold-state work (dsfold.go)
+	jobs         *jobTx               // the attempt's job fold-state work (jobfold.go; nil: none, write through)
+	runStates    map[string]*runState // the runs this attempt folded, by run key (for the job fold state)
+	replayed     []*rec               // events projected before, read again after a crash: re-folded into dataset state
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {

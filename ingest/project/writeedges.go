@@ -9,8 +9,20 @@ import (
 
 // writeDatasetEdges makes the jobs' INPUT_TO / OUTPUT_TO relationships exactly the derived ones, writing only
 // those whose derived properties changed since the projector last wrote them (projHash) and deleting those no
-// longer derived. Every derived edge's dataset is touched: its evidence may have changed through the job.
-func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
+// longer derived. Every derived edge's dataset is touched: its evidence may have changed through the job. known
+// holds, for jobs whose fold state is in memory, the digests it last wrote ("DIR|job|ds|kind"); the others' are
+// read. It returns, per job, the digests of its edges now.
+func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge, known map[string]map[string]any) (map[string]map[string]any, error) {
+	var read []string
+	for _, k := range jobs {
+		if known[k] == nil {
+			read = append(read, k)
+		}
+	}
+	written := make(map[string]map[string]any, len(jobs))
+	for _, k := range jobs {
+		written[k] = map[string]any{}
+	}
 	for _, dir := range []string{graph.RelInputTo, graph.RelOutputTo} {
 		pattern := "(d)-[e:INPUT_TO {kind: row.kind}]->(j)"
 		existing := "(d:Dataset)-[e:INPUT_TO]->(j:Job {key: k})"
@@ -18,17 +30,26 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 			pattern = "(j)-[e:OUTPUT_TO {kind: row.kind}]->(d)"
 			existing = "(j:Job {key: k})-[e:OUTPUT_TO]->(d:Dataset)"
 		}
-		out, err := w.runAs("writeDatasetEdges:read", `UNWIND $jobs AS k
-			MATCH `+existing+`
-			RETURN k + '|' + d.key + '|' + e.kind AS id, e.`+projHashProp+` AS h`, map[string]any{"jobs": toAny(jobs)})
-		if err != nil {
-			return err
+		stored := map[string]any{}
+		if len(read) > 0 {
+			out, err := w.runAs("writeDatasetEdges:read", `UNWIND $jobs AS k
+				MATCH `+existing+`
+				RETURN k + '|' + d.key + '|' + e.kind AS id, e.`+projHashProp+` AS h`, map[string]any{"jobs": toAny(read)})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range out {
+				id, _ := r.Get("id")
+				h, _ := r.Get("h")
+				stored[asStr(id)] = h
+			}
 		}
-		stored := make(map[string]any, len(out))
-		for _, r := range out {
-			id, _ := r.Get("id")
-			h, _ := r.Get("h")
-			stored[asStr(id)] = h
+		for _, m := range known {
+			for id, h := range m {
+				if d, rest, _ := strings.Cut(id, "|"); d == dir {
+					stored[rest] = h
+				}
+			}
 		}
 		var rows []any
 		for _, e := range edges {
@@ -39,7 +60,9 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 			id := e.Job + "|" + e.DS + "|" + e.Kind
 			h, was := stored[id]
 			delete(stored, id)
-			if nh := propsHash(e.Props); !was || h != nh {
+			nh := propsHash(e.Props)
+			written[e.Job][dir+"|"+id] = nh
+			if !was || h != nh {
 				rows = append(rows, map[string]any{"job": e.Job, "ds": e.DS, "kind": e.Kind, "props": e.Props, "h": nh})
 			}
 		}
@@ -48,7 +71,7 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 				MATCH (j:Job {key: row.job}), (d:Dataset {key: row.ds})
 				MERGE `+pattern+`
 				SET e += row.props, e.`+projHashProp+` = row.h`, map[string]any{"rows": rows}); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if len(stored) == 0 {
@@ -64,11 +87,11 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge) error {
 			MATCH `+strings.Replace(existing, "{key: k}", "{key: row.job}", 1)+`
 			WHERE d.key = row.ds AND e.kind = row.kind
 			DELETE e`, map[string]any{"rows": stale}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	w.touch(jobs...)
-	return nil
+	return written, nil
 }
 
 // writeColumnEdges makes the jobs' COLUMN_FEEDS into the given (job, output) pairs exactly the derived ones,

@@ -1,0 +1,359 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/foldstate"
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// The jobs' fold state lives in the projector's memory (ingest/foldstate) between transactions, like the
+// datasets' (dsfold.go; docs/adr/0045-in-memory-job-fold-state.md). Per job: its head checkpoint, the runs since it
+// (the open runs and those after the checkpoint), the projHash of every INPUT_TO / OUTPUT_TO it last wrote, the
+// evidence it last wrote on the Job and its declarations. A batch whose job is held (a hit) neither locks and reads
+// the job's checkpoint (lockJobs) nor reads its runs back (loadJobRuns), its edges' digests or its declarations:
+// the runs the batch changed come from the run step's fold (runState), the rest from memory.
+//
+// Fencing: every transaction that folds a job ends with one statement per job guarded by the job's version stamp,
+// `WHERE coalesce(j.projSeq, 0) = $seq SET ..., j.projSeq = $seq + 1`, after taking the job's write lock. Every
+// transaction that changes a job's runs, cuts or declarations folds the job, so a stamp that moved means another
+// writer (a second instance, a former owner of the partition) changed what the cached view was folded from: the
+// transaction is aborted, the entry dropped and the batch retried with the job loaded from Neo4j.
+//
+// Nothing stored changes form. The job's state is recoverable from what is written through every transaction
+// (Runs and their READ/WROTE, the datasets' cuts and fields, the Job's evidence, the edges): the head checkpoint
+// (Job.edgeCkpt) is only the point a reload folds from. So it is saved write-behind, with no replay point: only
+// when the entry is dirty and at most every foldstate.SnapshotEvery, beyond the cache's capacity, at a rebalance
+// or shutdown. It is saved with the change whenever the stored one may no longer be a valid starting point: a
+// fold that did not start from the head (a late run, a dataset's cuts or fields changed, a job without a usable
+// checkpoint), a projector without a cache. A stored checkpoint older than the cached head is still valid: every
+// run that changed since starts at or after the cached head, so a reload folds it again from the Runs.
+
+// jobCached is a job's cached fold state. Values are immutable once in the cache.
+type jobCached struct {
+	ck    *jobCheckpoint    // the head checkpoint the next batch folds into
+	runs  map[string]jobRun // the job's runs starting at or after ck.At, by run key
+	edges map[string]any    // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
+	ev    map[string]any    // the Job's evidence properties last written
+	decls []jobDecl         // the job's JobEvents
+}
+
+type jobEntry = foldstate.Entry[*jobCached]
+
+// jobWork is one job in one transaction attempt.
+type jobWork struct {
+	key       string
+	base      *jobEntry // the cache entry it started from (nil: loaded from Neo4j in this attempt)
+	seq       int64     // the stamp the write is guarded by
+	next      *jobCached
+	save      bool // the head checkpoint is written with this change
+	positions []foldstate.Pos
+}
+
+// jobFoldState is the projector's job fold state.
+type jobFoldState struct {
+	cache     *foldstate.Cache[*jobCached]
+	now       func() time.Time
+	requests  prometheus.Counter
+	hits      prometheus.Counter
+	conflicts prometheus.Counter
+	entries   prometheus.GaugeFunc
+	saves     *prometheus.CounterVec
+	disabled  bool // tests: no cache (every batch loads every job, as before)
+}
+
+func newJobFoldState(capacity int) *jobFoldState {
+	f := &jobFoldState{now: time.Now,
+		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_state_requests_total",
+			Help: "Job fold-state lookups in the projector's memory."}),
+		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_state_hits_total",
+			Help: "Job fold-state lookups answered from memory (the others lock the job and read its checkpoint and " +
+				"runs from Neo4j)."}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_fence_conflicts_total",
+			Help: "Batches retried because a fenced job write found another writer's version stamp (also counted in " +
+				"headwater_projector_fence_conflicts_total)."}),
+		saves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_job_state_saves_total",
+			Help: "Job checkpoint (edgeCkpt) writes, by why: with the change (through), due or flushed (behind)."},
+			[]string{"kind"}),
+	}
+	f.cache = foldstate.New[*jobCached](capacity, jobStats{f})
+	f.entries = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_job_state_entries",
+		Help: "Jobs whose fold state the projector holds in memory."}, func() float64 { return float64(f.cache.Len()) })
+	return f
+}
+
+func (f *jobFoldState) collectors() []prometheus.Collector {
+	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.saves}
+}
+
+type jobStats struct{ f *jobFoldState }
+
+func (s jobStats) Hit()  { s.f.requests.Inc(); s.f.hits.Inc() }
+func (s jobStats) Miss() { s.f.requests.Inc() }
+
+// jobTx is one transaction callback's job work. A nil *jobTx (upgrades) holds nothing and writes everything
+// through.
+type jobTx struct {
+	f     *jobFoldState
+	works map[string]*jobWork
+	err   error
+}
+
+func (f *jobFoldState) begin() *jobTx { return &jobTx{f: f, works: map[string]*jobWork{}} }
+
+// jobFencedError names the jobs whose fenced write was refused.
+type jobFencedError struct{ keys []string }
+
+func (e *jobFencedError) Error() string { return fmt.Sprintf("%v: jobs %v", errFenced, e.keys) }
+func (e *jobFencedError) Unwrap() error { return errFenced }
+
+// lookup is the job's usable cache entry (nil when missing, or without a cache).
+func (t *jobTx) lookup(k string) *jobEntry {
+	if t == nil || t.f.disabled {
+		return nil
+	}
+	return t.f.cache.Get(k)
+}
+
+// end installs a committed transaction's job states; after a refused write it drops the refused entries that no
+// transaction of ours moved on since (the retry loads them from Neo4j).
+func (t *jobTx) end(committed bool) {
+	if t == nil || t.f.disabled {
+		return
+	}
+	if !committed {
+		if fe, ok := errors.AsType[*jobFencedError](t.err); ok {
+			for _, k := range fe.keys {
+				if e, w := t.f.cache.Peek(k), t.works[k]; e != nil && w != nil && e.Seq == w.seq {
+					t.f.cache.Remove(k)
+				}
+			}
+		}
+		return
+	}
+	now := t.f.now()
+	for _, w := range t.works {
+		base := w.base
+		if base == nil {
+			base = foldstate.NewEntry[*jobCached](w.key, nil, w.seq, false)
+		}
+		t.f.cache.Put(base.Successor(w.next, w.seq+1, w.save, now, w.positions))
+	}
+}
+
+// hitJobs splits the jobs into those whose fold can start from the cached head checkpoint and those to load: a
+// job whose batch changed a run starting before the cached head, or whose datasets' cuts or fields changed
+// (fullJobs), is loaded as before.
+func (w *txWriter) hitJobs(jobs []string) (map[string]*jobEntry, []string) {
+	hits := map[string]*jobEntry{}
+	var miss []string
+	for _, k := range jobs {
+		e := w.jobs.lookup(k)
+		changed, ok := w.changedStart[k]
+		if e == nil || w.fullJobs[k] || (ok && changed < e.Value.ck.At) {
+			miss = append(miss, k)
+			continue
+		}
+		hits[k] = e
+	}
+	return hits, miss
+}
+
+// runsInMemory are the job's runs since its cached head: the cached ones the batch did not change, and the ones
+// it changed that are now the job's (a run another job's events re-filed leaves it), sorted as loadJobRuns sorts.
+func (w *txWriter) runsInMemory(k string, c *jobCached) []jobRun {
+	out := make([]jobRun, 0, len(c.runs)+1)
+	for key, r := range c.runs {
+		if _, changed := w.runStates[key]; !changed {
+			out = append(out, r)
+		}
+	}
+	for _, st := range w.runStates {
+		if st.JobKey == k {
+			out = append(out, jobRunOf(st))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// jobRunOf is what loadJobRuns reads back of a run the run step has just written (runRow, ioRows).
+func jobRunOf(s *runState) jobRun {
+	id := s.RunID
+	if id == "" {
+		id = s.Key
+	}
+	r := jobRun{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
+		Streaming: s.ProcessingType == "STREAMING"}
+	if s.EndedAt != nil {
+		r.Ended = *s.EndedAt
+	}
+	if s.DefHash != "" && s.JobKey != "" {
+		r.JobVersion = graph.JobVersionKey(s.JobKey, s.DefHash)
+	}
+	for _, dir := range []string{graph.RelRead, graph.RelWrote} {
+		m := s.Inputs
+		if dir == graph.RelWrote {
+			m = s.Outputs
+		}
+		for _, ds := range sortedIOKeys(m) {
+			io := m[ds]
+			x := jobIO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
+			if len(io.EventIDs) > 0 {
+				x.EventIDs = slices.Clone(io.EventIDs)
+			}
+			if dir == graph.RelWrote {
+				x.Pub = io.Publication
+				if io.Col != nil {
+					x.Cols = decodeCols(encodeCols(io.Col))
+				}
+			} else {
+				x.Pub = runPub(r.State, r.Streaming, "")
+			}
+			r.IO = append(r.IO, x)
+		}
+	}
+	sort.Slice(r.IO, func(i, j int) bool { return r.IO[i].Dir+r.IO[i].DS < r.IO[j].Dir+r.IO[j].DS })
+	return r
+}
+
+// withExistingDatasets drops the rows of datasets with no node (writeRunIO cannot write them, so loadJobRuns
+// never reads them); exists is a key of every dataset node the runs name (loadDatasetsOf's fieldsSig map).
+func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
+	for i := range runs {
+		keep := true
+		for _, io := range runs[i].IO {
+			if _, ok := exists[io.DS]; !ok {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			continue
+		}
+		ios := make([]jobIO, 0, len(runs[i].IO))
+		for _, io := range runs[i].IO {
+			if _, ok := exists[io.DS]; ok {
+				ios = append(ios, io)
+			}
+		}
+		runs[i].IO = ios
+	}
+	return runs
+}
+
+// freshDecls are the job's JobEvents this batch claimed, as loadJobDecls reads them back.
+func (w *txWriter) freshDecls(k string) []jobDecl {
+	var out []jobDecl
+	for _, r := range w.fresh {
+		if r.Kind == string(olevent.KindJob) && r.Job != nil && r.Job.Key == k {
+			out = append(out, jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
+				Outputs: okKeys(r.Outputs)})
+		}
+	}
+	return out
+}
+
+// jobPositions are, per job, the source positions of the batch's events that name it.
+func (w *txWriter) jobPositions() map[string][]foldstate.Pos {
+	out := map[string][]foldstate.Pos{}
+	for _, r := range w.fresh {
+		if r.Job != nil && r.pos.Part != "" {
+			out[r.Job.Key] = append(out[r.Job.Key], r.pos)
+		}
+	}
+	return out
+}
+
+// jobRow is the fenced write of one job: the evidence properties that changed since the cached last write (all
+// of them after a load) and the head checkpoint when it is saved now.
+func (t *jobTx) jobRow(d *jobWork, ev map[string]any, last map[string]any) (map[string]any, error) {
+	if t == nil || t.f.disabled {
+		d.save = true
+	}
+	props := map[string]any{}
+	for k, v := range ev {
+		if last == nil || !sameProp(last[k], v) {
+			props[k] = v
+		}
+	}
+	if d.save {
+		enc, err := encodeCheckpoint(d.next.ck)
+		if err != nil {
+			return nil, err
+		}
+		props["edgeCkpt"] = enc
+	}
+	if t != nil {
+		t.works[d.key] = d
+	}
+	return map[string]any{"job": d.key, "seq": d.seq, "props": props}, nil
+}
+
+// writeFencedJobs runs the fenced job writes; a refused one aborts the transaction with a jobFencedError. A job
+// with no node (none is expected: every folded job was merged) is neither written nor refused.
+func (w *txWriter) writeFencedJobs(name string, rows []any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	out, err := w.runAs(name, `UNWIND $rows AS row
+		MATCH (j:Job {key: row.job})
+		SET j.projLock = true REMOVE j.projLock
+		WITH j, row, coalesce(j.projSeq, 0) = row.seq AS ok
+		FOREACH (_ IN CASE WHEN ok THEN [1] ELSE [] END | SET j += row.props, j.projSeq = row.seq + 1)
+		RETURN row.job AS job, ok`, map[string]any{"rows": rows})
+	if err != nil {
+		return err
+	}
+	fe := &jobFencedError{}
+	for _, r := range out {
+		k, _ := r.Get("job")
+		if ok, _ := r.Get("ok"); ok != true {
+			fe.keys = append(fe.keys, asStr(k))
+		}
+	}
+	if len(fe.keys) == 0 {
+		return nil
+	}
+	if w.jobs != nil {
+		w.jobs.err = fe
+	}
+	return fe
+}
+
+// saveJobs adds the fenced checkpoint writes of the given dirty entries this transaction did not fold.
+func (w *txWriter) saveJobs(kind string, entries []*jobEntry) error {
+	t := w.jobs
+	if t == nil || t.f.disabled {
+		return nil
+	}
+	var rows []any
+	for _, e := range entries {
+		if t.works[e.Key] != nil {
+			continue
+		}
+		d := &jobWork{key: e.Key, base: e, seq: e.Seq, next: e.Value, save: true}
+		row, err := t.jobRow(d, nil, nil)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
+	}
+	t.f.saves.WithLabelValues(kind).Add(float64(len(rows)))
+	return w.writeFencedJobs("saveJobStates", rows)
+}
+
+// saveDueJobs saves the dirty job entries that are due: dirty for SnapshotEvery, or beyond the cache's capacity.
+func (w *txWriter) saveDueJobs() error {
+	if w.jobs == nil || w.jobs.f.disabled {
+		return nil
+	}
+	return w.saveJobs("due", w.jobs.f.cache.Due(w.jobs.f.now(), foldstate.SnapshotEvery))
+}

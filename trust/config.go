@@ -24,9 +24,9 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultWindow         = 7 * 24 * time.Hour
-	DefaultMaxWindow      = 90 * 24 * time.Hour
-	DefaultReportGrace    = time.Hour
+	DefaultWindow      = 7 * 24 * time.Hour
+	DefaultMaxWindow   = 90 * 24 * time.Hour
+	DefaultReportGrace = time.Hour
 	// DefaultWriteGrace is how long after a catalog commit (an Iceberg snapshot the catalog sync recorded) a run
 	// may still report writing it before the commit counts as an UNREPORTED_WRITE.
 	DefaultWriteGrace = time.Hour
@@ -36,7 +36,7 @@ const (
 	// MaxCommitGroups bounds the rows the reported-writes figure reads (a table's commits in the window grouped by
 	// the jobs that reported them: about one or two rows per table, so 200,000 covers the design's 30,000 tables
 	// with room).
-	MaxCommitGroups = 200_000
+	MaxCommitGroups       = 200_000
 	DefaultRunGrace       = 6 * time.Hour
 	DefaultQuietLookback  = 14 * 24 * time.Hour
 	DefaultQuietFactor    = 3.0

@@ -138,7 +138,9 @@ func TestFaultProjectorKilledMidBatchAndMidSave(t *testing.T) {
 		_, acked, _ := p.led.snapshot()
 		before := countProjected(t, acked)
 		pr := ingest()
-		waitSome(t, acked, before+1) // it is projecting
+		if before < len(acked) {
+			waitSome(t, acked, before+1) // it is projecting
+		} // else every acknowledged event is projected already (a fast projector): the kill lands on an idle one
 		time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
 		if round == 2 {
 			pr.signal(syscall.SIGTERM) // the session ends: the fold state and replay points are being saved

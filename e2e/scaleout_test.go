@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
@@ -32,6 +34,8 @@ func TestScaleOutThreeProjectorsShareThePartitionsAndMatchOne(t *testing.T) {
 	for _, m := range metrics[1:] {
 		start(t, kc, env, "ingest", "--metrics-addr="+m, "--archive-dir="+arch)
 	}
+	// the second half goes out once all three hold partitions: else a fast first projector drains it alone
+	waitGroupMembers(t, kc, 3, faultTimeout)
 	produceKeyed(t, kc, events[half:], half)
 	time.Sleep(3 * time.Second) // the group rebalances with batches and unsaved fold state in flight
 	first.signal(syscall.SIGTERM)
@@ -48,6 +52,40 @@ func TestScaleOutThreeProjectorsShareThePartitionsAndMatchOne(t *testing.T) {
 	}
 	if want := reference(t, store, s, events, ids, ""); got != want {
 		t.Fatalf("three projectors with a rebalance differ from one projection of each event:\n%s", diff(got, want))
+	}
+}
+
+// waitGroupMembers waits until the consumer group is stable with n members that each hold a partition.
+func waitGroupMembers(t *testing.T, kc kafkaio.Config, n int, timeout time.Duration) {
+	t.Helper()
+	admin, err := sarama.NewClusterAdmin(kc.Brokers, kc.NewSaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	deadline := time.Now().Add(timeout)
+	for {
+		groups, err := admin.DescribeConsumerGroups([]string{kc.ConsumerGroup})
+		if err == nil && len(groups) == 1 && groups[0].State == "Stable" && len(groups[0].Members) == n {
+			holding := 0
+			for _, m := range groups[0].Members {
+				if a, err := m.GetMemberAssignment(); err == nil && a != nil {
+					for _, parts := range a.Topics {
+						if len(parts) > 0 {
+							holding++
+							break
+						}
+					}
+				}
+			}
+			if holding == n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer group %s did not reach %d members holding partitions within %s", kc.ConsumerGroup, n, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -95,39 +95,13 @@ func postBatch(t *testing.T, api string, events [][]byte) {
 	resp.Body.Close()
 }
 
-// downstream returns the sorted dataset names downstream of src/orders (depth 5).
+// downstream returns the sorted dataset names downstream of src/orders (depth 5); an error fails the test.
 func downstream(t *testing.T, api string, s scope) []string {
 	t.Helper()
-	q := `query($ns: String!) { lineage(start: {dataset: {namespace: $ns, name: "src/orders"}}, direction: DOWNSTREAM, depth: 5) { nodes { __typename ... on Dataset { name } } } }`
-	body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"ns": s.dsNS}})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+api+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(authed(req))
+	names, err := queryDownstream(api, s)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("lineage: %v", err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Data struct {
-			Lineage struct {
-				Nodes []struct {
-					Typename string `json:"__typename"`
-					Name     string `json:"name"`
-				} `json:"nodes"`
-			} `json:"lineage"`
-		} `json:"data"`
-		Errors []any `json:"errors"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("lineage: %v %v", err, out.Errors)
-	}
-	var names []string
-	for _, n := range out.Data.Lineage.Nodes {
-		if n.Typename == "Dataset" {
-			names = append(names, n.Name)
-		}
-	}
-	sortStrings(names)
 	return names
 }
 

@@ -282,6 +282,8 @@ func reason(r sink.Result) string {
 	switch {
 	case errors.Is(r.Err, sink.ErrThrottled):
 		return "throttled"
+	case r.Status != 0 && r.Reason != "":
+		return fmt.Sprintf("http %d: %s", r.Status, r.Reason)
 	case r.Status != 0:
 		return fmt.Sprintf("http %d", r.Status)
 	}

@@ -19,6 +19,7 @@ type Result struct {
 	Attempts  int    // how many times it was sent (retries after 429/503 included)
 	Throttled int    // how many attempts were answered 429 or 503
 	Err       error  // nil when accepted
+	Reason    string // the gateway's reason for refusing this event of an accepted batch (its batch item's reason)
 }
 
 // Sink delivers events in order and answers one Result per event. An error return means the sink itself

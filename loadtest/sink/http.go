@@ -220,9 +220,22 @@ func (r reply) batch(n int) []Result {
 		out[i].EventID = items[i].EventID
 		if !items[i].ok() {
 			out[i].Err = fmt.Errorf("%w: %s%s", ErrRejected, items[i].Reason, truncate(items[i].Error))
+			out[i].Reason = items[i].reason()
 		}
 	}
 	return out
+}
+
+// reason names why the gateway refused the item: its reason, else its error's field and rule.
+func (b batchItem) reason() string {
+	if b.Reason != "" {
+		return b.Reason
+	}
+	var e struct{ Field, Rule string }
+	if json.Unmarshal(b.Error, &e) == nil && (e.Field != "" || e.Rule != "") {
+		return e.Field + " " + e.Rule
+	}
+	return ""
 }
 
 func (b batchItem) ok() bool {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/resolvers/guard"
 
@@ -192,4 +194,109 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestInFlightRequestsAreBoundedAcrossPrincipals fills the process's in-flight slots with requests of two
+// principals, each within its own limit, whose bodies are still arriving: a third principal's request waits the
+// queue wait and is refused with 503, UNAVAILABLE and Retry-After, before its body is read; the refusal and the
+// held slots show in the metrics; a request that finds a slot freed within the queue wait is served.
+func TestInFlightRequestsAreBoundedAcrossPrincipals(t *testing.T) {
+	const limit = 2
+	h := newHarness(t, func(d *testDeps) {
+		d.Limits.MaxInFlight = limit
+		d.Limits.QueueWait = 300 * time.Millisecond
+	})
+	body := queryBody("{ __typename }")
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	var wg sync.WaitGroup
+	for _, who := range []string{"alice", "bob"} {
+		wg.Go(func() {
+			for { // a held request that met a probe's slot is refused: send it again
+				status, r := h.postRaw(slowBody(body, release), int64(len(body)), who)
+				if status == http.StatusServiceUnavailable {
+					continue
+				}
+				if status != http.StatusOK || len(r.Errors) != 0 {
+					t.Errorf("held request of %s: %d %+v", who, status, r.Errors)
+				}
+				return
+			}
+		})
+	}
+	waitFor(t, func() bool { return gaugeOf(t, h.reg, "headwater_graphql_in_flight") == limit })
+	status, retryAfter, r := postWithHeaders(t, h, body, "carol")
+	if status != http.StatusServiceUnavailable || retryAfter != "1" || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeUnavailable {
+		t.Fatalf("over the process's limit: %d Retry-After %q %+v", status, retryAfter, r.Errors)
+	}
+	if !strings.Contains(r.Errors[0].Message, "limit of 2 GraphQL requests") {
+		t.Errorf("refusal message names no limit: %q", r.Errors[0].Message)
+	}
+	if n := refusalsOf(t, h.reg, "max-in-flight"); n < 1 {
+		t.Errorf("headwater_graphql_refused_total{rule=max-in-flight} = %v, want at least 1", n)
+	}
+	// A slot freed while a request waits serves it: free the held ones shortly after carol's second request.
+	go func() { time.Sleep(50 * time.Millisecond); free() }()
+	if status, _, r := postWithHeaders(t, h, body, "carol"); status != http.StatusOK || len(r.Errors) != 0 {
+		t.Errorf("a slot freed within the queue wait: %d %+v", status, r.Errors)
+	}
+	wg.Wait()
+	waitFor(t, func() bool { return gaugeOf(t, h.reg, "headwater_graphql_in_flight") == 0 })
+}
+
+// postWithHeaders posts body as principal and answers the status, the Retry-After header and the response.
+func postWithHeaders(t *testing.T, h *harness, body []byte, principal string) (int, string, gqlResponse) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(principalHeader, principal)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	defer resp.Body.Close()
+	var r gqlResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("status %d, body not JSON: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), r
+}
+
+// gaugeOf reads an unlabelled gauge.
+func gaugeOf(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}
+
+// refusalsOf reads headwater_graphql_refused_total for one rule.
+func refusalsOf(t *testing.T, reg *prometheus.Registry, rule string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "headwater_graphql_refused_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "rule" && l.GetValue() == rule {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"time"
 )
 
 // Limits of the GraphQL endpoint that are not configurable.
@@ -45,6 +46,13 @@ const (
 	DefaultMaxListItems = 10000
 	// DefaultMaxConcurrent bounds one principal's GraphQL requests in flight (429 above it).
 	DefaultMaxConcurrent = 16
+	// DefaultMaxInFlight bounds the GraphQL requests the process runs at once across all principals (503 with
+	// Retry-After above it, after DefaultQueueWait): above the Neo4j pool (50 connections), so a full pool queues
+	// inside the driver for a moment rather than refusing, and far below what a 2-core process can hold open
+	// without every request slowing down together.
+	DefaultMaxInFlight = 64
+	// DefaultQueueWait is how long a request waits for one of those slots before it is refused.
+	DefaultQueueWait = 250 * time.Millisecond
 	// DefaultCostPerSecond is one principal's query budget in complexity units per second (429 when spent);
 	// DefaultCostBurst is what it may spend at once (at least MaxComplexity, so any allowed operation fits).
 	DefaultCostPerSecond = 50000
@@ -58,19 +66,21 @@ const (
 // Limits bounds what one GraphQL request may cost before gqlgen parses, validates or runs it. Zero values are
 // replaced by the defaults above.
 type Limits struct {
-	MaxBodyBytes    int64 `help:"Largest /graphql POST body or GET query string in bytes (413/414 above)." default:"262144" env:"HEADWATER_GRAPHQL_MAX_BODY_BYTES" yaml:"maxBodyBytes"`
-	MaxTokens       int   `help:"Largest number of lexical tokens in a GraphQL document." default:"10000" env:"HEADWATER_GRAPHQL_MAX_TOKENS" yaml:"maxTokens"`
-	MaxFragments    int   `help:"Largest number of fragment definitions in a document." default:"100" env:"HEADWATER_GRAPHQL_MAX_FRAGMENTS" yaml:"maxFragments"`
-	MaxSpreads      int   `help:"Largest number of fragment spreads written in a document." default:"500" env:"HEADWATER_GRAPHQL_MAX_SPREADS" yaml:"maxSpreads"`
-	MaxFields       int   `help:"Largest number of field selections with fragments expanded." default:"4000" env:"HEADWATER_GRAPHQL_MAX_FIELDS" yaml:"maxFields"`
-	MaxFieldRepeats int   `help:"Largest number of selections merging into one response field." default:"20" env:"HEADWATER_GRAPHQL_MAX_FIELD_REPEATS" yaml:"maxFieldRepeats"`
-	MaxNesting      int   `help:"Deepest nesting of selection sets with fragments expanded." default:"32" env:"HEADWATER_GRAPHQL_MAX_NESTING" yaml:"maxNesting"`
-	MaxListItems    int   `help:"Largest JSON list in a request's variables or extensions." default:"10000" env:"HEADWATER_GRAPHQL_MAX_LIST_ITEMS" yaml:"maxListItems"`
-	MaxConcurrent   int   `help:"GraphQL requests one principal may have in flight (429 above)." default:"16" env:"HEADWATER_GRAPHQL_MAX_CONCURRENT" yaml:"maxConcurrent"`
-	CostPerSecond   int   `help:"Query budget of one principal in complexity units per second (429 when spent)." default:"50000" env:"HEADWATER_GRAPHQL_COST_PER_SECOND" yaml:"costPerSecond"`
-	CostBurst       int   `help:"Complexity one principal may spend at once (at least the complexity limit)." default:"100000" env:"HEADWATER_GRAPHQL_COST_BURST" yaml:"costBurst"`
-	QueryCacheBytes int64 `help:"Bound of the parsed-query cache (estimated heap bytes)." default:"33554432" env:"HEADWATER_GRAPHQL_QUERY_CACHE_BYTES" yaml:"queryCacheBytes"`
-	APQCacheBytes   int64 `help:"Bound of the automatic-persisted-query cache (bytes of query text)." default:"8388608" env:"HEADWATER_GRAPHQL_APQ_CACHE_BYTES" yaml:"apqCacheBytes"`
+	MaxBodyBytes    int64         `help:"Largest /graphql POST body or GET query string in bytes (413/414 above)." default:"262144" env:"HEADWATER_GRAPHQL_MAX_BODY_BYTES" yaml:"maxBodyBytes"`
+	MaxTokens       int           `help:"Largest number of lexical tokens in a GraphQL document." default:"10000" env:"HEADWATER_GRAPHQL_MAX_TOKENS" yaml:"maxTokens"`
+	MaxFragments    int           `help:"Largest number of fragment definitions in a document." default:"100" env:"HEADWATER_GRAPHQL_MAX_FRAGMENTS" yaml:"maxFragments"`
+	MaxSpreads      int           `help:"Largest number of fragment spreads written in a document." default:"500" env:"HEADWATER_GRAPHQL_MAX_SPREADS" yaml:"maxSpreads"`
+	MaxFields       int           `help:"Largest number of field selections with fragments expanded." default:"4000" env:"HEADWATER_GRAPHQL_MAX_FIELDS" yaml:"maxFields"`
+	MaxFieldRepeats int           `help:"Largest number of selections merging into one response field." default:"20" env:"HEADWATER_GRAPHQL_MAX_FIELD_REPEATS" yaml:"maxFieldRepeats"`
+	MaxNesting      int           `help:"Deepest nesting of selection sets with fragments expanded." default:"32" env:"HEADWATER_GRAPHQL_MAX_NESTING" yaml:"maxNesting"`
+	MaxListItems    int           `help:"Largest JSON list in a request's variables or extensions." default:"10000" env:"HEADWATER_GRAPHQL_MAX_LIST_ITEMS" yaml:"maxListItems"`
+	MaxConcurrent   int           `help:"GraphQL requests one principal may have in flight (429 above)." default:"16" env:"HEADWATER_GRAPHQL_MAX_CONCURRENT" yaml:"maxConcurrent"`
+	MaxInFlight     int           `help:"GraphQL requests the process runs at once, all principals together (503 with Retry-After above it)." default:"64" env:"HEADWATER_GRAPHQL_MAX_IN_FLIGHT" yaml:"maxInFlight"`
+	QueueWait       time.Duration `help:"How long a request waits for an in-flight slot before it is refused with 503." default:"250ms" env:"HEADWATER_GRAPHQL_QUEUE_WAIT" yaml:"queueWait"`
+	CostPerSecond   int           `help:"Query budget of one principal in complexity units per second (429 when spent)." default:"50000" env:"HEADWATER_GRAPHQL_COST_PER_SECOND" yaml:"costPerSecond"`
+	CostBurst       int           `help:"Complexity one principal may spend at once (at least the complexity limit)." default:"100000" env:"HEADWATER_GRAPHQL_COST_BURST" yaml:"costBurst"`
+	QueryCacheBytes int64         `help:"Bound of the parsed-query cache (estimated heap bytes)." default:"33554432" env:"HEADWATER_GRAPHQL_QUERY_CACHE_BYTES" yaml:"queryCacheBytes"`
+	APQCacheBytes   int64         `help:"Bound of the automatic-persisted-query cache (bytes of query text)." default:"8388608" env:"HEADWATER_GRAPHQL_APQ_CACHE_BYTES" yaml:"apqCacheBytes"`
 }
 
 // WithDefaults fills zero settings with the defaults.
@@ -94,6 +104,10 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.MaxNesting, DefaultMaxNesting)
 	def(&l.MaxListItems, DefaultMaxListItems)
 	def(&l.MaxConcurrent, DefaultMaxConcurrent)
+	def(&l.MaxInFlight, DefaultMaxInFlight)
+	if l.QueueWait == 0 {
+		l.QueueWait = DefaultQueueWait
+	}
 	def(&l.CostPerSecond, DefaultCostPerSecond)
 	def(&l.CostBurst, DefaultCostBurst)
 	def64(&l.QueryCacheBytes, DefaultQueryCacheBytes)
@@ -112,6 +126,7 @@ func (l Limits) Validate() error {
 		{"max-spreads", int64(l.MaxSpreads)}, {"max-fields", int64(l.MaxFields)},
 		{"max-field-repeats", int64(l.MaxFieldRepeats)}, {"max-nesting", int64(l.MaxNesting)},
 		{"max-list-items", int64(l.MaxListItems)}, {"max-concurrent", int64(l.MaxConcurrent)},
+		{"max-in-flight", int64(l.MaxInFlight)},
 		{"cost-per-second", int64(l.CostPerSecond)}, {"cost-burst", int64(l.CostBurst)},
 		{"query-cache-bytes", l.QueryCacheBytes}, {"apq-cache-bytes", l.APQCacheBytes},
 	} {
@@ -122,6 +137,8 @@ func (l Limits) Validate() error {
 	switch {
 	case l.MaxBodyBytes < minBodyBytes:
 		return fmt.Errorf("graphql.max-body-bytes: must be at least %d (the introspection query needs it), got %d", minBodyBytes, l.MaxBodyBytes)
+	case l.QueueWait < 0 || l.QueueWait > maxQueueWait:
+		return fmt.Errorf("graphql.queue-wait: must be between 0 and %s, got %s", maxQueueWait, l.QueueWait)
 	case l.MaxFields < MaxComplexity:
 		return fmt.Errorf("graphql.max-fields: must be at least the complexity limit %d, got %d", MaxComplexity, l.MaxFields)
 	case l.CostBurst < MaxComplexity:
@@ -131,6 +148,9 @@ func (l Limits) Validate() error {
 	}
 	return nil
 }
+
+// maxQueueWait bounds the queue wait: a longer wait is a timeout, not an early refusal.
+const maxQueueWait = 10 * time.Second
 
 // minBodyBytes is the smallest accepted body limit.
 const minBodyBytes = 4 << 10

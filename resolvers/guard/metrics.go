@@ -14,6 +14,7 @@ type graphqlMetrics struct {
 	cacheRequests *prometheus.CounterVec
 	cacheHits     *prometheus.CounterVec
 	refusals      *prometheus.CounterVec
+	inFlight      prometheus.Gauge
 }
 
 func newGraphQLMetrics(reg prometheus.Registerer) *graphqlMetrics {
@@ -24,6 +25,8 @@ func newGraphQLMetrics(reg prometheus.Registerer) *graphqlMetrics {
 			Help: "Lookups in the GraphQL in-process caches that found an entry."}, []string{"cache"})),
 		refusals: obs.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_graphql_refused_total",
 			Help: "GraphQL requests refused by a request limit before gqlgen validated them, by rule."}, []string{"rule"})),
+		inFlight: obs.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_graphql_in_flight",
+			Help: "GraphQL requests holding one of the process's in-flight slots (graphql-max-in-flight)."})),
 	}
 }
 

@@ -51,6 +51,7 @@ const (
 	ruleListItems      refusalRule = "max-list-items"
 	ruleConcurrent     refusalRule = "max-concurrent"
 	ruleCost           refusalRule = "cost-per-second"
+	ruleServerBusy     refusalRule = "max-in-flight"
 	ruleTokens         refusalRule = "max-tokens"
 	ruleFragments      refusalRule = "max-fragments"
 	ruleSpreads        refusalRule = "max-spreads"
@@ -65,13 +66,14 @@ const (
 func (e *RequestError) gqlError() *gqlerror.Error { return &gqlerror.Error{Message: e.msg, Err: e} }
 
 // transport serves GET and POST (application/json) /graphql, one operation per request, within the limits:
-// the per-principal concurrency slot is taken first, then the body or query string is read up to its limit, its
+// the per-principal concurrency slot is taken first, then one of the process's in-flight slots, then the body or query string is read up to its limit, its
 // JSON lists are bounded, and only then does gqlgen see it. It replaces gqlgen's GET and POST transports, which
 // read bodies without a bound and echo undecodable ones back.
 type transport struct {
-	lim     Limits
-	gate    *principalGate
-	metrics *graphqlMetrics
+	lim       Limits
+	gate      *principalGate
+	admission *admission
+	metrics   *graphqlMetrics
 }
 
 var _ graphql.Transport = transport{}
@@ -96,6 +98,13 @@ func (t transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	defer release()
+	admitted, ok := t.admission.enter(r.Context())
+	if !ok {
+		t.refuse(w, r, exec, &RequestError{rule: ruleServerBusy, status: http.StatusServiceUnavailable, code: CodeUnavailable, retryAfter: time.Second,
+			msg: fmt.Sprintf("the server is running its limit of %d GraphQL requests; retry in 1 s", t.lim.MaxInFlight)})
+		return
+	}
+	defer admitted()
 	start := graphql.Now()
 	params, rerr := t.params(r)
 	if rerr != nil {

@@ -10,7 +10,7 @@
 #   WORLD=sk...            required: the world's prefix (printed by scripts/soak.sh)
 #   DATASETS=3000          its datasets
 #   CONCURRENCY=192        requests in flight (hwload query --concurrency)
-#   PRINCIPALS=12          user tokens the requests are spread over
+#   PRINCIPALS=24          user tokens the requests are spread over
 #   SECONDS_PER_RUN=60
 #   TIMEOUT=10s            hwload's per-query timeout (a request slower than this counts as a timeout)
 #   OUT=dir                default loadtest/out/query-overload/<UTC time>
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 : "${WORLD:?WORLD=<the soak world prefix> is required}"
 DATASETS=${DATASETS:-3000}
 CONCURRENCY=${CONCURRENCY:-192}
-PRINCIPALS=${PRINCIPALS:-12}
+PRINCIPALS=${PRINCIPALS:-24}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-60}
 TIMEOUT=${TIMEOUT:-10s}
 OUT=${OUT:-loadtest/out/query-overload/$(date -u +%Y%m%dT%H%M%SZ)}
@@ -44,6 +44,7 @@ roles:
 bindings:
   - {role: readers, subjects: [$(seq -s, -f 'reader-%g' 1 "$PRINCIPALS")]}
 POLICY
+ENVS=$(bin/hwload envs --prefix "$WORLD")
 tokens=()
 for i in $(seq 1 "$PRINCIPALS"); do
   tokens+=(--token "$(bin/headwater token create --owner "reader-$i" --kind user --log-level=warn)")
@@ -54,7 +55,7 @@ run() { # label max-in-flight
     --authz-policy-file="$STATE/policy-query-overload.yaml" --authz-policy-source=query-overload \
     --archive-dir="$STATE/archive-query-overload" --kafka-brokers="127.0.0.1:$HEADWATER_KAFKA_PORT" \
     --kafka-events-topic=query-overload.events --kafka-quarantine-topic=query-overload.quarantine \
-    --graphql-max-in-flight="$2" --log-format=text --log-level=warn >"$STATE/logs/serve-query-overload-$1.log" 2>&1 &
+    --identity-environments="$ENVS" --identity-default-env=prod --graphql-max-in-flight="$2" --log-format=text --log-level=warn >"$STATE/logs/serve-query-overload-$1.log" 2>&1 &
   local pid=$! peak=0 rss
   for _ in $(seq 1 90); do curl -fsS "http://$API/readyz" >/dev/null 2>&1 && break; sleep 1; done
   bin/hwload query --prefix "$WORLD" --datasets "$DATASETS" --url "http://$API/graphql" --metrics-url "http://$METRICS/metrics" \
@@ -69,8 +70,8 @@ run() { # label max-in-flight
   wait "$q" || true
   refused=$(curl -fsS "http://$METRICS/metrics" | awk '/^headwater_graphql_refused_total\{rule="max-in-flight"\}/ {print $2}')
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  jq -r --arg label "$1" --arg max "$2" --arg refused "${refused:-0}" --arg peak "$((peak / 1024))" --argjson secs "$SECONDS_PER_RUN" '.query |
-    "| \($label) | \($max) | \(.throughputPerSec*10|round/10) | \(($refused|tonumber)/$secs*10|round/10) | \(.overall.p50Ms|round) | \(.overall.p95Ms|round) | \(.overall.p99Ms|round) | \(.errors|tostring) | \($peak) |"' "$OUT/$1.json"
+  jq -r --arg lbl "$1" --arg max "$2" --arg refused "${refused:-0}" --arg peak "$((peak / 1024))" --argjson secs "$SECONDS_PER_RUN" '.query |
+    "| \($lbl) | \($max) | \(.throughputPerSec*10|round/10) | \(($refused|tonumber)/$secs*10|round/10) | \(.overall.p50Ms|round) | \(.overall.p95Ms|round) | \(.overall.p99Ms|round) | \(.errors|tostring) | \($peak) |"' "$OUT/$1.json"
 }
 echo "Machine: $(nproc) cores, load at the start $(cut -d' ' -f1-3 /proc/loadavg); world $WORLD ($DATASETS datasets); $CONCURRENCY in flight from $PRINCIPALS principals, ${SECONDS_PER_RUN} s per run, timeout $TIMEOUT"
 echo "| run | max in flight | answered/s (served, hwload) | refused/s (503, server metric) | P50 ms | P95 ms | P99 ms | errors by code | peak RSS MiB |"

@@ -8,8 +8,8 @@
 #   query.json       hwload query's result (latency percentiles, error rate, errors by code)
 #   summary.md       the figures below, with the machine and the settings
 #
-# "Flat memory" is judged on the second half of the soak, after the caches have filled (docs/operations.md,
-# "Soak"): the headwater process's RSS growth between the mean of the first and the last tenth of the second half,
+# "Flat memory" is judged on the second half of the soak, after the caches have filled (ADR 0058,
+# decision 4): the headwater process's RSS growth between the mean of the first and the last tenth of the second half,
 # and its least-squares slope over the second half. The script exits 1 when an acknowledged event is not projected by
 # the end of the drain, when any ingest request or query failed, or when that growth exceeds MAX_GROWTH_PCT.
 #

@@ -9,6 +9,7 @@ require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/IBM/sarama v1.61.1
 	github.com/alecthomas/kong v1.17.0
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/goccy/go-json v0.10.5
 	github.com/golang-jwt/jwt/v5 v5.3.1
@@ -36,6 +37,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect

@@ -77,7 +77,30 @@ type Catalog struct {
 	// client credentials; neither: no Authorization header. Secrets are never written in the file itself.
 	TokenEnv string  `yaml:"tokenEnv"`
 	OAuth2   *OAuth2 `yaml:"oauth2"`
+	// SigV4 signs every request with AWS Signature Version 4 (AWS Glue's and S3 Tables' Iceberg REST endpoints).
+	SigV4 *SigV4 `yaml:"sigv4"`
 }
+
+// SigV4 is AWS request signing: the region and service the endpoint signs for, and the environment variables
+// holding the access key (the AWS CLI's own names by default).
+type SigV4 struct {
+	Region string `yaml:"region"`
+	// Service signed for (DefaultSigV4Service, Glue's; "s3tables" for S3 Tables' endpoint).
+	Service            string `yaml:"service"`
+	AccessKeyIDEnv     string `yaml:"accessKeyIdEnv"`     // default AWS_ACCESS_KEY_ID
+	SecretAccessKeyEnv string `yaml:"secretAccessKeyEnv"` // default AWS_SECRET_ACCESS_KEY
+	SessionTokenEnv    string `yaml:"sessionTokenEnv"`    // default AWS_SESSION_TOKEN; optional (temporary credentials)
+}
+
+// Defaults of a sigv4 entry.
+const (
+	DefaultSigV4Service = "glue"
+	defaultAccessKeyEnv = "AWS_ACCESS_KEY_ID"
+	defaultSecretEnv    = "AWS_SECRET_ACCESS_KEY"
+	defaultSessionEnv   = "AWS_SESSION_TOKEN"
+)
+
+var awsRegion = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // OAuth2 is the client-credentials grant (RFC 6749 §4.4) the catalog's token endpoint serves.
 type OAuth2 struct {
@@ -179,8 +202,11 @@ func (c *Catalog) fill(env func(string) string) error {
 	if c.PageSize < 0 {
 		return fmt.Errorf("pageSize: %d must not be negative", c.PageSize)
 	}
-	if c.TokenEnv != "" && c.OAuth2 != nil {
-		return errors.New("tokenEnv, oauth2: give at most one way to reach the catalog")
+	if n := btoi(c.TokenEnv != "") + btoi(c.OAuth2 != nil) + btoi(c.SigV4 != nil); n > 1 {
+		return errors.New("tokenEnv, oauth2, sigv4: give at most one way to reach the catalog")
+	}
+	if err := c.SigV4.fill(env); err != nil {
+		return err
 	}
 	if c.TokenEnv != "" && env(c.TokenEnv) == "" {
 		return fmt.Errorf("tokenEnv: the environment variable %s is empty or unset", c.TokenEnv)
@@ -200,6 +226,42 @@ func (c *Catalog) fill(env func(string) string) error {
 		if o.Scope == "" {
 			o.Scope = DefaultOAuth2Scope
 		}
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fill checks a sigv4 entry (nil: none) and fills its defaults.
+func (v *SigV4) fill(env func(string) string) error {
+	if v == nil {
+		return nil
+	}
+	if !awsRegion.MatchString(v.Region) {
+		return fmt.Errorf("sigv4.region: %q must be an AWS region such as us-east-1", v.Region)
+	}
+	if v.Service == "" {
+		v.Service = DefaultSigV4Service
+	}
+	for _, e := range []struct {
+		field string
+		name  *string
+		def   string
+	}{{"accessKeyIdEnv", &v.AccessKeyIDEnv, defaultAccessKeyEnv}, {"secretAccessKeyEnv", &v.SecretAccessKeyEnv, defaultSecretEnv}} {
+		if *e.name == "" {
+			*e.name = e.def
+		}
+		if env(*e.name) == "" {
+			return fmt.Errorf("sigv4.%s: the environment variable %s is empty or unset", e.field, *e.name)
+		}
+	}
+	if v.SessionTokenEnv == "" {
+		v.SessionTokenEnv = defaultSessionEnv
 	}
 	return nil
 }

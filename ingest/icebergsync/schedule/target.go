@@ -11,11 +11,13 @@ import (
 
 	"github.com/headwater-data/headwater/ingest/icebergsync"
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/icebergsync/sigv4"
 	"github.com/headwater-data/headwater/ingest/normalize"
 )
 
 // Client connects to the catalog (GET /v1/config) the way its entry says: a bearer token from TokenEnv, or OAuth2
-// client credentials (golang.org/x/oauth2 fetches and refreshes the token; ADR 0049), or no Authorization.
+// client credentials (golang.org/x/oauth2 fetches and refreshes the token; ADR 0049), or AWS SigV4 signing with
+// the keys in the environment at the time of the sync (ADR 0059), or no Authorization.
 func (c Catalog) Client(ctx context.Context, env func(string) string) (*icebergrest.Client, error) {
 	hc := &http.Client{Timeout: icebergrest.DefaultTimeout}
 	token := ""
@@ -27,6 +29,14 @@ func (c Catalog) Client(ctx context.Context, env func(string) string) (*icebergr
 			TokenURL: c.OAuth2.TokenURI, Scopes: strings.Fields(c.OAuth2.Scope), AuthStyle: oauth2.AuthStyleInParams}
 		hc = cc.Client(context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: icebergrest.DefaultTimeout}))
 		hc.Timeout = icebergrest.DefaultTimeout
+	case c.SigV4 != nil:
+		tr, err := sigv4.New(http.DefaultTransport, c.SigV4.Region, c.SigV4.Service, sigv4.Credentials{
+			AccessKeyID: env(c.SigV4.AccessKeyIDEnv), SecretAccessKey: env(c.SigV4.SecretAccessKeyEnv),
+			SessionToken: env(c.SigV4.SessionTokenEnv)})
+		if err != nil {
+			return nil, err
+		}
+		hc.Transport = tr
 	}
 	return icebergrest.NewClient(ctx, icebergrest.ClientConfig{URI: c.URI, Warehouse: c.Warehouse, Token: token,
 		PageSize: c.PageSize, HTTP: hc})

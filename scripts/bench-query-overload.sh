@@ -12,6 +12,9 @@
 #   CONCURRENCY=192        requests in flight (hwload query --concurrency)
 #   PRINCIPALS=24          user tokens the requests are spread over
 #   SECONDS_PER_RUN=60
+#   RETRY_AFTER=1          1: a refused client waits the Retry-After before asking again (hwload --retry-after), as
+#                          the OpenLineage and catalog clients do; 0: it asks again at once
+#   WARMUP=1               first a warm-up run (reported, labelled warm-up, not one of the three compared)
 #   TIMEOUT=10s            hwload's per-query timeout (a request slower than this counts as a timeout)
 #   OUT=dir                default loadtest/out/query-overload/<UTC time>
 set -euo pipefail
@@ -22,6 +25,8 @@ CONCURRENCY=${CONCURRENCY:-192}
 PRINCIPALS=${PRINCIPALS:-24}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-60}
 TIMEOUT=${TIMEOUT:-10s}
+RETRY_AFTER=${RETRY_AFTER:-1}
+retry=(); [ "$RETRY_AFTER" = 1 ] && retry=(--retry-after)
 OUT=${OUT:-loadtest/out/query-overload/$(date -u +%Y%m%dT%H%M%SZ)}
 export HEADWATER_STATE_DIR=${HEADWATER_STATE_DIR:-$PWD/.state-soak}
 export HEADWATER_NEO4J_BOLT_PORT=${HEADWATER_NEO4J_BOLT_PORT:-7987}
@@ -59,7 +64,7 @@ run() { # label max-in-flight
   local pid=$! peak=0 rss
   for _ in $(seq 1 90); do curl -fsS "http://$API/readyz" >/dev/null 2>&1 && break; sleep 1; done
   bin/hwload query --prefix "$WORLD" --datasets "$DATASETS" --url "http://$API/graphql" --metrics-url "http://$METRICS/metrics" \
-    "${tokens[@]}" --neo-4-j-uri "$HEADWATER_NEO4J_URI" --rate 0 --concurrency "$CONCURRENCY" --timeout "$TIMEOUT" \
+    "${tokens[@]}" --neo-4-j-uri "$HEADWATER_NEO4J_URI" --rate 0 --concurrency "$CONCURRENCY" --timeout "$TIMEOUT" "${retry[@]}" \
     --duration "${SECONDS_PER_RUN}s" --out "$OUT/$1.json" --no-charts 2>"$STATE/logs/query-overload-$1.log" &
   local q=$!
   while kill -0 "$q" 2>/dev/null; do
@@ -73,9 +78,10 @@ run() { # label max-in-flight
   jq -r --arg lbl "$1" --arg max "$2" --arg refused "${refused:-0}" --arg peak "$((peak / 1024))" --argjson secs "$SECONDS_PER_RUN" '.query |
     "| \($lbl) | \($max) | \(.throughputPerSec*10|round/10) | \(($refused|tonumber)/$secs*10|round/10) | \(.overall.p50Ms|round) | \(.overall.p95Ms|round) | \(.overall.p99Ms|round) | \(.errors|tostring) | \($peak) |"' "$OUT/$1.json"
 }
-echo "Machine: $(nproc) cores, load at the start $(cut -d' ' -f1-3 /proc/loadavg); world $WORLD ($DATASETS datasets); $CONCURRENCY in flight from $PRINCIPALS principals, ${SECONDS_PER_RUN} s per run, timeout $TIMEOUT"
+echo "Machine: $(nproc) cores, load at the start $(cut -d' ' -f1-3 /proc/loadavg); world $WORLD ($DATASETS datasets); $CONCURRENCY in flight from $PRINCIPALS principals, ${SECONDS_PER_RUN} s per run, timeout $TIMEOUT, RETRY_AFTER=$RETRY_AFTER"
 echo "| run | max in flight | answered/s (served, hwload) | refused/s (503, server metric) | P50 ms | P95 ms | P99 ms | errors by code | peak RSS MiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
+[ "${WARMUP:-1}" = 1 ] && run warm-up 64 # Neo4j's page cache and the API's caches warmed; reported, not compared
 run bound-1 64
 run unbounded 100000
 run bound-2 64

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -32,7 +33,13 @@ type QueryConfig struct {
 	Mix         Mix           `json:"mix"`
 	Seed        uint64        `json:"seed"`
 	Timeout     time.Duration `json:"timeoutNs"`
+	// RetryAfter makes a worker that was refused with a Retry-After wait that long (at most maxRetryAfterWait)
+	// before its next query, as a well-behaved client does; off, it asks again at once.
+	RetryAfter bool `json:"retryAfter,omitempty"`
 }
+
+// maxRetryAfterWait bounds how long a worker honours a Retry-After.
+const maxRetryAfterWait = 5 * time.Second
 
 // ErrDriverConfig reports an invalid driver configuration.
 var ErrDriverConfig = errors.New("invalid driver config")
@@ -60,6 +67,8 @@ type QuerySample struct {
 	Edges     int
 	Truncated bool
 	Err       string // "" when the answer had data and no errors; else the error code or transport error
+	// RetryAfter is the refusal's Retry-After (0: none).
+	RetryAfter time.Duration
 }
 
 // Doer sends an HTTP request (http.Client satisfies it).
@@ -126,7 +135,14 @@ func (d *QueryDriver) Run(ctx context.Context) ([]QuerySample, []Second) {
 	for range d.cfg.Concurrency {
 		wg.Go(func() {
 			for intended := range ticks {
-				record(d.one(ctx, d.nextSpec(), intended))
+				s := d.one(ctx, d.nextSpec(), intended)
+				record(s)
+				if d.cfg.RetryAfter && s.RetryAfter > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(min(s.RetryAfter, maxRetryAfterWait)):
+					}
+				}
 			}
 		})
 	}
@@ -187,6 +203,9 @@ func (d *QueryDriver) one(ctx context.Context, s Spec, intended time.Time) Query
 	b, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	smp.Latency = d.now().Sub(intended)
+	if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
+		smp.RetryAfter = time.Duration(secs) * time.Second
+	}
 	if err != nil {
 		smp.Err = "read"
 		return smp

@@ -21,6 +21,7 @@ type QueryCmd struct {
 	Rate        float64       `help:"Queries/s open loop; 0 runs closed loop at --concurrency." default:"0"`
 	Duration    time.Duration `help:"How long to send (5m+ for the real benchmark)." default:"30s"`
 	Timeout     time.Duration `help:"Per-query timeout." default:"30s"`
+	RetryAfter  bool          `help:"A worker refused with Retry-After waits that long (at most 5 s) before its next query."`
 	Depth       []float64     `help:"Weights of depths 1..5." default:"0.25,0.30,0.25,0.12,0.08"`
 	FieldShare  float64       `help:"Share of FIELD granularity." default:"0.2"`
 	Upstream    float64       `help:"Share of UPSTREAM (else DOWNSTREAM)." default:"0.5"`
@@ -47,7 +48,8 @@ func (c *QueryCmd) Run(e *env) error {
 	hubs, other := drive.RootsFromWorld(w)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	qcfg := drive.QueryConfig{URL: c.URL, Tokens: c.Token, Concurrency: c.Concurrency, Rate: c.Rate,
-		Duration: c.Duration, Mix: c.mix(), Seed: c.World.Seed, Timeout: c.Timeout}
+		Duration: c.Duration, Mix: c.mix(), Seed: c.World.Seed, Timeout: c.Timeout,
+		RetryAfter: c.RetryAfter}
 	d, err := drive.NewQueryDriver(qcfg, client, hubs, other, e.now)
 	if err != nil {
 		return err

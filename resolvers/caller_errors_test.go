@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/resolvers/guard"
@@ -227,9 +228,9 @@ func TestInFlightRequestsAreBoundedAcrossPrincipals(t *testing.T) {
 		})
 	}
 	waitFor(t, func() bool { return gaugeOf(t, h.reg, "headwater_graphql_in_flight") == limit })
-	status, retryAfter, r := postWithHeaders(t, h, body, "carol")
-	if status != http.StatusServiceUnavailable || retryAfter != "1" || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeUnavailable {
-		t.Fatalf("over the process's limit: %d Retry-After %q %+v", status, retryAfter, r.Errors)
+	status, header, r := h.postRawHeaders(bytes.NewReader(body), int64(len(body)), "carol")
+	if retryAfter := header.Get("Retry-After"); status != http.StatusServiceUnavailable || retryAfter != "1" || len(r.Errors) != 1 || r.Errors[0].code() != guard.CodeUnavailable {
+		t.Fatalf("over the process's limit: %d Retry-After %q %+v", status, header.Get("Retry-After"), r.Errors)
 	}
 	if !strings.Contains(r.Errors[0].Message, "limit of 2 GraphQL requests") {
 		t.Errorf("refusal message names no limit: %q", r.Errors[0].Message)
@@ -239,64 +240,51 @@ func TestInFlightRequestsAreBoundedAcrossPrincipals(t *testing.T) {
 	}
 	// A slot freed while a request waits serves it: free the held ones shortly after carol's second request.
 	go func() { time.Sleep(50 * time.Millisecond); free() }()
-	if status, _, r := postWithHeaders(t, h, body, "carol"); status != http.StatusOK || len(r.Errors) != 0 {
+	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "carol"); status != http.StatusOK || len(r.Errors) != 0 {
 		t.Errorf("a slot freed within the queue wait: %d %+v", status, r.Errors)
 	}
 	wg.Wait()
 	waitFor(t, func() bool { return gaugeOf(t, h.reg, "headwater_graphql_in_flight") == 0 })
 }
 
-// postWithHeaders posts body as principal and answers the status, the Retry-After header and the response.
-func postWithHeaders(t *testing.T, h *harness, body []byte, principal string) (int, string, gqlResponse) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(principalHeader, principal)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("post: %v", err)
-	}
-	defer resp.Body.Close()
-	var r gqlResponse
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("status %d, body not JSON: %v", resp.StatusCode, err)
-	}
-	return resp.StatusCode, resp.Header.Get("Retry-After"), r
-}
-
-// gaugeOf reads an unlabelled gauge.
+// gaugeOf reads an unlabelled gauge (-1: not registered).
 func gaugeOf(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := metricOf(t, reg, name, "", "")
+	if !ok {
+		return -1
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	return -1
+	return v.GetGauge().GetValue()
 }
 
 // refusalsOf reads headwater_graphql_refused_total for one rule.
 func refusalsOf(t *testing.T, reg *prometheus.Registry, rule string) float64 {
 	t.Helper()
+	v, _ := metricOf(t, reg, "headwater_graphql_refused_total", "rule", rule)
+	return v.GetCounter().GetValue()
+}
+
+// metricOf finds the series of family name whose label has value (label "": the family's only series).
+func metricOf(t *testing.T, reg *prometheus.Registry, name, label, value string) (*dto.Metric, bool) {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "headwater_graphql_refused_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			if label == "" && len(mf.GetMetric()) == 1 {
+				return m, true
+			}
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "rule" && l.GetValue() == rule {
-					return m.GetCounter().GetValue()
+				if l.GetName() == label && l.GetValue() == value {
+					return m, true
 				}
 			}
 		}
 	}
-	return 0
+	return nil, false
 }

@@ -80,6 +80,13 @@ func hostilePayloads() []hostile {
 
 func (h *harness) postRaw(body io.Reader, length int64, principal string) (int, gqlResponse) {
 	h.t.Helper()
+	status, _, r := h.postRawHeaders(body, length, principal)
+	return status, r
+}
+
+// postRawHeaders is postRaw answering the response's headers too.
+func (h *harness) postRawHeaders(body io.Reader, length int64, principal string) (int, http.Header, gqlResponse) {
+	h.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL, body)
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = length
@@ -96,7 +103,7 @@ func (h *harness) postRaw(body io.Reader, length int64, principal string) (int, 
 	if err := json.Unmarshal(raw, &r); err != nil {
 		h.t.Fatalf("status %d, body not JSON: %.300s", resp.StatusCode, raw)
 	}
-	return resp.StatusCode, r
+	return resp.StatusCode, resp.Header, r
 }
 
 func TestHostileGraphQLPayloadsAreRefusedBeforeWork(t *testing.T) {

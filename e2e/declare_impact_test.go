@@ -152,8 +152,7 @@ func TestDeclareDbtPreReleaseImpact(t *testing.T) {
 	// order_id: customer_totals reads stg_orders, but no column lineage leaves order_id (n_orders is count(*)):
 	// the report claims no field and says why
 	id := column(t, r, "order_id")
-	if len(id.Fields) != 0 || len(id.Gaps) != 1 || id.Gaps[0].Kind != api.GapNoColumnLineage ||
-		id.Gaps[0].Message != "no column lineage from warehouse.main.stg_orders.order_id: the 1 datasets downstream of warehouse.main.stg_orders may read it" {
+	if len(id.Fields) != 0 || len(id.Gaps) != 1 || id.Gaps[0].Kind != api.GapNoColumnLineage || len(id.Datasets) != 1 {
 		t.Fatalf("the order_id change's gaps: %s", raw)
 	}
 
@@ -168,7 +167,7 @@ func TestDeclareDbtPreReleaseImpact(t *testing.T) {
 	t.Logf("the markdown report:\n%s", md)
 	for _, want := range []string{"### :x: Failing rules", "removed-column-read-within=30d: column order_amount removed from warehouse.main.stg_orders; read into warehouse.main.customer_totals.total_amount by warehouse.main.hw_producers.customer_totals.build.run",
 		"removed-model-read-within=30d: model.hw_producers.stg_customers renamed to model.hw_producers.stg_people", "finance-analytics@example.com",
-		"| `warehouse.main.customer_totals.total_amount` | direct | 1 |", "- NO_COLUMN_LINEAGE: no column lineage from warehouse.main.stg_orders.order_id"} {
+		"| `warehouse.main.customer_totals.total_amount` | direct | 1 |", "- NO_COLUMN_LINEAGE: no column lineage downstream of this field"} {
 		if !strings.Contains(string(md), want) {
 			t.Fatalf("the markdown report lacks %q:\n%s", want, md)
 		}

@@ -28,7 +28,6 @@ type Current struct {
 	// At is the time of the latest declaration (its manifest's generated_at); zero when there is none.
 	At    time.Time
 	Nodes []DeclaredNode
-	// hidden counts nothing: the nodes and inputs the caller may not see are left out before anyone counts.
 }
 
 // currentQ reads every dbt node job of the job namespace with the declarations this package sent about it,

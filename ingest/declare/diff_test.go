@@ -64,7 +64,7 @@ func TestDiff(t *testing.T) {
 		{name: "same", candidate: cur, want: nil},
 		{name: "column removed, added, retyped; case of names ignored",
 			candidate: []DeclaredNode{node("model.p.a", "db.a", nil, "ID:INTEGER", "amount:decimal(10,2)", "note:text"), cur[1], cur[2]},
-			want: []string{"column ADDED model.p.a db.a.note ->text", "column RETYPED model.p.a db.a.amount double>decimal(10,2)"}},
+			want:      []string{"column ADDED model.p.a db.a.note ->text", "column RETYPED model.p.a db.a.amount double>decimal(10,2)"}},
 		{name: "a type on one side only is not a retype",
 			candidate: []DeclaredNode{cur[0], node("model.p.b", "db.b", []string{"db.a"}, "id:integer"), cur[2]},
 			want:      []string{"column REMOVED model.p.b db.b.Name varchar>-"}},

@@ -54,7 +54,9 @@ func TestParseRule(t *testing.T) {
 // model's relation read directly by a reader observed within N days; declared-only or older readers pass.
 func TestViolations(t *testing.T) {
 	col := "amount"
-	days := func(n int) *api.ImpactEvidence { return &api.ImpactEvidence{Observed: true, DaysAgo: &n, Label: "observed"} }
+	days := func(n int) *api.ImpactEvidence {
+		return &api.ImpactEvidence{Observed: true, DaysAgo: &n, Label: "observed"}
+	}
 	r := &api.ReleaseImpact{Changes: []*api.ReleaseChange{
 		{Kind: api.ChangeColumnRemoved, Column: &col, Summary: "column amount removed from a", Fields: []*api.AffectedField{
 			{Dataset: "b", Field: "total", Job: "job_b", Evidence: days(3)},

@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	LineageEdge() LineageEdgeResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	ReleaseImpact() ReleaseImpactResolver
 	Run() RunResolver
 	RunIO() RunIOResolver
 }
@@ -48,6 +49,37 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AffectedDataset struct {
+		Direct    func(childComplexity int) int
+		Distance  func(childComplexity int) int
+		Evidence  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Jobs      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Owners    func(childComplexity int) int
+	}
+
+	AffectedField struct {
+		Dataset   func(childComplexity int) int
+		Direct    func(childComplexity int) int
+		Distance  func(childComplexity int) int
+		Evidence  func(childComplexity int) int
+		Field     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Job       func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	AffectedJob struct {
+		Direct    func(childComplexity int) int
+		Evidence  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
 	Alias struct {
 		Environment func(childComplexity int) int
 		Kind        func(childComplexity int) int
@@ -163,6 +195,15 @@ type ComplexityRoot struct {
 		Namespace func(childComplexity int) int
 	}
 
+	ColumnChange struct {
+		Change   func(childComplexity int) int
+		Column   func(childComplexity int) int
+		Dataset  func(childComplexity int) int
+		FromType func(childComplexity int) int
+		ToType   func(childComplexity int) int
+		UniqueID func(childComplexity int) int
+	}
+
 	CoverageFigure struct {
 		Denominator func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -273,6 +314,18 @@ type ComplexityRoot struct {
 		Nodes       func(childComplexity int) int
 	}
 
+	DependencyChange struct {
+		Change     func(childComplexity int) int
+		Dataset    func(childComplexity int) int
+		Dependency func(childComplexity int) int
+		UniqueID   func(childComplexity int) int
+	}
+
+	DiffNode struct {
+		Dataset  func(childComplexity int) int
+		UniqueID func(childComplexity int) int
+	}
+
 	EventStatus struct {
 		EventTime            func(childComplexity int) int
 		EventType            func(childComplexity int) int
@@ -327,6 +380,14 @@ type ComplexityRoot struct {
 		Numerator   func(childComplexity int) int
 		Since       func(childComplexity int) int
 		StopReasons func(childComplexity int) int
+	}
+
+	ImpactEvidence struct {
+		DaysAgo        func(childComplexity int) int
+		Declared       func(childComplexity int) int
+		Label          func(childComplexity int) int
+		LastObservedAt func(childComplexity int) int
+		Observed       func(childComplexity int) int
 	}
 
 	ImpactReport struct {
@@ -508,8 +569,58 @@ type ComplexityRoot struct {
 		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
 		PiiFlow           func(childComplexity int, tag string, from *api.NodeRef, depth *int, asOf *time.Time) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
+		ReleaseImpact     func(childComplexity int, candidate string) int
 		Run               func(childComplexity int, id string, job *api.JobRef) int
 		Search            func(childComplexity int, query string, first *int, after *string) int
+	}
+
+	ReleaseChange struct {
+		Column    func(childComplexity int) int
+		Dataset   func(childComplexity int) int
+		Datasets  func(childComplexity int) int
+		Fields    func(childComplexity int) int
+		Gaps      func(childComplexity int) int
+		Jobs      func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Summary   func(childComplexity int) int
+		Truncated func(childComplexity int) int
+		UniqueID  func(childComplexity int) int
+	}
+
+	ReleaseDiff struct {
+		Added        func(childComplexity int) int
+		Columns      func(childComplexity int) int
+		Dependencies func(childComplexity int) int
+		Removed      func(childComplexity int) int
+		Renamed      func(childComplexity int) int
+	}
+
+	ReleaseGap struct {
+		Kind    func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
+	ReleaseImpact struct {
+		AsOf                func(childComplexity int) int
+		Candidate           func(childComplexity int) int
+		Changes             func(childComplexity int) int
+		CurrentDeclaredAt   func(childComplexity int) int
+		Diff                func(childComplexity int) int
+		ExpiresAt           func(childComplexity int) int
+		Markdown            func(childComplexity int) int
+		Owners              func(childComplexity int) int
+		Partial             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+		Project             func(childComplexity int) int
+	}
+
+	RenamedNode struct {
+		From        func(childComplexity int) int
+		FromDataset func(childComplexity int) int
+		Source      func(childComplexity int) int
+		To          func(childComplexity int) int
+		ToDataset   func(childComplexity int) int
 	}
 
 	RestrictedNode struct {
@@ -668,9 +779,13 @@ type QueryResolver interface {
 	Event(ctx context.Context, id string) (*api.EventStatus, error)
 	QuarantinedEvents(ctx context.Context, first *int, after *string) (*api.QuarantinedEventConnection, error)
 	AuditRecords(ctx context.Context, first *int, after *string, since *time.Time, principal *string, decision *model.AuditDecision) (*model.AuditConnection, error)
+	ReleaseImpact(ctx context.Context, candidate string) (*api.ReleaseImpact, error)
 	Coverage(ctx context.Context, namespace *string, criticality *string, producer *string, window *string) (*trust.Report, error)
 	InventorySources(ctx context.Context) ([]*model.InventorySource, error)
 	Canaries(ctx context.Context) ([]*model.Canary, error)
+}
+type ReleaseImpactResolver interface {
+	Markdown(ctx context.Context, obj *api.ReleaseImpact) (string, error)
 }
 type RunResolver interface {
 	Job(ctx context.Context, obj *api.Run) (*api.Job, error)
@@ -703,6 +818,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AffectedDataset.direct":
+		if e.ComplexityRoot.AffectedDataset.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Direct(childComplexity), true
+	case "AffectedDataset.distance":
+		if e.ComplexityRoot.AffectedDataset.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Distance(childComplexity), true
+	case "AffectedDataset.evidence":
+		if e.ComplexityRoot.AffectedDataset.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Evidence(childComplexity), true
+	case "AffectedDataset.id":
+		if e.ComplexityRoot.AffectedDataset.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.ID(childComplexity), true
+	case "AffectedDataset.jobs":
+		if e.ComplexityRoot.AffectedDataset.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Jobs(childComplexity), true
+	case "AffectedDataset.name":
+		if e.ComplexityRoot.AffectedDataset.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Name(childComplexity), true
+	case "AffectedDataset.namespace":
+		if e.ComplexityRoot.AffectedDataset.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Namespace(childComplexity), true
+	case "AffectedDataset.owners":
+		if e.ComplexityRoot.AffectedDataset.Owners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedDataset.Owners(childComplexity), true
+
+	case "AffectedField.dataset":
+		if e.ComplexityRoot.AffectedField.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Dataset(childComplexity), true
+	case "AffectedField.direct":
+		if e.ComplexityRoot.AffectedField.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Direct(childComplexity), true
+	case "AffectedField.distance":
+		if e.ComplexityRoot.AffectedField.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Distance(childComplexity), true
+	case "AffectedField.evidence":
+		if e.ComplexityRoot.AffectedField.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Evidence(childComplexity), true
+	case "AffectedField.field":
+		if e.ComplexityRoot.AffectedField.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Field(childComplexity), true
+	case "AffectedField.id":
+		if e.ComplexityRoot.AffectedField.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.ID(childComplexity), true
+	case "AffectedField.job":
+		if e.ComplexityRoot.AffectedField.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Job(childComplexity), true
+	case "AffectedField.namespace":
+		if e.ComplexityRoot.AffectedField.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Namespace(childComplexity), true
+	case "AffectedField.type":
+		if e.ComplexityRoot.AffectedField.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedField.Type(childComplexity), true
+
+	case "AffectedJob.direct":
+		if e.ComplexityRoot.AffectedJob.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedJob.Direct(childComplexity), true
+	case "AffectedJob.evidence":
+		if e.ComplexityRoot.AffectedJob.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedJob.Evidence(childComplexity), true
+	case "AffectedJob.id":
+		if e.ComplexityRoot.AffectedJob.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedJob.ID(childComplexity), true
+	case "AffectedJob.name":
+		if e.ComplexityRoot.AffectedJob.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedJob.Name(childComplexity), true
+	case "AffectedJob.namespace":
+		if e.ComplexityRoot.AffectedJob.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedJob.Namespace(childComplexity), true
 
 	case "Alias.environment":
 		if e.ComplexityRoot.Alias.Environment == nil {
@@ -1172,6 +1422,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CanaryEnd.Namespace(childComplexity), true
+
+	case "ColumnChange.change":
+		if e.ComplexityRoot.ColumnChange.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.Change(childComplexity), true
+	case "ColumnChange.column":
+		if e.ComplexityRoot.ColumnChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.Column(childComplexity), true
+	case "ColumnChange.dataset":
+		if e.ComplexityRoot.ColumnChange.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.Dataset(childComplexity), true
+	case "ColumnChange.fromType":
+		if e.ComplexityRoot.ColumnChange.FromType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.FromType(childComplexity), true
+	case "ColumnChange.toType":
+		if e.ComplexityRoot.ColumnChange.ToType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.ToType(childComplexity), true
+	case "ColumnChange.uniqueId":
+		if e.ComplexityRoot.ColumnChange.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ColumnChange.UniqueID(childComplexity), true
 
 	case "CoverageFigure.denominator":
 		if e.ComplexityRoot.CoverageFigure.Denominator == nil {
@@ -1688,6 +1975,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatasetVersionConnection.Nodes(childComplexity), true
 
+	case "DependencyChange.change":
+		if e.ComplexityRoot.DependencyChange.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DependencyChange.Change(childComplexity), true
+	case "DependencyChange.dataset":
+		if e.ComplexityRoot.DependencyChange.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DependencyChange.Dataset(childComplexity), true
+	case "DependencyChange.dependency":
+		if e.ComplexityRoot.DependencyChange.Dependency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DependencyChange.Dependency(childComplexity), true
+	case "DependencyChange.uniqueId":
+		if e.ComplexityRoot.DependencyChange.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DependencyChange.UniqueID(childComplexity), true
+
+	case "DiffNode.dataset":
+		if e.ComplexityRoot.DiffNode.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiffNode.Dataset(childComplexity), true
+	case "DiffNode.uniqueId":
+		if e.ComplexityRoot.DiffNode.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiffNode.UniqueID(childComplexity), true
+
 	case "EventStatus.eventTime":
 		if e.ComplexityRoot.EventStatus.EventTime == nil {
 			break
@@ -1938,6 +2263,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gap.StopReasons(childComplexity), true
+
+	case "ImpactEvidence.daysAgo":
+		if e.ComplexityRoot.ImpactEvidence.DaysAgo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactEvidence.DaysAgo(childComplexity), true
+	case "ImpactEvidence.declared":
+		if e.ComplexityRoot.ImpactEvidence.Declared == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactEvidence.Declared(childComplexity), true
+	case "ImpactEvidence.label":
+		if e.ComplexityRoot.ImpactEvidence.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactEvidence.Label(childComplexity), true
+	case "ImpactEvidence.lastObservedAt":
+		if e.ComplexityRoot.ImpactEvidence.LastObservedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactEvidence.LastObservedAt(childComplexity), true
+	case "ImpactEvidence.observed":
+		if e.ComplexityRoot.ImpactEvidence.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactEvidence.Observed(childComplexity), true
 
 	case "ImpactReport.coverage":
 		if e.ComplexityRoot.ImpactReport.Coverage == nil {
@@ -2812,6 +3168,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.QuarantinedEvents(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.releaseImpact":
+		if e.ComplexityRoot.Query.ReleaseImpact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_releaseImpact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReleaseImpact(childComplexity, args["candidate"].(string)), true
 	case "Query.run":
 		if e.ComplexityRoot.Query.Run == nil {
 			break
@@ -2834,6 +3201,215 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Search(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string)), true
+
+	case "ReleaseChange.column":
+		if e.ComplexityRoot.ReleaseChange.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Column(childComplexity), true
+	case "ReleaseChange.dataset":
+		if e.ComplexityRoot.ReleaseChange.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Dataset(childComplexity), true
+	case "ReleaseChange.datasets":
+		if e.ComplexityRoot.ReleaseChange.Datasets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Datasets(childComplexity), true
+	case "ReleaseChange.fields":
+		if e.ComplexityRoot.ReleaseChange.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Fields(childComplexity), true
+	case "ReleaseChange.gaps":
+		if e.ComplexityRoot.ReleaseChange.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Gaps(childComplexity), true
+	case "ReleaseChange.jobs":
+		if e.ComplexityRoot.ReleaseChange.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Jobs(childComplexity), true
+	case "ReleaseChange.kind":
+		if e.ComplexityRoot.ReleaseChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Kind(childComplexity), true
+	case "ReleaseChange.namespace":
+		if e.ComplexityRoot.ReleaseChange.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Namespace(childComplexity), true
+	case "ReleaseChange.summary":
+		if e.ComplexityRoot.ReleaseChange.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Summary(childComplexity), true
+	case "ReleaseChange.truncated":
+		if e.ComplexityRoot.ReleaseChange.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Truncated(childComplexity), true
+	case "ReleaseChange.uniqueId":
+		if e.ComplexityRoot.ReleaseChange.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.UniqueID(childComplexity), true
+
+	case "ReleaseDiff.added":
+		if e.ComplexityRoot.ReleaseDiff.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Added(childComplexity), true
+	case "ReleaseDiff.columns":
+		if e.ComplexityRoot.ReleaseDiff.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Columns(childComplexity), true
+	case "ReleaseDiff.dependencies":
+		if e.ComplexityRoot.ReleaseDiff.Dependencies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Dependencies(childComplexity), true
+	case "ReleaseDiff.removed":
+		if e.ComplexityRoot.ReleaseDiff.Removed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Removed(childComplexity), true
+	case "ReleaseDiff.renamed":
+		if e.ComplexityRoot.ReleaseDiff.Renamed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Renamed(childComplexity), true
+
+	case "ReleaseGap.kind":
+		if e.ComplexityRoot.ReleaseGap.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseGap.Kind(childComplexity), true
+	case "ReleaseGap.message":
+		if e.ComplexityRoot.ReleaseGap.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseGap.Message(childComplexity), true
+
+	case "ReleaseImpact.asOf":
+		if e.ComplexityRoot.ReleaseImpact.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.AsOf(childComplexity), true
+	case "ReleaseImpact.candidate":
+		if e.ComplexityRoot.ReleaseImpact.Candidate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Candidate(childComplexity), true
+	case "ReleaseImpact.changes":
+		if e.ComplexityRoot.ReleaseImpact.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Changes(childComplexity), true
+	case "ReleaseImpact.currentDeclaredAt":
+		if e.ComplexityRoot.ReleaseImpact.CurrentDeclaredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.CurrentDeclaredAt(childComplexity), true
+	case "ReleaseImpact.diff":
+		if e.ComplexityRoot.ReleaseImpact.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Diff(childComplexity), true
+	case "ReleaseImpact.expiresAt":
+		if e.ComplexityRoot.ReleaseImpact.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.ExpiresAt(childComplexity), true
+	case "ReleaseImpact.markdown":
+		if e.ComplexityRoot.ReleaseImpact.Markdown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Markdown(childComplexity), true
+	case "ReleaseImpact.owners":
+		if e.ComplexityRoot.ReleaseImpact.Owners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Owners(childComplexity), true
+	case "ReleaseImpact.partial":
+		if e.ComplexityRoot.ReleaseImpact.Partial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Partial(childComplexity), true
+	case "ReleaseImpact.permissionsFiltered":
+		if e.ComplexityRoot.ReleaseImpact.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.PermissionsFiltered(childComplexity), true
+	case "ReleaseImpact.project":
+		if e.ComplexityRoot.ReleaseImpact.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.Project(childComplexity), true
+
+	case "RenamedNode.from":
+		if e.ComplexityRoot.RenamedNode.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.From(childComplexity), true
+	case "RenamedNode.fromDataset":
+		if e.ComplexityRoot.RenamedNode.FromDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.FromDataset(childComplexity), true
+	case "RenamedNode.source":
+		if e.ComplexityRoot.RenamedNode.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.Source(childComplexity), true
+	case "RenamedNode.to":
+		if e.ComplexityRoot.RenamedNode.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.To(childComplexity), true
+	case "RenamedNode.toDataset":
+		if e.ComplexityRoot.RenamedNode.ToDataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenamedNode.ToDataset(childComplexity), true
 
 	case "RestrictedNode.direction":
 		if e.ComplexityRoot.RestrictedNode.Direction == nil {
@@ -3928,6 +4504,88 @@ type AuditGrant { role: String!, privilege: String!, effect: String!, on: AuditS
 type AuditBinding { subject: String!, role: String!, source: String }
 "What a grant is on: kind ROOT, ENVIRONMENT, NAMESPACE, PREFIX, DATASET or JOB with the fields of the kind."
 type AuditSecurable { kind: String!, environment: String, namespace: String, name: String }
+
+# Pre-release impact of a dbt candidate manifest (docs/declared-lineage.md, ADR 0056). The candidate is uploaded
+# over HTTP (POST /api/v1/declare/dbt/{project}/impact), never as an argument; the upload answers the report and a
+# candidate id this query answers again, as the caller sees the graph now, for an hour after the upload.
+extend type Query {
+  """
+  The pre-release impact of an uploaded candidate manifest: its diff against the project's current declarations
+  and, for each change something downstream can notice, the datasets, fields and jobs affected (direct and
+  indirect) with their evidence, the owners and the gaps. Only the principal that uploaded the candidate may ask;
+  anyone else, or after CandidateTTL (1 h), gets NOT_FOUND. Names and counts only what the caller may see.
+  """
+  releaseImpact(candidate: ID!): ReleaseImpact!
+}
+
+enum DiffChange { ADDED REMOVED RETYPED }
+
+enum ReleaseChangeKind { MODEL_REMOVED MODEL_RENAMED COLUMN_REMOVED COLUMN_RETYPED DEPENDENCIES_CHANGED }
+
+type DiffNode { uniqueId: String! dataset: String! }
+
+"A node the candidate says was renamed: source is ` + "`" + `meta` + "`" + ` (its headwater_renamed_from key) or ` + "`" + `flag` + "`" + ` (renamed=)."
+type RenamedNode { from: String! to: String! fromDataset: String! toDataset: String! source: String! }
+
+type ColumnChange { uniqueId: String! dataset: String! column: String! change: DiffChange! fromType: String toType: String }
+
+type DependencyChange { uniqueId: String! dataset: String! dependency: String! change: DiffChange! }
+
+type ReleaseDiff {
+  added: [DiffNode!]!
+  removed: [DiffNode!]!
+  renamed: [RenamedNode!]!
+  columns: [ColumnChange!]!
+  dependencies: [DependencyChange!]!
+}
+
+"What supports an impact claim: ` + "`" + `declared only` + "`" + `, ` + "`" + `observed N days ago` + "`" + `, ` + "`" + `observed N days ago and declared` + "`" + `."
+type ImpactEvidence { label: String! declared: Boolean! observed: Boolean! lastObservedAt: Time daysAgo: Int }
+
+"A dataset downstream of a change: direct reads the changed dataset itself, indirect through others."
+type AffectedDataset {
+  id: ID! namespace: String! name: String! direct: Boolean! distance: Int! evidence: ImpactEvidence!
+  jobs: [String!]! owners: [String!]!
+}
+
+"A field downstream of a changed column (direct as impact() says: a path of DIRECT transformations only)."
+type AffectedField {
+  id: ID! namespace: String! dataset: String! field: String! type: String direct: Boolean! distance: Int!
+  evidence: ImpactEvidence job: String
+}
+
+type AffectedJob { id: ID! namespace: String! name: String! direct: Boolean! evidence: ImpactEvidence! }
+
+type ReleaseGap { kind: GapKind! message: String! }
+
+type ReleaseChange {
+  kind: ReleaseChangeKind!
+  uniqueId: String!
+  namespace: String!
+  dataset: String!
+  column: String
+  summary: String!
+  datasets: [AffectedDataset!]!
+  fields: [AffectedField!]!
+  jobs: [AffectedJob!]!
+  gaps: [ReleaseGap!]!
+  truncated: Boolean!
+}
+
+type ReleaseImpact {
+  candidate: ID!
+  expiresAt: Time!
+  project: String!
+  currentDeclaredAt: Time
+  diff: ReleaseDiff!
+  changes: [ReleaseChange!]!
+  owners: [String!]!
+  partial: Boolean!
+  permissionsFiltered: Boolean!
+  asOf: Time!
+  "The report rendered as markdown for a pull-request comment."
+  markdown: String!
+}
 `, BuiltIn: false},
 	{Name: "../trust.graphqls", Input: `# Trust signals and the expected-job inventory (docs/trust.md, ADR 0031). Additive to schema.graphqls.
 
@@ -4164,6 +4822,68 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AffectedDataset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AffectedDataset_id(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AffectedDataset_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_AffectedDataset_name(ctx, field)
+	case "direct":
+		return ec.fieldContext_AffectedDataset_direct(ctx, field)
+	case "distance":
+		return ec.fieldContext_AffectedDataset_distance(ctx, field)
+	case "evidence":
+		return ec.fieldContext_AffectedDataset_evidence(ctx, field)
+	case "jobs":
+		return ec.fieldContext_AffectedDataset_jobs(ctx, field)
+	case "owners":
+		return ec.fieldContext_AffectedDataset_owners(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AffectedDataset", field.Name)
+}
+
+func (ec *executionContext) childFields_AffectedField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AffectedField_id(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AffectedField_namespace(ctx, field)
+	case "dataset":
+		return ec.fieldContext_AffectedField_dataset(ctx, field)
+	case "field":
+		return ec.fieldContext_AffectedField_field(ctx, field)
+	case "type":
+		return ec.fieldContext_AffectedField_type(ctx, field)
+	case "direct":
+		return ec.fieldContext_AffectedField_direct(ctx, field)
+	case "distance":
+		return ec.fieldContext_AffectedField_distance(ctx, field)
+	case "evidence":
+		return ec.fieldContext_AffectedField_evidence(ctx, field)
+	case "job":
+		return ec.fieldContext_AffectedField_job(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AffectedField", field.Name)
+}
+
+func (ec *executionContext) childFields_AffectedJob(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AffectedJob_id(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AffectedJob_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_AffectedJob_name(ctx, field)
+	case "direct":
+		return ec.fieldContext_AffectedJob_direct(ctx, field)
+	case "evidence":
+		return ec.fieldContext_AffectedJob_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AffectedJob", field.Name)
+}
+
 func (ec *executionContext) childFields_Alias(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "namespace":
@@ -4394,6 +5114,24 @@ func (ec *executionContext) childFields_CanaryEnd(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type CanaryEnd", field.Name)
 }
 
+func (ec *executionContext) childFields_ColumnChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_ColumnChange_uniqueId(ctx, field)
+	case "dataset":
+		return ec.fieldContext_ColumnChange_dataset(ctx, field)
+	case "column":
+		return ec.fieldContext_ColumnChange_column(ctx, field)
+	case "change":
+		return ec.fieldContext_ColumnChange_change(ctx, field)
+	case "fromType":
+		return ec.fieldContext_ColumnChange_fromType(ctx, field)
+	case "toType":
+		return ec.fieldContext_ColumnChange_toType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ColumnChange", field.Name)
+}
+
 func (ec *executionContext) childFields_CoverageFigure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "signal":
@@ -4614,6 +5352,30 @@ func (ec *executionContext) childFields_DatasetVersionConnection(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type DatasetVersionConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_DependencyChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_DependencyChange_uniqueId(ctx, field)
+	case "dataset":
+		return ec.fieldContext_DependencyChange_dataset(ctx, field)
+	case "dependency":
+		return ec.fieldContext_DependencyChange_dependency(ctx, field)
+	case "change":
+		return ec.fieldContext_DependencyChange_change(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DependencyChange", field.Name)
+}
+
+func (ec *executionContext) childFields_DiffNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_DiffNode_uniqueId(ctx, field)
+	case "dataset":
+		return ec.fieldContext_DiffNode_dataset(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DiffNode", field.Name)
+}
+
 func (ec *executionContext) childFields_EventStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4724,6 +5486,22 @@ func (ec *executionContext) childFields_Gap(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gap_since(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gap", field.Name)
+}
+
+func (ec *executionContext) childFields_ImpactEvidence(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "label":
+		return ec.fieldContext_ImpactEvidence_label(ctx, field)
+	case "declared":
+		return ec.fieldContext_ImpactEvidence_declared(ctx, field)
+	case "observed":
+		return ec.fieldContext_ImpactEvidence_observed(ctx, field)
+	case "lastObservedAt":
+		return ec.fieldContext_ImpactEvidence_lastObservedAt(ctx, field)
+	case "daysAgo":
+		return ec.fieldContext_ImpactEvidence_daysAgo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImpactEvidence", field.Name)
 }
 
 func (ec *executionContext) childFields_ImpactReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5028,6 +5806,104 @@ func (ec *executionContext) childFields_QuarantinedEventConnection(ctx context.C
 		return ec.fieldContext_QuarantinedEventConnection_hasNextPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type QuarantinedEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ReleaseChange_kind(ctx, field)
+	case "uniqueId":
+		return ec.fieldContext_ReleaseChange_uniqueId(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ReleaseChange_namespace(ctx, field)
+	case "dataset":
+		return ec.fieldContext_ReleaseChange_dataset(ctx, field)
+	case "column":
+		return ec.fieldContext_ReleaseChange_column(ctx, field)
+	case "summary":
+		return ec.fieldContext_ReleaseChange_summary(ctx, field)
+	case "datasets":
+		return ec.fieldContext_ReleaseChange_datasets(ctx, field)
+	case "fields":
+		return ec.fieldContext_ReleaseChange_fields(ctx, field)
+	case "jobs":
+		return ec.fieldContext_ReleaseChange_jobs(ctx, field)
+	case "gaps":
+		return ec.fieldContext_ReleaseChange_gaps(ctx, field)
+	case "truncated":
+		return ec.fieldContext_ReleaseChange_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "added":
+		return ec.fieldContext_ReleaseDiff_added(ctx, field)
+	case "removed":
+		return ec.fieldContext_ReleaseDiff_removed(ctx, field)
+	case "renamed":
+		return ec.fieldContext_ReleaseDiff_renamed(ctx, field)
+	case "columns":
+		return ec.fieldContext_ReleaseDiff_columns(ctx, field)
+	case "dependencies":
+		return ec.fieldContext_ReleaseDiff_dependencies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseGap(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ReleaseGap_kind(ctx, field)
+	case "message":
+		return ec.fieldContext_ReleaseGap_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseGap", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "candidate":
+		return ec.fieldContext_ReleaseImpact_candidate(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ReleaseImpact_expiresAt(ctx, field)
+	case "project":
+		return ec.fieldContext_ReleaseImpact_project(ctx, field)
+	case "currentDeclaredAt":
+		return ec.fieldContext_ReleaseImpact_currentDeclaredAt(ctx, field)
+	case "diff":
+		return ec.fieldContext_ReleaseImpact_diff(ctx, field)
+	case "changes":
+		return ec.fieldContext_ReleaseImpact_changes(ctx, field)
+	case "owners":
+		return ec.fieldContext_ReleaseImpact_owners(ctx, field)
+	case "partial":
+		return ec.fieldContext_ReleaseImpact_partial(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_ReleaseImpact_permissionsFiltered(ctx, field)
+	case "asOf":
+		return ec.fieldContext_ReleaseImpact_asOf(ctx, field)
+	case "markdown":
+		return ec.fieldContext_ReleaseImpact_markdown(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseImpact", field.Name)
+}
+
+func (ec *executionContext) childFields_RenamedNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_RenamedNode_from(ctx, field)
+	case "to":
+		return ec.fieldContext_RenamedNode_to(ctx, field)
+	case "fromDataset":
+		return ec.fieldContext_RenamedNode_fromDataset(ctx, field)
+	case "toDataset":
+		return ec.fieldContext_RenamedNode_toDataset(ctx, field)
+	case "source":
+		return ec.fieldContext_RenamedNode_source(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RenamedNode", field.Name)
 }
 
 func (ec *executionContext) childFields_Run(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5976,6 +6852,20 @@ func (ec *executionContext) field_Query_quarantinedEvents_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_releaseImpact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "candidate",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["candidate"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_run_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6101,6 +6991,539 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AffectedDataset_id(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AffectedDataset_namespace(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedDataset_name(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedDataset_direct(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AffectedDataset_distance(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AffectedDataset_evidence(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+			return ec.marshalNImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AffectedDataset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactEvidence(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AffectedDataset_jobs(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jobs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedDataset_owners(ctx context.Context, field graphql.CollectedField, obj *api.AffectedDataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedDataset_owners(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owners, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedDataset_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedField_id(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AffectedField_namespace(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedField_dataset(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedField_field(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedField_type(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedField_direct(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AffectedField_distance(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AffectedField_evidence(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+			return ec.marshalOImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AffectedField",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactEvidence(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AffectedField_job(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedField_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedField_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedJob_id(ctx context.Context, field graphql.CollectedField, obj *api.AffectedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedJob_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedJob_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedJob", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AffectedJob_namespace(ctx context.Context, field graphql.CollectedField, obj *api.AffectedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedJob_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedJob_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedJob", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedJob_name(ctx context.Context, field graphql.CollectedField, obj *api.AffectedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedJob_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedJob_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedJob", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedJob_direct(ctx context.Context, field graphql.CollectedField, obj *api.AffectedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedJob_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedJob_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedJob", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AffectedJob_evidence(ctx context.Context, field graphql.CollectedField, obj *api.AffectedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedJob_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+			return ec.marshalNImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedJob_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AffectedJob",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactEvidence(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Alias_namespace(ctx context.Context, field graphql.CollectedField, obj *api.Alias) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -7938,6 +9361,144 @@ func (ec *executionContext) _CanaryEnd_field(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_CanaryEnd_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CanaryEnd", field, false, false, "String")
+}
+
+func (ec *executionContext) _ColumnChange_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ColumnChange_dataset(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ColumnChange_column(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ColumnChange_change(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.DiffChange) graphql.Marshaler {
+			return ec.marshalNDiffChange2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "DiffChange")
+}
+
+func (ec *executionContext) _ColumnChange_fromType(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_fromType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_fromType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ColumnChange_toType(ctx context.Context, field graphql.CollectedField, obj *api.ColumnChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ColumnChange_toType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ColumnChange_toType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ColumnChange", field, false, false, "String")
 }
 
 func (ec *executionContext) _CoverageFigure_signal(ctx context.Context, field graphql.CollectedField, obj *trust.Figure) (ret graphql.Marshaler) {
@@ -10074,6 +11635,144 @@ func (ec *executionContext) fieldContext_DatasetVersionConnection_hasNextPage(_ 
 	return graphql.NewScalarFieldContext("DatasetVersionConnection", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _DependencyChange_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.DependencyChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DependencyChange_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DependencyChange_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DependencyChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _DependencyChange_dataset(ctx context.Context, field graphql.CollectedField, obj *api.DependencyChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DependencyChange_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DependencyChange_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DependencyChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _DependencyChange_dependency(ctx context.Context, field graphql.CollectedField, obj *api.DependencyChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DependencyChange_dependency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dependency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DependencyChange_dependency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DependencyChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _DependencyChange_change(ctx context.Context, field graphql.CollectedField, obj *api.DependencyChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DependencyChange_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.DiffChange) graphql.Marshaler {
+			return ec.marshalNDiffChange2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DependencyChange_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DependencyChange", field, false, false, "DiffChange")
+}
+
+func (ec *executionContext) _DiffNode_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.DiffNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiffNode_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiffNode_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiffNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _DiffNode_dataset(ctx context.Context, field graphql.CollectedField, obj *api.DiffNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiffNode_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiffNode_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiffNode", field, false, false, "String")
+}
+
 func (ec *executionContext) _EventStatus_id(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11051,6 +12750,121 @@ func (ec *executionContext) _Gap_since(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Gap_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ImpactEvidence_label(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactEvidence_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactEvidence_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactEvidence", field, false, false, "String")
+}
+
+func (ec *executionContext) _ImpactEvidence_declared(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactEvidence_declared(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Declared, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactEvidence_declared(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactEvidence", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ImpactEvidence_observed(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactEvidence_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactEvidence_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactEvidence", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ImpactEvidence_lastObservedAt(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactEvidence_lastObservedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastObservedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactEvidence_lastObservedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactEvidence", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ImpactEvidence_daysAgo(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactEvidence_daysAgo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DaysAgo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactEvidence_daysAgo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactEvidence", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ImpactReport_direct(ctx context.Context, field graphql.CollectedField, obj *api.ImpactReport) (ret graphql.Marshaler) {
@@ -14644,6 +16458,50 @@ func (ec *executionContext) fieldContext_Query_auditRecords(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_releaseImpact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_releaseImpact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReleaseImpact(ctx, fc.Args["candidate"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ReleaseImpact) graphql.Marshaler {
+			return ec.marshalNReleaseImpact2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_releaseImpact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseImpact(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_releaseImpact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_coverage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14826,6 +16684,887 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseChange_kind(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.ReleaseChangeKind) graphql.Marshaler {
+			return ec.marshalNReleaseChangeKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "ReleaseChangeKind")
+}
+
+func (ec *executionContext) _ReleaseChange_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseChange_namespace(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseChange_dataset(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseChange_column(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseChange_summary(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseChange_datasets(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_datasets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Datasets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.AffectedDataset) graphql.Marshaler {
+			return ec.marshalNAffectedDataset2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedDatasetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_datasets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AffectedDataset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseChange_fields(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_fields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.AffectedField) graphql.Marshaler {
+			return ec.marshalNAffectedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedFieldᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AffectedField(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseChange_jobs(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jobs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.AffectedJob) graphql.Marshaler {
+			return ec.marshalNAffectedJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedJobᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AffectedJob(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseChange_gaps(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.ReleaseGap) graphql.Marshaler {
+			return ec.marshalNReleaseGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseGapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseGap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseChange_truncated(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseChange", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReleaseDiff_added(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.DiffNode) graphql.Marshaler {
+			return ec.marshalNDiffNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DiffNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_removed(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_removed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Removed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.DiffNode) graphql.Marshaler {
+			return ec.marshalNDiffNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_removed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DiffNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_renamed(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_renamed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Renamed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.RenamedNode) graphql.Marshaler {
+			return ec.marshalNRenamedNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRenamedNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_renamed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RenamedNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_columns(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.ColumnChange) graphql.Marshaler {
+			return ec.marshalNColumnChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐColumnChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ColumnChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_dependencies(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_dependencies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dependencies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.DependencyChange) graphql.Marshaler {
+			return ec.marshalNDependencyChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDependencyChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_dependencies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DependencyChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseGap_kind(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseGap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseGap_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.GapKind) graphql.Marshaler {
+			return ec.marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseGap_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseGap", field, false, false, "GapKind")
+}
+
+func (ec *executionContext) _ReleaseGap_message(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseGap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseGap_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseGap_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseGap", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseImpact_candidate(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_candidate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Candidate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_candidate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ReleaseImpact_expiresAt(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ReleaseImpact_project(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseImpact_currentDeclaredAt(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_currentDeclaredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentDeclaredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_currentDeclaredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ReleaseImpact_diff(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ReleaseDiff) graphql.Marshaler {
+			return ec.marshalNReleaseDiff2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseImpact_changes(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.ReleaseChange) graphql.Marshaler {
+			return ec.marshalNReleaseChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseImpact_owners(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_owners(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owners, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseImpact_partial(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_partial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Partial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_partial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReleaseImpact_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ReleaseImpact_asOf(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ReleaseImpact_markdown(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_markdown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReleaseImpact().Markdown(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_markdown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseImpact", field, true, true, "String")
+}
+
+func (ec *executionContext) _RenamedNode_from(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _RenamedNode_to(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _RenamedNode_fromDataset(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_fromDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromDataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_fromDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _RenamedNode_toDataset(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_toDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToDataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_toDataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _RenamedNode_source(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenamedNode_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenamedNode_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RenamedNode", field, false, false, "String")
 }
 
 func (ec *executionContext) _RestrictedNode_id(ctx context.Context, field graphql.CollectedField, obj *api.RestrictedNode) (ret graphql.Marshaler) {
@@ -17678,6 +20417,200 @@ func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.Selection
 
 // region    **************************** object.gotpl ****************************
 
+var affectedDatasetImplementors = []string{"AffectedDataset"}
+
+func (ec *executionContext) _AffectedDataset(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedDataset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, affectedDatasetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AffectedDataset")
+		case "id":
+			out.Values[i] = ec._AffectedDataset_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AffectedDataset_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AffectedDataset_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._AffectedDataset_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._AffectedDataset_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._AffectedDataset_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobs":
+			out.Values[i] = ec._AffectedDataset_jobs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "owners":
+			out.Values[i] = ec._AffectedDataset_owners(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var affectedFieldImplementors = []string{"AffectedField"}
+
+func (ec *executionContext) _AffectedField(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedField) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, affectedFieldImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AffectedField")
+		case "id":
+			out.Values[i] = ec._AffectedField_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AffectedField_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._AffectedField_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._AffectedField_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._AffectedField_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._AffectedField_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._AffectedField_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._AffectedField_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "job":
+			out.Values[i] = ec._AffectedField_job(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var affectedJobImplementors = []string{"AffectedJob"}
+
+func (ec *executionContext) _AffectedJob(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedJob) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, affectedJobImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AffectedJob")
+		case "id":
+			out.Values[i] = ec._AffectedJob_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AffectedJob_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AffectedJob_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._AffectedJob_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._AffectedJob_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var aliasImplementors = []string{"Alias"}
 
 func (ec *executionContext) _Alias(ctx context.Context, sel ast.SelectionSet, obj *api.Alias) graphql.Marshaler {
@@ -18422,6 +21355,64 @@ func (ec *executionContext) _CanaryEnd(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var columnChangeImplementors = []string{"ColumnChange"}
+
+func (ec *executionContext) _ColumnChange(ctx context.Context, sel ast.SelectionSet, obj *api.ColumnChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, columnChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ColumnChange")
+		case "uniqueId":
+			out.Values[i] = ec._ColumnChange_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._ColumnChange_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._ColumnChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change":
+			out.Values[i] = ec._ColumnChange_change(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromType":
+			out.Values[i] = ec._ColumnChange_fromType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toType":
+			out.Values[i] = ec._ColumnChange_toType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var coverageFigureImplementors = []string{"CoverageFigure"}
 
 func (ec *executionContext) _CoverageFigure(ctx context.Context, sel ast.SelectionSet, obj *trust.Figure) graphql.Marshaler {
@@ -19129,6 +22120,92 @@ func (ec *executionContext) _DatasetVersionConnection(ctx context.Context, sel a
 	return out
 }
 
+var dependencyChangeImplementors = []string{"DependencyChange"}
+
+func (ec *executionContext) _DependencyChange(ctx context.Context, sel ast.SelectionSet, obj *api.DependencyChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dependencyChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DependencyChange")
+		case "uniqueId":
+			out.Values[i] = ec._DependencyChange_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._DependencyChange_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dependency":
+			out.Values[i] = ec._DependencyChange_dependency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change":
+			out.Values[i] = ec._DependencyChange_change(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var diffNodeImplementors = []string{"DiffNode"}
+
+func (ec *executionContext) _DiffNode(ctx context.Context, sel ast.SelectionSet, obj *api.DiffNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, diffNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DiffNode")
+		case "uniqueId":
+			out.Values[i] = ec._DiffNode_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._DiffNode_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var eventStatusImplementors = []string{"EventStatus"}
 
 func (ec *executionContext) _EventStatus(ctx context.Context, sel ast.SelectionSet, obj *api.EventStatus) graphql.Marshaler {
@@ -19455,6 +22532,59 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "since":
 			out.Values[i] = ec._Gap_since(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var impactEvidenceImplementors = []string{"ImpactEvidence"}
+
+func (ec *executionContext) _ImpactEvidence(ctx context.Context, sel ast.SelectionSet, obj *api.ImpactEvidence) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, impactEvidenceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImpactEvidence")
+		case "label":
+			out.Values[i] = ec._ImpactEvidence_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "declared":
+			out.Values[i] = ec._ImpactEvidence_declared(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._ImpactEvidence_observed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastObservedAt":
+			out.Values[i] = ec._ImpactEvidence_lastObservedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "daysAgo":
+			out.Values[i] = ec._ImpactEvidence_daysAgo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -20657,6 +23787,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_auditRecords(ctx, field)
 				})
+		case "releaseImpact":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_releaseImpact(ctx, field)
+				})
 		case "coverage":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -20688,6 +23824,317 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var releaseChangeImplementors = []string{"ReleaseChange"}
+
+func (ec *executionContext) _ReleaseChange(ctx context.Context, sel ast.SelectionSet, obj *api.ReleaseChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseChange")
+		case "kind":
+			out.Values[i] = ec._ReleaseChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueId":
+			out.Values[i] = ec._ReleaseChange_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ReleaseChange_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._ReleaseChange_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._ReleaseChange_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ReleaseChange_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasets":
+			out.Values[i] = ec._ReleaseChange_datasets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fields":
+			out.Values[i] = ec._ReleaseChange_fields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobs":
+			out.Values[i] = ec._ReleaseChange_jobs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._ReleaseChange_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._ReleaseChange_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var releaseDiffImplementors = []string{"ReleaseDiff"}
+
+func (ec *executionContext) _ReleaseDiff(ctx context.Context, sel ast.SelectionSet, obj *api.ReleaseDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseDiff")
+		case "added":
+			out.Values[i] = ec._ReleaseDiff_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removed":
+			out.Values[i] = ec._ReleaseDiff_removed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renamed":
+			out.Values[i] = ec._ReleaseDiff_renamed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._ReleaseDiff_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dependencies":
+			out.Values[i] = ec._ReleaseDiff_dependencies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var releaseGapImplementors = []string{"ReleaseGap"}
+
+func (ec *executionContext) _ReleaseGap(ctx context.Context, sel ast.SelectionSet, obj *api.ReleaseGap) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseGapImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseGap")
+		case "kind":
+			out.Values[i] = ec._ReleaseGap_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ReleaseGap_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var releaseImpactImplementors = []string{"ReleaseImpact"}
+
+func (ec *executionContext) _ReleaseImpact(ctx context.Context, sel ast.SelectionSet, obj *api.ReleaseImpact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseImpactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseImpact")
+		case "candidate":
+			out.Values[i] = ec._ReleaseImpact_candidate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ReleaseImpact_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.Values[i] = ec._ReleaseImpact_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentDeclaredAt":
+			out.Values[i] = ec._ReleaseImpact_currentDeclaredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			out.Values[i] = ec._ReleaseImpact_diff(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changes":
+			out.Values[i] = ec._ReleaseImpact_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "owners":
+			out.Values[i] = ec._ReleaseImpact_owners(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "partial":
+			out.Values[i] = ec._ReleaseImpact_partial(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._ReleaseImpact_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asOf":
+			out.Values[i] = ec._ReleaseImpact_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "markdown":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ReleaseImpact_markdown(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var renamedNodeImplementors = []string{"RenamedNode"}
+
+func (ec *executionContext) _RenamedNode(ctx context.Context, sel ast.SelectionSet, obj *api.RenamedNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, renamedNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RenamedNode")
+		case "from":
+			out.Values[i] = ec._RenamedNode_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._RenamedNode_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromDataset":
+			out.Values[i] = ec._RenamedNode_fromDataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toDataset":
+			out.Values[i] = ec._RenamedNode_toDataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._RenamedNode_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -21591,6 +25038,78 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAffectedDataset2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedDatasetᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedDataset) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAffectedDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedDataset(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAffectedDataset2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedDataset(ctx context.Context, sel ast.SelectionSet, v *api.AffectedDataset) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AffectedDataset!")
+		return graphql.Null
+	}
+	return ec._AffectedDataset(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAffectedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedField) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAffectedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedField(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAffectedField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedField(ctx context.Context, sel ast.SelectionSet, v *api.AffectedField) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AffectedField!")
+		return graphql.Null
+	}
+	return ec._AffectedField(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAffectedJob2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedJob) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAffectedJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedJob(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAffectedJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedJob(ctx context.Context, sel ast.SelectionSet, v *api.AffectedJob) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AffectedJob!")
+		return graphql.Null
+	}
+	return ec._AffectedJob(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAlias2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAliasᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Alias) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21782,6 +25301,30 @@ func (ec *executionContext) unmarshalNCanaryInput2githubᚗcomᚋheadwaterᚑdat
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNColumnChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐColumnChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.ColumnChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNColumnChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐColumnChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNColumnChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐColumnChange(ctx context.Context, sel ast.SelectionSet, v *api.ColumnChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ColumnChange!")
+		return graphql.Null
+	}
+	return ec._ColumnChange(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCoverageFigure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋtrustᚐFigure(ctx context.Context, sel ast.SelectionSet, v *trust.Figure) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CoverageFigure!")
@@ -21930,6 +25473,69 @@ func (ec *executionContext) marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋh
 		return graphql.Null
 	}
 	return ec._DatasetVersionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDependencyChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDependencyChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.DependencyChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDependencyChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDependencyChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDependencyChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDependencyChange(ctx context.Context, sel ast.SelectionSet, v *api.DependencyChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DependencyChange!")
+		return graphql.Null
+	}
+	return ec._DependencyChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDiffChange2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffChange(ctx context.Context, v any) (api.DiffChange, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.DiffChange(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDiffChange2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffChange(ctx context.Context, sel ast.SelectionSet, v api.DiffChange) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "DiffChange!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNDiffNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.DiffNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDiffNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDiffNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDiffNode(ctx context.Context, sel ast.SelectionSet, v *api.DiffNode) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DiffNode!")
+		return graphql.Null
+	}
+	return ec._DiffNode(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDirection(ctx context.Context, v any) (api.Direction, error) {
@@ -22142,6 +25748,14 @@ func (ec *executionContext) marshalNIORole2githubᚗcomᚋheadwaterᚑdataᚋhea
 		graphql.AddInvalidNullFromMarshaler(ctx, "IORole!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx context.Context, sel ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ImpactEvidence!")
+		return graphql.Null
+	}
+	return ec._ImpactEvidence(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNImpactReport2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactReport(ctx context.Context, sel ast.SelectionSet, v *api.ImpactReport) graphql.Marshaler {
@@ -22558,6 +26172,105 @@ func (ec *executionContext) marshalNQuarantinedEventConnection2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._QuarantinedEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReleaseChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.ReleaseChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReleaseChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReleaseChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChange(ctx context.Context, sel ast.SelectionSet, v *api.ReleaseChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReleaseChange!")
+		return graphql.Null
+	}
+	return ec._ReleaseChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReleaseChangeKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChangeKind(ctx context.Context, v any) (api.ReleaseChangeKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.ReleaseChangeKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReleaseChangeKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseChangeKind(ctx context.Context, sel ast.SelectionSet, v api.ReleaseChangeKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ReleaseChangeKind!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNReleaseDiff2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseDiff(ctx context.Context, sel ast.SelectionSet, v *api.ReleaseDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReleaseDiff!")
+		return graphql.Null
+	}
+	return ec._ReleaseDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReleaseGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseGap(ctx context.Context, sel ast.SelectionSet, v api.ReleaseGap) graphql.Marshaler {
+	return ec._ReleaseGap(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReleaseGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseGapᚄ(ctx context.Context, sel ast.SelectionSet, v []api.ReleaseGap) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReleaseGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseGap(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReleaseImpact2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐReleaseImpact(ctx context.Context, sel ast.SelectionSet, v *api.ReleaseImpact) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReleaseImpact!")
+		return graphql.Null
+	}
+	return ec._ReleaseImpact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRenamedNode2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRenamedNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.RenamedNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRenamedNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRenamedNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRenamedNode2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRenamedNode(ctx context.Context, sel ast.SelectionSet, v *api.RenamedNode) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RenamedNode!")
+		return graphql.Null
+	}
+	return ec._RenamedNode(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRun2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Run) graphql.Marshaler {
@@ -23310,6 +27023,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx context.Context, sel ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImpactEvidence(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -23451,6 +27171,18 @@ func (ec *executionContext) marshalOStopReason2ᚕgithubᚗcomᚋheadwaterᚑdat
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -54,6 +54,8 @@ type Deps struct {
 	Inventory *registry.Service
 	// Canaries serves the canary operations (nil: they answer UNAVAILABLE).
 	Canaries *canaries.Service
+	// Release serves releaseImpact (nil: it answers UNAVAILABLE).
+	Release ReleaseImpacts
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -73,7 +75,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, events: d.Events, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
-		trust: d.Trust, inventory: d.Inventory, canaryReg: d.Canaries}
+		trust: d.Trust, inventory: d.Inventory, canaryReg: d.Canaries, release: d.Release}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}

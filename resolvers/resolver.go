@@ -9,6 +9,9 @@
 package resolvers
 
 import (
+	"context"
+
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authn/apitoken"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
@@ -36,4 +39,11 @@ type Resolver struct {
 	trust     *trust.Service
 	inventory *registry.Service
 	canaryReg *canaries.Service
+	// release answers releaseImpact (nil: UNAVAILABLE).
+	release ReleaseImpacts
+}
+
+// ReleaseImpacts answers the pre-release impact of an uploaded candidate (declare.ImpactService).
+type ReleaseImpacts interface {
+	ReleaseImpact(ctx context.Context, candidate string) (*api.ReleaseImpact, error)
 }

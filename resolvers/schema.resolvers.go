@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/headwater-data/headwater/api"
@@ -14,6 +15,7 @@ import (
 	"github.com/headwater-data/headwater/authz/grant"
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/lineage/release"
 	"github.com/headwater-data/headwater/resolvers/model"
 )
 
@@ -189,6 +191,19 @@ func (r *queryResolver) AuditRecords(ctx context.Context, first *int, after *str
 	return r.auditRecords(ctx, auditArgs{first: first, after: after, since: since, principal: principal, decision: decision})
 }
 
+// ReleaseImpact is the resolver for the releaseImpact field.
+func (r *queryResolver) ReleaseImpact(ctx context.Context, candidate string) (*api.ReleaseImpact, error) {
+	if r.release == nil {
+		return nil, api.Unavailable(errors.New("pre-release impact is not served here"))
+	}
+	return r.release.ReleaseImpact(ctx, candidate)
+}
+
+// Markdown is the resolver for the markdown field.
+func (r *releaseImpactResolver) Markdown(ctx context.Context, obj *api.ReleaseImpact) (string, error) {
+	return release.Markdown(obj, nil), nil
+}
+
 // Job is the resolver for the job field.
 func (r *runResolver) Job(ctx context.Context, obj *api.Run) (*api.Job, error) {
 	return r.loadersFrom(ctx).jobs.Load(ctx, obj.JobKey)
@@ -252,6 +267,8 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) ReleaseImpact() ReleaseImpactResolver { return &releaseImpactResolver{r} }
+
 func (r *Resolver) Run() RunResolver { return &runResolver{r} }
 
 func (r *Resolver) RunIO() RunIOResolver { return &runIOResolver{r} }
@@ -264,6 +281,7 @@ type (
 	lineageEdgeResolver    struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
+	releaseImpactResolver  struct{ *Resolver }
 	runResolver            struct{ *Resolver }
 	runIOResolver          struct{ *Resolver }
 )

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/authz/audit"
 	"github.com/headwater-data/headwater/ingest/declare"
+	"github.com/headwater-data/headwater/lineage/release"
 )
 
 // declareCmd sends declared lineage to a running headwater (docs/declared-lineage.md).
@@ -29,6 +31,11 @@ type declareDbtCmd struct {
 	JobNamespace     string        `help:"Namespace dbt-ol reports the jobs under (its OPENLINEAGE_NAMESPACE)." required:"" env:"OPENLINEAGE_NAMESPACE"`
 	DatasetNamespace string        `help:"The adapter's OpenLineage dataset namespace (duckdb://<path>, postgres://host:port, ...)." required:""`
 	Timeout          time.Duration `help:"Time for the whole upload." default:"5m"`
+	// Pre-release impact (ADR 0056): the manifest is a candidate, compared with the current declarations, not imported.
+	Impact   bool     `help:"Do not import: report the pre-release impact of this candidate manifest against the project's current declarations (needs only read access)."`
+	Renamed  []string `help:"With --impact: old=new (unique ids or model names) for a model the candidate renamed (repeatable; never guessed)." sep:"none"`
+	Markdown bool     `help:"With --impact: print the markdown report (for a pull-request comment) instead of JSON."`
+	FailOn   []string `help:"With --impact: exit non-zero when a rule is broken: removed-column-read-within=<N>d, removed-model-read-within=<N>d (repeatable)." sep:"none"`
 }
 
 func (c declareDbtCmd) Run(rc *runCtx) error {
@@ -59,6 +66,12 @@ func (c declareDbtCmd) Run(rc *runCtx) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.Timeout)
 	defer cancel()
 	q := url.Values{"jobNamespace": {c.JobNamespace}, "datasetNamespace": {c.DatasetNamespace}}
+	if c.Impact {
+		return c.impact(ctx, rc, project, q, doc)
+	}
+	if len(c.Renamed)+len(c.FailOn) > 0 || c.Markdown {
+		return fmt.Errorf("--renamed, --markdown and --fail-on need --impact")
+	}
 	target := strings.TrimRight(c.URL, "/") + "/api/v1/declare/dbt/" + url.PathEscape(project) + "?" + q.Encode()
 	b, err := apiCall(ctx, "declare dbt", http.MethodPost, target, c.Token, gzipStream(bytes.NewReader(doc)),
 		map[string]string{"Content-Encoding": "gzip"}, 16<<20)
@@ -82,4 +95,40 @@ func auditRecorder(aud audit.Auditor, clock func() time.Time) declare.Recorder {
 		return aud.Audit(ctx, audit.AuditRecord{Time: clock().UTC(), Principal: p.Subject, PrincipalKind: p.Kind,
 			Operation: op, Decision: d, Reason: reason})
 	}
+}
+
+// impact uploads the candidate to the impact endpoint, prints the report (JSON, or markdown with --markdown) and
+// fails when a --fail-on rule is broken (the violations are listed in the report and on standard error).
+func (c declareDbtCmd) impact(ctx context.Context, rc *runCtx, project string, q url.Values, doc []byte) error {
+	var rules []release.Rule
+	for _, s := range c.FailOn {
+		r, err := release.ParseRule(s)
+		if err != nil {
+			return err
+		}
+		rules = append(rules, r)
+	}
+	q["renamed"] = c.Renamed
+	target := strings.TrimRight(c.URL, "/") + "/api/v1/declare/dbt/" + url.PathEscape(project) + "/impact?" + q.Encode()
+	b, err := apiCall(ctx, "declare dbt --impact", http.MethodPost, target, c.Token, gzipStream(bytes.NewReader(doc)),
+		map[string]string{"Content-Encoding": "gzip"}, 64<<20)
+	if err != nil {
+		return err
+	}
+	var rep api.ReleaseImpact
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Diff == nil {
+		return fmt.Errorf("declare dbt --impact: unexpected answer: %.200s", b)
+	}
+	violations := release.Violations(&rep, rules)
+	out := strings.TrimSpace(string(b))
+	if c.Markdown {
+		out = release.Markdown(&rep, violations)
+	}
+	if _, err := fmt.Fprintln(rc.stdout, out); err != nil {
+		return err
+	}
+	if len(violations) > 0 {
+		return fmt.Errorf("declare dbt --impact: %d rule violations:\n  %s", len(violations), strings.Join(violations, "\n  "))
+	}
+	return nil
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/canary"
@@ -14,8 +16,10 @@ import (
 	"github.com/headwater-data/headwater/catalog/eventstatus"
 	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/declare"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/lineage/release"
 	"github.com/headwater-data/headwater/search"
 )
 
@@ -64,4 +68,15 @@ func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonica
 		return nil, err
 	}
 	return canary.NewChecker(svc, cat, canaries.NewStore(store), time.Now, log), nil
+}
+
+// releaseImpacts wires the pre-release impact: the current declarations read from the graph through the
+// caller's view of the catalog, the impact through the caller's lineage service (ADR 0056).
+func releaseImpacts(store *graph.Store, q query, log *slog.Logger) *declare.ImpactService {
+	a := release.NewAssessor(q.lineage, q.catalog, time.Now)
+	assess := func(ctx context.Context, project, dsNS string, diff *api.ReleaseDiff, owners map[string]string) (*api.ReleaseImpact, error) {
+		return a.Assess(ctx, release.Input{Project: project, DatasetNamespace: dsNS, Diff: diff, Owners: owners})
+	}
+	md := func(r *api.ReleaseImpact) string { return release.Markdown(r, nil) }
+	return declare.NewImpactService(store, q.catalog, assess, md, time.Now, log)
 }

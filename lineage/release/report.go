@@ -1,0 +1,201 @@
+package release
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/headwater-data/headwater/api"
+)
+
+// Rule names of the CI outcome (`--fail-on <rule>=<N>d`).
+const (
+	// RuleRemovedColumnRead fails when a removed or retyped column is read downstream (column lineage) by a job
+	// observed within N days.
+	RuleRemovedColumnRead = "removed-column-read-within"
+	// RuleRemovedModelRead fails when a removed (or renamed) model's relation has a downstream reader observed within
+	// N days.
+	RuleRemovedModelRead = "removed-model-read-within"
+	// MaxRuleDays bounds N.
+	MaxRuleDays = 3650
+)
+
+// Rule is one configured CI rule.
+type Rule struct {
+	Name string
+	Days int
+}
+
+// ParseRule reads `<name>=<N>d` (or `<name>=<N>`).
+func ParseRule(s string) (Rule, error) {
+	name, v, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || (name != RuleRemovedColumnRead && name != RuleRemovedModelRead) {
+		return Rule{}, fmt.Errorf("fail-on: %q: must be %s=<N>d or %s=<N>d", s, RuleRemovedColumnRead, RuleRemovedModelRead)
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v, "d"))
+	if err != nil || n < 0 || n > MaxRuleDays {
+		return Rule{}, fmt.Errorf("fail-on: %q: N must be whole days from 0 to %d", s, MaxRuleDays)
+	}
+	return Rule{Name: name, Days: n}, nil
+}
+
+// Violations lists what breaks the rules, one line each (empty: the rules pass).
+func Violations(r *api.ReleaseImpact, rules []Rule) []string {
+	var out []string
+	within := func(ev *api.ImpactEvidence, days int) bool {
+		return ev != nil && ev.Observed && ev.DaysAgo != nil && *ev.DaysAgo <= days
+	}
+	for _, rule := range rules {
+		for _, c := range r.Changes {
+			switch {
+			case rule.Name == RuleRemovedColumnRead && (c.Kind == api.ChangeColumnRemoved || c.Kind == api.ChangeColumnRetyped):
+				for _, f := range c.Fields {
+					if within(f.Evidence, rule.Days) {
+						out = append(out, fmt.Sprintf("%s=%dd: %s; read into %s.%s by %s (%s)", rule.Name, rule.Days, c.Summary,
+							f.Dataset, f.Field, orUnknown(f.Job), f.Evidence.Label))
+					}
+				}
+			case rule.Name == RuleRemovedModelRead && (c.Kind == api.ChangeModelRemoved || c.Kind == api.ChangeModelRenamed):
+				for _, d := range c.Datasets {
+					if d.Direct && within(d.Evidence, rule.Days) {
+						out = append(out, fmt.Sprintf("%s=%dd: %s; read by %s into %s (%s)", rule.Name, rule.Days, c.Summary,
+							strings.Join(d.Jobs, ", "), d.Name, d.Evidence.Label))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "a job you may not see"
+	}
+	return s
+}
+
+// Markdown renders the report for a pull-request comment; violations (from Violations) are listed first.
+func Markdown(r *api.ReleaseImpact, violations []string) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("## Headwater pre-release impact: dbt project `%s`\n\n", r.Project)
+	if r.CurrentDeclaredAt != nil {
+		p("Compared with the declarations imported at %s; lineage as of %s.\n\n", r.CurrentDeclaredAt.Format("2006-01-02 15:04 MST"), r.AsOf.Format("2006-01-02 15:04 MST"))
+	} else {
+		p("The project has no declarations in Headwater yet: everything is new.\n\n")
+	}
+	if len(violations) > 0 {
+		p("### :x: Failing rules\n\n")
+		for _, v := range violations {
+			p("- %s\n", v)
+		}
+		p("\n")
+	}
+	d := r.Diff
+	p("### Changes\n\n")
+	p("| change | node | detail |\n|---|---|---|\n")
+	for _, n := range d.Added {
+		p("| added | `%s` | `%s` |\n", n.UniqueID, n.Dataset)
+	}
+	for _, n := range d.Removed {
+		p("| removed | `%s` | `%s` |\n", n.UniqueID, n.Dataset)
+	}
+	for _, n := range d.Renamed {
+		p("| renamed (%s) | `%s` → `%s` | `%s` → `%s` |\n", n.Source, n.From, n.To, n.FromDataset, n.ToDataset)
+	}
+	for _, c := range d.Columns {
+		detail := "`" + c.Column + "`"
+		switch c.Change {
+		case api.DiffRetyped:
+			detail += fmt.Sprintf(" %s → %s", deref(c.FromType), deref(c.ToType))
+		case api.DiffAdded, api.DiffRemoved:
+		}
+		p("| column %s | `%s` | %s |\n", strings.ToLower(string(c.Change)), c.UniqueID, detail)
+	}
+	for _, c := range d.Dependencies {
+		p("| dependency %s | `%s` | `%s` |\n", strings.ToLower(string(c.Change)), c.UniqueID, c.Dependency)
+	}
+	if len(d.Added)+len(d.Removed)+len(d.Renamed)+len(d.Columns)+len(d.Dependencies) == 0 {
+		p("| none | | |\n")
+	}
+	p("\n### Impact\n\n")
+	if len(r.Changes) == 0 {
+		p("Nothing downstream can notice these changes.\n\n")
+	}
+	for _, c := range r.Changes {
+		p("#### %s\n\n", c.Summary)
+		if len(c.Fields) > 0 {
+			p("| field | | distance | via job | evidence |\n|---|---|---|---|---|\n")
+			for _, f := range c.Fields {
+				p("| `%s.%s` | %s | %d | %s | %s |\n", f.Dataset, f.Field, directness(f.Direct), f.Distance, code(f.Job), label(f.Evidence))
+			}
+			p("\n")
+		}
+		if len(c.Datasets) > 0 {
+			p("| dataset | | distance | written by | evidence | owners |\n|---|---|---|---|---|---|\n")
+			for _, ds := range c.Datasets {
+				p("| `%s` | %s | %d | %s | %s | %s |\n", ds.Name, directness(ds.Direct), ds.Distance, codes(ds.Jobs), label(ds.Evidence), strings.Join(ds.Owners, ", "))
+			}
+			p("\n")
+		} else {
+			p("No dataset downstream that you may see.\n\n")
+		}
+		if len(c.Jobs) > 0 {
+			var js []string
+			for _, j := range c.Jobs {
+				js = append(js, fmt.Sprintf("`%s` (%s, %s)", j.Name, directness(j.Direct), label(j.Evidence)))
+			}
+			p("Jobs: %s\n\n", strings.Join(js, "; "))
+		}
+		if len(c.Gaps) > 0 || c.Truncated {
+			p("Limits of this answer:\n")
+			if c.Truncated {
+				p("- partial: a walk budget stopped before everything downstream was seen\n")
+			}
+			for _, g := range c.Gaps {
+				p("- %s: %s\n", g.Kind, g.Message)
+			}
+			p("\n")
+		}
+	}
+	if len(r.Owners) > 0 {
+		p("**Owners of what is affected:** %s\n\n", strings.Join(r.Owners, ", "))
+	}
+	if r.Partial {
+		p("**Partial:** a budget stopped the assessment (at most %d changes, %d nodes and depth %d per change).\n\n", MaxChanges, MaxNodes, Depth)
+	}
+	if r.PermissionsFiltered {
+		p("_Only what you may see is shown and counted._\n")
+	}
+	return b.String()
+}
+
+func directness(direct bool) string {
+	if direct {
+		return "direct"
+	}
+	return "indirect"
+}
+
+func label(e *api.ImpactEvidence) string {
+	if e == nil {
+		return ""
+	}
+	return e.Label
+}
+
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+func codes(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = code(s)
+	}
+	return strings.Join(out, ", ")
+}

@@ -37,6 +37,8 @@ type Key struct {
 	Limit            int      `json:"lim,omitempty"`   // neighbours tier: only the first Limit neighbours in key order
 	Page             string   `json:"page,omitempty"`  // digest of the cursor, "" for a first page
 	Scope            string   `json:"scope,omitempty"` // permission-scope fingerprint (results tier)
+	// Transformations is the lineage query's column-edge filter, canonical (results tier; "" when none).
+	Transformations string `json:"tf,omitempty"`
 }
 
 // String is the one function that turns a Key into a Redis key: canonical JSON, hashed, typed by tier.

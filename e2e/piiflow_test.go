@@ -322,6 +322,7 @@ func TestPiiFlowThroughTheGateway(t *testing.T) {
 	}
 	w.inTime(t)
 	w.narrowSeesNothingHidden(t)
+	w.exportAndExplain(t)
 	w.audited(t)
 	w.aggregationStops(t)
 }

@@ -50,4 +50,7 @@ const (
 	maxPiiFlowFields = 5000
 	// maxPiiFlowTagBytes bounds the tag class a piiFlow request names.
 	maxPiiFlowTagBytes = 256
+	// maxEffectiveOrigins bounds the tagged fields (per class) one effective-tags answer judges, each a flow of
+	// its own over the upstream walk's edges; more make the answer partial with a TRUNCATED gap.
+	maxEffectiveOrigins = 200
 )

@@ -3,6 +3,11 @@ package lineage_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,9 +15,14 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/cache"
+	"github.com/headwater-data/headwater/catalog"
+	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/lineage"
 	"github.com/headwater-data/headwater/lineage/lineagetest"
+	"github.com/headwater-data/headwater/loadtest/gen"
+	"github.com/headwater-data/headwater/loadtest/history"
 )
 
 // piiChain builds the piiFlow benchmark shape: a chain of hops+1 datasets d000..dNNN, each with width fields
@@ -91,4 +101,167 @@ func BenchmarkPiiFlow(b *testing.B) {
 			})
 		}
 	}
+}
+
+// Design-size piiFlow benchmark (issue 19): the world of `hwload history` (loadtest/gen's shape, whose sources
+// carry PII field tags, docs/loadtest.md), loaded beforehand with
+//
+//	hwload history --prefix $P --datasets 30000 --run-days 0
+//
+// and named by HEADWATER_BENCH_PREFIX (HEADWATER_BENCH_DATASETS, default 30000, and HEADWATER_BENCH_SEED, default
+// 1, must match the load). Without HEADWATER_BENCH_PREFIX it loads a world of benchSmallDatasets under a fresh
+// prefix first (minutes), so the benchmark always runs.
+const (
+	benchSmallDatasets = 2000
+	// benchPiiRoots is how many tagged source datasets the flows start from (most consumed first).
+	benchPiiRoots = 20
+)
+
+// BenchmarkPiiFlowDesignSize: piiFlow of `pii` over 10 hops (the default depth) from the tagged fields of the
+// benchPiiRoots most consumed tagged sources, one root per iteration in turn, answered from Neo4j ("uncached":
+// no Headwater cache; Neo4j's page cache is warm after the first round) and with the neighbour tier in Redis
+// (warm after the first round). Reports P50/P95/P99 per answer, mean reached fields and stops, and the machine's
+// 1-minute load average when it finished.
+func BenchmarkPiiFlowDesignSize(b *testing.B) {
+	store := testenv.Store(b)
+	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr()})
+	b.Cleanup(func() { _ = rdb.Close() })
+	w := benchHistoryWorld(b, store)
+	roots := benchPiiRootsOf(w)
+	if len(roots) == 0 {
+		b.Fatal("no tagged source with consumers in the world")
+	}
+	// the environment is part of a dataset's key: name lookups canonicalise as the service configured with
+	// `hwload envs` does
+	norm, err := normalize.New(normalize.Config{Environments: gen.Environments(w.Config.Prefix), DefaultEnv: "unmapped"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := catalog.New(store, catalog.Options{Canon: norm, Clock: time.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, variant := range []struct {
+		name  string
+		cache *cache.Store
+	}{{"uncached", nil}, {"cached", cache.New(rdb, nil, nil)}} {
+		svc, err := lineage.NewService(store, lineage.Options{Config: lineage.Config{CursorKey: "bench-cursor-key-0123456789abcdef0123"},
+			Cache: variant.cache, Clock: time.Now, Catalog: cat})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%ddatasets_%droots/%s", len(w.Datasets), len(roots), variant.name), func(b *testing.B) {
+			var lat []time.Duration
+			var reached, stops, i int
+			if variant.cache != nil { // warm the neighbour tier: one round before timing
+				for _, r := range roots {
+					if _, err := svc.PiiFlow(context.Background(), lineage.PiiFlowArgs{Tag: "pii", From: r}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for b.Loop() {
+				start := time.Now()
+				f, err := svc.PiiFlow(context.Background(), lineage.PiiFlowArgs{Tag: "pii", From: roots[i%len(roots)]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				reached, stops, i = reached+len(f.Reached), stops+len(f.Stops), i+1
+			}
+			reportPercentiles(b, lat)
+			b.ReportMetric(float64(reached)/float64(i), "reached/op")
+			b.ReportMetric(float64(stops)/float64(i), "stops/op")
+			b.ReportMetric(load1(), "load1")
+		})
+	}
+}
+
+// benchHistoryWorld is the world the benchmark reads: the one HEADWATER_BENCH_PREFIX names (rebuilt from the same
+// flags), or a small one loaded now.
+func benchHistoryWorld(b *testing.B, store *graph.Store) *gen.World {
+	b.Helper()
+	prefix, datasets, seed := os.Getenv("HEADWATER_BENCH_PREFIX"), 30000, uint64(1)
+	if v := os.Getenv("HEADWATER_BENCH_DATASETS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("HEADWATER_BENCH_DATASETS: %v", err)
+		}
+		datasets = n
+	}
+	if v := os.Getenv("HEADWATER_BENCH_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			b.Fatalf("HEADWATER_BENCH_SEED: %v", err)
+		}
+		seed = n
+	}
+	load := prefix == ""
+	if load {
+		prefix, datasets = strings.ToLower(strings.ReplaceAll(testenv.Namespace(b), "_", "-")), benchSmallDatasets
+	}
+	c := gen.DefaultConfig(seed, time.Now())
+	c.Prefix, c.Datasets = prefix, datasets
+	w, err := gen.NewWorld(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if load {
+		l, err := history.NewLoader(store, history.Config{World: w, HistoryDays: 365, RunDays: 0, BatchRows: 5000,
+			Writers: 2, End: time.Now().UTC().Truncate(time.Second)}, slog.New(slog.DiscardHandler), time.Now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Load(context.Background()); err != nil {
+			b.Fatalf("load: %v", err)
+		}
+	}
+	return w
+}
+
+// benchPiiRootsOf are the benchPiiRoots tagged sources read by the most jobs (ties by id), as piiFlow `from`s.
+func benchPiiRootsOf(w *gen.World) []*api.NodeRef {
+	cons := w.Consumers()
+	var ids []int
+	for _, d := range w.Datasets {
+		if len(d.Tags) > 0 && cons[d.ID] > 0 {
+			ids = append(ids, d.ID)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		if cons[a] != cons[b] {
+			return cons[b] - cons[a]
+		}
+		return a - b
+	})
+	var out []*api.NodeRef
+	for _, id := range ids[:min(len(ids), benchPiiRoots)] {
+		d := w.Datasets[id]
+		out = append(out, &api.NodeRef{Dataset: &api.DatasetRef{Namespace: d.Namespace, Name: d.Name}})
+	}
+	return out
+}
+
+// reportPercentiles reports P50, P95 and P99 of the latencies in milliseconds.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	at := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.95), "p95-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
+}
+
+// load1 is the machine's 1-minute load average (0 when unreadable).
+func load1() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
+	return f
 }

@@ -24,6 +24,8 @@ type LineageArgs struct {
 	IncludeAttempted bool
 	MaxNodes         int
 	After            string
+	// Transformations filters the column edges of a FIELD walk (ADR 0055); nil crosses every edge.
+	Transformations *api.TransformationFilter
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -47,6 +49,11 @@ func (s *Service) check(a LineageArgs) (LineageArgs, error) {
 		return a, api.BadRequest("granularity FIELD needs a field or dataset start node")
 	case a.Granularity == api.GranDataset && a.Start.Field != nil:
 		return a, api.BadRequest("a field start node needs granularity FIELD")
+	case !a.Transformations.Empty() && a.Granularity != api.GranField:
+		return a, api.BadRequest("transformations: filters column edges, it needs granularity FIELD")
+	}
+	if err := checkTransformations(a.Transformations); err != nil {
+		return a, err
 	}
 	if a.Direction == "" {
 		a.Direction = api.Both
@@ -83,6 +90,9 @@ func digestArgs(a LineageArgs) string {
 	slices.Sort(ev)
 	fmt.Fprintf(&b, "|%s|%d|%s|%s|%s|%t|%d", a.Direction, a.Depth, a.Granularity, asOf, strings.Join(ev, ","),
 		a.IncludeAttempted, a.MaxNodes)
+	if tf := a.Transformations.Canonical(); tf != "" {
+		fmt.Fprintf(&b, "|tf:%s", tf)
+	}
 	return digest(b.String())
 }
 
@@ -162,4 +172,23 @@ func markResolvedFrom(g *api.LineageGraph, start resolvedStart) {
 	if d, ok := g.Nodes[0].(*api.Dataset); ok && d.Key == start.nodes[0].Key {
 		d.ResolvedFrom = start.renamedFrom
 	}
+}
+
+// checkTransformations rejects a filter kind naming an empty subtype (leave the subtype out for every subtype).
+func checkTransformations(f *api.TransformationFilter) error {
+	if f == nil {
+		return nil
+	}
+	for _, list := range []struct {
+		name string
+		ks   []api.TransformationKind
+	}{{"only", f.Only}, {"exclude", f.Exclude}} {
+		name := list.name
+		for i, k := range list.ks {
+			if k.Subtype != nil && strings.TrimSpace(*k.Subtype) == "" {
+				return api.BadRequest("transformations.%s[%d].subtype: empty; leave it out to match every subtype of %s", name, i, k.Type)
+			}
+		}
+	}
+	return nil
 }

@@ -76,7 +76,7 @@ func (c resultCache) key(q request) cache.Key {
 	return cache.Key{Tier: cache.TierResults, Op: "lineage", Node: q.start.nodes[0].Key, Name: q.start.ident,
 		Direction: string(a.Direction), Depth: a.Depth, Granularity: string(a.Granularity),
 		AsOf: c.startBucket(q.tKey, q.t, q.start, q.st), Evidence: ev, IncludeAttempted: a.IncludeAttempted,
-		MaxNodes: a.MaxNodes, Page: page, Scope: c.scope(q.scope, q.principal)}
+		MaxNodes: a.MaxNodes, Page: page, Scope: c.scope(q.scope, q.principal), Transformations: a.Transformations.Canonical()}
 }
 
 // scope is the scope part of a result key: the scope fingerprint (effective grants, epoch, settings), plus

@@ -92,7 +92,7 @@ func (w walker) spec(a LineageArgs, start resolvedStart, t int64, tKey string, p
 		pubs = append(pubs, graph.PubAttempted, graph.PubPending)
 	}
 	return walk.Spec{Depth: a.Depth, MaxNodes: a.MaxNodes, MaxHops: w.cfg.MaxDepth, FanOut: min(w.cfg.FanOut, a.MaxNodes-1),
-		AsOf: t, AsOfKey: tKey, Pubs: pubs, Evidence: a.Evidence, StaleMin: w.cfg.StaleMin, StaleFactor: w.cfg.StaleFactor,
+		AsOf: t, AsOfKey: tKey, Pubs: pubs, Evidence: a.Evidence, Columns: a.Transformations, StaleMin: w.cfg.StaleMin, StaleFactor: w.cfg.StaleFactor,
 		Principal: p, Start: start.nodes, StartNames: start.names, Frontier: start.entries,
 		Deadline: w.clock().Add(w.cfg.Deadline), Clock: w.clock}
 }

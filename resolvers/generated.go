@@ -285,6 +285,7 @@ type ComplexityRoot struct {
 		CurrentNamespace func(childComplexity int) int
 		Description      func(childComplexity int) int
 		DroppedAt        func(childComplexity int) int
+		EffectiveTags    func(childComplexity int, asOf *time.Time, depth *int, includeInfluenced *bool) int
 		Environment      func(childComplexity int) int
 		Fields           func(childComplexity int, asOf *time.Time, observedOnRead *bool) int
 		ID               func(childComplexity int) int
@@ -293,6 +294,7 @@ type ComplexityRoot struct {
 		Namespace        func(childComplexity int) int
 		Owners           func(childComplexity int) int
 		ResolvedFrom     func(childComplexity int) int
+		Sensitivity      func(childComplexity int, asOf *time.Time, depth *int) int
 		Tags             func(childComplexity int) int
 		Versions         func(childComplexity int, first *int, after *string) int
 	}
@@ -324,6 +326,29 @@ type ComplexityRoot struct {
 	DiffNode struct {
 		Dataset  func(childComplexity int) int
 		UniqueID func(childComplexity int) int
+	}
+
+	EffectiveTag struct {
+		Class       func(childComplexity int) int
+		Distance    func(childComplexity int) int
+		Effect      func(childComplexity int) int
+		Explanation func(childComplexity int) int
+		Field       func(childComplexity int) int
+		Origin      func(childComplexity int) int
+		OriginTag   func(childComplexity int) int
+		Path        func(childComplexity int) int
+		Sensitive   func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Tag         func(childComplexity int) int
+	}
+
+	EffectiveTags struct {
+		AsOf                func(childComplexity int) int
+		Depth               func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		Partial             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+		Tags                func(childComplexity int) int
 	}
 
 	EventStatus struct {
@@ -362,6 +387,7 @@ type ComplexityRoot struct {
 	Field struct {
 		Dataset        func(childComplexity int) int
 		Description    func(childComplexity int) int
+		EffectiveTags  func(childComplexity int, asOf *time.Time, depth *int, includeInfluenced *bool) int
 		ID             func(childComplexity int) int
 		ObservedOnRead func(childComplexity int) int
 		Path           func(childComplexity int) int
@@ -566,7 +592,7 @@ type ComplexityRoot struct {
 		Impact            func(childComplexity int, field api.FieldRef, depth *int, asOf *time.Time) int
 		InventorySources  func(childComplexity int) int
 		Job               func(childComplexity int, namespace string, name string, asOf *time.Time) int
-		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) int
+		Lineage           func(childComplexity int, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string, transformations *api.TransformationFilter) int
 		PiiFlow           func(childComplexity int, tag string, from *api.NodeRef, depth *int, asOf *time.Time) int
 		QuarantinedEvents func(childComplexity int, first *int, after *string) int
 		ReleaseImpact     func(childComplexity int, candidate string) int
@@ -678,6 +704,22 @@ type ComplexityRoot struct {
 		PermissionsFiltered func(childComplexity int) int
 	}
 
+	SensitiveField struct {
+		Field func(childComplexity int) int
+		Tags  func(childComplexity int) int
+	}
+
+	Sensitivity struct {
+		AsOf                func(childComplexity int) int
+		DatasetTags         func(childComplexity int) int
+		Fields              func(childComplexity int) int
+		Gaps                func(childComplexity int) int
+		Partial             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+		Sensitive           func(childComplexity int) int
+		ViewSensitive       func(childComplexity int) int
+	}
+
 	Tag struct {
 		Name func(childComplexity int) int
 	}
@@ -740,12 +782,16 @@ type DatasetResolver interface {
 
 	Versions(ctx context.Context, obj *api.Dataset, first *int, after *string) (*api.DatasetVersionConnection, error)
 	LastWrittenBy(ctx context.Context, obj *api.Dataset) (*api.Run, error)
+	EffectiveTags(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
+	Sensitivity(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int) (*api.Sensitivity, error)
 }
 type DatasetVersionResolver interface {
 	WrittenBy(ctx context.Context, obj *api.DatasetVersion) ([]*api.Run, error)
 }
 type FieldResolver interface {
 	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
+
+	EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
 }
 type JobResolver interface {
 	Version(ctx context.Context, obj *api.Job) (*api.JobVersion, error)
@@ -773,7 +819,7 @@ type QueryResolver interface {
 	DbtJob(ctx context.Context, namespace string, uniqueID string, role *api.DbtRole, asOf *time.Time) (*api.Job, error)
 	Run(ctx context.Context, id string, job *api.JobRef) (*api.Run, error)
 	Search(ctx context.Context, query string, first *int, after *string) (*api.SearchConnection, error)
-	Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*api.LineageGraph, error)
+	Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string, transformations *api.TransformationFilter) (*api.LineageGraph, error)
 	Impact(ctx context.Context, field api.FieldRef, depth *int, asOf *time.Time) (*api.ImpactReport, error)
 	PiiFlow(ctx context.Context, tag string, from *api.NodeRef, depth *int, asOf *time.Time) (*api.PiiFlow, error)
 	Event(ctx context.Context, id string) (*api.EventStatus, error)
@@ -1836,6 +1882,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.DroppedAt(childComplexity), true
+	case "Dataset.effectiveTags":
+		if e.ComplexityRoot.Dataset.EffectiveTags == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_effectiveTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.EffectiveTags(childComplexity, args["asOf"].(*time.Time), args["depth"].(*int), args["includeInfluenced"].(*bool)), true
 	case "Dataset.environment":
 		if e.ComplexityRoot.Dataset.Environment == nil {
 			break
@@ -1889,6 +1946,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ResolvedFrom(childComplexity), true
+	case "Dataset.sensitivity":
+		if e.ComplexityRoot.Dataset.Sensitivity == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_sensitivity_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.Sensitivity(childComplexity, args["asOf"].(*time.Time), args["depth"].(*int)), true
 	case "Dataset.tags":
 		if e.ComplexityRoot.Dataset.Tags == nil {
 			break
@@ -2012,6 +2080,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DiffNode.UniqueID(childComplexity), true
+
+	case "EffectiveTag.class":
+		if e.ComplexityRoot.EffectiveTag.Class == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Class(childComplexity), true
+	case "EffectiveTag.distance":
+		if e.ComplexityRoot.EffectiveTag.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Distance(childComplexity), true
+	case "EffectiveTag.effect":
+		if e.ComplexityRoot.EffectiveTag.Effect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Effect(childComplexity), true
+	case "EffectiveTag.explanation":
+		if e.ComplexityRoot.EffectiveTag.Explanation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Explanation(childComplexity), true
+	case "EffectiveTag.field":
+		if e.ComplexityRoot.EffectiveTag.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Field(childComplexity), true
+	case "EffectiveTag.origin":
+		if e.ComplexityRoot.EffectiveTag.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Origin(childComplexity), true
+	case "EffectiveTag.originTag":
+		if e.ComplexityRoot.EffectiveTag.OriginTag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.OriginTag(childComplexity), true
+	case "EffectiveTag.path":
+		if e.ComplexityRoot.EffectiveTag.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Path(childComplexity), true
+	case "EffectiveTag.sensitive":
+		if e.ComplexityRoot.EffectiveTag.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Sensitive(childComplexity), true
+	case "EffectiveTag.source":
+		if e.ComplexityRoot.EffectiveTag.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Source(childComplexity), true
+	case "EffectiveTag.tag":
+		if e.ComplexityRoot.EffectiveTag.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTag.Tag(childComplexity), true
+
+	case "EffectiveTags.asOf":
+		if e.ComplexityRoot.EffectiveTags.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.AsOf(childComplexity), true
+	case "EffectiveTags.depth":
+		if e.ComplexityRoot.EffectiveTags.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.Depth(childComplexity), true
+	case "EffectiveTags.gaps":
+		if e.ComplexityRoot.EffectiveTags.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.Gaps(childComplexity), true
+	case "EffectiveTags.partial":
+		if e.ComplexityRoot.EffectiveTags.Partial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.Partial(childComplexity), true
+	case "EffectiveTags.permissionsFiltered":
+		if e.ComplexityRoot.EffectiveTags.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.PermissionsFiltered(childComplexity), true
+	case "EffectiveTags.tags":
+		if e.ComplexityRoot.EffectiveTags.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EffectiveTags.Tags(childComplexity), true
 
 	case "EventStatus.eventTime":
 		if e.ComplexityRoot.EventStatus.EventTime == nil {
@@ -2172,6 +2344,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Field.Description(childComplexity), true
+	case "Field.effectiveTags":
+		if e.ComplexityRoot.Field.EffectiveTags == nil {
+			break
+		}
+
+		args, err := ec.field_Field_effectiveTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Field.EffectiveTags(childComplexity, args["asOf"].(*time.Time), args["depth"].(*int), args["includeInfluenced"].(*bool)), true
 	case "Field.id":
 		if e.ComplexityRoot.Field.ID == nil {
 			break
@@ -3145,7 +3328,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(api.NodeRef), args["direction"].(api.Direction), args["depth"].(int), args["granularity"].(*api.Granularity), args["asOf"].(*time.Time), args["evidence"].([]api.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Lineage(childComplexity, args["start"].(api.NodeRef), args["direction"].(api.Direction), args["depth"].(int), args["granularity"].(*api.Granularity), args["asOf"].(*time.Time), args["evidence"].([]api.EvidenceKind), args["includeAttempted"].(*bool), args["maxNodes"].(*int), args["after"].(*string), args["transformations"].(*api.TransformationFilter)), true
 	case "Query.piiFlow":
 		if e.ComplexityRoot.Query.PiiFlow == nil {
 			break
@@ -3639,6 +3822,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SearchConnection.PermissionsFiltered(childComplexity), true
 
+	case "SensitiveField.field":
+		if e.ComplexityRoot.SensitiveField.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitiveField.Field(childComplexity), true
+	case "SensitiveField.tags":
+		if e.ComplexityRoot.SensitiveField.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SensitiveField.Tags(childComplexity), true
+
+	case "Sensitivity.asOf":
+		if e.ComplexityRoot.Sensitivity.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.AsOf(childComplexity), true
+	case "Sensitivity.datasetTags":
+		if e.ComplexityRoot.Sensitivity.DatasetTags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.DatasetTags(childComplexity), true
+	case "Sensitivity.fields":
+		if e.ComplexityRoot.Sensitivity.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.Fields(childComplexity), true
+	case "Sensitivity.gaps":
+		if e.ComplexityRoot.Sensitivity.Gaps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.Gaps(childComplexity), true
+	case "Sensitivity.partial":
+		if e.ComplexityRoot.Sensitivity.Partial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.Partial(childComplexity), true
+	case "Sensitivity.permissionsFiltered":
+		if e.ComplexityRoot.Sensitivity.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.PermissionsFiltered(childComplexity), true
+	case "Sensitivity.sensitive":
+		if e.ComplexityRoot.Sensitivity.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.Sensitive(childComplexity), true
+	case "Sensitivity.viewSensitive":
+		if e.ComplexityRoot.Sensitivity.ViewSensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sensitivity.ViewSensitive(childComplexity), true
+
 	case "Tag.name":
 		if e.ComplexityRoot.Tag.Name == nil {
 			break
@@ -3721,6 +3966,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("JobRef", ec.unmarshalInputJobRef),
 			graphql.NewInputUnmarshaler("NodeRef", ec.unmarshalInputNodeRef),
 			graphql.NewInputUnmarshaler("SecurableInput", ec.unmarshalInputSecurableInput),
+			graphql.NewInputUnmarshaler("TransformationFilter", ec.unmarshalInputTransformationFilter),
+			graphql.NewInputUnmarshaler("TransformationKind", ec.unmarshalInputTransformationKind),
 		)
 	}
 	first := true
@@ -3911,14 +4158,17 @@ type Query {
 
   """
   Lineage around a node. Depth counts dataset-to-dataset (field-to-field) steps; the job between is not a hop, and
-  a job as start node has its inputs and outputs at depth 1. Depth above the server cap (20) is served in pages of
+  a job as start node has its inputs and outputs at depth 1. With granularity FIELD, ` + "`" + `transformations` + "`" + ` keeps the
+  walk to the column edges of the kinds asked (applied while expanding: an edge it does not cross leads nowhere).
+  Depth above the server cap (20) is served in pages of
   at most 20 hops. Only PUBLISHED edges count unless includeAttempted. A page that reached a budget is truncated
   and carries a cursor; pass it back as ` + "`" + `after` + "`" + ` with the same arguments to get only the new nodes and edges.
   """
   lineage(start: NodeRef!, direction: Direction! = BOTH, depth: Int! = 3,
           granularity: Granularity = DATASET, asOf: Time,
           evidence: [EvidenceKind!], includeAttempted: Boolean = false,
-          maxNodes: Int = 500, after: String): LineageGraph!
+          maxNodes: Int = 500, after: String,
+          transformations: TransformationFilter): LineageGraph!
 
   """
   What a change to this field affects: fields fed by it at depth 1 (direct) and beyond (indirect), each with its
@@ -4586,6 +4836,102 @@ type ReleaseImpact {
   "The report rendered as markdown for a pull-request comment."
   markdown: String!
 }
+
+# --- Governance: effective tags, sensitivity (issue 19, ADR 0055) ---
+
+"""
+Where an effective tag comes from: FACET, reported by the dataset's owners in a tags facet; DERIVED, carried along
+column lineage from a field whose own tag it is, by the piiFlow rules (docs/governance.md).
+"""
+enum TagSource { FACET DERIVED }
+
+"""
+One tag a field carries and why. A DERIVED tag names its origin field, the origin's tag, and the path of column
+edges from it with the rule at each step (the shortest path of the strongest effect from that origin); a field
+derived from two origins has one entry per origin.
+"""
+type EffectiveTag {
+  "The field carrying it; null for a dataset-level tag of the dataset asked (it applies to every field)."
+  field: Field
+  "The stored tag (FACET), or the class carried (DERIVED)."
+  tag: Tag!
+  "The tag's class, lower case."
+  class: String!
+  source: TagSource!
+  "CARRIED (always for FACET), AGGREGATED, or INFLUENCED (only with includeInfluenced)."
+  effect: PiiEffect!
+  "The class is sensitive (policy file): shown only with VIEW_SENSITIVE on the field's and the origin's datasets."
+  sensitive: Boolean!
+  "The field whose own tag it is (the field itself for FACET); null with field."
+  origin: Field
+  originTag: Tag!
+  "Column steps from the origin (0 for FACET)."
+  distance: Int!
+  path: [PiiStep!]!
+  explanation: String!
+}
+
+"""
+A field's (or a dataset's fields') effective tags: own and derived along column lineage upstream, to ` + "`" + `depth` + "`" + `
+column steps (at most 20). ` + "`" + `partial` + "`" + ` says an origin further upstream may be missing (a budget, the depth, more
+tagged fields than one answer judges); gaps say which (NO_COLUMN_LINEAGE: unknown, the tag may come from beyond).
+What you may not see is not there: no origin behind a node you may not describe, and a sensitive tag only where
+you hold VIEW_SENSITIVE on every dataset of its path.
+"""
+type EffectiveTags {
+  asOf: Time!
+  depth: Int!
+  tags: [EffectiveTag!]!
+  partial: Boolean!
+  gaps: [Gap!]!
+  permissionsFiltered: Boolean!
+}
+
+"What makes a dataset sensitive: its sensitive dataset-level tags and the fields carrying or deriving a sensitive tag."
+type Sensitivity {
+  asOf: Time!
+  "At least one sensitive tag below."
+  sensitive: Boolean!
+  "You hold VIEW_SENSITIVE on the dataset; without it the answer holds no sensitive tag."
+  viewSensitive: Boolean!
+  datasetTags: [EffectiveTag!]!
+  fields: [SensitiveField!]!
+  partial: Boolean!
+  gaps: [Gap!]!
+  permissionsFiltered: Boolean!
+}
+
+type SensitiveField { field: Field! tags: [EffectiveTag!]! }
+
+extend type Field {
+  "Own and derived tags (ADR 0055), at asOf (default: the asOf the field was asked with)."
+  effectiveTags(asOf: Time, depth: Int = 10, includeInfluenced: Boolean = false): EffectiveTags!
+}
+
+extend type Dataset {
+  "Own tags and, per field, own and derived tags (ADR 0055), at asOf (default: the asOf the dataset was asked with)."
+  effectiveTags(asOf: Time, depth: Int = 10, includeInfluenced: Boolean = false): EffectiveTags!
+  "Which of its fields carry or derive a sensitive tag, explained (ADR 0055)."
+  sensitivity(asOf: Time, depth: Int = 10): Sensitivity!
+}
+
+"An OpenLineage transformation kind: a type, and optionally its subtype (INDIRECT/FILTER); subtypes compare case-insensitively."
+input TransformationKind { type: TransformationType!, subtype: String }
+
+"""
+Which column edges a FIELD lineage walk crosses (ADR 0055). An edge is judged by its transformations minus the
+` + "`" + `exclude` + "`" + `d kinds, minus the masking ones with ` + "`" + `stopAtMasking` + "`" + `; with ` + "`" + `only` + "`" + `, what remains must hold one of its
+kinds. The edge is crossed when something remains, or when it reported no transformations and ` + "`" + `only` + "`" + ` is not
+given. E.g. ` + "`" + `{only: [{type: DIRECT}], stopAtMasking: true}` + "`" + ` follows where values are copied or derived unmasked;
+` + "`" + `{exclude: [{type: INDIRECT, subtype: "FILTER"}]}` + "`" + ` ignores the Spark integration's filter edges.
+"""
+input TransformationFilter {
+  only: [TransformationKind!]
+  exclude: [TransformationKind!]
+  stopAtMasking: Boolean = false
+}
+
+# --- end governance: effective tags ---
 `, BuiltIn: false},
 	{Name: "../trust.graphqls", Input: `# Trust signals and the expected-job inventory (docs/trust.md, ADR 0031). Additive to schema.graphqls.
 
@@ -5314,6 +5660,10 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_versions(ctx, field)
 	case "lastWrittenBy":
 		return ec.fieldContext_Dataset_lastWrittenBy(ctx, field)
+	case "effectiveTags":
+		return ec.fieldContext_Dataset_effectiveTags(ctx, field)
+	case "sensitivity":
+		return ec.fieldContext_Dataset_sensitivity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -5374,6 +5724,52 @@ func (ec *executionContext) childFields_DiffNode(ctx context.Context, field grap
 		return ec.fieldContext_DiffNode_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DiffNode", field.Name)
+}
+
+func (ec *executionContext) childFields_EffectiveTag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_EffectiveTag_field(ctx, field)
+	case "tag":
+		return ec.fieldContext_EffectiveTag_tag(ctx, field)
+	case "class":
+		return ec.fieldContext_EffectiveTag_class(ctx, field)
+	case "source":
+		return ec.fieldContext_EffectiveTag_source(ctx, field)
+	case "effect":
+		return ec.fieldContext_EffectiveTag_effect(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_EffectiveTag_sensitive(ctx, field)
+	case "origin":
+		return ec.fieldContext_EffectiveTag_origin(ctx, field)
+	case "originTag":
+		return ec.fieldContext_EffectiveTag_originTag(ctx, field)
+	case "distance":
+		return ec.fieldContext_EffectiveTag_distance(ctx, field)
+	case "path":
+		return ec.fieldContext_EffectiveTag_path(ctx, field)
+	case "explanation":
+		return ec.fieldContext_EffectiveTag_explanation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EffectiveTag", field.Name)
+}
+
+func (ec *executionContext) childFields_EffectiveTags(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_EffectiveTags_asOf(ctx, field)
+	case "depth":
+		return ec.fieldContext_EffectiveTags_depth(ctx, field)
+	case "tags":
+		return ec.fieldContext_EffectiveTags_tags(ctx, field)
+	case "partial":
+		return ec.fieldContext_EffectiveTags_partial(ctx, field)
+	case "gaps":
+		return ec.fieldContext_EffectiveTags_gaps(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_EffectiveTags_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EffectiveTags", field.Name)
 }
 
 func (ec *executionContext) childFields_EventStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5462,6 +5858,8 @@ func (ec *executionContext) childFields_Field(ctx context.Context, field graphql
 		return ec.fieldContext_Field_observedOnRead(ctx, field)
 	case "tags":
 		return ec.fieldContext_Field_tags(ctx, field)
+	case "effectiveTags":
+		return ec.fieldContext_Field_effectiveTags(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Field", field.Name)
 }
@@ -6004,6 +6402,38 @@ func (ec *executionContext) childFields_SearchConnection(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SearchConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_SensitiveField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_SensitiveField_field(ctx, field)
+	case "tags":
+		return ec.fieldContext_SensitiveField_tags(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SensitiveField", field.Name)
+}
+
+func (ec *executionContext) childFields_Sensitivity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_Sensitivity_asOf(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_Sensitivity_sensitive(ctx, field)
+	case "viewSensitive":
+		return ec.fieldContext_Sensitivity_viewSensitive(ctx, field)
+	case "datasetTags":
+		return ec.fieldContext_Sensitivity_datasetTags(ctx, field)
+	case "fields":
+		return ec.fieldContext_Sensitivity_fields(ctx, field)
+	case "partial":
+		return ec.fieldContext_Sensitivity_partial(ctx, field)
+	case "gaps":
+		return ec.fieldContext_Sensitivity_gaps(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_Sensitivity_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Sensitivity", field.Name)
+}
+
 func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6222,6 +6652,36 @@ func (ec *executionContext) field_CoverageFigure_trend_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Dataset_effectiveTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "includeInfluenced",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeInfluenced"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_fields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6244,6 +6704,28 @@ func (ec *executionContext) field_Dataset_fields_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Dataset_sensitivity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Dataset_versions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6263,6 +6745,36 @@ func (ec *executionContext) field_Dataset_versions_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Field_effectiveTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["asOf"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "includeInfluenced",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeInfluenced"] = arg2
 	return args, nil
 }
 
@@ -6789,6 +7301,14 @@ func (ec *executionContext) field_Query_lineage_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "transformations",
+		func(ctx context.Context, v any) (*api.TransformationFilter, error) {
+			return ec.unmarshalOTransformationFilter2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["transformations"] = arg9
 	return args, nil
 }
 
@@ -11355,6 +11875,94 @@ func (ec *executionContext) fieldContext_Dataset_lastWrittenBy(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_effectiveTags(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_effectiveTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().EffectiveTags(ctx, obj, fc.Args["asOf"].(*time.Time), fc.Args["depth"].(*int), fc.Args["includeInfluenced"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.EffectiveTags) graphql.Marshaler {
+			return ec.marshalNEffectiveTags2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTags(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_effectiveTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EffectiveTags(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_effectiveTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_sensitivity(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_sensitivity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().Sensitivity(ctx, obj, fc.Args["asOf"].(*time.Time), fc.Args["depth"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Sensitivity) graphql.Marshaler {
+			return ec.marshalNSensitivity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitivity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_sensitivity(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sensitivity(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_sensitivity_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DatasetVersion_version(ctx context.Context, field graphql.CollectedField, obj *api.DatasetVersion) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11771,6 +12379,460 @@ func (ec *executionContext) _DiffNode_dataset(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_DiffNode_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DiffNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _EffectiveTag_field(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalOField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTag_tag(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTag_class(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_class(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Class, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_class(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "String")
+}
+
+func (ec *executionContext) _EffectiveTag_source(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.TagSource) graphql.Marshaler {
+			return ec.marshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "TagSource")
+}
+
+func (ec *executionContext) _EffectiveTag_effect(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_effect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Effect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.PiiEffect) graphql.Marshaler {
+			return ec.marshalNPiiEffect2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiEffect(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_effect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "PiiEffect")
+}
+
+func (ec *executionContext) _EffectiveTag_sensitive(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _EffectiveTag_origin(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalOField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTag_originTag(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_originTag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OriginTag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_originTag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTag_distance(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EffectiveTag_path(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.PiiStep) graphql.Marshaler {
+			return ec.marshalNPiiStep2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐPiiStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PiiStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTag_explanation(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTag_explanation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Explanation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTag_explanation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTag", field, false, false, "String")
+}
+
+func (ec *executionContext) _EffectiveTags_asOf(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTags", field, false, false, "Time")
+}
+
+func (ec *executionContext) _EffectiveTags_depth(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTags", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EffectiveTags_tags(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.EffectiveTag) graphql.Marshaler {
+			return ec.marshalNEffectiveTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTags",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EffectiveTag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTags_partial(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_partial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Partial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_partial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTags", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _EffectiveTags_gaps(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Gap) graphql.Marshaler {
+			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EffectiveTags",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EffectiveTags_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTags) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EffectiveTags_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EffectiveTags_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EffectiveTags", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _EventStatus_id(ctx context.Context, field graphql.CollectedField, obj *api.EventStatus) (ret graphql.Marshaler) {
@@ -12564,6 +13626,50 @@ func (ec *executionContext) fieldContext_Field_tags(_ context.Context, field gra
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Field_effectiveTags(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Field_effectiveTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Field().EffectiveTags(ctx, obj, fc.Args["asOf"].(*time.Time), fc.Args["depth"].(*int), fc.Args["includeInfluenced"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.EffectiveTags) graphql.Marshaler {
+			return ec.marshalNEffectiveTags2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTags(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Field_effectiveTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Field",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EffectiveTags(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Field_effectiveTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -16204,7 +17310,7 @@ func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Lineage(ctx, fc.Args["start"].(api.NodeRef), fc.Args["direction"].(api.Direction), fc.Args["depth"].(int), fc.Args["granularity"].(*api.Granularity), fc.Args["asOf"].(*time.Time), fc.Args["evidence"].([]api.EvidenceKind), fc.Args["includeAttempted"].(*bool), fc.Args["maxNodes"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Lineage(ctx, fc.Args["start"].(api.NodeRef), fc.Args["direction"].(api.Direction), fc.Args["depth"].(int), fc.Args["granularity"].(*api.Granularity), fc.Args["asOf"].(*time.Time), fc.Args["evidence"].([]api.EvidenceKind), fc.Args["includeAttempted"].(*bool), fc.Args["maxNodes"].(*int), fc.Args["after"].(*string), fc.Args["transformations"].(*api.TransformationFilter))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *api.LineageGraph) graphql.Marshaler {
@@ -18499,6 +19605,281 @@ func (ec *executionContext) fieldContext_SearchConnection_permissionsFiltered(_ 
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _SensitiveField_field(ctx context.Context, field graphql.CollectedField, obj *api.SensitiveField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitiveField_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.Field) graphql.Marshaler {
+			return ec.marshalNField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitiveField_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SensitiveField",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Field(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SensitiveField_tags(ctx context.Context, field graphql.CollectedField, obj *api.SensitiveField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SensitiveField_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.EffectiveTag) graphql.Marshaler {
+			return ec.marshalNEffectiveTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SensitiveField_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SensitiveField",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EffectiveTag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sensitivity_asOf(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sensitivity", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Sensitivity_sensitive(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sensitivity", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Sensitivity_viewSensitive(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_viewSensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViewSensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_viewSensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sensitivity", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Sensitivity_datasetTags(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_datasetTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatasetTags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.EffectiveTag) graphql.Marshaler {
+			return ec.marshalNEffectiveTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_datasetTags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EffectiveTag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sensitivity_fields(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_fields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.SensitiveField) graphql.Marshaler {
+			return ec.marshalNSensitiveField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitiveFieldᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SensitiveField(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sensitivity_partial(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_partial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Partial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_partial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sensitivity", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Sensitivity_gaps(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_gaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gaps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []api.Gap) graphql.Marshaler {
+			return ec.marshalNGap2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_gaps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sensitivity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sensitivity_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.Sensitivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sensitivity_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sensitivity_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sensitivity", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20348,6 +21729,115 @@ func UnmarshalSecurableInput(ctx context.Context, raw any) (model.SecurableInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputTransformationFilter(ctx context.Context, obj any) (api.TransformationFilter, error) {
+	var it api.TransformationFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["stopAtMasking"]; !present {
+		asMap["stopAtMasking"] = false
+	}
+
+	fieldsInOrder := [...]string{"only", "exclude", "stopAtMasking"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "only":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("only"))
+			data, err := ec.unmarshalOTransformationKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Only = data
+		case "exclude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("exclude"))
+			data, err := ec.unmarshalOTransformationKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Exclude = data
+		case "stopAtMasking":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stopAtMasking"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StopAtMasking = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTransformationFilter unmarshals raw into the TransformationFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTransformationFilter(ctx context.Context, raw any) (api.TransformationFilter, error) {
+	var out api.TransformationFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TransformationFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTransformationKind(ctx context.Context, obj any) (api.TransformationKind, error) {
+	var it api.TransformationKind
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "subtype"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "subtype":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subtype"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subtype = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTransformationKind unmarshals raw into the TransformationKind input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTransformationKind(ctx context.Context, raw any) (api.TransformationKind, error) {
+	var out api.TransformationKind
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TransformationKind", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -21991,6 +23481,18 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Dataset_lastWrittenBy(ctx, field, obj)
 				})
+		case "effectiveTags":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Dataset_effectiveTags(ctx, field, obj)
+				})
+		case "sensitivity":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Dataset_sensitivity(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22186,6 +23688,147 @@ func (ec *executionContext) _DiffNode(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "dataset":
 			out.Values[i] = ec._DiffNode_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var effectiveTagImplementors = []string{"EffectiveTag"}
+
+func (ec *executionContext) _EffectiveTag(ctx context.Context, sel ast.SelectionSet, obj *api.EffectiveTag) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, effectiveTagImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EffectiveTag")
+		case "field":
+			out.Values[i] = ec._EffectiveTag_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tag":
+			out.Values[i] = ec._EffectiveTag_tag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "class":
+			out.Values[i] = ec._EffectiveTag_class(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._EffectiveTag_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effect":
+			out.Values[i] = ec._EffectiveTag_effect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._EffectiveTag_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._EffectiveTag_origin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "originTag":
+			out.Values[i] = ec._EffectiveTag_originTag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._EffectiveTag_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._EffectiveTag_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "explanation":
+			out.Values[i] = ec._EffectiveTag_explanation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var effectiveTagsImplementors = []string{"EffectiveTags"}
+
+func (ec *executionContext) _EffectiveTags(ctx context.Context, sel ast.SelectionSet, obj *api.EffectiveTags) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, effectiveTagsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EffectiveTags")
+		case "asOf":
+			out.Values[i] = ec._EffectiveTags_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._EffectiveTags_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._EffectiveTags_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "partial":
+			out.Values[i] = ec._EffectiveTags_partial(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._EffectiveTags_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._EffectiveTags_permissionsFiltered(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22467,6 +24110,12 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "effectiveTags":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Field_effectiveTags(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24514,6 +26163,112 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var sensitiveFieldImplementors = []string{"SensitiveField"}
+
+func (ec *executionContext) _SensitiveField(ctx context.Context, sel ast.SelectionSet, obj *api.SensitiveField) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sensitiveFieldImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SensitiveField")
+		case "field":
+			out.Values[i] = ec._SensitiveField_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._SensitiveField_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sensitivityImplementors = []string{"Sensitivity"}
+
+func (ec *executionContext) _Sensitivity(ctx context.Context, sel ast.SelectionSet, obj *api.Sensitivity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sensitivityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Sensitivity")
+		case "asOf":
+			out.Values[i] = ec._Sensitivity_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._Sensitivity_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viewSensitive":
+			out.Values[i] = ec._Sensitivity_viewSensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datasetTags":
+			out.Values[i] = ec._Sensitivity_datasetTags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fields":
+			out.Values[i] = ec._Sensitivity_fields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "partial":
+			out.Values[i] = ec._Sensitivity_partial(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gaps":
+			out.Values[i] = ec._Sensitivity_gaps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._Sensitivity_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var tagImplementors = []string{"Tag"}
 
 func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *api.Tag) graphql.Marshaler {
@@ -25553,6 +27308,38 @@ func (ec *executionContext) marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋ
 	return res
 }
 
+func (ec *executionContext) marshalNEffectiveTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.EffectiveTag) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEffectiveTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTag(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEffectiveTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTag(ctx context.Context, sel ast.SelectionSet, v *api.EffectiveTag) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "EffectiveTag!")
+		return graphql.Null
+	}
+	return ec._EffectiveTag(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEffectiveTags2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTags(ctx context.Context, sel ast.SelectionSet, v *api.EffectiveTags) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "EffectiveTags!")
+		return graphql.Null
+	}
+	return ec._EffectiveTags(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEventState2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEventState(ctx context.Context, v any) (api.EventState, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := api.EventState(tmp)
@@ -26435,6 +28222,38 @@ func (ec *executionContext) unmarshalNSecurableInput2ᚖgithubᚗcomᚋheadwater
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSensitiveField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitiveFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.SensitiveField) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSensitiveField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitiveField(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSensitiveField2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitiveField(ctx context.Context, sel ast.SelectionSet, v *api.SensitiveField) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SensitiveField!")
+		return graphql.Null
+	}
+	return ec._SensitiveField(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSensitivity2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSensitivity(ctx context.Context, sel ast.SelectionSet, v *api.Sensitivity) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Sensitivity!")
+		return graphql.Null
+	}
+	return ec._Sensitivity(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNStopReason2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐStopReason(ctx context.Context, v any) (api.StopReason, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := api.StopReason(tmp)
@@ -26513,6 +28332,21 @@ func (ec *executionContext) marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ret
 }
 
+func (ec *executionContext) unmarshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, v any) (api.TagSource, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.TagSource(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, sel ast.SelectionSet, v api.TagSource) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TagSource!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -26573,6 +28407,11 @@ func (ec *executionContext) marshalNTransformation2ᚕgithubᚗcomᚋheadwater�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNTransformationKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationKind(ctx context.Context, v any) (api.TransformationKind, error) {
+	res, err := ec.unmarshalInputTransformationKind(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNTransformationType2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationType(ctx context.Context, v any) (api.TransformationType, error) {
@@ -27219,6 +29058,31 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := model.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOTransformationFilter2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationFilter(ctx context.Context, v any) (*api.TransformationFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTransformationFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOTransformationKind2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationKindᚄ(ctx context.Context, v any) ([]api.TransformationKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]api.TransformationKind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTransformationKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTransformationKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -83,6 +83,8 @@ func (w *world) operations() map[string]struct {
 		"coverage":             {leakCoverageQ, map[string]any{"ns": ns}},
 		"piiFlow from dataset": {leakPiiFlowQ, map[string]any{"from": map[string]any{"dataset": map[string]any{"namespace": ns, "name": "pub.mid"}}}},
 		"piiFlow from field":   {leakPiiFlowQ, map[string]any{"from": map[string]any{"field": map[string]any{"namespace": ns, "name": "pub.mid", "field": "c"}}}},
+		"effectiveTags behind": {effectiveQ, map[string]any{"ns": ns, "name": "pub.behind", "infl": true}},
+		"effectiveTags out":    {effectiveQ, map[string]any{"ns": ns, "name": "pub.out", "infl": true}},
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
   endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}

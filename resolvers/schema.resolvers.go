@@ -47,6 +47,16 @@ func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *api.Dataset) (
 	return optional(r.loadersFrom(ctx).runs.Load(ctx, key))
 }
 
+// EffectiveTags is the resolver for the effectiveTags field.
+func (r *datasetResolver) EffectiveTags(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error) {
+	return r.svc.DatasetEffectiveTags(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, includeInfluenced))
+}
+
+// Sensitivity is the resolver for the sensitivity field.
+func (r *datasetResolver) Sensitivity(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int) (*api.Sensitivity, error) {
+	return r.svc.DatasetSensitivity(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, nil))
+}
+
 // WrittenBy is the resolver for the writtenBy field.
 func (r *datasetVersionResolver) WrittenBy(ctx context.Context, obj *api.DatasetVersion) ([]*api.Run, error) {
 	keys, err := r.catalog.VersionWriters(ctx, obj.DatasetKey, obj.Version)
@@ -69,6 +79,11 @@ func (r *datasetVersionResolver) WrittenBy(ctx context.Context, obj *api.Dataset
 // Dataset is the resolver for the dataset field.
 func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error) {
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.AsOf.UnixMilli()})
+}
+
+// EffectiveTags is the resolver for the effectiveTags field.
+func (r *fieldResolver) EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error) {
+	return r.svc.FieldEffectiveTags(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, includeInfluenced))
 }
 
 // Version is the resolver for the version field.
@@ -161,10 +176,10 @@ func (r *queryResolver) Search(ctx context.Context, query string, first *int, af
 }
 
 // Lineage is the resolver for the lineage field.
-func (r *queryResolver) Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string) (*api.LineageGraph, error) {
+func (r *queryResolver) Lineage(ctx context.Context, start api.NodeRef, direction api.Direction, depth int, granularity *api.Granularity, asOf *time.Time, evidence []api.EvidenceKind, includeAttempted *bool, maxNodes *int, after *string, transformations *api.TransformationFilter) (*api.LineageGraph, error) {
 	return r.svc.Lineage(ctx, lineage.LineageArgs{Start: start, Direction: direction, Depth: depth,
 		Granularity: deref(granularity), AsOf: asOf, Evidence: evidence, IncludeAttempted: deref(includeAttempted),
-		MaxNodes: deref(maxNodes), After: deref(after)})
+		MaxNodes: deref(maxNodes), After: deref(after), Transformations: transformations})
 }
 
 // Impact is the resolver for the impact field.

@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/authn/exchange"
 	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/governance"
+	"github.com/headwater-data/headwater/governance/flowexport"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -157,6 +158,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 		return err
 	}
 	mux.Handle("/graphql", gql)
+	flowexport.NewHandler(q.lineage, perms.RequestAuditor, time.Now, log).Register(mux) // piiFlow for auditors (ADR 0055)
 	mux.Handle("GET /graphiql", resolvers.GraphiQL("/graphql"))
 	mux.Handle("GET /{$}", resolvers.GraphiQL("/graphql"))
 	web.Register(mux) // the lineage explorer at /explore/ (docs/explorer.md)

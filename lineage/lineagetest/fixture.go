@@ -192,7 +192,12 @@ type Transform struct {
 
 // ColumnFeeds writes a COLUMN_FEEDS edge from -> to through job, open since T0.
 func (f *Fixture) ColumnFeeds(from, to, job string, ts ...Transform) {
-	p := f.legProps(Leg{})
+	f.ColumnFeedsLeg(from, to, job, Leg{}, ts...)
+}
+
+// ColumnFeedsLeg writes a COLUMN_FEEDS edge from -> to through job with leg l (its intervals, kind, ...).
+func (f *Fixture) ColumnFeedsLeg(from, to, job string, l Leg, ts ...Transform) {
+	p := f.legProps(l)
 	p["jobKey"] = job
 	types, subs, masks, descs := []any{}, []any{}, []any{}, []any{}
 	for _, t := range ts {

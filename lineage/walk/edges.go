@@ -13,6 +13,7 @@ type edgeCtx struct {
 	asOf        int64
 	pubs        map[string]bool
 	evidence    map[api.EvidenceKind]bool // empty: all kinds
+	columns     *api.TransformationFilter // column edges crossed (nil: all)
 	staleMin    time.Duration
 	staleFactor float64
 }

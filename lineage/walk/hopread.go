@@ -356,8 +356,8 @@ func (w *walk) addNeighbour(found hopFound, g groupKey, r graph.HopRow, pairs []
 		job = nil
 	}
 	edge, flags := buildEdge(from, to, job, pairs, w.spec.ec)
-	if edge == nil {
-		return
+	if edge == nil || (g.kind == HopField && !w.spec.ec.columns.Keeps(edge.Transformations)) {
+		return // not in force, or a column edge the transformation filter does not cross
 	}
 	if hidden {
 		scrubHiddenJob(edge, from, to)

@@ -25,6 +25,8 @@ type Spec struct {
 	AsOfKey  string   // how AsOf appears in cache keys: exact ms for an explicit asOf, a bucket for "now"
 	Pubs     []string // publication states that count
 	Evidence []api.EvidenceKind
+	// Columns filters the column edges a FIELD walk crosses by their transformations (nil: every edge).
+	Columns *api.TransformationFilter
 	// StaleMin and StaleFactor set an observed edge's staleness threshold.
 	StaleMin    time.Duration
 	StaleFactor float64
@@ -101,8 +103,9 @@ func (s Spec) spec(first bool) walkSpec {
 		ev[e] = true
 	}
 	return walkSpec{depth: s.Depth, maxNodes: s.MaxNodes, asOf: s.AsOf, asOfKey: s.AsOfKey, pubs: s.Pubs,
-		principal:  s.Principal,
-		ec:         edgeCtx{asOf: s.AsOf, pubs: pubSet, evidence: ev, staleMin: s.StaleMin, staleFactor: s.StaleFactor},
+		principal: s.Principal,
+		ec: edgeCtx{asOf: s.AsOf, pubs: pubSet, evidence: ev, columns: s.Columns, staleMin: s.StaleMin,
+			staleFactor: s.StaleFactor},
 		startNodes: s.Start, firstPage: first, maxHops: s.MaxHops, fanOut: s.FanOut, deadline: s.Deadline,
 		clock: s.Clock, startNames: s.StartNames, oneShot: s.OneShot, clamped: s.Clamped}
 }

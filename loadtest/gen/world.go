@@ -25,6 +25,9 @@ type Dataset struct {
 	Layer     int
 	Hub       bool
 	Fields    []Field
+	// Tags are the dataset's tags as the graph stores them (`field:key=value`): the PII classes its owners put on
+	// a source's personal columns (sourceTags); none on derived datasets, whose PII is what piiFlow derives.
+	Tags []string
 }
 
 // Job is one job with its declared inputs and outputs and its producer's shape.
@@ -89,6 +92,7 @@ func (w *World) buildDatasets(r *rand.Rand) {
 		w.Datasets[i] = Dataset{ID: i, Env: env, Platform: pl, Layer: layer,
 			Namespace: datasetNamespace(w.Config.Prefix, pl, env, r.IntN(hostsPerPlatform)),
 			Name:      datasetName(pl, layer, i, r), Fields: makeFields(pl, r)}
+		w.Datasets[i].Tags = sourceTags(layer, w.Datasets[i].Fields)
 		k := envLayerKey(env, layer)
 		w.byEnvLayer[k] = append(w.byEnvLayer[k], i)
 	}

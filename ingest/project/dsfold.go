@@ -780,9 +780,30 @@ func (p *Projector) refoldStale(ctx context.Context) error {
 	if len(p.fold.staleDirty()) == 0 {
 		return nil
 	}
+	if err := p.writeNoEvents(ctx); err != nil {
+		return fmt.Errorf("refold refused dataset states: %w", err)
+	}
+	return nil
+}
+
+// SaveDue runs a transaction of no events: it saves the dataset states and job checkpoints due for saving (dirty
+// for foldstate.SnapshotEvery, or beyond the memory bound) and refolds the refused ones, as every batch does at
+// its end. The consumer calls it on a timer, so an idle projector's unsaved changes, and another instance's
+// writes that left them out, are settled within about SnapshotEvery instead of at its session's end
+// (docs/adr/0054-refused-saves-refold-the-holders-changes.md).
+func (p *Projector) SaveDue(ctx context.Context) error {
+	if err := p.writeNoEvents(ctx); err != nil {
+		return fmt.Errorf("save due fold state: %w", err)
+	}
+	return nil
+}
+
+// writeNoEvents is a fenced transaction of no events (refolds, due saves, replay points), with the touched nodes'
+// generations bumped as for a batch.
+func (p *Projector) writeNoEvents(ctx context.Context) error {
 	res, err := p.writeFenced(ctx, nil, nil)
 	if err != nil {
-		return fmt.Errorf("refold refused dataset states: %w", err)
+		return err
 	}
 	if len(res.Touched) > 0 {
 		if err := p.gens.Bump(ctx, res.Touched); err != nil {

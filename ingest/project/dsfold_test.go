@@ -271,3 +271,38 @@ func TestFoldStateRefusedSaveAtHandoverKeepsTheHoldersObservations(t *testing.T)
 		}
 	}
 }
+
+// The same two holders without a session end: A, idle after its two events, saves what is due on the consumer's
+// timer (SaveDue) once its state has been dirty for SnapshotEvery; the save is refused by B's write and the state
+// refolded, so the live graph equals one projection of each event without either session ending.
+func TestFoldStateIdleHolderSavesDueAndRefolds(t *testing.T) {
+	s := newScen(t)
+	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
+	e1 := s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
+	e2 := s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
+	e3 := s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
+	s.apply(e1, e2, e3)
+	want := s.dump()
+	s.wipe()
+	a, b := s.newProjector(), s.newProjector()
+	srcA, srcB := newSource(s, "idleA"), newSource(s, "idleB")
+	s.applyWith(a, srcA.append(s, e1, e2))
+	s.applyWith(b, srcB.append(s, e3))
+	if err := a.SaveDue(s.ctx); err != nil { // nothing due yet: A's changes stay unsaved
+		t.Fatal(err)
+	}
+	if len(a.fold.cache.DirtyEntries()) == 0 {
+		t.Fatal("A saved before its state was due: the test would not test a due save")
+	}
+	later := time.Now().Add(foldstate.SnapshotEvery + time.Second)
+	a.fold.now = func() time.Time { return later }
+	if err := a.SaveDue(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.dump(); got != want {
+		t.Fatalf("after A's due save the live graph differs from one projection of each event:\n%s", diffLines(want, got))
+	}
+	if n := len(a.fold.cache.DirtyEntries()); n != 0 {
+		t.Fatalf("A still holds %d unsaved dataset states after its due save", n)
+	}
+}

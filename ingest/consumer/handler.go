@@ -8,6 +8,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/ingest/project"
 )
@@ -17,9 +18,24 @@ type handler struct {
 	cfg        Config
 	kc         kafkaio.Config
 	d          Deps
-	epochDirty atomic.Bool // a generation bump was missed; the epoch must be bumped when Redis is back
-	combine    *combiner   // bounds concurrent projections (Config.Parallel) and merges waiting partitions' batches
+	epochDirty atomic.Bool   // a generation bump was missed; the epoch must be bumped when Redis is back
+	combine    *combiner     // bounds concurrent projections (Config.Parallel) and merges waiting partitions' batches
+	stopDue    func()        // ends the session's due-save timer (startDueSaves) and waits for it
+	dueEvery   time.Duration // the due-save timer's period (0: dueSaveEvery; tests shorten it)
 }
+
+// DueSaver is implemented by a projector whose fold state has saves that fall due with time
+// (project.Projector.SaveDue): the consumer calls it every dueSaveEvery during a session, so an idle projector's
+// unsaved state, and a dataset another instance wrote without it, are settled within about a minute
+// (docs/adr/0054-refused-saves-refold-the-holders-changes.md).
+type DueSaver interface {
+	SaveDue(ctx context.Context) error
+}
+
+// dueSaveEvery is how often a session asks the projector to save its due fold state: a quarter of
+// foldstate.SnapshotEvery, so a state is saved at most ~15 s after it falls due even when no batch arrives. Each
+// call is one small write transaction when nothing is due.
+const dueSaveEvery = foldstate.SnapshotEvery / 4
 
 var _ sarama.ConsumerGroupHandler = (*handler)(nil)
 
@@ -32,7 +48,8 @@ type FoldState interface {
 	SaveFoldState(ctx context.Context, parts []string) error
 }
 
-// Setup rewinds each claimed partition to the projector's replay point (never forward: sarama ignores that).
+// Setup rewinds each claimed partition to the projector's replay point (never forward: sarama ignores that), and
+// starts the session's due-save timer.
 func (h *handler) Setup(sess sarama.ConsumerGroupSession) error {
 	fs, ok := h.d.Projector.(FoldState)
 	if !ok {
@@ -52,11 +69,16 @@ func (h *handler) Setup(sess sarama.ConsumerGroupSession) error {
 			}
 		}
 	}
+	h.startDueSaves(sess.Context())
 	return nil
 }
 
 // Cleanup saves the fold state and drops the entries of the session's partitions.
 func (h *handler) Cleanup(sess sarama.ConsumerGroupSession) error {
+	if h.stopDue != nil {
+		h.stopDue()
+		h.stopDue = nil
+	}
 	fs, ok := h.d.Projector.(FoldState)
 	if !ok {
 		return nil
@@ -73,6 +95,36 @@ func (h *handler) Cleanup(sess sarama.ConsumerGroupSession) error {
 		h.d.Log.Warn("fold state not saved at session end; a restart replays from the last replay points", "err", err)
 	}
 	return nil
+}
+
+// startDueSaves runs the projector's due saves every dueSaveEvery until the session ends (stopDue).
+func (h *handler) startDueSaves(ctx context.Context) {
+	ds, ok := h.d.Projector.(DueSaver)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		every := h.dueEvery
+		if every <= 0 {
+			every = dueSaveEvery
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := ds.SaveDue(ctx); err != nil && ctx.Err() == nil {
+					h.d.Log.Warn("due fold state not saved; the next batch or session end saves it", "err", err)
+				}
+			}
+		}
+	}()
+	h.stopDue = func() { cancel(); <-done }
 }
 
 // ConsumeClaim batches the partition's messages (BatchSize, or once its oldest message is BatchWait old,

@@ -89,6 +89,7 @@ type dsFoldState struct {
 	progress  map[string]int64 // the replay points last written
 	inflight  map[*foldTx]bool // transactions between their replay points and their installation
 	held      map[string]int   // per dataset, the transactions in progress holding it in their work (dueToSave)
+	stale     map[string]bool  // datasets marked stale with unsaved changes, to refold (staleDirty)
 	now       func() time.Time
 	requests  prometheus.Counter
 	hits      prometheus.Counter
@@ -101,7 +102,8 @@ type dsFoldState struct {
 
 // newFoldState builds the fold state bounded by the states' resident bytes (dsCached.Size; foldstate.NewSized).
 func newFoldState(maxBytes int64) *dsFoldState {
-	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, held: map[string]int{}, now: time.Now,
+	f := &dsFoldState{progress: map[string]int64{}, inflight: map[*foldTx]bool{}, held: map[string]int{},
+		stale: map[string]bool{}, now: time.Now,
 		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_requests_total",
 			Help: "Dataset fold-state lookups in the projector's memory."}),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_dataset_state_hits_total",
@@ -145,6 +147,7 @@ type foldTx struct {
 	marks map[string]int64 // the replay points this transaction writes (f.mu)
 	dirt  map[string]int64 // per partition, the lowest offset its written states leave unsaved (f.mu)
 	holds []string         // the datasets it counts in f.held (f.mu)
+	gone  []string         // stale entries to refold whose node no longer exists (dropped at commit)
 	err   error
 }
 
@@ -217,6 +220,11 @@ func (a *foldAttempt) end(committed bool) {
 			a.f.cache.Put(w.successor(now))
 		}
 	}
+	for _, k := range t.gone {
+		if e := a.f.cache.Peek(k); e != nil && e.Value.stale {
+			a.f.cache.Remove(k)
+		}
+	}
 	a.f.settle(t, t.marks)
 }
 
@@ -255,6 +263,11 @@ func (f *dsFoldState) markStale(keys []string, works map[string]*dsWork) {
 		n := e.Successor(&dsCached{st: e.Value.st, pending: e.Value.pending, stale: true}, e.Seq, !e.Dirty(), f.now(), nil)
 		n.Shared = true
 		f.cache.Put(n)
+		if n.Dirty() {
+			f.mu.Lock()
+			f.stale[k] = true
+			f.mu.Unlock()
+		}
 	}
 }
 
@@ -357,6 +370,9 @@ func (w *txWriter) datasetChanges(fresh, replayed []*rec) (map[string]*dsChange,
 			keySet[k] = true
 		}
 	}
+	for _, k := range w.refold {
+		keySet[k] = true
+	}
 	keys := sortedKeys(keySet)
 	states, err := w.datasetStates(keys)
 	if err != nil {
@@ -368,6 +384,14 @@ func (w *txWriter) datasetChanges(fresh, replayed []*rec) (map[string]*dsChange,
 			for _, p := range d.base.Value.pending { // a refused write's unsaved changes, onto the reloaded state
 				addChange(out, k, p)
 			}
+		}
+	}
+	for _, k := range w.refold {
+		switch d := w.fold.works[k]; {
+		case d == nil:
+			w.fold.gone = append(w.fold.gone, k) // no such node any more: nothing to write its changes onto
+		case d.loaded && out[k] == nil:
+			addChange(out, k, &dsChange{}) // written (and saved) even with nothing pending: its entry is stale
 		}
 	}
 	for i, r := range all {
@@ -707,7 +731,13 @@ func (p *Projector) SaveFoldState(ctx context.Context, parts []string) error {
 
 func (p *Projector) saveAll(ctx context.Context) error {
 	for i := 0; ; i++ {
+		if err := p.refoldStale(ctx); err != nil {
+			return err
+		}
 		err := p.saveOnce(ctx)
+		if err == nil && len(p.fold.staleDirty()) > 0 {
+			err = errFenced // a save in this attempt was refused after all: refold those too
+		}
 		if !errors.Is(err, errFenced) || i >= maxFenceRetries {
 			return err
 		}
@@ -716,6 +746,71 @@ func (p *Projector) saveAll(ctx context.Context) error {
 			p.jobs.conflicts.Inc()
 		}
 	}
+}
+
+// staleDirty are the datasets this instance holds unsaved changes of whose write or save was refused: another
+// writer wrote the node (an instance that loaded its snapshot while these changes were unsaved, so derived the
+// node's properties without them). Until they are refolded the graph lacks the changes (sorted keys).
+func (f *dsFoldState) staleDirty() []string {
+	if f.disabled {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k := range f.stale {
+		if e := f.cache.Peek(k); e != nil && e.Dirty() && e.Value.stale {
+			out = append(out, k)
+		} else {
+			delete(f.stale, k) // written since, or gone
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// refoldStale writes the stale dirty datasets again (docs/adr/0054-refused-saves-refold-the-holders-changes.md):
+// a transaction with no events reloads each one's snapshot (now holding the other writer's observations),
+// re-applies the changes this instance holds unsaved, writes every derived property, the Fields and the
+// snapshot (the entry is shared, so written through), and refolds the jobs whose edges its cuts change; the
+// touched nodes' generations are bumped as for a batch. A save that was refused used to be skipped, so the
+// holder's observations stayed out of the graph until it touched the dataset again or another instance replayed
+// its partition.
+func (p *Projector) refoldStale(ctx context.Context) error {
+	if len(p.fold.staleDirty()) == 0 {
+		return nil
+	}
+	if err := p.writeNoEvents(ctx); err != nil {
+		return fmt.Errorf("refold refused dataset states: %w", err)
+	}
+	return nil
+}
+
+// SaveDue runs a transaction of no events: it saves the dataset states and job checkpoints due for saving (dirty
+// for foldstate.SnapshotEvery, or beyond the memory bound) and refolds the refused ones, as every batch does at
+// its end. The consumer calls it on a timer, so an idle projector's unsaved changes, and another instance's
+// writes that left them out, are settled within about SnapshotEvery instead of at its session's end
+// (docs/adr/0054-refused-saves-refold-the-holders-changes.md).
+func (p *Projector) SaveDue(ctx context.Context) error {
+	if err := p.writeNoEvents(ctx); err != nil {
+		return fmt.Errorf("save due fold state: %w", err)
+	}
+	return nil
+}
+
+// writeNoEvents is a fenced transaction of no events (refolds, due saves, replay points), with the touched nodes'
+// generations bumped as for a batch.
+func (p *Projector) writeNoEvents(ctx context.Context) error {
+	res, err := p.writeFenced(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	if len(res.Touched) > 0 {
+		if err := p.gens.Bump(ctx, res.Touched); err != nil {
+			return fmt.Errorf("%w: %w", ErrGenerationBump, err)
+		}
+	}
+	return nil
 }
 
 func (p *Projector) saveOnce(ctx context.Context) error {

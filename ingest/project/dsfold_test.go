@@ -227,3 +227,82 @@ func BenchmarkApplyBatchPositioned(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*jobs*runsPerJob*2)/b.Elapsed().Seconds(), "events/s")
 }
+
+// Two instances hold one dataset across a handover: A folds two events of its partition into the dataset and
+// holds them write-behind (unsaved); B, owning another partition, then loads the node's snapshot (behind A's
+// stamp, so without A's observations) and writes its event through, deriving the dataset's properties
+// (updatedAt, its fields) from a state that lacks A's. A's save at the end of its session is refused by B's
+// stamp. A handover (both sessions end and save) leaves the graph of applying each event once: A's refused save
+// reloads B's snapshot, re-applies its unsaved changes and writes the derived properties again.
+func TestFoldStateRefusedSaveAtHandoverKeepsTheHoldersObservations(t *testing.T) {
+	s := newScen(t)
+	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
+	e1 := s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
+	e2 := s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
+	e3 := s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
+	s.apply(e1, e2, e3)
+	want := s.dump()
+	s.wipe()
+	a, b := s.newProjector(), s.newProjector()
+	srcA, srcB := newSource(s, "handA"), newSource(s, "handB")
+	s.applyWith(a, srcA.append(s, e1))
+	s.applyWith(a, srcA.append(s, e2))
+	if len(a.fold.cache.DirtyEntries()) == 0 {
+		t.Fatal("A holds no unsaved dataset state: the test would not test a write-behind holder")
+	}
+	s.applyWith(b, srcB.append(s, e3))
+	for _, h := range []struct {
+		p   *Projector
+		src *source
+	}{{a, srcA}, {b, srcB}} {
+		if err := h.p.SaveFoldState(s.ctx, []string{h.src.part}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.dump(); got != want {
+		t.Fatalf("after the handover the graph differs from one projection of each event:\n%s", diffLines(want, got))
+	}
+	if n := len(a.fold.cache.DirtyEntries()); n != 0 {
+		t.Fatalf("A still holds %d unsaved dataset states after its session's save", n)
+	}
+	for _, src := range []*source{srcA, srcB} {
+		if off, ok, err := a.ReplayPoint(s.ctx, src.part[:len(src.part)-2], 0); err != nil || ok {
+			t.Fatalf("%s: a replay point remains after both saved (%d, %v)", src.part, off, err)
+		}
+	}
+}
+
+// The same two holders without a session end: A, idle after its two events, saves what is due on the consumer's
+// timer (SaveDue) once its state has been dirty for SnapshotEvery; the save is refused by B's write and the state
+// refolded, so the live graph equals one projection of each event without either session ending.
+func TestFoldStateIdleHolderSavesDueAndRefolds(t *testing.T) {
+	s := newScen(t)
+	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
+	e1 := s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
+	e2 := s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
+	e3 := s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
+	s.apply(e1, e2, e3)
+	want := s.dump()
+	s.wipe()
+	a, b := s.newProjector(), s.newProjector()
+	srcA, srcB := newSource(s, "idleA"), newSource(s, "idleB")
+	s.applyWith(a, srcA.append(s, e1, e2))
+	s.applyWith(b, srcB.append(s, e3))
+	if err := a.SaveDue(s.ctx); err != nil { // nothing due yet: A's changes stay unsaved
+		t.Fatal(err)
+	}
+	if len(a.fold.cache.DirtyEntries()) == 0 {
+		t.Fatal("A saved before its state was due: the test would not test a due save")
+	}
+	later := time.Now().Add(foldstate.SnapshotEvery + time.Second)
+	a.fold.now = func() time.Time { return later }
+	if err := a.SaveDue(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.dump(); got != want {
+		t.Fatalf("after A's due save the live graph differs from one projection of each event:\n%s", diffLines(want, got))
+	}
+	if n := len(a.fold.cache.DirtyEntries()); n != 0 {
+		t.Fatalf("A still holds %d unsaved dataset states after its due save", n)
+	}
+}

@@ -228,7 +228,7 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
-			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin()}
+			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin(), refold: p.fold.staleDirty()}
 		jobs = w.jobs
 		res, err := w.apply(these)
 		if err == nil {

@@ -39,6 +39,10 @@ type txWriter struct {
 	jobs         *jobTx               // the attempt's job fold-state work (jobfold.go; nil: none, write through)
 	runStates    map[string]*runState // the runs this attempt folded, by run key (for the job fold state)
 	replayed     []*rec               // events projected before, read again after a crash: re-folded into dataset state
+	// refold are datasets this instance holds unsaved changes of whose save or write was refused (another writer
+	// wrote the node, from a state without those changes): reloaded, the changes re-applied and every derived
+	// value written again (dsfold.go, refoldStale).
+	refold []string
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
@@ -96,7 +100,11 @@ func (w *txWriter) touch(keys ...string) {
 // jobs, runs, job edges.
 func (w *txWriter) apply(recs []*rec) (Result, error) {
 	start := time.Now()
-	fresh, err := w.claimEvents(recs)
+	var fresh []*rec
+	var err error
+	if len(recs) > 0 {
+		fresh, err = w.claimEvents(recs)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("claim events: %w", err)
 	}
@@ -106,7 +114,7 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 	w.fresh = fresh
 	res := Result{Duplicates: len(recs) - len(fresh) - len(w.conflicts), Projected: len(fresh),
 		IDConflicts: len(w.conflicts)}
-	if len(fresh) == 0 && len(w.replayed) == 0 {
+	if len(fresh) == 0 && len(w.replayed) == 0 && len(w.refold) == 0 {
 		return res, nil
 	}
 	steps := []struct {
@@ -122,7 +130,7 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 	}
 	for _, s := range steps {
 		if len(fresh) == 0 && s.name != "project datasets" && s.name != "project job edges" {
-			continue // only replayed events: their dataset state, and the jobs its changes queue
+			continue // only replayed events or refolded states: the dataset state, and the jobs its changes queue
 		}
 		start := time.Now()
 		if err := s.fn(fresh); err != nil {

@@ -392,8 +392,8 @@ func countQuarantined(t *testing.T, ids []string) int {
 }
 
 // privateKafkaPort is the broker port of the fault suite's own Kafka (its controller listens on the next port):
-// the shared broker on 9092 is never restarted.
-const privateKafkaPort = "9292"
+// the shared broker on 9092 is never restarted. HEADWATER_FAULT_KAFKA_PORT moves it (two suites on one machine).
+var privateKafkaPort = envOr("HEADWATER_FAULT_KAFKA_PORT", "9292")
 
 // privateKafka starts a Kafka broker of this test's own through scripts/stack/stack.sh (jars shared with the
 // repository's .state) and returns the repository and its state directory; the broker is killed at test end.
@@ -516,7 +516,8 @@ func (p *olProducer) burstErr(events [][]byte, ids []string, workers int) error 
 }
 
 // privateNeo4jPort is the Bolt port of the fault suite's own Neo4j: the shared one on 7687 is never restarted.
-const privateNeo4jPort = "7887"
+// HEADWATER_FAULT_NEO4J_PORT moves it.
+var privateNeo4jPort = envOr("HEADWATER_FAULT_NEO4J_PORT", "7887")
 
 // startPrivateNeo4j starts (or restarts, on its data) a Neo4j of the test's own through scripts/stack/stack.sh.
 func startPrivateNeo4j(t *testing.T, repo, state string) {
@@ -600,4 +601,12 @@ func waitSomeIn(t *testing.T, store *graph.Store, ids []string, min int) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("fewer than %d events projected within %s", min, faultTimeout)
+}
+
+// envOr is the environment variable's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -28,11 +28,16 @@
 #                         the one before, whatever the build; docs/adr/0040-ingest-cpu-bisect.md)
 #   KAFKA_PORT=9092       the Kafka to use (e.g. one of the bench's own: HEADWATER_STACK_ONLY=kafka
 #                         HEADWATER_KAFKA_PORT=9094 HEADWATER_STATE_DIR=.state-bench scripts/stack/stack.sh up)
+#   BOLT_PORT=7688, REDIS_PORT=6379, API_PORT=8186, METRICS_PORT=9196, BENCH_PROFILE=bench
+#                         a private stack's ports (with BENCH_STATE its state directory: the Neo4j on BOLT_PORT must
+#                         keep its transaction log in $BENCH_STATE/neo4j), so two series can run side by side;
+#                         BENCH_PROFILE is the stack profile the bench Neo4j starts with when none listens there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATE=${BENCH_STATE:-$PWD/.state-bench}   # BENCH_STATE: another bench state directory (its Neo4j on 7688)
-BOLT=bolt://127.0.0.1:7688
-API=127.0.0.1:8186; METRICS=127.0.0.1:9196
+BOLT_PORT=${BOLT_PORT:-7688}; REDIS_PORT=${REDIS_PORT:-6379}
+BOLT=bolt://127.0.0.1:$BOLT_PORT
+API=127.0.0.1:${API_PORT:-8186}; METRICS=127.0.0.1:${METRICS_PORT:-9196}
 RUN_SECONDS=${RUN_SECONDS:-90}
 WARM_SECONDS=${WARM_SECONDS:-90}
 RUNS=${RUNS:-"300 500 closed 1000"}
@@ -77,7 +82,7 @@ if [ "${1:-}" = rows ]; then
 fi
 
 mkdir -p "$STATE/logs" bin
-HEADWATER_STATE_DIR=$STATE HEADWATER_STACK_PROFILE=bench HEADWATER_STACK_ONLY=neo4j HEADWATER_NEO4J_BOLT_PORT=7688 \
+HEADWATER_STATE_DIR=$STATE HEADWATER_STACK_PROFILE=${BENCH_PROFILE:-bench} HEADWATER_STACK_ONLY=neo4j HEADWATER_NEO4J_BOLT_PORT=$BOLT_PORT \
   scripts/stack/stack.sh up
 go build -o bin/hwload ./loadtest/cmd/hwload
 if [ -z "${HEADWATER_BIN:-}" ]; then
@@ -91,7 +96,7 @@ export HEADWATER_NEO4J_URI=$BOLT
 "$HEADWATER_BIN" migrate --log-level=warn
 
 pid_on() { ss -ltnpH "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1; }
-NEO4J_PID=$(pid_on 7688); KAFKA_PID=$(pid_on "${KAFKA_PORT:-9092}"); REDIS_PID=$(pid_on 6379)
+NEO4J_PID=$(pid_on "$BOLT_PORT"); KAFKA_PID=$(pid_on "${KAFKA_PORT:-9092}"); REDIS_PID=$(pid_on "$REDIS_PORT")
 TXDIR=$STATE/neo4j/data/transactions/neo4j
 
 cat >"$STATE/policy-ingest.yaml" <<POLICY
@@ -106,7 +111,7 @@ POLICY
 TOPIC="bench.ingest.$LABEL.$TAG"
 ENVS=$(bin/hwload envs --prefix "$WORLD")
 # shellcheck disable=SC2086 # SERVE_FLAGS is a list of flags
-"$HEADWATER_BIN" serve --http-addr="$API" --http-metrics-addr="$METRICS" --redis-addr=127.0.0.1:6379 --consumer \
+"$HEADWATER_BIN" serve --http-addr="$API" --http-metrics-addr="$METRICS" --redis-addr=127.0.0.1:$REDIS_PORT --consumer \
   --authz-policy-file="$STATE/policy-ingest.yaml" --authz-policy-source=bench-ingest --archive-dir="$STATE/archive-$LABEL" \
   --identity-environments="$ENVS" --identity-default-env=prod --kafka-events-topic="$TOPIC" \
   --kafka-quarantine-topic="bench.quarantine" --kafka-consumer-group="bench-ingest-$LABEL-$TAG" \

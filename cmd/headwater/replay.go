@@ -57,14 +57,60 @@ func (r replayCmd) Run(rc *runCtx) error {
 // replayTimeBound replaces the event-time horizon during replay.
 const replayTimeBound = 100 * 365 * 24 * time.Hour
 
-func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj *project.Projector, log *slog.Logger) (int, error) {
+// Replay's answer to contention (a transaction that timed out or waited too long for a lock, as on a loaded Neo4j):
+// the batch is applied again after a back-off, doubling from replayBackoff up to replayMaxBackoff, at most
+// replayAttempts times in all. Applying a batch again is safe: events are claimed by id, so what committed once is
+// not projected twice.
+const (
+	replayAttempts   = 6
+	replayBackoff    = time.Second
+	replayMaxBackoff = 30 * time.Second
+)
+
+// batchApplier projects one batch (project.Projector).
+type batchApplier interface {
+	Apply(ctx context.Context, batch []project.Envelope) (project.Result, error)
+}
+
+// applyWithRetry applies batch, again after a back-off while it fails by contention.
+func applyWithRetry(ctx context.Context, proj batchApplier, batch []project.Envelope, log *slog.Logger, sleep func(context.Context, time.Duration) error) error {
+	wait := replayBackoff
+	for attempt := 1; ; attempt++ {
+		_, err := proj.Apply(ctx, batch)
+		if err == nil || !graph.IsContention(err) {
+			return err
+		}
+		if attempt == replayAttempts {
+			return fmt.Errorf("replay: a batch of %d events failed %d times by contention (raise --neo4j-query-timeout on a loaded Neo4j): %w", len(batch), attempt, err)
+		}
+		log.Warn("replay batch failed by contention; applying it again", "attempt", attempt, "wait", wait, "err", err)
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		wait = min(2*wait, replayMaxBackoff)
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj batchApplier, log *slog.Logger) (int, error) {
 	var batch []project.Envelope
 	total := 0
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if _, err := proj.Apply(ctx, batch); err != nil {
+		if err := applyWithRetry(ctx, proj, batch, log, sleepCtx); err != nil {
 			return err
 		}
 		total += len(batch)

@@ -102,6 +102,26 @@ const declaredEdgesQ = `query($start: NodeRef!, $dir: Direction!) {
 
 // edges renders the dataset edges of the lineage from name (direction dir) as "from -> to job evidence", sorted,
 // and returns the answer's JSON too.
+// narrowReader creates a principal (named after label) with DESCRIBE and VIEW_LINEAGE on the project's job and
+// dataset namespaces but both denied on warehouse.main.stg_customers, and answers its token; admin grants it.
+func (d *declareRun) narrowReader(t *testing.T, admin, label string) string {
+	t.Helper()
+	narrow := runID + "-" + label + "-narrow-" + testenv.Token(4)
+	gql(t, d.api, admin, `mutation($r: String!) { createRole(name: $r) }`, map[string]any{"r": narrow})
+	grant := `mutation($g: GrantInput!) { grant(grant: $g) }`
+	for _, ns := range []string{d.jobNS, d.dsNS} {
+		for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
+			gql(t, d.api, admin, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "on": map[string]any{"namespace": ns}}})
+		}
+	}
+	for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
+		gql(t, d.api, admin, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "effect": "DENY",
+			"on": map[string]any{"namespace": d.dsNS, "dataset": "warehouse.main.stg_customers"}}})
+	}
+	gql(t, d.api, admin, `mutation($s: String!, $r: String!) { bindRole(subject: $s, role: $r) }`, map[string]any{"s": narrow, "r": narrow})
+	return newToken(t, narrow)
+}
+
 func (d *declareRun) edges(t *testing.T, tok, name, dir string) ([]string, string) {
 	t.Helper()
 	data := gql(t, d.api, tok, declaredEdgesQ, map[string]any{"dir": dir,
@@ -234,22 +254,7 @@ func TestDeclareDbtManifestBesideObservedRuns(t *testing.T) {
 	}
 
 	// a narrow reader: lineage on the project's namespaces, but stg_customers denied
-	narrow := runID + "-decl-narrow-" + testenv.Token(4)
-	for _, m := range []string{`mutation($r: String!) { createRole(name: $r) }`} {
-		gql(t, d.api, token, m, map[string]any{"r": narrow})
-	}
-	grant := `mutation($g: GrantInput!) { grant(grant: $g) }`
-	for _, ns := range []string{d.jobNS, d.dsNS} {
-		for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
-			gql(t, d.api, token, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "on": map[string]any{"namespace": ns}}})
-		}
-	}
-	for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
-		gql(t, d.api, token, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "effect": "DENY",
-			"on": map[string]any{"namespace": d.dsNS, "dataset": "warehouse.main.stg_customers"}}})
-	}
-	gql(t, d.api, token, `mutation($s: String!, $r: String!) { bindRole(subject: $s, role: $r) }`, map[string]any{"s": narrow, "r": narrow})
-	narrowTok := newToken(t, narrow)
+	narrowTok := d.narrowReader(t, token, "decl")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		seen, raw := d.edges(t, narrowTok, "warehouse.main.customer_totals", "UPSTREAM")

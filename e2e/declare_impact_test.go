@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/api"
-	"github.com/headwater-data/headwater/internal/testenv"
 )
 
 // impact uploads a candidate manifest to POST /api/v1/declare/dbt/{project}/impact with tok; it returns the
@@ -192,20 +191,7 @@ func TestDeclareDbtPreReleaseImpact(t *testing.T) {
 	}
 
 	// a narrow principal: lineage on the project's namespaces, stg_customers denied
-	narrow := runID + "-impact-narrow-" + testenv.Token(4)
-	gql(t, d.api, token, `mutation($r: String!) { createRole(name: $r) }`, map[string]any{"r": narrow})
-	grant := `mutation($g: GrantInput!) { grant(grant: $g) }`
-	for _, ns := range []string{d.jobNS, d.dsNS} {
-		for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
-			gql(t, d.api, token, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "on": map[string]any{"namespace": ns}}})
-		}
-	}
-	for _, priv := range []string{"DESCRIBE", "VIEW_LINEAGE"} {
-		gql(t, d.api, token, grant, map[string]any{"g": map[string]any{"role": narrow, "privilege": priv, "effect": "DENY",
-			"on": map[string]any{"namespace": d.dsNS, "dataset": "warehouse.main.stg_customers"}}})
-	}
-	gql(t, d.api, token, `mutation($s: String!, $r: String!) { bindRole(subject: $s, role: $r) }`, map[string]any{"s": narrow, "r": narrow})
-	narrowTok := newToken(t, narrow)
+	narrowTok := d.narrowReader(t, token, "impact")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, nraw, nr := d.impact(t, narrowTok, candidate)

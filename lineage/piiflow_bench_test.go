@@ -106,7 +106,7 @@ func BenchmarkPiiFlow(b *testing.B) {
 // Design-size piiFlow benchmark (issue 19): the world of `hwload history` (loadtest/gen's shape, whose sources
 // carry PII field tags, docs/loadtest.md), loaded beforehand with
 //
-//	hwload history --prefix $P --datasets 30000 --run-days 0
+//	hwload history --prefix $P --datasets 30000 --run-days 0 --pii-tags
 //
 // and named by HEADWATER_BENCH_PREFIX (HEADWATER_BENCH_DATASETS, default 30000, and HEADWATER_BENCH_SEED, default
 // 1, must match the load). Without HEADWATER_BENCH_PREFIX it loads a world of benchSmallDatasets under a fresh
@@ -208,7 +208,7 @@ func benchHistoryWorld(b *testing.B, store *graph.Store) *gen.World {
 	}
 	if load {
 		l, err := history.NewLoader(store, history.Config{World: w, HistoryDays: 365, RunDays: 0, BatchRows: 5000,
-			Writers: 2, End: time.Now().UTC().Truncate(time.Second)}, slog.New(slog.DiscardHandler), time.Now)
+			Writers: 2, End: time.Now().UTC().Truncate(time.Second), PIITags: true}, slog.New(slog.DiscardHandler), time.Now)
 		if err != nil {
 			b.Fatal(err)
 		}

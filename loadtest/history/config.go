@@ -30,6 +30,10 @@ type Config struct {
 	BatchRows   int       // approximate rows (nodes + relationships) per transaction
 	Writers     int       // parallel write transactions
 	End         time.Time // "now" of the loaded history
+	// PIITags writes the world's source tags (gen: a source's personal columns) on the Dataset nodes, for the
+	// governance benchmark. The generated events carry no tags facet, so a loaded world with them is no longer the
+	// graph the projector writes from the same events (TestLoaderWritesWhatTheProjectorWrites runs without them).
+	PIITags bool
 }
 
 // ErrConfig reports an invalid loader configuration.

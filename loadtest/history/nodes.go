@@ -20,7 +20,7 @@ func (l *Loader) datasets(emit func(batch) error) error {
 		created := l.keys.created[d.ID]
 		row := map[string]any{"key": l.keys.dataset[d.ID], "ns": d.Namespace, "name": d.Name, "env": d.Env,
 			"ident": graph.DatasetIdent(d.Env, d.Namespace, d.Name), "created": created, "updated": l.keys.end,
-			"desc": "", "primaryFrom": created, "old": []any{}, "tags": tagsOf(d.Tags)}
+			"desc": "", "primaryFrom": created, "old": []any{}, "tags": l.tagsOf(d.Tags)}
 		if old := firstName(d); old != d.Name {
 			until := created + (l.keys.end-created)/2
 			row["primaryFrom"] = until
@@ -127,7 +127,11 @@ func jobStamps(fields map[string]string, t int64) map[string]any {
 }
 
 // tagsOf is a dataset's tags as a Cypher list (never null).
-func tagsOf(tags []string) []any {
+// tagsOf is a dataset's tags as the loader writes them: none unless Config.PIITags.
+func (l *Loader) tagsOf(tags []string) []any {
+	if !l.cfg.PIITags {
+		tags = nil
+	}
 	out := make([]any, len(tags))
 	for i, t := range tags {
 		out[i] = t

@@ -44,6 +44,7 @@ type HistoryCmd struct {
 	BatchRows   int         `help:"Approximate rows (nodes + relationships) per transaction." default:"10000"`
 	Writers     int         `help:"Parallel write transactions." default:"4"`
 	End         string      `help:"End of the history (RFC 3339); empty: now." default:""`
+	PIITags     bool        `help:"Write the PII field tags of source datasets (the governance benchmark's world; docs/loadtest.md)." name:"pii-tags"`
 }
 
 // Run loads and writes the result with the counts read back and a full-size estimate.
@@ -66,7 +67,7 @@ func (c *HistoryCmd) Run(e *env) error {
 	}
 	defer func() { _ = store.Close(e.ctx) }()
 	cfg := history.Config{World: w, HistoryDays: c.HistoryDays, RunDays: c.RunDays, BatchRows: c.BatchRows,
-		Writers: c.Writers, End: end}
+		Writers: c.Writers, End: end, PIITags: c.PIITags}
 	l, err := history.NewLoader(store, cfg, e.log, e.now)
 	if err != nil {
 		return err

@@ -228,6 +228,19 @@ func BenchmarkApplyBatchPositioned(b *testing.B) {
 	b.ReportMetric(float64(b.N*jobs*runsPerJob*2)/b.Elapsed().Seconds(), "events/s")
 }
 
+// holderScenario is the stream of the two-holder tests: A's two writes of the hub at 10 s and 30 s, B's read of it
+// at 20 s; it answers them and the dump of one projection of each, with the graph wiped again.
+func holderScenario(s *scen) (e1, e2, e3 olevent.Event, want string) {
+	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
+	e1 = s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
+	e2 = s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
+	e3 = s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
+	s.apply(e1, e2, e3)
+	want = s.dump()
+	s.wipe()
+	return e1, e2, e3, want
+}
+
 // Two instances hold one dataset across a handover: A folds two events of its partition into the dataset and
 // holds them write-behind (unsaved); B, owning another partition, then loads the node's snapshot (behind A's
 // stamp, so without A's observations) and writes its event through, deriving the dataset's properties
@@ -236,13 +249,7 @@ func BenchmarkApplyBatchPositioned(b *testing.B) {
 // reloads B's snapshot, re-applies its unsaved changes and writes the derived properties again.
 func TestFoldStateRefusedSaveAtHandoverKeepsTheHoldersObservations(t *testing.T) {
 	s := newScen(t)
-	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
-	e1 := s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
-	e2 := s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
-	e3 := s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
-	s.apply(e1, e2, e3)
-	want := s.dump()
-	s.wipe()
+	e1, e2, e3, want := holderScenario(s)
 	a, b := s.newProjector(), s.newProjector()
 	srcA, srcB := newSource(s, "handA"), newSource(s, "handB")
 	s.applyWith(a, srcA.append(s, e1))
@@ -277,13 +284,7 @@ func TestFoldStateRefusedSaveAtHandoverKeepsTheHoldersObservations(t *testing.T)
 // refolded, so the live graph equals one projection of each event without either session ending.
 func TestFoldStateIdleHolderSavesDueAndRefolds(t *testing.T) {
 	s := newScen(t)
-	hub := func() olevent.Dataset { return withSchema(s.ds("hub"), "id", "amount") }
-	e1 := s.runEv("a1", olevent.TypeComplete, 10, "load", "ra1", nil, []olevent.Dataset{hub()})
-	e2 := s.runEv("a2", olevent.TypeComplete, 30, "load", "ra2", nil, []olevent.Dataset{hub()})
-	e3 := s.runEv("b1", olevent.TypeComplete, 20, "read", "rb1", []olevent.Dataset{hub()}, nil)
-	s.apply(e1, e2, e3)
-	want := s.dump()
-	s.wipe()
+	e1, e2, e3, want := holderScenario(s)
 	a, b := s.newProjector(), s.newProjector()
 	srcA, srcB := newSource(s, "idleA"), newSource(s, "idleB")
 	s.applyWith(a, srcA.append(s, e1, e2))

@@ -21,18 +21,19 @@ type dsWrites struct {
 	queueJobsOf                   []any
 	chunks                        []any              // sealed DatasetLogChunk rows
 	declLogs                      map[string][]dsObs // datasets whose declared column lineage is recomputed
+	jobs                          jobQueue           // the jobs whose edges the changes make stale
 }
 
 // projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
 // lock) and rewrites what derives from it: metadata, droppedAt and cut times, Field histories, declared
-// (DECLARED_FEEDS) lineage and dataset versions. Jobs whose edges depend on changed cuts or fields are queued.
+// (DECLARED_FEEDS) lineage and dataset versions. It returns the jobs whose edges depend on changed cuts or fields.
 //
 // The states come from the projector's memory (dsfold.go), else from their snapshot; events replayed after a
-// crash (w.replayed) fold into the datasets whose snapshot does not hold them.
-func (w *txWriter) projectDatasets(recs []*rec) error {
-	changes, err := w.datasetChanges(recs, w.replayed)
+// crash (replayed) fold into the datasets whose snapshot does not hold them.
+func (w *txWriter) projectDatasets(recs, replayed []*rec) (jobQueue, error) {
+	changes, err := w.datasetChanges(recs, replayed)
 	if err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	keys := make([]string, 0, len(changes))
 	states := map[string]*dsState{}
@@ -42,21 +43,21 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 	}
 	sort.Strings(keys)
 	if err := w.restoreLate(states, changes); err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	out := dsWrites{declLogs: map[string][]dsObs{}}
 	for _, k := range keys {
 		if err := w.deriveDataset(&out, k, states[k], changes[k]); err != nil {
-			return err
+			return jobQueue{}, err
 		}
 	}
 	if err := w.queueColumnDependents(&out, states); err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	if err := w.writeDatasets(&out); err != nil {
-		return err
+		return jobQueue{}, err
 	}
-	return w.projectDeclaredColumns(out.declLogs)
+	return out.jobs, w.projectDeclaredColumns(out.declLogs)
 }
 
 // queueColumnDependents finds the column lineage resolved into the field histories of the datasets whose fields
@@ -85,7 +86,7 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 		decl, _ := r.Get("decl")
 		switch k := asStr(decl); {
 		case asStr(job) != "":
-			w.queueJob(asStr(job))
+			out.jobs.add(asStr(job))
 		case k == "" || out.declLogs[k] != nil:
 		case states[k] != nil:
 			out.declLogs[k] = states[k].Log
@@ -330,7 +331,7 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 			return err
 		}
 	}
-	return w.queueJobsOf(out.queueJobsOf)
+	return w.queueJobsOf(out.queueJobsOf, &out.jobs)
 }
 
 // deleteStaleFields removes Field nodes no longer derived (a history split or merged by a late event) with
@@ -354,8 +355,8 @@ func (w *txWriter) deleteStaleFields(out *dsWrites) error {
 	return err
 }
 
-// queueJobsOf adds the jobs linked to the datasets to the set whose edges are recomputed.
-func (w *txWriter) queueJobsOf(keys []any) error {
+// queueJobsOf queues the jobs linked to the datasets, to be folded from all their runs.
+func (w *txWriter) queueJobsOf(keys []any, q *jobQueue) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -372,11 +373,7 @@ func (w *txWriter) queueJobsOf(keys []any) error {
 	}
 	for _, r := range out {
 		k, _ := r.Get("k")
-		w.queueJob(asStr(k))
-		if w.fullJobs == nil {
-			w.fullJobs = map[string]bool{}
-		}
-		w.fullJobs[asStr(k)] = true
+		q.addFull(asStr(k))
 	}
 	return nil
 }

@@ -16,13 +16,13 @@ import (
 // OBSERVED edges fold the runs at or after the job's checkpoint into it when every run the batch changed starts at
 // or after it (the common, in-order case); otherwise, and for jobs with column lineage or whose datasets' cuts or
 // fields changed, all runs are folded (see checkpoint.go and docs/adr/0006-projection-and-intervals.md).
-func (w *txWriter) projectJobEdges(_ []*rec) error {
-	jobs := ordered.Keys(w.extraJobs)
+func (w *txWriter) projectJobEdges(plan jobPlan) error {
+	jobs := ordered.Keys(plan.jobs)
 	if len(jobs) == 0 {
 		return nil
 	}
-	hits, miss := w.hitJobs(jobs)
-	ckpts, seqs, err := w.lockJobs(miss)
+	hits, miss := w.jobs.hits(jobs, plan.jobQueue)
+	ckpts, seqs, err := w.lockJobs(miss, plan.jobQueue)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		return err
 	}
 	for k, e := range hits {
-		runs[k] = w.runsInMemory(k, e.Value)
+		runs[k] = runsInMemory(k, e.Value, plan.runs)
 	}
 	cuts, hists, sigs, err := w.loadDatasetsOf(runs, ckpts)
 	if err != nil {
@@ -80,9 +80,9 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		return err
 	}
 	for k, e := range hits {
-		decls[k] = append(slices.Clip(e.Value.decls), w.freshDecls(k)...)
+		decls[k] = append(slices.Clip(e.Value.decls), freshDecls(k, plan.fresh)...)
 	}
-	positions := w.jobPositions()
+	positions := jobPositions(plan.fresh)
 	var edges []edge
 	var cols []colEdge
 	var inds []indirectEdge
@@ -197,8 +197,9 @@ func runsSince(runs []jobRun, t int64) map[string]jobRun {
 // lockJobs takes the jobs' write locks (in key order) and returns the checkpoints this batch may fold into: nil
 // for a job that must be recomputed from all its runs. A job whose batch changed a run that starts before its
 // head checkpoint folds from the latest stored checkpoint at or before that start (storedCheckpointBefore), so a
-// late run costs the runs since then, not the job's whole history.
-func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[string]int64, error) {
+// late run costs the runs since then, not the job's whole history. q says which jobs fold in full and where each
+// job's earliest changed run starts.
+func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*jobCheckpoint, map[string]int64, error) {
 	ckpts, seqs := map[string]*jobCheckpoint{}, map[string]int64{}
 	if len(jobs) == 0 {
 		return ckpts, seqs, nil
@@ -216,15 +217,15 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 		k := asStr(m["k"])
 		seqs[k] = asInt(m["seq"])
 		ck := decodeCheckpoint(m["ck"])
-		if w.fullJobs[k] {
+		if q.full[k] {
 			late = append(late, map[string]any{"k": k, "t": int64(math.MinInt64)}) // stored ones are stale too
 			continue
 		}
-		if changed, ok := w.changedStart[k]; ok && ck != nil && changed < ck.At {
+		if changed, ok := q.since[k]; ok && ck != nil && changed < ck.At {
 			late = append(late, map[string]any{"k": k, "t": changed})
 			continue
 		}
-		if changed, ok := w.changedStart[k]; ok {
+		if changed, ok := q.since[k]; ok {
 			// The head checkpoint is written behind (jobfold.go), so stored copies may be newer than it: those
 			// after the change lack the changed run.
 			after = append(after, map[string]any{"k": k, "t": changed})
@@ -259,7 +260,7 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 	for _, row := range rows {
 		k, _ := row.Get("k")
 		data, _ := row.Get("data")
-		if ck := decodeCheckpoint(data); ck != nil && ck.usable() && !w.fullJobs[asStr(k)] {
+		if ck := decodeCheckpoint(data); ck != nil && ck.usable() && !q.full[asStr(k)] {
 			ck.fromStore = true
 			ckpts[asStr(k)] = ck
 		}

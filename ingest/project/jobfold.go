@@ -148,16 +148,16 @@ func (t *jobTx) end(committed bool) {
 	}
 }
 
-// hitJobs splits the jobs into those whose fold can start from the cached head checkpoint and those to load: a
+// hits splits the jobs into those whose fold can start from the cached head checkpoint and those to load: a
 // job whose batch changed a run starting before the cached head, or whose datasets' cuts or fields changed
-// (fullJobs), is loaded as before.
-func (w *txWriter) hitJobs(jobs []string) (map[string]*jobEntry, []string) {
+// (q.full), is loaded as before.
+func (t *jobTx) hits(jobs []string, q jobQueue) (map[string]*jobEntry, []string) {
 	hits := map[string]*jobEntry{}
 	var miss []string
 	for _, k := range jobs {
-		e := w.jobs.lookup(k)
-		changed, ok := w.changedStart[k]
-		if e == nil || w.fullJobs[k] || (ok && changed < e.Value.ck.At) {
+		e := t.lookup(k)
+		changed, ok := q.since[k]
+		if e == nil || q.full[k] || (ok && changed < e.Value.ck.At) {
 			miss = append(miss, k)
 			continue
 		}
@@ -168,14 +168,15 @@ func (w *txWriter) hitJobs(jobs []string) (map[string]*jobEntry, []string) {
 
 // runsInMemory are the job's runs since its cached head: the cached ones the batch did not change, and the ones
 // it changed that are now the job's (a run another job's events re-filed leaves it), sorted as loadJobRuns sorts.
-func (w *txWriter) runsInMemory(k string, c *jobCached) []jobRun {
+// changed are the runs the run step folded, by run key.
+func runsInMemory(k string, c *jobCached, changed map[string]*runState) []jobRun {
 	out := make([]jobRun, 0, len(c.runs)+1)
 	for key, r := range c.runs {
-		if _, changed := w.runStates[key]; !changed {
+		if _, ok := changed[key]; !ok {
 			out = append(out, r)
 		}
 	}
-	for _, st := range w.runStates {
+	for _, st := range changed {
 		if st.JobKey == k {
 			out = append(out, jobRunOf(st))
 		}
@@ -249,10 +250,10 @@ func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
 	return runs
 }
 
-// freshDecls are the job's JobEvents this batch claimed, as loadJobDecls reads them back.
-func (w *txWriter) freshDecls(k string) []jobDecl {
+// freshDecls are the job's JobEvents among the events this batch claimed, as loadJobDecls reads them back.
+func freshDecls(k string, fresh []*rec) []jobDecl {
 	var out []jobDecl
-	for _, r := range w.fresh {
+	for _, r := range fresh {
 		if r.Kind == string(olevent.KindJob) && r.Job != nil && r.Job.Key == k {
 			out = append(out, jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
 				Outputs: okKeys(r.Outputs)})
@@ -261,10 +262,10 @@ func (w *txWriter) freshDecls(k string) []jobDecl {
 	return out
 }
 
-// jobPositions are, per job, the source positions of the batch's events that name it.
-func (w *txWriter) jobPositions() map[string][]foldstate.Pos {
+// jobPositions are, per job, the source positions of the batch's claimed events that name it.
+func jobPositions(fresh []*rec) map[string][]foldstate.Pos {
 	out := map[string][]foldstate.Pos{}
-	for _, r := range w.fresh {
+	for _, r := range fresh {
 		if r.Job != nil && r.pos.Part != "" {
 			out[r.Job.Key] = append(out[r.Job.Key], r.pos)
 		}

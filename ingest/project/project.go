@@ -230,14 +230,14 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
 			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin(), refold: p.fold.staleDirty()}
 		jobs = w.jobs
-		res, err := w.apply(these)
+		res, fresh, err := w.apply(these)
 		if err == nil {
 			err = w.saveDueJobs() // due job checkpoints, written behind
 		}
 		if err == nil {
 			err = fold.seal(w) // the fold state's snapshots and watermarks, in this transaction
 		}
-		applied, tag = w.fresh, w.token
+		applied, tag = fresh, w.token
 		bodyDone = time.Now()
 		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -119,7 +120,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	}
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
-	var hists []*fieldHist
+	var hists []*fold.FieldHist
 	fieldsChanged := false
 	if !unchanged {
 		hists = fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
@@ -161,7 +162,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.declDatasets = append(out.declDatasets, key)
 		out.declLogs[key] = st.Log
 		for _, e := range declaredFeeds(st.Log) {
-			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": e.Props})
+			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": versioned(e.Props)})
 			out.declKeep = append(out.declKeep, e.DS+">"+key)
 			w.touch(e.DS)
 		}
@@ -176,7 +177,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 }
 
 // fieldsDigest identifies a dataset's field histories: equal digests, equal Field nodes.
-func fieldsDigest(key string, hists []*fieldHist) string {
+func fieldsDigest(key string, hists []*fold.FieldHist) string {
 	sum := sha256.New()
 	for _, h := range hists {
 		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s|%t\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID, h.Read)
@@ -219,19 +220,19 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 
 // declaredFeeds derives the DECLARED_FEEDS into a dataset from its lineage-facet observations: each facet
 // states the full upstream set at its time; a later facet that omits an upstream withdraws it.
-func declaredFeeds(log []dsObs) []edge {
-	var decls []jobDecl
+func declaredFeeds(log []dsObs) []fold.Edge {
+	var decls []fold.Decl
 	for _, o := range log {
 		if o.Kind != obsDecl {
 			continue
 		}
-		d := jobDecl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}
+		d := fold.Decl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}
 		for _, k := range o.Keys {
 			d.Inputs[k] = true
 		}
 		decls = append(decls, d)
 	}
-	edges := declaredEdges(decls, "")
+	edges := fold.DeclaredEdges(decls, "")
 	for _, e := range edges {
 		e.Props["derivation"] = "lineageFacet"
 	}
@@ -392,7 +393,7 @@ func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
 // namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took
 // effect, ADR 0041); an untyped nil (no property; a typed nil slice would store an empty list) for a field never
 // renamed.
-func namesOf(h *fieldHist) any {
+func namesOf(h *fold.FieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}
@@ -403,7 +404,7 @@ func namesOf(h *fieldHist) any {
 	return out
 }
 
-func nameFromsOf(h *fieldHist) any {
+func nameFromsOf(h *fold.FieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}
@@ -415,15 +416,15 @@ func nameFromsOf(h *fieldHist) any {
 }
 
 // namesFrom reads a Field's paths and pathFroms back into a history's Names.
-func namesFrom(paths, froms any) []fieldName {
+func namesFrom(paths, froms any) []fold.FieldName {
 	ps, _ := paths.([]any)
 	fs, _ := froms.([]any)
 	if len(ps) == 0 || len(ps) != len(fs) {
 		return nil
 	}
-	out := make([]fieldName, len(ps))
+	out := make([]fold.FieldName, len(ps))
 	for i := range ps {
-		out[i] = fieldName{P: asStr(ps[i]), F: asInt(fs[i])}
+		out[i] = fold.FieldName{P: asStr(ps[i]), F: asInt(fs[i])}
 	}
 	return out
 }

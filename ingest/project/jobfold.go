@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
@@ -38,11 +39,11 @@ import (
 
 // jobCached is a job's cached fold state. Values are immutable once in the cache.
 type jobCached struct {
-	ck    *jobCheckpoint    // the head checkpoint the next batch folds into
-	runs  map[string]jobRun // the job's runs starting at or after ck.At, by run key
-	edges map[string]any    // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
-	ev    map[string]any    // the Job's evidence properties last written
-	decls []jobDecl         // the job's JobEvents
+	ck    *fold.Checkpoint    // the head checkpoint the next batch folds into
+	runs  map[string]fold.Run // the job's runs starting at or after ck.At, by run key
+	edges map[string]any      // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
+	ev    map[string]any      // the Job's evidence properties last written
+	decls []fold.Decl         // the job's JobEvents
 }
 
 type jobEntry = foldstate.Entry[*jobCached]
@@ -169,8 +170,8 @@ func (t *jobTx) hits(jobs []string, q jobQueue) (map[string]*jobEntry, []string)
 // runsInMemory are the job's runs since its cached head: the cached ones the batch did not change, and the ones
 // it changed that are now the job's (a run another job's events re-filed leaves it), sorted as loadJobRuns sorts.
 // changed are the runs the run step folded, by run key.
-func runsInMemory(k string, c *jobCached, changed map[string]*runState) []jobRun {
-	out := make([]jobRun, 0, len(c.runs)+1)
+func runsInMemory(k string, c *jobCached, changed map[string]*runState) []fold.Run {
+	out := make([]fold.Run, 0, len(c.runs)+1)
 	for key, r := range c.runs {
 		if _, ok := changed[key]; !ok {
 			out = append(out, r)
@@ -186,12 +187,12 @@ func runsInMemory(k string, c *jobCached, changed map[string]*runState) []jobRun
 }
 
 // jobRunOf is what loadJobRuns reads back of a run the run step has just written (runRow, ioRows).
-func jobRunOf(s *runState) jobRun {
+func jobRunOf(s *runState) fold.Run {
 	id := s.RunID
 	if id == "" {
 		id = s.Key
 	}
-	r := jobRun{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
+	r := fold.Run{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
 		Streaming: s.ProcessingType == "STREAMING"}
 	if s.EndedAt != nil {
 		r.Ended = *s.EndedAt
@@ -206,17 +207,17 @@ func jobRunOf(s *runState) jobRun {
 		}
 		for _, ds := range sortedIOKeys(m) {
 			io := m[ds]
-			x := jobIO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
+			x := fold.IO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
 			if len(io.EventIDs) > 0 {
 				x.EventIDs = slices.Clone(io.EventIDs)
 			}
 			if dir == graph.RelWrote {
 				x.Pub = io.Publication
 				if io.Col != nil {
-					x.Cols = decodeCols(encodeCols(io.Col))
+					x.Cols = fold.DecodeCols(encodeCols(io.Col))
 				}
 			} else {
-				x.Pub = runPub(r.State, r.Streaming, "")
+				x.Pub = fold.RunPub(r.State, r.Streaming, "")
 			}
 			r.IO = append(r.IO, x)
 		}
@@ -227,7 +228,7 @@ func jobRunOf(s *runState) jobRun {
 
 // withExistingDatasets drops the rows of datasets with no node (writeRunIO cannot write them, so loadJobRuns
 // never reads them); exists is a key of every dataset node the runs name (loadDatasetsOf's fieldsSig map).
-func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
+func withExistingDatasets(runs []fold.Run, exists map[string]string) []fold.Run {
 	for i := range runs {
 		keep := true
 		for _, io := range runs[i].IO {
@@ -239,7 +240,7 @@ func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
 		if keep {
 			continue
 		}
-		ios := make([]jobIO, 0, len(runs[i].IO))
+		ios := make([]fold.IO, 0, len(runs[i].IO))
 		for _, io := range runs[i].IO {
 			if _, ok := exists[io.DS]; ok {
 				ios = append(ios, io)
@@ -251,11 +252,11 @@ func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
 }
 
 // freshDecls are the job's JobEvents among the events this batch claimed, as loadJobDecls reads them back.
-func freshDecls(k string, fresh []*rec) []jobDecl {
-	var out []jobDecl
+func freshDecls(k string, fresh []*rec) []fold.Decl {
+	var out []fold.Decl
 	for _, r := range fresh {
 		if r.Kind == string(olevent.KindJob) && r.Job != nil && r.Job.Key == k {
-			out = append(out, jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
+			out = append(out, fold.Decl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
 				Outputs: okKeys(r.Outputs)})
 		}
 	}

@@ -4,7 +4,7 @@ import "strings"
 
 // Interval is one validity interval of a lineage relationship as stored: [From, To) in epoch milliseconds
 // (To = OpenEnd while current), with the publication state of that stretch. This is the one codec of the stored
-// temporal model: the projector derives intervals (ingest/project/intervals.go) and stores them with
+// temporal model: the projector derives intervals (ingest/fold/intervals.go) and stores them with
 // IntervalProps, the benchmark history loader writes the same properties, a hop reads them back (Rel.Intervals)
 // and selects the one in force at a time with InForce in Go or InForceCypher in Cypher, the same predicate
 // (TestIntervalPredicatesAgree runs both on one table of cases).

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -21,18 +22,19 @@ type dsWrites struct {
 	queueJobsOf                   []any
 	chunks                        []any              // sealed DatasetLogChunk rows
 	declLogs                      map[string][]dsObs // datasets whose declared column lineage is recomputed
+	jobs                          jobQueue           // the jobs whose edges the changes make stale
 }
 
 // projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
 // lock) and rewrites what derives from it: metadata, droppedAt and cut times, Field histories, declared
-// (DECLARED_FEEDS) lineage and dataset versions. Jobs whose edges depend on changed cuts or fields are queued.
+// (DECLARED_FEEDS) lineage and dataset versions. It returns the jobs whose edges depend on changed cuts or fields.
 //
 // The states come from the projector's memory (dsfold.go), else from their snapshot; events replayed after a
-// crash (w.replayed) fold into the datasets whose snapshot does not hold them.
-func (w *txWriter) projectDatasets(recs []*rec) error {
-	changes, err := w.datasetChanges(recs, w.replayed)
+// crash (replayed) fold into the datasets whose snapshot does not hold them.
+func (w *txWriter) projectDatasets(recs, replayed []*rec) (jobQueue, error) {
+	changes, err := w.datasetChanges(recs, replayed)
 	if err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	keys := make([]string, 0, len(changes))
 	states := map[string]*dsState{}
@@ -42,21 +44,21 @@ func (w *txWriter) projectDatasets(recs []*rec) error {
 	}
 	sort.Strings(keys)
 	if err := w.restoreLate(states, changes); err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	out := dsWrites{declLogs: map[string][]dsObs{}}
 	for _, k := range keys {
 		if err := w.deriveDataset(&out, k, states[k], changes[k]); err != nil {
-			return err
+			return jobQueue{}, err
 		}
 	}
 	if err := w.queueColumnDependents(&out, states); err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	if err := w.writeDatasets(&out); err != nil {
-		return err
+		return jobQueue{}, err
 	}
-	return w.projectDeclaredColumns(out.declLogs)
+	return out.jobs, w.projectDeclaredColumns(out.declLogs)
 }
 
 // queueColumnDependents finds the column lineage resolved into the field histories of the datasets whose fields
@@ -85,7 +87,7 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 		decl, _ := r.Get("decl")
 		switch k := asStr(decl); {
 		case asStr(job) != "":
-			w.queueJob(asStr(job))
+			out.jobs.add(asStr(job))
 		case k == "" || out.declLogs[k] != nil:
 		case states[k] != nil:
 			out.declLogs[k] = states[k].Log
@@ -118,7 +120,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	}
 	st.merge(c)
 	cuts, dropped := lifecycleTimes(st.Log)
-	var hists []*fieldHist
+	var hists []*fold.FieldHist
 	fieldsChanged := false
 	if !unchanged {
 		hists = fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
@@ -160,7 +162,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.declDatasets = append(out.declDatasets, key)
 		out.declLogs[key] = st.Log
 		for _, e := range declaredFeeds(st.Log) {
-			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": e.Props})
+			out.decl = append(out.decl, map[string]any{"ds": key, "up": e.DS, "props": versioned(e.Props)})
 			out.declKeep = append(out.declKeep, e.DS+">"+key)
 			w.touch(e.DS)
 		}
@@ -175,7 +177,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 }
 
 // fieldsDigest identifies a dataset's field histories: equal digests, equal Field nodes.
-func fieldsDigest(key string, hists []*fieldHist) string {
+func fieldsDigest(key string, hists []*fold.FieldHist) string {
 	sum := sha256.New()
 	for _, h := range hists {
 		fmt.Fprintf(sum, "%s|%d|%d|%s|%s|%s|%t\n", h.Key(key), h.From, h.To, h.Type, h.Description, h.FieldID, h.Read)
@@ -218,19 +220,19 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 
 // declaredFeeds derives the DECLARED_FEEDS into a dataset from its lineage-facet observations: each facet
 // states the full upstream set at its time; a later facet that omits an upstream withdraws it.
-func declaredFeeds(log []dsObs) []edge {
-	var decls []jobDecl
+func declaredFeeds(log []dsObs) []fold.Edge {
+	var decls []fold.Decl
 	for _, o := range log {
 		if o.Kind != obsDecl {
 			continue
 		}
-		d := jobDecl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}
+		d := fold.Decl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}
 		for _, k := range o.Keys {
 			d.Inputs[k] = true
 		}
 		decls = append(decls, d)
 	}
-	edges := declaredEdges(decls, "")
+	edges := fold.DeclaredEdges(decls, "")
 	for _, e := range edges {
 		e.Props["derivation"] = "lineageFacet"
 	}
@@ -330,7 +332,7 @@ func (w *txWriter) writeDatasets(out *dsWrites) error {
 			return err
 		}
 	}
-	return w.queueJobsOf(out.queueJobsOf)
+	return w.queueJobsOf(out.queueJobsOf, &out.jobs)
 }
 
 // deleteStaleFields removes Field nodes no longer derived (a history split or merged by a late event) with
@@ -354,8 +356,8 @@ func (w *txWriter) deleteStaleFields(out *dsWrites) error {
 	return err
 }
 
-// queueJobsOf adds the jobs linked to the datasets to the set whose edges are recomputed.
-func (w *txWriter) queueJobsOf(keys []any) error {
+// queueJobsOf queues the jobs linked to the datasets, to be folded from all their runs.
+func (w *txWriter) queueJobsOf(keys []any, q *jobQueue) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -372,11 +374,7 @@ func (w *txWriter) queueJobsOf(keys []any) error {
 	}
 	for _, r := range out {
 		k, _ := r.Get("k")
-		w.queueJob(asStr(k))
-		if w.fullJobs == nil {
-			w.fullJobs = map[string]bool{}
-		}
-		w.fullJobs[asStr(k)] = true
+		q.addFull(asStr(k))
 	}
 	return nil
 }
@@ -395,7 +393,7 @@ func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
 // namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took
 // effect, ADR 0041); an untyped nil (no property; a typed nil slice would store an empty list) for a field never
 // renamed.
-func namesOf(h *fieldHist) any {
+func namesOf(h *fold.FieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}
@@ -406,7 +404,7 @@ func namesOf(h *fieldHist) any {
 	return out
 }
 
-func nameFromsOf(h *fieldHist) any {
+func nameFromsOf(h *fold.FieldHist) any {
 	if len(h.Names) == 0 {
 		return nil
 	}
@@ -418,15 +416,15 @@ func nameFromsOf(h *fieldHist) any {
 }
 
 // namesFrom reads a Field's paths and pathFroms back into a history's Names.
-func namesFrom(paths, froms any) []fieldName {
+func namesFrom(paths, froms any) []fold.FieldName {
 	ps, _ := paths.([]any)
 	fs, _ := froms.([]any)
 	if len(ps) == 0 || len(ps) != len(fs) {
 		return nil
 	}
-	out := make([]fieldName, len(ps))
+	out := make([]fold.FieldName, len(ps))
 	for i := range ps {
-		out[i] = fieldName{P: asStr(ps[i]), F: asInt(fs[i])}
+		out[i] = fold.FieldName{P: asStr(ps[i]), F: asInt(fs[i])}
 	}
 	return out
 }

@@ -4,13 +4,14 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // declaredColumnEdges derives the DECLARED COLUMN_FEEDS into dataset key from its lineage-facet observations:
 // a mapping's interval opens at a facet that states it and closes at a later facet that omits it. Fields are
 // resolved to the history valid at the declaration time. jobKey is "" (declared without a job).
-func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist) []colEdge {
+func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.FieldHist) []fold.ColEdge {
 	type target struct{ from, to string }
 	var decls []dsObs
 	for _, o := range log {
@@ -18,17 +19,17 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist)
 			decls = append(decls, o)
 		}
 	}
-	lists := map[target][]Sighting{}
+	lists := map[target][]fold.Sighting{}
 	latest := map[target]declField{}
 	latestAt := map[target]int64{}
 	for _, o := range decls {
 		for _, f := range o.DeclFields {
-			in, out := fieldAt(hists[f.In], f.InField, o.T), fieldAt(hists[key], f.Out, o.T)
+			in, out := fold.FieldAt(hists[f.In], f.InField, o.T), fold.FieldAt(hists[key], f.Out, o.T)
 			if in == nil || out == nil {
 				continue
 			}
 			tg := target{in.Key(f.In), out.Key(key)}
-			lists[tg] = append(lists[tg], Sighting{Start: o.T, Lists: true, ListedAt: o.T, Pub: graph.PubPublished})
+			lists[tg] = append(lists[tg], fold.Sighting{Start: o.T, Lists: true, ListedAt: o.T, Pub: graph.PubPublished})
 			if o.T >= latestAt[tg] {
 				latest[tg], latestAt[tg] = f, o.T
 			}
@@ -39,23 +40,23 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fieldHist)
 		targets = append(targets, tg)
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].from+targets[i].to < targets[j].from+targets[j].to })
-	var out []colEdge
+	var out []fold.ColEdge
 	for _, tg := range targets {
 		f := latest[tg]
-		ev := append([]Sighting(nil), lists[tg]...)
+		ev := append([]fold.Sighting(nil), lists[tg]...)
 		for _, o := range decls {
 			if !o.declares(f) {
-				ev = append(ev, Sighting{Start: o.T, CanClose: true, CloseAt: o.T})
+				ev = append(ev, fold.Sighting{Start: o.T, CanClose: true, CloseAt: o.T})
 			}
 		}
-		ivs := Intervals(ev, nil)
+		ivs := fold.Intervals(ev, nil)
 		if len(ivs) == 0 {
 			continue
 		}
-		props := intervalProps(ivs)
+		props := graph.IntervalProps(ivs)
 		props["jobKey"], props["kind"], props["lastRunId"], props["lastObservedAt"] = "", graph.KindDeclared, "", latestAt[tg]
-		addTransformations(props, f.TT)
-		out = append(out, colEdge{From: tg.from, To: tg.to, Props: props})
+		fold.AddTransformations(props, f.TT)
+		out = append(out, fold.ColEdge{From: tg.from, To: tg.to, Props: props})
 	}
 	return out
 }
@@ -87,7 +88,7 @@ func (w *txWriter) projectDeclaredColumns(logs map[string][]dsObs) error {
 	if err != nil {
 		return err
 	}
-	var edges []colEdge
+	var edges []fold.ColEdge
 	var outs []any
 	for _, k := range ordered.Keys(boolKeys(logs)) {
 		edges = append(edges, declaredColumnEdges(k, logs[k], hists)...)
@@ -105,18 +106,18 @@ func boolKeys[V any](m map[string]V) map[string]bool {
 }
 
 // loadFieldHists reads the Field histories of datasets.
-func (w *txWriter) loadFieldHists(keys []string) (map[string][]*fieldHist, error) {
+func (w *txWriter) loadFieldHists(keys []string) (map[string][]*fold.FieldHist, error) {
 	out, err := w.run(`UNWIND $ds AS k
 		MATCH (:Dataset {key: k})-[:HAS_FIELD]->(f:Field)
 		RETURN k, f.path AS path, f.validFrom AS f, f.validTo AS t, f.paths AS ps, f.pathFroms AS pf`, map[string]any{"ds": toAny(keys)})
 	if err != nil {
 		return nil, err
 	}
-	hists := map[string][]*fieldHist{}
+	hists := map[string][]*fold.FieldHist{}
 	for _, row := range out {
 		m := row.AsMap()
 		k := asStr(m["k"])
-		hists[k] = append(hists[k], &fieldHist{Path: asStr(m["path"]), From: asInt(m["f"]), To: asInt(m["t"]),
+		hists[k] = append(hists[k], &fold.FieldHist{Path: asStr(m["path"]), From: asInt(m["f"]), To: asInt(m["t"]),
 			Names: namesFrom(m["ps"], m["pf"])})
 	}
 	return hists, nil

@@ -860,16 +860,15 @@ func (r *rec) posName() string {
 	return r.pos.Part + "@" + strconv.FormatInt(r.pos.Offset, 10)
 }
 
-// replay takes back an event read again from the position it was first projected from: its stored payload is the
-// resolved form it was folded with.
-func (w *txWriter) replay(r *rec, payload any) error {
+// replayed takes back an event read again from the position it was first projected from: its stored payload is
+// the resolved form it was folded with.
+func replayed(r *rec, payload any) (*rec, error) {
 	stored, err := decodeRec(payload)
 	if err != nil {
-		return fmt.Errorf("replay %s: %w", r.ID, err)
+		return nil, fmt.Errorf("replay %s: %w", r.ID, err)
 	}
 	stored.pos = r.pos
-	w.replayed = append(w.replayed, stored)
-	return nil
+	return stored, nil
 }
 
 // sameProp reports whether a derived property's value is the one last written (scalars, strings and lists).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -27,9 +28,9 @@ const (
 // dsBase is the sealed part of a dataset's log: the field histories after folding every observation at or before
 // T, and how many chunks hold the sealed observations.
 type dsBase struct {
-	T     int64       `json:"t"`
-	Seq   int         `json:"n"`
-	Hists []fieldHist `json:"h,omitempty"`
+	T     int64            `json:"t"`
+	Seq   int              `json:"n"`
+	Hists []fold.FieldHist `json:"h,omitempty"`
 }
 
 // dsChunk is one sealed stretch of a dataset's log: the schema and mention observations in (From, To], the

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -71,72 +72,9 @@ func obsLess(a, b dsObs) bool {
 	return !a.R && b.R // the owner's observation first
 }
 
-// fieldHist is one history of a field: from its (re)creation to the schema that omitted it or the drop. Read
-// histories come from observations on read (dsObs.R) and exist only for paths no owner ever reported.
-type fieldHist struct {
-	Path, Type, Description, FieldID string
-	From, To                         int64
-	Read                             bool `json:",omitempty"`
-	// Names are the history's paths over time when a rename kept its stable field id (projection version 5,
-	// ADR 0041): every name with the time it took effect, the first at From; Path is the last. Empty when the
-	// field was never renamed.
-	Names []fieldName `json:",omitempty"`
-}
-
-// fieldName is one name of a renamed field history: the path from F on.
-type fieldName struct {
-	P string `json:"p"`
-	F int64  `json:"f"`
-}
-
-// Key is the stable key of this history: of the path it started under (a rename keeps the node).
-func (h *fieldHist) Key(datasetKey string) string {
-	return graph.FieldKey(datasetKey, h.keyPath(), h.From)
-}
-
-func (h *fieldHist) keyPath() string {
-	if len(h.Names) > 0 {
-		return h.Names[0].P
-	}
-	return h.Path
-}
-
-// pathAt is the history's path at t (its first before it started).
-func (h *fieldHist) pathAt(t int64) string {
-	p := h.keyPath()
-	for _, n := range h.Names {
-		if n.F <= t {
-			p = n.P
-		}
-	}
-	return p
-}
-
-// named reports whether the history ever had the path.
-func (h *fieldHist) named(path string) bool {
-	if h.Path == path {
-		return true
-	}
-	for _, n := range h.Names {
-		if n.P == path {
-			return true
-		}
-	}
-	return false
-}
-
-// rename continues the history under a new path from t.
-func (h *fieldHist) rename(path string, t int64) {
-	if len(h.Names) == 0 {
-		h.Names = []fieldName{{P: h.Path, F: h.From}}
-	}
-	h.Names = append(h.Names, fieldName{P: path, F: t})
-	h.Path = path
-}
-
 // fieldHistories derives the field histories of a dataset from its observation log (a pure function); schema
 // observations carry their fields or reference them by hash in schemas.
-func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
+func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fold.FieldHist {
 	return fieldHistoriesFrom(nil, log, schemas)
 }
 
@@ -144,7 +82,7 @@ func fieldHistories(log []dsObs, schemas map[string][]olevent.SchemaField) []*fi
 // are already in it. Empty histories (a field added and removed at one instant) are left out: they were never
 // valid, and their key would be the key of the history that starts at the same instant. So are the read histories
 // of a path the owners reported: what owners report is never overridden by what readers saw.
-func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
+func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fold.FieldHist {
 	all := foldFields(base, log, schemas)
 	owned := map[string]bool{}
 	for _, h := range all {
@@ -169,11 +107,11 @@ func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.
 // (schemas of written datasets, their column-lineage paths) and the readers' (dsObs.R). An owner's schema closes
 // every open read history too (the owners said what the dataset holds now); a reader's touches only the read layer.
 // A DROP closes both.
-func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fieldHist {
+func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fold.FieldHist {
 	obs := append([]dsObs(nil), log...)
 	sort.SliceStable(obs, func(i, j int) bool { return obsLess(obs[i], obs[j]) })
-	var all []*fieldHist
-	open := [2]map[string]*fieldHist{{}, {}} // by layer: owners, readers
+	var all []*fold.FieldHist
+	open := [2]map[string]*fold.FieldHist{{}, {}} // by layer: owners, readers
 	if base != nil {
 		for i := range base.Hists {
 			h := base.Hists[i]
@@ -205,7 +143,7 @@ func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaFi
 			in := open[layer(o.R)]
 			for _, p := range o.Paths {
 				if in[p] == nil {
-					h := &fieldHist{Path: p, From: o.T, To: graph.OpenEnd, Read: o.R}
+					h := &fold.FieldHist{Path: p, From: o.T, To: graph.OpenEnd, Read: o.R}
 					in[p], all = h, append(all, h)
 				}
 			}
@@ -231,14 +169,14 @@ func layer(read bool) int {
 	return 0
 }
 
-func closeAll(open map[string]*fieldHist, t int64) {
+func closeAll(open map[string]*fold.FieldHist, t int64) {
 	for p, h := range open {
 		h.To = t
 		delete(open, p)
 	}
 }
 
-func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*fieldHist {
+func applySchema(all []*fold.FieldHist, open map[string]*fold.FieldHist, o dsObs) []*fold.FieldHist {
 	renameByID(open, o)
 	seen := map[string]bool{}
 	for _, f := range o.Fields {
@@ -252,11 +190,11 @@ func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*field
 		}
 		if h == nil {
 			if h = reopenByID(all, f, o.R); h != nil && h.Path != f.Path {
-				h.rename(f.Path, o.T) // reopened under an earlier name of the field
+				h.Rename(f.Path, o.T) // reopened under an earlier name of the field
 			}
 		}
 		if h == nil {
-			h = &fieldHist{Path: f.Path, From: o.T, Read: o.R}
+			h = &fold.FieldHist{Path: f.Path, From: o.T, Read: o.R}
 			all = append(all, h)
 		}
 		h.To, h.Type, h.Description = graph.OpenEnd, f.Type, f.Description
@@ -278,15 +216,15 @@ func applySchema(all []*fieldHist, open map[string]*fieldHist, o dsObs) []*field
 // path continues under that path from the schema's time (same Field node, ADR 0041). All renames of one schema
 // are taken out before any is put back, so names swapped between two fields swap; an open history of another id
 // that a rename displaces from its path is closed (the schema gave its name to another field).
-func renameByID(open map[string]*fieldHist, o dsObs) {
-	byID := map[string]*fieldHist{}
+func renameByID(open map[string]*fold.FieldHist, o dsObs) {
+	byID := map[string]*fold.FieldHist{}
 	for _, h := range open {
 		if h.FieldID != "" {
 			byID[h.FieldID] = h
 		}
 	}
 	type move struct {
-		h    *fieldHist
+		h    *fold.FieldHist
 		path string
 	}
 	var moves []move
@@ -304,46 +242,22 @@ func renameByID(open map[string]*fieldHist, o dsObs) {
 		if g := open[m.path]; g != nil {
 			g.To = o.T
 		}
-		m.h.rename(m.path, o.T)
+		m.h.Rename(m.path, o.T)
 		open[m.path] = m.h
 	}
 }
 
 // reopenByID finds a closed history of the same path, layer and stable field id.
-func reopenByID(all []*fieldHist, f olevent.SchemaField, read bool) *fieldHist {
+func reopenByID(all []*fold.FieldHist, f olevent.SchemaField, read bool) *fold.FieldHist {
 	if f.FieldID == "" {
 		return nil
 	}
 	for _, a := range slices.Backward(all) {
-		if h := a; h.named(f.Path) && h.FieldID == f.FieldID && h.Read == read {
+		if h := a; h.Named(f.Path) && h.FieldID == f.FieldID && h.Read == read {
 			return h
 		}
 	}
 	return nil
-}
-
-// fieldAt picks the history of path that is valid at t; else the latest one that started before t; else the
-// earliest. It returns nil when the dataset never had the path.
-func fieldAt(hists []*fieldHist, path string, t int64) *fieldHist {
-	var before, first *fieldHist
-	for _, h := range hists {
-		if !h.named(path) {
-			continue
-		}
-		if h.From <= t && t < h.To && h.pathAt(t) == path {
-			return h
-		}
-		if h.From <= t && (before == nil || h.From > before.From) {
-			before = h
-		}
-		if first == nil || h.From < first.From {
-			first = h
-		}
-	}
-	if before != nil {
-		return before
-	}
-	return first
 }
 
 // lifecycleTimes returns the dataset's cut times (DROP, RENAME: close its lineage intervals) and droppedAt (the

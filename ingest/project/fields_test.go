@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -26,7 +27,7 @@ func read(o dsObs) dsObs {
 	return o
 }
 
-func renderHists(hs []*fieldHist) string {
+func renderHists(hs []*fold.FieldHist) string {
 	var parts []string
 	for _, h := range hs {
 		to := fmt.Sprint(h.To)
@@ -84,7 +85,7 @@ func TestFieldHistories(t *testing.T) {
 }
 
 // renderNamed renders histories with their keys' paths and renames: path[from,to) key=<start path> names.
-func renderNamed(hs []*fieldHist) string {
+func renderNamed(hs []*fold.FieldHist) string {
 	var parts []string
 	for _, h := range hs {
 		to := fmt.Sprint(h.To)
@@ -136,18 +137,18 @@ func TestFieldHistoriesFollowStableFieldIDs(t *testing.T) {
 				if len(h.Names) > 0 && h.Key("ds") != graph.FieldKey("ds", h.Names[0].P, h.From) {
 					t.Errorf("%s: key %s, want the key of the path it started under", h.Path, h.Key("ds"))
 				}
-				if len(h.Names) > 0 && h.pathAt(h.Names[1].F-1) != h.Names[0].P {
-					t.Errorf("%s: pathAt before the rename is %s", h.Path, h.pathAt(h.Names[1].F-1))
+				if len(h.Names) > 0 && h.PathAt(h.Names[1].F-1) != h.Names[0].P {
+					t.Errorf("%s: pathAt before the rename is %s", h.Path, h.PathAt(h.Names[1].F-1))
 				}
 			}
 		})
 	}
 	// fieldAt resolves a name at a time onto the history that had it then.
 	hs := fieldHistories([]dsObs{schemaObs(10, "b#2"), schemaObs(20, "c#2")}, nil)
-	if h := fieldAt(hs, "b", 15); h == nil || h.FieldID != "2" {
+	if h := fold.FieldAt(hs, "b", 15); h == nil || h.FieldID != "2" {
 		t.Errorf("fieldAt(b, 15) = %v", h)
 	}
-	if h := fieldAt(hs, "c", 25); h == nil || h.FieldID != "2" {
+	if h := fold.FieldAt(hs, "c", 25); h == nil || h.FieldID != "2" {
 		t.Errorf("fieldAt(c, 25) = %v", h)
 	}
 }

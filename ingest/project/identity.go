@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 )
 
 // Reasons recorded on UnresolvedIdentity nodes.
@@ -252,7 +253,7 @@ func (w *txWriter) recordUnresolved(rows []unresolvedRow) error {
 		SET u.firstSeenAt = CASE WHEN row.t < u.firstSeenAt THEN row.t ELSE u.firstSeenAt END,
 			u.lastSeenAt = CASE WHEN row.t > u.lastSeenAt THEN row.t ELSE u.lastSeenAt END,
 			u.eventIds = CASE WHEN row.e IN u.eventIds THEN u.eventIds
-				ELSE (u.eventIds + row.e)[-$few..] END`, map[string]any{"rows": params, "few": maxEventIDs})
+				ELSE (u.eventIds + row.e)[-$few..] END`, map[string]any{"rows": params, "few": fold.MaxEventIDs})
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
@@ -15,14 +16,14 @@ import (
 // INPUT_TO / OUTPUT_TO edges, its COLUMN_FEEDS and its INDIRECT_FEEDS from the job's runs and declarations.
 // OBSERVED edges fold the runs at or after the job's checkpoint into it when every run the batch changed starts at
 // or after it (the common, in-order case); otherwise, and for jobs with column lineage or whose datasets' cuts or
-// fields changed, all runs are folded (see checkpoint.go and docs/adr/0006-projection-and-intervals.md).
-func (w *txWriter) projectJobEdges(_ []*rec) error {
-	jobs := ordered.Keys(w.extraJobs)
+// fields changed, all runs are folded (see ingest/fold and docs/adr/0006-projection-and-intervals.md).
+func (w *txWriter) projectJobEdges(plan jobPlan) error {
+	jobs := ordered.Keys(plan.jobs)
 	if len(jobs) == 0 {
 		return nil
 	}
-	hits, miss := w.hitJobs(jobs)
-	ckpts, seqs, err := w.lockJobs(miss)
+	hits, miss := w.jobs.hits(jobs, plan.jobQueue)
+	ckpts, seqs, err := w.lockJobs(miss, plan.jobQueue)
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		return err
 	}
 	for k, e := range hits {
-		runs[k] = w.runsInMemory(k, e.Value)
+		runs[k] = runsInMemory(k, e.Value, plan.runs)
 	}
 	cuts, hists, sigs, err := w.loadDatasetsOf(runs, ckpts)
 	if err != nil {
@@ -56,7 +57,7 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 	if w.folds != nil {
 		stored := 0
 		for _, ck := range ckpts {
-			if ck.fromStore {
+			if ck.FromStore {
 				stored++
 			}
 		}
@@ -80,34 +81,34 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		return err
 	}
 	for k, e := range hits {
-		decls[k] = append(slices.Clip(e.Value.decls), w.freshDecls(k)...)
+		decls[k] = append(slices.Clip(e.Value.decls), freshDecls(k, plan.fresh)...)
 	}
-	positions := w.jobPositions()
-	var edges []edge
-	var cols []colEdge
-	var inds []indirectEdge
+	positions := jobPositions(plan.fresh)
+	var edges []fold.Edge
+	var cols []fold.ColEdge
+	var inds []fold.IndirectEdge
 	var colOuts, stored []any
 	works := make(map[string]*jobWork, len(jobs))
 	evs := make(map[string]map[string]any, len(jobs))
 	for _, k := range jobs {
 		ck := ckpts[k]
-		prev, lo, lv := map[string]*edgeAgg(nil), int64(math.MinInt64), latestVersionRef{}
-		var prevCols map[string]*colAgg
-		var prevInds map[string]*indAgg
+		prev, lo, lv := map[string]*fold.EdgeAgg(nil), int64(math.MinInt64), fold.LatestVersionRef{}
+		var prevCols map[string]*fold.ColAgg
+		var prevInds map[string]*fold.IndAgg
 		if ck != nil {
 			prev, lo, lv, prevCols, prevInds = ck.Subjects, ck.At, ck.LatestVersion, ck.Cols, ck.Inds
 		}
-		observed := edgesFromAggs(foldObserved(prev, runs[k], cuts, lo, graph.OpenEnd))
-		ev, observed := sharedEvidence(observed)
+		observed := fold.EdgesFromAggs(fold.FoldObserved(prev, runs[k], cuts, lo, graph.OpenEnd))
+		ev, observed := fold.SharedEvidence(observed)
 		for _, e := range observed {
 			e.Job = k
 			edges = append(edges, e)
 		}
-		for _, e := range declaredEdges(decls[k], lv.withRuns(runs[k]).Version) {
+		for _, e := range fold.DeclaredEdges(decls[k], lv.WithRuns(runs[k]).Version) {
 			e.Job = k
 			edges = append(edges, e)
 		}
-		next := advanceCheckpoint(ck, runs[k], cuts, hists, sigs, checkpointPinWindow)
+		next := fold.AdvanceCheckpoint(ck, runs[k], cuts, hists, sigs, fold.PinWindow)
 		if next.At != math.MinInt64 && (next.Stored == 0 || next.At-next.Stored >= storedCheckpointEvery) {
 			enc, err := encodeCheckpoint(next)
 			if err != nil {
@@ -119,17 +120,17 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 		// Written behind only when this fold started from the job's head checkpoint: otherwise the stored one may
 		// no longer be a valid starting point (a late run, changed cuts or fields, no usable checkpoint).
 		work := &jobWork{key: k, base: hits[k], seq: seqs[k], positions: positions[k],
-			save: ck == nil || ck.fromStore,
+			save: ck == nil || ck.FromStore,
 			next: &jobCached{ck: next, runs: runsSince(runs[k], next.At), decls: decls[k],
-				ev: jobEvidenceRow(ev)}}
+				ev: fold.JobEvidenceRow(ev)}}
 		works[k], evs[k] = work, work.next.ev
 		if next.HasCols {
-			colAggs, indAggs := foldColumns(prevCols, runs[k], hists), foldIndirect(prevInds, runs[k])
-			for _, c := range columnEdges(k, colAggs) {
-				c.Props = withoutSharedEvidence(c.Props, columnEvidenceOf(ev), columnEvidenceProps)
+			colAggs, indAggs := fold.FoldColumns(prevCols, runs[k], hists), fold.FoldIndirect(prevInds, runs[k])
+			for _, c := range fold.ColumnEdges(k, colAggs) {
+				c.Props = fold.WithoutSharedEvidence(c.Props, fold.ColumnEvidenceOf(ev), fold.ColumnEvidenceProps)
 				cols = append(cols, c)
 			}
-			inds = append(inds, indirectEdges(k, indAggs)...)
+			inds = append(inds, fold.IndirectEdges(k, indAggs)...)
 			for _, o := range columnOutputs(colAggs, indAggs, runs[k]) {
 				colOuts = append(colOuts, map[string]any{"job": k, "out": o})
 			}
@@ -184,8 +185,8 @@ func (w *txWriter) projectJobEdges(_ []*rec) error {
 }
 
 // runsSince are the runs starting at or after t, by run key: what a cached job holds besides its checkpoint.
-func runsSince(runs []jobRun, t int64) map[string]jobRun {
-	out := map[string]jobRun{}
+func runsSince(runs []fold.Run, t int64) map[string]fold.Run {
+	out := map[string]fold.Run{}
 	for _, r := range runs {
 		if r.Start >= t {
 			out[r.Key] = r
@@ -197,9 +198,10 @@ func runsSince(runs []jobRun, t int64) map[string]jobRun {
 // lockJobs takes the jobs' write locks (in key order) and returns the checkpoints this batch may fold into: nil
 // for a job that must be recomputed from all its runs. A job whose batch changed a run that starts before its
 // head checkpoint folds from the latest stored checkpoint at or before that start (storedCheckpointBefore), so a
-// late run costs the runs since then, not the job's whole history.
-func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[string]int64, error) {
-	ckpts, seqs := map[string]*jobCheckpoint{}, map[string]int64{}
+// late run costs the runs since then, not the job's whole history. q says which jobs fold in full and where each
+// job's earliest changed run starts.
+func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpoint, map[string]int64, error) {
+	ckpts, seqs := map[string]*fold.Checkpoint{}, map[string]int64{}
 	if len(jobs) == 0 {
 		return ckpts, seqs, nil
 	}
@@ -216,20 +218,20 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 		k := asStr(m["k"])
 		seqs[k] = asInt(m["seq"])
 		ck := decodeCheckpoint(m["ck"])
-		if w.fullJobs[k] {
+		if q.full[k] {
 			late = append(late, map[string]any{"k": k, "t": int64(math.MinInt64)}) // stored ones are stale too
 			continue
 		}
-		if changed, ok := w.changedStart[k]; ok && ck != nil && changed < ck.At {
+		if changed, ok := q.since[k]; ok && ck != nil && changed < ck.At {
 			late = append(late, map[string]any{"k": k, "t": changed})
 			continue
 		}
-		if changed, ok := w.changedStart[k]; ok {
+		if changed, ok := q.since[k]; ok {
 			// The head checkpoint is written behind (jobfold.go), so stored copies may be newer than it: those
 			// after the change lack the changed run.
 			after = append(after, map[string]any{"k": k, "t": changed})
 		}
-		if ck == nil || !ck.usable() {
+		if ck == nil || !ck.Usable() {
 			continue
 		}
 		ckpts[k] = ck
@@ -259,8 +261,8 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 	for _, row := range rows {
 		k, _ := row.Get("k")
 		data, _ := row.Get("data")
-		if ck := decodeCheckpoint(data); ck != nil && ck.usable() && !w.fullJobs[asStr(k)] {
-			ck.fromStore = true
+		if ck := decodeCheckpoint(data); ck != nil && ck.Usable() && !q.full[asStr(k)] {
+			ck.FromStore = true
 			ckpts[asStr(k)] = ck
 		}
 	}
@@ -269,11 +271,11 @@ func (w *txWriter) lockJobs(jobs []string) (map[string]*jobCheckpoint, map[strin
 
 // refoldChangedFields drops the checkpoints whose column fold resolved fields of a dataset whose field histories
 // have changed since, and loads those jobs' runs (and their datasets) in full.
-func (w *txWriter) refoldChangedFields(runs map[string][]jobRun, ckpts map[string]*jobCheckpoint,
-	cuts map[string][]int64, hists map[string][]*fieldHist, sigs map[string]string) error {
+func (w *txWriter) refoldChangedFields(runs map[string][]fold.Run, ckpts map[string]*fold.Checkpoint,
+	cuts map[string][]int64, hists map[string][]*fold.FieldHist, sigs map[string]string) error {
 	var stale []string
 	for k, ck := range ckpts {
-		if ck.fieldsChanged(sigs) {
+		if ck.FieldsChanged(sigs) {
 			stale = append(stale, k)
 		}
 	}
@@ -301,9 +303,9 @@ func (w *txWriter) refoldChangedFields(runs map[string][]jobRun, ckpts map[strin
 	return nil
 }
 
-func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (map[string][]jobRun, error) {
+func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*fold.Checkpoint) (map[string][]fold.Run, error) {
 	if len(jobs) == 0 {
-		return map[string][]jobRun{}, nil
+		return map[string][]fold.Run{}, nil
 	}
 	rows := make([]any, 0, len(jobs))
 	for _, k := range jobs {
@@ -324,15 +326,15 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 	if err != nil {
 		return nil, err
 	}
-	m := map[string][]jobRun{}
+	m := map[string][]fold.Run{}
 	for _, row := range out {
 		g := func(k string) any { v, _ := row.Get(k); return v }
-		r := jobRun{Key: asStr(g("rkey")), ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
+		r := fold.Run{Key: asStr(g("rkey")), ID: asStr(g("id")), State: asStr(g("state")), JobVersion: asStr(g("jv")), Start: asInt(g("start")),
 			Ended: asInt(g("ended")), Last: asInt(g("last")), Streaming: asStr(g("pt")) == "STREAMING"}
 		for _, x := range g("io").([]any) {
 			io := decodeJobIO(x.(map[string]any))
 			if io.Dir == graph.RelRead { // a READ's publication is its run's (ioRows)
-				io.Pub = runPub(r.State, r.Streaming, "")
+				io.Pub = fold.RunPub(r.State, r.Streaming, "")
 			}
 			r.IO = append(r.IO, io)
 		}
@@ -346,9 +348,9 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*jobCheckpoint) (
 	return m, nil
 }
 
-func decodeJobIO(x map[string]any) jobIO {
-	io := jobIO{Dir: asStr(x["dir"]), DS: asStr(x["ds"]), FirstAt: asInt(x["firstAt"]), LastAt: asInt(x["lastAt"]),
-		Pub: asStr(x["pub"]), Producer: asStr(x["producer"]), Cols: decodeCols(x["cols"])}
+func decodeJobIO(x map[string]any) fold.IO {
+	io := fold.IO{Dir: asStr(x["dir"]), DS: asStr(x["ds"]), FirstAt: asInt(x["firstAt"]), LastAt: asInt(x["lastAt"]),
+		Pub: asStr(x["pub"]), Producer: asStr(x["producer"]), Cols: fold.DecodeCols(x["cols"])}
 	if ids, ok := x["eventIds"].([]any); ok {
 		for _, id := range ids {
 			io.EventIDs = append(io.EventIDs, asStr(id))
@@ -357,9 +359,9 @@ func decodeJobIO(x map[string]any) jobIO {
 	return io
 }
 
-func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
+func (w *txWriter) loadJobDecls(jobs []string) (map[string][]fold.Decl, error) {
 	if len(jobs) == 0 {
-		return map[string][]jobDecl{}, nil
+		return map[string][]fold.Decl{}, nil
 	}
 	out, err := w.run(`UNWIND $jobs AS k
 		MATCH (:Job {key: k})<-[:ABOUT_JOB]-(e:Event)
@@ -367,7 +369,7 @@ func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := map[string][]jobDecl{}
+	m := map[string][]fold.Decl{}
 	for _, row := range out {
 		k, _ := row.Get("k")
 		ps, _ := row.Get("payloads")
@@ -376,7 +378,7 @@ func (w *txWriter) loadJobDecls(jobs []string) (map[string][]jobDecl, error) {
 			if err != nil {
 				return nil, err
 			}
-			d := jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs), Outputs: okKeys(r.Outputs)}
+			d := fold.Decl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs), Outputs: okKeys(r.Outputs)}
 			m[k.(string)] = append(m[k.(string)], d)
 		}
 	}
@@ -395,7 +397,7 @@ func okKeys(ds []*dsRec) map[string]bool {
 
 // columnOutputs are the outputs a job's COLUMN_FEEDS and INDIRECT_FEEDS are rewritten for: every output its
 // column lineage ever named.
-func columnOutputs(cols map[string]*colAgg, inds map[string]*indAgg, runs []jobRun) []string {
+func columnOutputs(cols map[string]*fold.ColAgg, inds map[string]*fold.IndAgg, runs []fold.Run) []string {
 	set := map[string]bool{}
 	for _, a := range cols {
 		set[a.M.Out] = true
@@ -415,30 +417,30 @@ func columnOutputs(cols map[string]*colAgg, inds map[string]*indAgg, runs []jobR
 
 // loadDatasetsOf reads the cut times of every dataset the runs touch, and the field histories and fieldsSig of
 // those involved in column lineage (including those the checkpoints' column folds depend on).
-func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*jobCheckpoint) (map[string][]int64,
-	map[string][]*fieldHist, map[string]string, error) {
+func (w *txWriter) loadDatasetsOf(byJob map[string][]fold.Run, ckpts map[string]*fold.Checkpoint) (map[string][]int64,
+	map[string][]*fold.FieldHist, map[string]string, error) {
 	ds, colDs := map[string]bool{}, map[string]bool{}
 	for _, ck := range ckpts {
 		for k := range ck.Subjects {
-			ds[parseSubject(k).DS] = true
+			ds[fold.ParseSubject(k).DS] = true
 		}
 		for k := range ck.FieldSigs {
 			ds[k] = true
 		}
 	}
-	var runs []jobRun
+	var runs []fold.Run
 	for _, rs := range byJob {
 		runs = append(runs, rs...)
 	}
 	for _, r := range runs {
 		for _, io := range r.IO {
 			ds[io.DS] = true
-			for _, in := range io.colInputs() { // the INPUT_TO its column lineage implies is cut like any other
+			for _, in := range io.ColInputs() { // the INPUT_TO its column lineage implies is cut like any other
 				ds[in] = true
 			}
 		}
 	}
-	for _, k := range columnDatasets(runs) {
+	for _, k := range fold.ColumnDatasets(runs) {
 		ds[k], colDs[k] = true, true
 	}
 	out, err := w.run(`UNWIND $ds AS k
@@ -449,7 +451,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cuts, hists, sigs := map[string][]int64{}, map[string][]*fieldHist{}, map[string]string{}
+	cuts, hists, sigs := map[string][]int64{}, map[string][]*fold.FieldHist{}, map[string]string{}
 	for _, row := range out {
 		k, _ := row.Get("k")
 		c, _ := row.Get("cuts")
@@ -464,7 +466,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]jobRun, ckpts map[string]*j
 		for _, f := range fs.([]any) {
 			m := f.(map[string]any)
 			if m["path"] != nil {
-				hists[k.(string)] = append(hists[k.(string)], &fieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"]),
+				hists[k.(string)] = append(hists[k.(string)], &fold.FieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"]),
 					Names: namesFrom(m["ps"], m["pf"])})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
@@ -38,11 +39,11 @@ import (
 
 // jobCached is a job's cached fold state. Values are immutable once in the cache.
 type jobCached struct {
-	ck    *jobCheckpoint    // the head checkpoint the next batch folds into
-	runs  map[string]jobRun // the job's runs starting at or after ck.At, by run key
-	edges map[string]any    // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
-	ev    map[string]any    // the Job's evidence properties last written
-	decls []jobDecl         // the job's JobEvents
+	ck    *fold.Checkpoint    // the head checkpoint the next batch folds into
+	runs  map[string]fold.Run // the job's runs starting at or after ck.At, by run key
+	edges map[string]any      // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
+	ev    map[string]any      // the Job's evidence properties last written
+	decls []fold.Decl         // the job's JobEvents
 }
 
 type jobEntry = foldstate.Entry[*jobCached]
@@ -148,16 +149,16 @@ func (t *jobTx) end(committed bool) {
 	}
 }
 
-// hitJobs splits the jobs into those whose fold can start from the cached head checkpoint and those to load: a
+// hits splits the jobs into those whose fold can start from the cached head checkpoint and those to load: a
 // job whose batch changed a run starting before the cached head, or whose datasets' cuts or fields changed
-// (fullJobs), is loaded as before.
-func (w *txWriter) hitJobs(jobs []string) (map[string]*jobEntry, []string) {
+// (q.full), is loaded as before.
+func (t *jobTx) hits(jobs []string, q jobQueue) (map[string]*jobEntry, []string) {
 	hits := map[string]*jobEntry{}
 	var miss []string
 	for _, k := range jobs {
-		e := w.jobs.lookup(k)
-		changed, ok := w.changedStart[k]
-		if e == nil || w.fullJobs[k] || (ok && changed < e.Value.ck.At) {
+		e := t.lookup(k)
+		changed, ok := q.since[k]
+		if e == nil || q.full[k] || (ok && changed < e.Value.ck.At) {
 			miss = append(miss, k)
 			continue
 		}
@@ -168,14 +169,15 @@ func (w *txWriter) hitJobs(jobs []string) (map[string]*jobEntry, []string) {
 
 // runsInMemory are the job's runs since its cached head: the cached ones the batch did not change, and the ones
 // it changed that are now the job's (a run another job's events re-filed leaves it), sorted as loadJobRuns sorts.
-func (w *txWriter) runsInMemory(k string, c *jobCached) []jobRun {
-	out := make([]jobRun, 0, len(c.runs)+1)
+// changed are the runs the run step folded, by run key.
+func runsInMemory(k string, c *jobCached, changed map[string]*runState) []fold.Run {
+	out := make([]fold.Run, 0, len(c.runs)+1)
 	for key, r := range c.runs {
-		if _, changed := w.runStates[key]; !changed {
+		if _, ok := changed[key]; !ok {
 			out = append(out, r)
 		}
 	}
-	for _, st := range w.runStates {
+	for _, st := range changed {
 		if st.JobKey == k {
 			out = append(out, jobRunOf(st))
 		}
@@ -185,12 +187,12 @@ func (w *txWriter) runsInMemory(k string, c *jobCached) []jobRun {
 }
 
 // jobRunOf is what loadJobRuns reads back of a run the run step has just written (runRow, ioRows).
-func jobRunOf(s *runState) jobRun {
+func jobRunOf(s *runState) fold.Run {
 	id := s.RunID
 	if id == "" {
 		id = s.Key
 	}
-	r := jobRun{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
+	r := fold.Run{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
 		Streaming: s.ProcessingType == "STREAMING"}
 	if s.EndedAt != nil {
 		r.Ended = *s.EndedAt
@@ -205,17 +207,17 @@ func jobRunOf(s *runState) jobRun {
 		}
 		for _, ds := range sortedIOKeys(m) {
 			io := m[ds]
-			x := jobIO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
+			x := fold.IO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
 			if len(io.EventIDs) > 0 {
 				x.EventIDs = slices.Clone(io.EventIDs)
 			}
 			if dir == graph.RelWrote {
 				x.Pub = io.Publication
 				if io.Col != nil {
-					x.Cols = decodeCols(encodeCols(io.Col))
+					x.Cols = fold.DecodeCols(encodeCols(io.Col))
 				}
 			} else {
-				x.Pub = runPub(r.State, r.Streaming, "")
+				x.Pub = fold.RunPub(r.State, r.Streaming, "")
 			}
 			r.IO = append(r.IO, x)
 		}
@@ -226,7 +228,7 @@ func jobRunOf(s *runState) jobRun {
 
 // withExistingDatasets drops the rows of datasets with no node (writeRunIO cannot write them, so loadJobRuns
 // never reads them); exists is a key of every dataset node the runs name (loadDatasetsOf's fieldsSig map).
-func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
+func withExistingDatasets(runs []fold.Run, exists map[string]string) []fold.Run {
 	for i := range runs {
 		keep := true
 		for _, io := range runs[i].IO {
@@ -238,7 +240,7 @@ func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
 		if keep {
 			continue
 		}
-		ios := make([]jobIO, 0, len(runs[i].IO))
+		ios := make([]fold.IO, 0, len(runs[i].IO))
 		for _, io := range runs[i].IO {
 			if _, ok := exists[io.DS]; ok {
 				ios = append(ios, io)
@@ -249,22 +251,22 @@ func withExistingDatasets(runs []jobRun, exists map[string]string) []jobRun {
 	return runs
 }
 
-// freshDecls are the job's JobEvents this batch claimed, as loadJobDecls reads them back.
-func (w *txWriter) freshDecls(k string) []jobDecl {
-	var out []jobDecl
-	for _, r := range w.fresh {
+// freshDecls are the job's JobEvents among the events this batch claimed, as loadJobDecls reads them back.
+func freshDecls(k string, fresh []*rec) []fold.Decl {
+	var out []fold.Decl
+	for _, r := range fresh {
 		if r.Kind == string(olevent.KindJob) && r.Job != nil && r.Job.Key == k {
-			out = append(out, jobDecl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
+			out = append(out, fold.Decl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
 				Outputs: okKeys(r.Outputs)})
 		}
 	}
 	return out
 }
 
-// jobPositions are, per job, the source positions of the batch's events that name it.
-func (w *txWriter) jobPositions() map[string][]foldstate.Pos {
+// jobPositions are, per job, the source positions of the batch's claimed events that name it.
+func jobPositions(fresh []*rec) map[string][]foldstate.Pos {
 	out := map[string][]foldstate.Pos{}
-	for _, r := range w.fresh {
+	for _, r := range fresh {
 		if r.Job != nil && r.pos.Part != "" {
 			out[r.Job.Key] = append(out[r.Job.Key], r.pos)
 		}

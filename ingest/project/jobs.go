@@ -80,7 +80,8 @@ const jobNameField = "name"
 
 // upsertJobs MERGEs and locks the Job nodes of the batch: identity on create, first/last seen as min/max, and
 // per-field latest descriptive metadata (stamps kept inline, jobStamp). JobEvent definitions become JobVersions.
-func (w *txWriter) upsertJobs(recs []*rec) error {
+func (w *txWriter) upsertJobs(recs []*rec) (jobQueue, error) {
+	var q jobQueue
 	batch := map[string]*jobBatch{}
 	for _, r := range recs {
 		if r.Job == nil {
@@ -106,12 +107,12 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 		}
 	}
 	if len(batch) == 0 {
-		return nil
+		return q, nil
 	}
 	keys := ordered.Keys(boolKeys(batch))
 	stamps, err := w.lockJobMeta(keys, batch)
 	if err != nil {
-		return err
+		return q, err
 	}
 	rows := make([]any, 0, len(keys))
 	for _, k := range keys {
@@ -124,14 +125,14 @@ func (w *txWriter) upsertJobs(recs []*rec) error {
 		}
 		rows = append(rows, map[string]any{"key": k, "props": props})
 		w.touch(k)
-		w.queueJob(k)
+		q.add(k)
 	}
 	if _, err := w.run(`UNWIND $rows AS row MATCH (j:Job {key: row.key})
 		SET j += row.props, j.searchName = toLower(coalesce(row.props.name, j.name))`,
 		map[string]any{"rows": rows}); err != nil {
-		return err
+		return q, err
 	}
-	return w.jobEventVersions(recs)
+	return q, w.jobEventVersions(recs)
 }
 
 // storedJob is what upsertJobs reads back from a locked Job node.

@@ -5,6 +5,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -144,11 +145,11 @@ func (st *dsState) size() int64 {
 		n += int64(len(h)) + schemaBytes(fs, srcRange{})
 	}
 	if b := st.Base; b != nil {
-		n += int64(unsafe.Sizeof(*b)) + int64(cap(b.Hists))*int64(unsafe.Sizeof(fieldHist{}))
+		n += int64(unsafe.Sizeof(*b)) + int64(cap(b.Hists))*int64(unsafe.Sizeof(fold.FieldHist{}))
 		for i := range b.Hists {
 			h := &b.Hists[i]
 			n += int64(len(h.Path)+len(h.Type)+len(h.Description)+len(h.FieldID)) +
-				int64(cap(h.Names))*int64(unsafe.Sizeof(fieldName{}))
+				int64(cap(h.Names))*int64(unsafe.Sizeof(fold.FieldName{}))
 			for _, nm := range h.Names {
 				n += int64(len(nm.P))
 			}

@@ -6,9 +6,10 @@
 // inputs/outputs, lineage intervals, field histories, declared lineage) is recomputed from the applied events, so
 // any prefix, permutation or repetition of a set of events gives the graph of applying each once in eventTime
 // order. The only order-sensitive step is identity binding (renames, symlinks), which never merges two nodes: a
-// conflict becomes an UnresolvedIdentity. The pure parts (run state machine, facet merge, intervals, field
-// histories, the resumable edge fold) live in runstate.go, intervals.go, fields.go and checkpoint.go; Dump renders
-// a namespace's projection as deterministic text for tests and reconciliation.
+// conflict becomes an UnresolvedIdentity. The pure parts live in runstate.go (run state machine, facet merge) and
+// fields.go (field histories) here and in ingest/fold (intervals, the job's edges and column lineage, the
+// resumable edge fold and its checkpoint); the transaction's steps pass each other typed values (plan.go). Dump
+// renders a namespace's projection as deterministic text for tests and reconciliation.
 package project
 
 import (
@@ -230,14 +231,14 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
 			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin(), refold: p.fold.staleDirty()}
 		jobs = w.jobs
-		res, err := w.apply(these)
+		res, fresh, err := w.apply(these)
 		if err == nil {
 			err = w.saveDueJobs() // due job checkpoints, written behind
 		}
 		if err == nil {
 			err = fold.seal(w) // the fold state's snapshots and watermarks, in this transaction
 		}
-		applied, tag = w.fresh, w.token
+		applied, tag = fresh, w.token
 		bodyDone = time.Now()
 		return res, err
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))

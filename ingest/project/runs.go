@@ -15,7 +15,7 @@ import (
 // projectRuns recomputes every affected run from all of its applied events (under the run's write lock) and
 // rewrites the Run node, its OF_JOB / CHILD_OF / RAN_VERSION links and its READ / WROTE detail. A run is one runId
 // of one job (graph.RunKey): an event of another job with the same runId is another run and never touches this one.
-func (w *txWriter) projectRuns(recs []*rec) error {
+func (w *txWriter) projectRuns(recs []*rec) (runFolds, error) {
 	set, ids := map[string]bool{}, map[string]bool{}
 	for _, r := range recs {
 		if r.RunID != "" && r.Job != nil {
@@ -27,11 +27,11 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return runFolds{}, nil
 	}
 	siblings, err := w.runsWithIDs(ordered.Keys(ids))
 	if err != nil {
-		return err
+		return runFolds{}, err
 	}
 	for _, r := range recs {
 		if r.PubRunID != "" { // a quality gate's publication: every run of that runId folds it
@@ -47,14 +47,15 @@ func (w *txWriter) projectRuns(recs []*rec) error {
 }
 
 // refoldRuns folds the runs (sorted keys) from all their applied events, fresh being this batch's, and rewrites
-// them; their jobs are queued for the job-edge step.
-func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
+// them; it returns them with the jobs they queue for the job-edge step.
+func (w *txWriter) refoldRuns(runs []string, fresh []*rec) (runFolds, error) {
+	var out runFolds
 	if len(runs) == 0 {
-		return nil
+		return out, nil
 	}
 	events, err := w.loadRunEvents(runs, fresh)
 	if err != nil {
-		return err
+		return out, err
 	}
 	states := make([]*runState, 0, len(runs))
 	for _, k := range runs {
@@ -63,26 +64,24 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) error {
 		}
 		st := foldRun(k, events[k])
 		states = append(states, st)
-		if w.runStates == nil {
-			w.runStates = map[string]*runState{}
+		if out.states == nil {
+			out.states = map[string]*runState{}
 		}
-		w.runStates[k] = st
+		out.states[k] = st
 		w.touch(k, st.JobKey)
 		if st.JobKey != "" {
-			w.queueJob(st.JobKey)
-			w.noteChange(st.JobKey, st.FirstEventAt)
+			out.jobs.changed(st.JobKey, st.FirstEventAt)
 		}
 		// A run whose events name two jobs (a dbt node job and the job its name keys, ADR 0027) may have been
 		// filed under the other one by an earlier batch: that job's edges are recomputed without it.
 		for _, e := range events[k] {
 			if e.Job != nil && e.Job.Key != st.JobKey {
 				w.touch(e.Job.Key)
-				w.queueJob(e.Job.Key)
-				w.noteChange(e.Job.Key, st.FirstEventAt)
+				out.jobs.changed(e.Job.Key, st.FirstEventAt)
 			}
 		}
 	}
-	return w.writeRuns(states)
+	return out, w.writeRuns(states)
 }
 
 // runsWithIDs returns, per runId, the keys of the stored runs (of any job) with that runId: a prefix seek on the
@@ -112,23 +111,6 @@ func hasRunEvent(evs []*rec) bool {
 		}
 	}
 	return false
-}
-
-func (w *txWriter) queueJob(k string) {
-	if w.extraJobs == nil {
-		w.extraJobs = map[string]bool{}
-	}
-	w.extraJobs[k] = true
-}
-
-// noteChange records the earliest start of a run the batch changed, per job.
-func (w *txWriter) noteChange(job string, start int64) {
-	if w.changedStart == nil {
-		w.changedStart = map[string]int64{}
-	}
-	if old, ok := w.changedStart[job]; !ok || start < old {
-		w.changedStart[job] = start
-	}
 }
 
 // loadRunEvents locks the runs (in key order) and returns all their applied events: this batch's from memory

@@ -6,11 +6,9 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
-
-// maxEventIDs bounds the "last few" event ids kept on relationships and unresolved records.
-const maxEventIDs = 5
 
 // Run lifecycle lifecycle-state names from the lifecycleStateChange facet.
 const (
@@ -21,17 +19,13 @@ const (
 	lcTruncate  = "TRUNCATE"
 )
 
-func isTerminal(t string) bool {
-	return t == olevent.TypeComplete || t == olevent.TypeAbort || t == olevent.TypeFail
-}
-
 // eventLess is the canonical event order: eventTime; ties: terminal after non-terminal, then receive time, then
 // eventId.
 func eventLess(a, b *rec) bool {
 	if a.Time != b.Time {
 		return a.Time < b.Time
 	}
-	if ta, tb := isTerminal(a.Type), isTerminal(b.Type); ta != tb {
+	if ta, tb := fold.IsTerminal(a.Type), fold.IsTerminal(b.Type); ta != tb {
 		return tb
 	}
 	if a.Recv != b.Recv {
@@ -121,7 +115,7 @@ func stateOf(evs []*rec) (state string, conflicting []string, endedAt *int64) {
 			continue
 		}
 		switch {
-		case isTerminal(e.Type):
+		case fold.IsTerminal(e.Type):
 			if state != e.Type || endedAt == nil {
 				t := e.Time
 				endedAt = &t
@@ -129,7 +123,7 @@ func stateOf(evs []*rec) (state string, conflicting []string, endedAt *int64) {
 			state = e.Type
 			terminals[e.Type] = true
 		case e.Type == olevent.TypeStart || e.Type == olevent.TypeRunning:
-			if !isTerminal(state) && !(state == olevent.TypeRunning && e.Type == olevent.TypeStart) {
+			if !fold.IsTerminal(state) && !(state == olevent.TypeRunning && e.Type == olevent.TypeStart) {
 				state = e.Type
 			}
 		}
@@ -247,7 +241,7 @@ func accumulate(m map[string]*runIO, d *dsRec, e *rec) *runIO {
 		io.Version = d.Version
 	}
 	io.Producer = e.Producer
-	io.EventIDs = lastFew(append(io.EventIDs, e.ID))
+	io.EventIDs = fold.LastFew(append(io.EventIDs, e.ID))
 	for k, v := range d.IOFacets {
 		if io.Facets == nil {
 			io.Facets = map[string]json.RawMessage{}
@@ -296,28 +290,28 @@ func mergeColObs(o colObs, t int64, tt []olevent.Transformation) colObs {
 
 // outputPublication is the per-run publication of an output.
 func outputPublication(s *runState, facet string) string {
-	return runPub(s.State, s.Streaming(), facet)
+	return fold.RunPub(s.State, s.Streaming(), facet)
 }
 
-// runPub is a run's evidence state for one dataset: a COMPLETE batch run (or a reporting streaming run)
-// publishes unless headwater_publication withholds; FAIL/ABORT attempt; anything else is pending.
-func runPub(state string, streaming bool, facet string) string {
-	switch {
-	case state == olevent.TypeComplete || (streaming && !isTerminal(state)):
-		if facet == graph.PubWithheld {
-			return graph.PubWithheld
+func encodeCols(c *runCols) string {
+	var d fold.ColsDoc
+	for p, o := range c.Fields {
+		d.Fields = append(d.Fields, fold.ColField{In: p.InKey, InField: p.InField, Out: p.OutField, FirstAt: o.FirstAt, TT: o.TT})
+	}
+	sort.Slice(d.Fields, func(i, j int) bool {
+		a, b := d.Fields[i], d.Fields[j]
+		if a.Out != b.Out {
+			return a.Out < b.Out
 		}
-		return graph.PubPublished
-	case state == olevent.TypeFail || state == olevent.TypeAbort:
-		return graph.PubAttempted
-	default:
-		return graph.PubPending
+		if a.In != b.In {
+			return a.In < b.In
+		}
+		return a.InField < b.InField
+	})
+	for k, o := range c.Dataset {
+		d.Dataset = append(d.Dataset, fold.ColDep{In: k, FirstAt: o.FirstAt, TT: o.TT})
 	}
-}
-
-func lastFew(ids []string) []string {
-	if len(ids) > maxEventIDs {
-		return ids[len(ids)-maxEventIDs:]
-	}
-	return ids
+	sort.Slice(d.Dataset, func(i, j int) bool { return d.Dataset[i].In < d.Dataset[j].In })
+	b, _ := json.Marshal(d)
+	return string(b)
 }

@@ -25,20 +25,12 @@ type txWriter struct {
 	stepTimes  map[string]time.Duration // optional, for measurements
 	steps      *prometheus.HistogramVec // step durations by step name
 	statements *prometheus.HistogramVec // statement durations by the function that ran them
-	extraJobs  map[string]bool
-	restores   prometheus.Counter // datasets whose sealed log was restored for a late event
+	restores   prometheus.Counter       // datasets whose sealed log was restored for a late event
 	folds      *prometheus.CounterVec
 	foldRuns   prometheus.Counter
-	fresh      []*rec          // the recs this attempt applies (events it claimed)
-	conflicts  []*rec          // recs whose id (of the same principal) names a stored event with another content
-	recent     *recentEvents   // committed events' recs, whose payloads need not be read back
-	fullJobs   map[string]bool // jobs whose edges must be folded from all runs (a dataset's cuts or fields changed)
-	// changedStart is, per job, the earliest first-event time of a run this batch changed.
-	changedStart map[string]int64     // jobs whose edges must be recomputed because a dataset's cuts or fields changed
-	fold         *foldTx              // the attempt's dataset fold-state work (dsfold.go)
-	jobs         *jobTx               // the attempt's job fold-state work (jobfold.go; nil: none, write through)
-	runStates    map[string]*runState // the runs this attempt folded, by run key (for the job fold state)
-	replayed     []*rec               // events projected before, read again after a crash: re-folded into dataset state
+	recent     *recentEvents // committed events' recs, whose payloads need not be read back
+	fold       *foldTx       // the attempt's dataset fold-state work (dsfold.go)
+	jobs       *jobTx        // the attempt's job fold-state work (jobfold.go; nil: none, write through)
 	// refold are datasets this instance holds unsaved changes of whose save or write was refused (another writer
 	// wrote the node, from a state without those changes): reloaded, the changes re-applied and every derived
 	// value written again (dsfold.go, refoldStale).
@@ -96,51 +88,47 @@ func (w *txWriter) touch(keys ...string) {
 	}
 }
 
-// apply runs the projection steps in a fixed order: claim events, bind identities, store payloads, datasets,
-// jobs, runs, job edges.
-func (w *txWriter) apply(recs []*rec) (Result, error) {
-	start := time.Now()
-	var fresh []*rec
-	var err error
-	if len(recs) > 0 {
-		fresh, err = w.claimEvents(recs)
+// apply runs the projection steps in a fixed order: claim events, bind identities, store payloads, jobs,
+// datasets, runs, job edges. Each step's outcome is passed to the steps that use it (plan.go); it returns the
+// Result and the events this attempt applied.
+func (w *txWriter) apply(recs []*rec) (Result, []*rec, error) {
+	var c claimed
+	if err := w.step("claim events", func() (err error) { c, err = w.claimEvents(recs); return err }); err != nil {
+		return Result{}, nil, err
 	}
-	if err != nil {
-		return Result{}, fmt.Errorf("claim events: %w", err)
+	fresh := c.fresh
+	res := Result{Duplicates: len(recs) - len(fresh) - len(c.conflicts), Projected: len(fresh),
+		IDConflicts: len(c.conflicts)}
+	if len(fresh) == 0 && len(c.replayed) == 0 && len(w.refold) == 0 {
+		return res, fresh, nil
 	}
-	if w.steps != nil {
-		w.steps.WithLabelValues("claim events").Observe(time.Since(start).Seconds())
-	}
-	w.fresh = fresh
-	res := Result{Duplicates: len(recs) - len(fresh) - len(w.conflicts), Projected: len(fresh),
-		IDConflicts: len(w.conflicts)}
-	if len(fresh) == 0 && len(w.replayed) == 0 && len(w.refold) == 0 {
-		return res, nil
-	}
+	// With only replayed events or refolded states, the dataset state runs, and the job edges its changes queue.
+	var jobs, datasets jobQueue
+	var runs runFolds
 	steps := []struct {
-		name string
-		fn   func([]*rec) error
+		name   string
+		always bool
+		fn     func() error
 	}{
-		{"bind identities", w.bindIdentities},
-		{"store events", w.storeEvents},
-		{"upsert jobs", w.upsertJobs},
-		{"project datasets", w.projectDatasets},
-		{"project runs", w.projectRuns},
-		{"project job edges", w.projectJobEdges},
+		{"bind identities", false, func() error { return w.bindIdentities(fresh) }},
+		{"store events", false, func() error { return w.storeEvents(fresh) }},
+		{"upsert jobs", false, func() (err error) { jobs, err = w.upsertJobs(fresh); return err }},
+		{"project datasets", true, func() (err error) { datasets, err = w.projectDatasets(fresh, c.replayed); return err }},
+		{"project runs", false, func() (err error) { runs, err = w.projectRuns(fresh); return err }},
+		{"project job edges", true, func() error {
+			plan := jobPlan{runs: runs.states, fresh: fresh}
+			plan.merge(jobs)
+			plan.merge(datasets)
+			plan.merge(runs.jobs)
+			return w.projectJobEdges(plan)
+		}},
 	}
 	for _, s := range steps {
-		if len(fresh) == 0 && s.name != "project datasets" && s.name != "project job edges" {
-			continue // only replayed events or refolded states: the dataset state, and the jobs its changes queue
+		if len(fresh) == 0 && !s.always {
+			continue
 		}
-		start := time.Now()
-		if err := s.fn(fresh); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", s.name, err)
-		}
-		if w.stepTimes != nil {
-			w.stepTimes[s.name] += time.Since(start)
-		}
-		if w.steps != nil {
-			w.steps.WithLabelValues(s.name).Observe(time.Since(start).Seconds())
+		if err := w.step(s.name, s.fn); err != nil {
+			return Result{}, nil, err
 		}
 	}
 	res.Unresolved = w.unresolved
@@ -148,13 +136,33 @@ func (w *txWriter) apply(recs []*rec) (Result, error) {
 		res.Touched = append(res.Touched, k)
 	}
 	sort.Strings(res.Touched)
-	return res, nil
+	return res, fresh, nil
+}
+
+// step runs one projection step, timing it, and names it in its error.
+func (w *txWriter) step(name string, fn func() error) error {
+	start := time.Now()
+	if err := fn(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if w.stepTimes != nil && name != "claim events" {
+		w.stepTimes[name] += time.Since(start)
+	}
+	if w.steps != nil {
+		w.steps.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	}
+	return nil
 }
 
 // claimEvents MERGEs the Event nodes and returns the recs whose event this transaction created; the others were
 // applied before: duplicates, or, when the stored event has another content digest, id conflicts (recorded as
-// quarantined, rule id-conflict). MERGE on the unique key serialises concurrent deliveries of one event.
-func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
+// quarantined, rule id-conflict); and the events read again from the position they were first projected from.
+// MERGE on the unique key serialises concurrent deliveries of one event.
+func (w *txWriter) claimEvents(recs []*rec) (claimed, error) {
+	var c claimed
+	if len(recs) == 0 {
+		return c, nil
+	}
 	first := map[string]*rec{}
 	rows := make([]any, 0, len(recs))
 	for _, r := range recs {
@@ -173,7 +181,7 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 			CASE WHEN NOT fresh AND row.pos <> '' AND e.pos = row.pos THEN e.payload END AS replay`,
 		map[string]any{"rows": rows, "token": w.token})
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	created, stored := map[string]bool{}, map[string]string{}
 	for _, rec := range out {
@@ -182,27 +190,29 @@ func (w *txWriter) claimEvents(recs []*rec) ([]*rec, error) {
 		d, _ := rec.Get("digest")
 		created[k.(string)], stored[k.(string)] = f == true, asStr(d)
 		if p, _ := rec.Get("replay"); p != nil {
-			if err := w.replay(first[asStr(k)], p); err != nil {
-				return nil, err
+			stored, err := replayed(first[asStr(k)], p)
+			if err != nil {
+				return c, err
 			}
+			c.replayed = append(c.replayed, stored)
 		}
 	}
-	fresh := make([]*rec, 0, len(created))
+	c.fresh = make([]*rec, 0, len(created))
 	for _, r := range recs {
 		k := r.key()
 		against := stored[k]
 		if created[k] {
 			if first[k] == r {
-				fresh = append(fresh, r)
+				c.fresh = append(c.fresh, r)
 				continue
 			}
 			against = first[k].Digest
 		}
 		if digestsDiffer(against, r.Digest) {
-			w.conflicts = append(w.conflicts, r)
+			c.conflicts = append(c.conflicts, r)
 		}
 	}
-	return fresh, w.recordConflicts()
+	return c, w.recordConflicts(c.conflicts)
 }
 
 // digestsDiffer tells an id conflict from a duplicate; an unknown digest (events stored before projection
@@ -211,12 +221,12 @@ func digestsDiffer(a, b string) bool { return a != "" && b != "" && a != b }
 
 // recordConflicts stores the batch's id conflicts as Quarantined records under the event's key, so the producer
 // sees them in event(id). The event projected first under that id stays as it is.
-func (w *txWriter) recordConflicts() error {
-	if len(w.conflicts) == 0 {
+func (w *txWriter) recordConflicts(conflicts []*rec) error {
+	if len(conflicts) == 0 {
 		return nil
 	}
-	rows := make([]any, 0, len(w.conflicts))
-	for _, r := range w.conflicts {
+	rows := make([]any, 0, len(conflicts))
+	for _, r := range conflicts {
 		rows = append(rows, map[string]any{"key": r.key(), "eventId": r.ID, "producer": r.Producer, "principal": r.Principal,
 			"receivedAt": r.Recv, "reason": "id-conflict: event id " + r.ID + " was already used by this producer " +
 				"for an event with other content; this event was not projected (send it under a new id)"})

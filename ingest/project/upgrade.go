@@ -180,12 +180,12 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 	}
 	keys := ordered.Keys(runs)
 	sort.Strings(keys)
-	if err := w.refoldRuns(keys, nil); err != nil {
+	folded, err := w.refoldRuns(keys, nil)
+	if err != nil {
 		return 0, err
 	}
-	w.fullJobs = map[string]bool{}
-	for k := range w.extraJobs {
-		w.fullJobs[k] = true // the old runs mixed jobs: fold every affected job from all its runs
-	}
-	return len(old) + len(renames), w.projectJobEdges(nil)
+	plan := jobPlan{runs: folded.states}
+	plan.merge(folded.jobs)
+	plan.allFull() // the old runs mixed jobs: fold every affected job from all its runs
+	return len(old) + len(renames), w.projectJobEdges(plan)
 }

@@ -100,30 +100,34 @@ func (w *txWriter) upgradeDbtJobs(want map[string]*jobRec) (int, error) {
 		MERGE (e)-[:ABOUT_JOB]->(j)`, map[string]any{"rows": rows}); err != nil {
 		return 0, err
 	}
-	if err := w.upsertJobs(moved); err != nil {
+	var plan jobPlan
+	q, err := w.upsertJobs(moved)
+	if err != nil {
 		return 0, err
 	}
+	plan.merge(q)
 	runs := map[string]bool{}
 	for _, r := range moved {
 		if k := r.runKey(); k != "" && r.PubRunID == "" {
 			runs[k] = true
 		}
 	}
-	if err := w.refoldRuns(ordered.Keys(runs), nil); err != nil {
+	folded, err := w.refoldRuns(ordered.Keys(runs), nil)
+	if err != nil {
 		return 0, err
 	}
-	if err := w.restateJobs(ordered.Keys(oldJobs)); err != nil {
+	plan.runs = folded.states
+	plan.merge(folded.jobs)
+	if q, err = w.restateJobs(ordered.Keys(oldJobs)); err != nil {
 		return 0, err
 	}
-	w.fullJobs = map[string]bool{}
+	plan.merge(q)
 	for k := range oldJobs {
 		w.touch(k)
-		w.queueJob(k)
+		plan.add(k)
 	}
-	for k := range w.extraJobs {
-		w.fullJobs[k] = true // the jobs gained or lost runs: fold them from all their runs
-	}
-	if err := w.projectJobEdges(nil); err != nil {
+	plan.allFull() // the jobs gained or lost runs: fold them from all their runs
+	if err := w.projectJobEdges(plan); err != nil {
 		return 0, err
 	}
 	_, err = w.runAs("upgradeDbtJobs:empty", `UNWIND $jobs AS k
@@ -137,8 +141,8 @@ func (w *txWriter) upgradeDbtJobs(want map[string]*jobRec) (int, error) {
 
 // restateJobs recomputes the first/last seen times and descriptive metadata of the jobs (those that lost events to
 // a dbt node job) from the events they still have: a facet-less job sharing a name with a dbt node job keeps only
-// what its own events said.
-func (w *txWriter) restateJobs(jobs []string) error {
+// what its own events said. It returns the jobs it restated.
+func (w *txWriter) restateJobs(jobs []string) (jobQueue, error) {
 	out, err := w.runAs("upgradeDbtJobs:restate", `UNWIND $jobs AS k
 		MATCH (j:Job {key: k})
 		CALL (j) {
@@ -154,7 +158,7 @@ func (w *txWriter) restateJobs(jobs []string) error {
 		SET j += $noStamps
 		RETURN k, ps`, map[string]any{"jobs": toAny(jobs), "noStamps": noStamps()})
 	if err != nil {
-		return err
+		return jobQueue{}, err
 	}
 	var recs []*rec
 	for _, row := range out {
@@ -163,7 +167,7 @@ func (w *txWriter) restateJobs(jobs []string) error {
 		for _, p := range ps.([]any) {
 			r, err := decodeRec(p)
 			if err != nil {
-				return err
+				return jobQueue{}, err
 			}
 			if r.Job != nil && r.Job.Key == asStr(k) {
 				recs = append(recs, r)

@@ -90,10 +90,9 @@ func (w *txWriter) upgradeEvidence(prefix, after string) (string, int, error) {
 		return "", 0, err
 	}
 	// Edges: refolded from the job's checkpoint (the fold is version 3's), written in version 4's form.
-	for _, k := range jobs {
-		w.queueJob(k)
-	}
-	if err := w.projectJobEdges(nil); err != nil {
+	var plan jobPlan
+	plan.add(jobs...)
+	if err := w.projectJobEdges(plan); err != nil {
 		return "", 0, err
 	}
 	return jobs[len(jobs)-1], len(jobs), nil

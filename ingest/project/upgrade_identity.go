@@ -7,6 +7,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
@@ -278,7 +279,7 @@ func (p *Projector) upgradeUnresolved(w *txWriter, scope, after string) (string,
 			SET x.firstSeenAt = CASE WHEN o.firstSeenAt < x.firstSeenAt THEN o.firstSeenAt ELSE x.firstSeenAt END,
 				x.lastSeenAt = CASE WHEN o.lastSeenAt > x.lastSeenAt THEN o.lastSeenAt ELSE x.lastSeenAt END,
 				x.eventIds = (o.eventIds + [e IN x.eventIds WHERE NOT e IN o.eventIds])[-$few..]
-			DETACH DELETE o)`, map[string]any{"rows": rows, "few": maxEventIDs})
+			DETACH DELETE o)`, map[string]any{"rows": rows, "few": fold.MaxEventIDs})
 	return next, len(rows), err
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
@@ -12,7 +13,7 @@ import (
 // longer derived. Every derived edge's dataset is touched: its evidence may have changed through the job. known
 // holds, for jobs whose fold state is in memory, the digests it last wrote ("DIR|job|ds|kind"); the others' are
 // read. It returns, per job, the digests of its edges now.
-func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge, known map[string]map[string]any) (map[string]map[string]any, error) {
+func (w *txWriter) writeDatasetEdges(jobs []string, edges []fold.Edge, known map[string]map[string]any) (map[string]map[string]any, error) {
 	var read []string
 	for _, k := range jobs {
 		if known[k] == nil {
@@ -60,7 +61,7 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge, known map[stri
 			id := e.Job + "|" + e.DS + "|" + e.Kind
 			h, was := stored[id]
 			delete(stored, id)
-			nh := propsHash(e.Props)
+			nh := propsHash(versioned(e.Props))
 			written[e.Job][dir+"|"+id] = nh
 			if !was || h != nh {
 				rows = append(rows, map[string]any{"job": e.Job, "ds": e.DS, "kind": e.Kind, "props": e.Props, "h": nh})
@@ -96,7 +97,7 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []edge, known map[stri
 
 // writeColumnEdges makes the jobs' COLUMN_FEEDS into the given (job, output) pairs exactly the derived ones,
 // writing only those whose derived properties changed (projHash).
-func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
+func (w *txWriter) writeColumnEdges(outputs []any, edges []fold.ColEdge) error {
 	stored := map[string]any{}
 	if len(outputs) > 0 {
 		out, err := w.runAs("writeColumnEdges:read", `UNWIND $outs AS o
@@ -118,7 +119,7 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
 		id := job + "|" + e.From + ">" + e.To
 		h, was := stored[id]
 		delete(stored, id)
-		if nh := propsHash(e.Props); !was || h != nh {
+		if nh := propsHash(versioned(e.Props)); !was || h != nh {
 			rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": e.Props, "h": nh})
 		}
 	}
@@ -146,12 +147,12 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []colEdge) error {
 }
 
 // writeIndirectEdges makes the jobs' INDIRECT_FEEDS into the given (job, output) pairs exactly the derived ones.
-func (w *txWriter) writeIndirectEdges(outputs []any, edges []indirectEdge) error {
+func (w *txWriter) writeIndirectEdges(outputs []any, edges []fold.IndirectEdge) error {
 	rows := make([]any, 0, len(edges))
 	keep := make([]any, 0, len(edges))
 	for _, e := range edges {
 		job := asStr(e.Props["jobKey"])
-		rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": e.Props})
+		rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": versioned(e.Props)})
 		keep = append(keep, job+"|"+e.From+">"+e.To)
 	}
 	if len(rows) > 0 {
@@ -170,4 +171,11 @@ func (w *txWriter) writeIndirectEdges(outputs []any, edges []indirectEdge) error
 		WHERE NOT (o.job + '|' + a.key + '>' + b.key) IN $keep
 		DELETE x`, map[string]any{"outs": outputs, "keep": keep})
 	return err
+}
+
+// versioned stamps a derived relationship's properties (ingest/fold derives them) with the projection version
+// that writes them.
+func versioned(props map[string]any) map[string]any {
+	props["normVersion"] = NormVersion
+	return props
 }

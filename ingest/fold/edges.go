@@ -1,4 +1,4 @@
-package project
+package fold
 
 import (
 	"maps"
@@ -9,33 +9,33 @@ import (
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
-// jobRun is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
-type jobRun struct {
+// Run is a run of a job as the edge derivation sees it (read back from Run nodes and READ/WROTE).
+type Run struct {
 	Key                   string // the run's key (graph.RunKey): how the job fold state holds it
 	ID, State, JobVersion string
 	Start, Ended, Last    int64 // first RunEvent time, endedAt, lastEventTime
 	Streaming             bool
-	IO                    []jobIO
+	IO                    []IO
 }
 
-// jobIO is one READ or WROTE of a run.
-type jobIO struct {
+// IO is one READ or WROTE of a run.
+type IO struct {
 	Dir, DS         string // graph.RelRead or graph.RelWrote
 	FirstAt, LastAt int64
 	Pub, Producer   string
 	EventIDs        []string
-	Cols            *colsDoc
+	Cols            *ColsDoc
 }
 
-// jobDecl is one JobEvent: the job's declared inputs and outputs at that time.
-type jobDecl struct {
+// Decl is one JobEvent: the job's declared inputs and outputs at that time.
+type Decl struct {
 	ID, Producer    string
 	T               int64
 	Inputs, Outputs map[string]bool
 }
 
-// edge is one derived lineage relationship between a job and a dataset.
-type edge struct {
+// Edge is one derived lineage relationship between a job and a dataset.
+type Edge struct {
 	Job           string
 	Dir, DS, Kind string // Dir: graph.RelInputTo or graph.RelOutputTo
 	Props         map[string]any
@@ -48,15 +48,15 @@ func dirOf(io string) string {
 	return graph.RelOutputTo
 }
 
-// subjectKey identifies one (direction, dataset).
-type subjectKey struct{ Dir, DS string }
+// Subject identifies one (direction, dataset).
+type Subject struct{ Dir, DS string }
 
-// observedEdges derives the OBSERVED edges of a job from all its runs: a pure function.
-func observedEdges(runs []jobRun, cuts map[string][]int64) []edge {
-	return edgesFromAggs(foldObserved(nil, runs, cuts, math.MinInt64, graph.OpenEnd))
+// ObservedEdges derives the OBSERVED edges of a job from all its runs: a pure function.
+func ObservedEdges(runs []Run, cuts map[string][]int64) []Edge {
+	return EdgesFromAggs(FoldObserved(nil, runs, cuts, math.MinInt64, graph.OpenEnd))
 }
 
-func (r *jobRun) find(s subjectKey) *jobIO {
+func (r *Run) find(s Subject) *IO {
 	for i := range r.IO {
 		if r.IO[i].DS == s.DS && dirOf(r.IO[i].Dir) == s.Dir {
 			return &r.IO[i]
@@ -74,8 +74,8 @@ const derivColumnLineage = graph.DerivationColumnLineage
 // colInput is the run's reading of ds evidenced only by the column lineage of its outputs (not the output itself):
 // first named at the earliest listing of a mapping from ds, last at the latest event that wrote such an output,
 // published like the run's reads. nil when no output's column lineage names ds.
-func (r *jobRun) colInput(ds string) *jobIO {
-	var in *jobIO
+func (r *Run) colInput(ds string) *IO {
+	var in *IO
 	for i := range r.IO {
 		o := &r.IO[i]
 		if o.Dir != graph.RelWrote || o.Cols == nil || o.DS == ds {
@@ -86,17 +86,17 @@ func (r *jobRun) colInput(ds string) *jobIO {
 			continue
 		}
 		if in == nil {
-			in = &jobIO{Dir: graph.RelRead, DS: ds, FirstAt: at, LastAt: o.LastAt, Producer: o.Producer,
-				Pub: runPub(r.State, r.Streaming, "")}
+			in = &IO{Dir: graph.RelRead, DS: ds, FirstAt: at, LastAt: o.LastAt, Producer: o.Producer,
+				Pub: RunPub(r.State, r.Streaming, "")}
 		}
 		in.FirstAt, in.LastAt = min(in.FirstAt, at), max(in.LastAt, o.LastAt)
-		in.EventIDs = lastFew(append(in.EventIDs, o.EventIDs...))
+		in.EventIDs = LastFew(append(in.EventIDs, o.EventIDs...))
 	}
 	return in
 }
 
-// colInputs are the datasets other than the output that a WROTE's column lineage names, sorted.
-func (io *jobIO) colInputs() []string {
+// ColInputs are the datasets other than the output that a WROTE's column lineage names, sorted.
+func (io *IO) ColInputs() []string {
 	if io.Dir != graph.RelWrote || io.Cols == nil {
 		return nil
 	}
@@ -114,8 +114,8 @@ func (io *jobIO) colInputs() []string {
 
 // evidenceRef is a run's listing of a subject.
 type evidenceRef struct {
-	run *jobRun
-	io  *jobIO
+	run *Run
+	io  *IO
 }
 
 func (a evidenceRef) after(b evidenceRef) bool {
@@ -133,11 +133,11 @@ func recentEventIDs(refs []evidenceRef) []string {
 	for _, r := range sorted {
 		ids = append(ids, r.io.EventIDs...)
 	}
-	return lastFew(ids)
+	return LastFew(ids)
 }
 
-func sortedSubjects(m map[subjectKey]bool) []subjectKey {
-	out := make([]subjectKey, 0, len(m))
+func sortedSubjects(m map[Subject]bool) []Subject {
+	out := make([]Subject, 0, len(m))
 	for s := range m {
 		out = append(out, s)
 	}
@@ -150,23 +150,23 @@ func sortedSubjects(m map[subjectKey]bool) []subjectKey {
 	return out
 }
 
-// declaredEdges derives the DECLARED edges of a job from its JobEvents: an interval opens at a declaration that
+// DeclaredEdges derives the DECLARED edges of a job from its JobEvents: an interval opens at a declaration that
 // lists the dataset and closes at the next declaration that withdraws it.
-func declaredEdges(decls []jobDecl, jobVersion string) []edge {
-	subjects := map[subjectKey]bool{}
+func DeclaredEdges(decls []Decl, jobVersion string) []Edge {
+	subjects := map[Subject]bool{}
 	for _, d := range decls {
 		for k := range d.Inputs {
-			subjects[subjectKey{graph.RelInputTo, k}] = true
+			subjects[Subject{graph.RelInputTo, k}] = true
 		}
 		for k := range d.Outputs {
-			subjects[subjectKey{graph.RelOutputTo, k}] = true
+			subjects[Subject{graph.RelOutputTo, k}] = true
 		}
 	}
-	sorted := append([]jobDecl(nil), decls...)
+	sorted := append([]Decl(nil), decls...)
 	sort.Slice(sorted, func(i, j int) bool {
 		return sorted[i].T < sorted[j].T || (sorted[i].T == sorted[j].T && sorted[i].ID < sorted[j].ID)
 	})
-	var out []edge
+	var out []Edge
 	for _, s := range sortedSubjects(subjects) {
 		var ev []Sighting
 		var ids []string
@@ -188,8 +188,8 @@ func declaredEdges(decls []jobDecl, jobVersion string) []edge {
 		if len(ivs) == 0 {
 			continue
 		}
-		out = append(out, edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindDeclared,
-			Props: edgeProps(ivs, first, last, producer, lastFew(ids), jobVersion, "", "", "jobEvent")})
+		out = append(out, Edge{Dir: s.Dir, DS: s.DS, Kind: graph.KindDeclared,
+			Props: edgeProps(ivs, first, last, producer, LastFew(ids), jobVersion, "", "", "jobEvent")})
 	}
 	return out
 }
@@ -204,7 +204,6 @@ func edgeProps(ivs []graph.Interval, first, last int64, producer string, eventID
 	props := graph.IntervalProps(ivs)
 	maps.Copy(props, map[string]any{"kind": kind,
 		"firstObservedAt": first, "lastObservedAt": last, "producer": producer, "eventIds": toAny(eventIDs),
-		"jobVersion": jobVersion, "lastRunId": runID, "lastRunState": runState, "derivation": derivation,
-		"normVersion": NormVersion})
+		"jobVersion": jobVersion, "lastRunId": runID, "lastRunState": runState, "derivation": derivation})
 	return props
 }

@@ -1,4 +1,4 @@
-package project
+package fold
 
 import (
 	"sort"

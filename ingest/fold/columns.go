@@ -1,4 +1,4 @@
-package project
+package fold
 
 import (
 	"sort"
@@ -10,13 +10,13 @@ import (
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
-// colsDoc is a run's column lineage for one output, as stored (JSON) on its WROTE relationship.
-type colsDoc struct {
-	Fields  []colField `json:"f,omitempty"`
-	Dataset []colDep   `json:"d,omitempty"`
+// ColsDoc is a run's column lineage for one output, as stored (JSON) on its WROTE relationship.
+type ColsDoc struct {
+	Fields  []ColField `json:"f,omitempty"`
+	Dataset []ColDep   `json:"d,omitempty"`
 }
 
-type colField struct {
+type ColField struct {
 	In      string                   `json:"i"`
 	InField string                   `json:"if"`
 	Out     string                   `json:"o"`
@@ -24,55 +24,32 @@ type colField struct {
 	TT      []olevent.Transformation `json:"tt,omitempty"`
 }
 
-type colDep struct {
+type ColDep struct {
 	In      string                   `json:"i"`
 	FirstAt int64                    `json:"t"`
 	TT      []olevent.Transformation `json:"tt,omitempty"`
 }
 
-func encodeCols(c *runCols) string {
-	var d colsDoc
-	for p, o := range c.Fields {
-		d.Fields = append(d.Fields, colField{In: p.InKey, InField: p.InField, Out: p.OutField, FirstAt: o.FirstAt, TT: o.TT})
-	}
-	sort.Slice(d.Fields, func(i, j int) bool {
-		a, b := d.Fields[i], d.Fields[j]
-		if a.Out != b.Out {
-			return a.Out < b.Out
-		}
-		if a.In != b.In {
-			return a.In < b.In
-		}
-		return a.InField < b.InField
-	})
-	for k, o := range c.Dataset {
-		d.Dataset = append(d.Dataset, colDep{In: k, FirstAt: o.FirstAt, TT: o.TT})
-	}
-	sort.Slice(d.Dataset, func(i, j int) bool { return d.Dataset[i].In < d.Dataset[j].In })
-	b, _ := json.Marshal(d)
-	return string(b)
-}
-
-func decodeCols(v any) *colsDoc {
+func DecodeCols(v any) *ColsDoc {
 	s, ok := v.(string)
 	if !ok || s == "" {
 		return nil
 	}
-	var d colsDoc
+	var d ColsDoc
 	if json.Unmarshal([]byte(s), &d) != nil {
 		return nil
 	}
 	return &d
 }
 
-// colEdge is one derived COLUMN_FEEDS relationship.
-type colEdge struct {
+// ColEdge is one derived COLUMN_FEEDS relationship.
+type ColEdge struct {
 	From, To string // Field keys
 	Props    map[string]any
 }
 
-// indirectEdge is one derived INDIRECT_FEEDS relationship.
-type indirectEdge struct {
+// IndirectEdge is one derived INDIRECT_FEEDS relationship.
+type IndirectEdge struct {
 	From, To string // Dataset keys
 	Props    map[string]any
 }
@@ -85,9 +62,9 @@ type mapping struct {
 	OutField string `json:"of"`
 }
 
-// colAgg is the fold state of one COLUMN_FEEDS relationship: a mapping resolved to the field histories valid at
+// ColAgg is the fold state of one COLUMN_FEEDS relationship: a mapping resolved to the field histories valid at
 // its listings (a re-created column gets its own relationship), foldable run by run in time order like edgeAgg.
-type colAgg struct {
+type ColAgg struct {
 	M      mapping                  `json:"m"`
 	From   string                   `json:"a"` // Field keys
 	To     string                   `json:"b"`
@@ -97,14 +74,14 @@ type colAgg struct {
 	TT     []olevent.Transformation `json:"tt,omitempty"`
 }
 
-func (a *colAgg) key() string {
+func (a *ColAgg) key() string {
 	return a.M.Out + "\x00" + a.M.OutField + "\x00" + a.M.In + "\x00" + a.M.InField + "\x00" + a.From + "\x00" + a.To
 }
 
-// foldColumns folds the runs' column lineage (all of whose points lie after prev's) into a copy of prev: per
+// FoldColumns folds the runs' column lineage (all of whose points lie after prev's) into a copy of prev: per
 // mapping and field pair, listings open intervals and a COMPLETE run that reports column lineage for the output
 // but omits the mapping closes them. Fields are resolved to the history valid at the listing time.
-func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fieldHist) map[string]*colAgg {
+func FoldColumns(prev map[string]*ColAgg, runs []Run, hists map[string][]*FieldHist) map[string]*ColAgg {
 	type listing struct {
 		ev    Sighting
 		runID string
@@ -112,7 +89,7 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 		tt    []olevent.Transformation
 	}
 	lists := map[string][]listing{}
-	out := make(map[string]*colAgg, len(prev))
+	out := make(map[string]*ColAgg, len(prev))
 	for k, a := range prev {
 		c := *a
 		out[k] = &c
@@ -124,11 +101,11 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 				continue
 			}
 			for _, f := range io.Cols.Fields {
-				in, o := fieldAt(hists[f.In], f.InField, f.FirstAt), fieldAt(hists[io.DS], f.Out, f.FirstAt)
+				in, o := FieldAt(hists[f.In], f.InField, f.FirstAt), FieldAt(hists[io.DS], f.Out, f.FirstAt)
 				if in == nil || o == nil {
 					continue
 				}
-				a := &colAgg{M: mapping{Out: io.DS, In: f.In, InField: f.InField, OutField: f.Out}, From: in.Key(f.In),
+				a := &ColAgg{M: mapping{Out: io.DS, In: f.In, InField: f.InField, OutField: f.Out}, From: in.Key(f.In),
 					To: o.Key(io.DS)}
 				k := a.key()
 				if out[k] == nil {
@@ -163,27 +140,27 @@ func foldColumns(prev map[string]*colAgg, runs []jobRun, hists map[string][]*fie
 	return out
 }
 
-// columnEdges renders the folded COLUMN_FEEDS of a job.
-func columnEdges(jobKey string, aggs map[string]*colAgg) []colEdge {
+// ColumnEdges renders the folded COLUMN_FEEDS of a job.
+func ColumnEdges(jobKey string, aggs map[string]*ColAgg) []ColEdge {
 	keys := ordered.Keys(aggs)
-	var out []colEdge
+	var out []ColEdge
 	for _, k := range keys {
 		a := aggs[k]
 		ivs := a.Fold.intervals()
 		if len(ivs) == 0 || a.RunID == "" {
 			continue
 		}
-		props := intervalProps(ivs)
+		props := graph.IntervalProps(ivs)
 		props["jobKey"], props["kind"] = jobKey, graph.KindObserved
 		props["lastRunId"], props["lastObservedAt"] = a.RunID, a.LastAt
-		addTransformations(props, a.TT)
-		out = append(out, colEdge{From: a.From, To: a.To, Props: props})
+		AddTransformations(props, a.TT)
+		out = append(out, ColEdge{From: a.From, To: a.To, Props: props})
 	}
 	return out
 }
 
 // closingRuns are the COMPLETE runs that reported column lineage for the mapping's output but not the mapping.
-func closingRuns(runs []jobRun, m mapping) []Sighting {
+func closingRuns(runs []Run, m mapping) []Sighting {
 	var ev []Sighting
 	for i := range runs {
 		r := &runs[i]
@@ -201,7 +178,7 @@ func closingRuns(runs []jobRun, m mapping) []Sighting {
 }
 
 // firstNaming is the earliest listing time of a mapping from (or dataset-level dependency on) dataset in.
-func (d *colsDoc) firstNaming(in string) (int64, bool) {
+func (d *ColsDoc) firstNaming(in string) (int64, bool) {
 	var at int64
 	found := false
 	for _, f := range d.Fields {
@@ -217,7 +194,7 @@ func (d *colsDoc) firstNaming(in string) (int64, bool) {
 	return at, found
 }
 
-func (d *colsDoc) has(m mapping) bool {
+func (d *ColsDoc) has(m mapping) bool {
 	for _, f := range d.Fields {
 		if f.In == m.In && f.InField == m.InField && f.Out == m.OutField {
 			return true
@@ -226,13 +203,7 @@ func (d *colsDoc) has(m mapping) bool {
 	return false
 }
 
-func intervalProps(ivs []graph.Interval) map[string]any {
-	props := graph.IntervalProps(ivs)
-	props["normVersion"] = NormVersion
-	return props
-}
-
-func addTransformations(props map[string]any, tt []olevent.Transformation) {
+func AddTransformations(props map[string]any, tt []olevent.Transformation) {
 	types, subs, mask, desc := make([]any, len(tt)), make([]any, len(tt)), make([]any, len(tt)), make([]any, len(tt))
 	for i, t := range tt {
 		types[i], subs[i], mask[i], desc[i] = t.Type, t.Subtype, t.Masking, t.Description
@@ -240,19 +211,19 @@ func addTransformations(props map[string]any, tt []olevent.Transformation) {
 	props["tTypes"], props["tSubtypes"], props["tMasking"], props["tDescriptions"] = types, subs, mask, desc
 }
 
-// indAgg is the fold state of one INDIRECT_FEEDS relationship (the column-lineage facet's dataset-level
+// IndAgg is the fold state of one INDIRECT_FEEDS relationship (the column-lineage facet's dataset-level
 // dependency of an output on an input), kept once per (input, output, job).
-type indAgg struct {
+type IndAgg struct {
 	In       string    `json:"i"`
 	Out      string    `json:"o"`
 	Fold     foldState `json:"f"`
 	Subtypes []string  `json:"s,omitempty"`
 }
 
-// foldIndirect folds the runs' dataset-level column-lineage dependencies into a copy of prev.
-func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
+// FoldIndirect folds the runs' dataset-level column-lineage dependencies into a copy of prev.
+func FoldIndirect(prev map[string]*IndAgg, runs []Run) map[string]*IndAgg {
 	lists := map[string][]Sighting{}
-	out := make(map[string]*indAgg, len(prev))
+	out := make(map[string]*IndAgg, len(prev))
 	for k, a := range prev {
 		c := *a
 		c.Subtypes = append([]string(nil), a.Subtypes...)
@@ -268,7 +239,7 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 				k := d.In + "\x00" + io.DS
 				a := out[k]
 				if a == nil {
-					a = &indAgg{In: d.In, Out: io.DS}
+					a = &IndAgg{In: d.In, Out: io.DS}
 					out[k] = a
 				}
 				lists[k] = append(lists[k], Sighting{Start: r.Start, Lists: true, ListedAt: d.FirstAt, Pub: io.Pub})
@@ -289,28 +260,28 @@ func foldIndirect(prev map[string]*indAgg, runs []jobRun) map[string]*indAgg {
 	return out
 }
 
-// indirectEdges renders the folded INDIRECT_FEEDS of a job.
-func indirectEdges(jobKey string, aggs map[string]*indAgg) []indirectEdge {
+// IndirectEdges renders the folded INDIRECT_FEEDS of a job.
+func IndirectEdges(jobKey string, aggs map[string]*IndAgg) []IndirectEdge {
 	keys := ordered.Keys(aggs)
-	var out []indirectEdge
+	var out []IndirectEdge
 	for _, k := range keys {
 		a := aggs[k]
 		ivs := a.Fold.intervals()
 		if len(ivs) == 0 {
 			continue
 		}
-		props := intervalProps(ivs)
+		props := graph.IntervalProps(ivs)
 		subtypes := a.Subtypes
 		if subtypes == nil {
 			subtypes = []string{}
 		}
 		props["jobKey"], props["outputKey"], props["subtypes"] = jobKey, a.Out, toAny(subtypes)
-		out = append(out, indirectEdge{From: a.In, To: a.Out, Props: props})
+		out = append(out, IndirectEdge{From: a.In, To: a.Out, Props: props})
 	}
 	return out
 }
 
-func datasetClosers(runs []jobRun, in, out string) []Sighting {
+func datasetClosers(runs []Run, in, out string) []Sighting {
 	var ev []Sighting
 	for i := range runs {
 		r := &runs[i]

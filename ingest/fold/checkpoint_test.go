@@ -1,4 +1,4 @@
-package project
+package fold
 
 import (
 	"fmt"
@@ -7,18 +7,20 @@ import (
 	"reflect"
 	"testing"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // randomRun is a run of a job over datasets d0..d3 with a random state.
-func randomRun(rng *rand.Rand, i int, start int64) jobRun {
+func randomRun(rng *rand.Rand, i int, start int64) Run {
 	states := []string{olevent.TypeComplete, olevent.TypeComplete, olevent.TypeComplete, olevent.TypeFail,
 		olevent.TypeAbort, olevent.TypeRunning}
-	r := jobRun{ID: fmt.Sprintf("run%03d", i), State: states[rng.IntN(len(states))], Start: start,
+	r := Run{ID: fmt.Sprintf("run%03d", i), State: states[rng.IntN(len(states))], Start: start,
 		JobVersion: fmt.Sprintf("v%d", rng.IntN(3))}
 	r.Last = start + int64(1+rng.IntN(30))
-	if isTerminal(r.State) {
+	if IsTerminal(r.State) {
 		r.Ended = r.Last
 	}
 	for d := range 4 {
@@ -30,8 +32,8 @@ func randomRun(rng *rand.Rand, i int, start int64) jobRun {
 			dir = graph.RelWrote
 		}
 		first := start + int64(rng.IntN(int(r.Last-start)+1))
-		pub := runPub(r.State, false, "")
-		r.IO = append(r.IO, jobIO{Dir: dir, DS: fmt.Sprintf("d%d", d), FirstAt: first, LastAt: r.Last, Pub: pub,
+		pub := RunPub(r.State, false, "")
+		r.IO = append(r.IO, IO{Dir: dir, DS: fmt.Sprintf("d%d", d), FirstAt: first, LastAt: r.Last, Pub: pub,
 			Producer: "p", EventIDs: []string{r.ID + "-e"}, Cols: randomCols(rng, dir, first)})
 	}
 	return r
@@ -39,34 +41,34 @@ func randomRun(rng *rand.Rand, i int, start int64) jobRun {
 
 // randomCols is column lineage for some outputs: mappings from d0/d2's fields a, b into the output's a, b, and
 // dataset-level dependencies, each with a random subtype.
-func randomCols(rng *rand.Rand, dir string, at int64) *colsDoc {
+func randomCols(rng *rand.Rand, dir string, at int64) *ColsDoc {
 	if dir != graph.RelWrote || rng.IntN(3) == 0 {
 		return nil
 	}
 	tt := func() []olevent.Transformation {
 		return []olevent.Transformation{{Type: "DIRECT", Subtype: []string{"IDENTITY", "AGGREGATION"}[rng.IntN(2)]}}
 	}
-	d := &colsDoc{}
+	d := &ColsDoc{}
 	for _, in := range []string{"d0", "d2"} {
 		for _, f := range []string{"a", "b"} {
 			if rng.IntN(3) == 0 {
-				d.Fields = append(d.Fields, colField{In: in, InField: f, Out: []string{"a", "b"}[rng.IntN(2)],
+				d.Fields = append(d.Fields, ColField{In: in, InField: f, Out: []string{"a", "b"}[rng.IntN(2)],
 					FirstAt: at, TT: tt()})
 			}
 		}
 		if rng.IntN(2) == 0 {
-			d.Dataset = append(d.Dataset, colDep{In: in, FirstAt: at, TT: tt()})
+			d.Dataset = append(d.Dataset, ColDep{In: in, FirstAt: at, TT: tt()})
 		}
 	}
 	return d
 }
 
 // testHists gives every dataset a field a that was dropped and re-created, and a field b.
-var testHists = func() map[string][]*fieldHist {
-	m := map[string][]*fieldHist{}
+var testHists = func() map[string][]*FieldHist {
+	m := map[string][]*FieldHist{}
 	for d := range 4 {
 		k := fmt.Sprintf("d%d", d)
-		m[k] = []*fieldHist{{Path: "a", From: 0, To: 300}, {Path: "a", From: 350, To: graph.OpenEnd},
+		m[k] = []*FieldHist{{Path: "a", From: 0, To: 300}, {Path: "a", From: 350, To: graph.OpenEnd},
 			{Path: "b", From: 0, To: graph.OpenEnd}}
 	}
 	return m
@@ -79,8 +81,8 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		cuts := map[string][]int64{"d1": {int64(200 + rng.IntN(400))}}
-		var all []jobRun
-		var ck *jobCheckpoint
+		var all []Run
+		var ck *Checkpoint
 		incremental, colsChecked, own, shared := 0, 0, 0, 0
 		pin := int64(rng.IntN(300))
 		for step := range 25 {
@@ -96,7 +98,7 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 			}
 			if rng.IntN(4) == 0 { // an earlier running run completes
 				for i := range all {
-					if !isTerminal(all[i].State) {
+					if !IsTerminal(all[i].State) {
 						all[i].State, all[i].Last = olevent.TypeComplete, all[i].Last+5
 						all[i].Ended = all[i].Last
 						for j := range all[i].IO {
@@ -107,29 +109,29 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 					}
 				}
 			}
-			want := observedEdges(all, cuts)
-			wantCols := columnEdges("j", foldColumns(nil, all, testHists))
-			wantInds := indirectEdges("j", foldIndirect(nil, all))
-			var got []edge
-			var gotCols []colEdge
-			var gotInds []indirectEdge
+			want := ObservedEdges(all, cuts)
+			wantCols := ColumnEdges("j", FoldColumns(nil, all, testHists))
+			wantInds := IndirectEdges("j", FoldIndirect(nil, all))
+			var got []Edge
+			var gotCols []ColEdge
+			var gotInds []IndirectEdge
 			fromCheckpoint := ck != nil && changed >= ck.At
 			if fromCheckpoint {
 				incremental++
-				var loaded []jobRun
+				var loaded []Run
 				for _, r := range all {
 					if r.Start >= ck.At {
 						loaded = append(loaded, r)
 					}
 				}
-				got = edgesFromAggs(foldObserved(ck.Subjects, loaded, cuts, ck.At, graph.OpenEnd))
-				gotCols = columnEdges("j", foldColumns(ck.Cols, loaded, testHists))
-				gotInds = indirectEdges("j", foldIndirect(ck.Inds, loaded))
-				ck = roundTrip(t, advanceCheckpoint(ck, loaded, cuts, testHists, nil, pin))
+				got = EdgesFromAggs(FoldObserved(ck.Subjects, loaded, cuts, ck.At, graph.OpenEnd))
+				gotCols = ColumnEdges("j", FoldColumns(ck.Cols, loaded, testHists))
+				gotInds = IndirectEdges("j", FoldIndirect(ck.Inds, loaded))
+				ck = roundTrip(t, AdvanceCheckpoint(ck, loaded, cuts, testHists, nil, pin))
 			} else {
-				got = observedEdges(all, cuts)
+				got = ObservedEdges(all, cuts)
 				gotCols, gotInds = wantCols, wantInds
-				ck = roundTrip(t, advanceCheckpoint(nil, all, cuts, testHists, nil, pin))
+				ck = roundTrip(t, AdvanceCheckpoint(nil, all, cuts, testHists, nil, pin))
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d step %d (checkpoint at %d):\n got %v\nwant %v", seed, step, ck.At, got, want)
@@ -156,17 +158,18 @@ func TestCheckpointFoldEqualsFullFold(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, ck *jobCheckpoint) *jobCheckpoint {
+// roundTrip is the checkpoint through its stored JSON (the projector compresses it: ingest/project packState).
+func roundTrip(t *testing.T, ck *Checkpoint) *Checkpoint {
 	t.Helper()
-	s, err := encodeCheckpoint(ck)
+	s, err := json.Marshal(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := decodeCheckpoint(s)
-	if out == nil {
-		t.Fatalf("checkpoint does not decode: %s", s)
+	var out Checkpoint
+	if err := json.Unmarshal(s, &out); err != nil || out.Subjects == nil {
+		t.Fatalf("checkpoint does not decode (%v): %s", err, s)
 	}
-	return out
+	return &out
 }
 
 // checkStoredEvidence checks the divergence rule (docs/adr/0035): the stored form of the edges folded from the
@@ -174,10 +177,10 @@ func roundTrip(t *testing.T, ck *jobCheckpoint) *jobCheckpoint {
 // and reading it back as the lineage reads do, coalesce(edge value, job value), gives every edge and COLUMN_FEEDS
 // exactly its own derived evidence. It returns the running counts of edges that keep their own copy and of those
 // that read it through the job.
-func checkStoredEvidence(t *testing.T, at string, got, want []edge, gotCols, wantCols []colEdge, own, shared int) (int, int) {
+func checkStoredEvidence(t *testing.T, at string, got, want []Edge, gotCols, wantCols []ColEdge, own, shared int) (int, int) {
 	t.Helper()
-	evGot, storedGot := sharedEvidence(got)
-	evWant, storedWant := sharedEvidence(want)
+	evGot, storedGot := SharedEvidence(got)
+	evWant, storedWant := SharedEvidence(want)
 	if !reflect.DeepEqual(evGot, evWant) || !reflect.DeepEqual(storedGot, storedWant) {
 		t.Fatalf("%s: stored form from the checkpoint differs from the full fold's:\n got %v %v\nwant %v %v", at, evGot,
 			storedGot, evWant, storedWant)
@@ -188,13 +191,13 @@ func checkStoredEvidence(t *testing.T, at string, got, want []edge, gotCols, wan
 		} else {
 			own++
 		}
-		if read := readThrough(e.Props, evGot, edgeEvidenceProps); !reflect.DeepEqual(read, want[i].Props) {
+		if read := readThrough(e.Props, evGot, EdgeEvidenceProps); !reflect.DeepEqual(read, want[i].Props) {
 			t.Fatalf("%s: edge %s %s reads back as\n%v\nwant\n%v", at, e.Dir, e.DS, read, want[i].Props)
 		}
 	}
 	for i, c := range gotCols {
-		stored := withoutSharedEvidence(c.Props, columnEvidenceOf(evGot), columnEvidenceProps)
-		if read := readThrough(stored, columnEvidenceOf(evGot), columnEvidenceProps); !reflect.DeepEqual(read, wantCols[i].Props) {
+		stored := WithoutSharedEvidence(c.Props, ColumnEvidenceOf(evGot), ColumnEvidenceProps)
+		if read := readThrough(stored, ColumnEvidenceOf(evGot), ColumnEvidenceProps); !reflect.DeepEqual(read, wantCols[i].Props) {
 			t.Fatalf("%s: column edge %s>%s reads back as\n%v\nwant\n%v", at, c.From, c.To, read, wantCols[i].Props)
 		}
 	}

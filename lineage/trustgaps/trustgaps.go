@@ -158,14 +158,12 @@ func (g *Computer) computeNow(ctx context.Context, p authz.Principal, scope auth
 // about the jobs of a lineage answer.
 func (g *Computer) Unreported(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node, t int64) ([]api.Gap, error) {
 	var key string
+	var gen uint64
 	if g.memo != nil {
 		key = "u\x00" + memoKey(p, scope, nodes, nil, nil)
 		if r, ok, _ := g.memo.Get(key); ok {
 			return slices.Clone(r.gaps), nil
 		}
-	}
-	var gen uint64
-	if g.memo != nil {
 		_, _, gen = g.memo.Get("")
 	}
 	ds, err := g.datasets(ctx, nodes, t)

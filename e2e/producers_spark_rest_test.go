@@ -28,7 +28,10 @@ func TestSparkThroughTheRESTCatalogLandsOnTheSyncedTable(t *testing.T) {
 	waitEvents(t, p.store, eventIDs(t, events), projectTimeout)
 
 	cat := "fx-sparkrest-" + testenv.Token(4)
-	icebergSync(t, p.store, p.api, uri, cat, db)
+	summary, _ := icebergSync(t, p.store, p.api, uri, cat, db)
+	if !strings.Contains(summary, ": 2 tables,") || !strings.Contains(summary, " 0 dropped") {
+		t.Errorf("sync: %q, want the two tables (orders, snapshot_log) and nothing dropped", summary)
+	}
 
 	o := &ownTest{t: t, api: p.api}
 	v := o.gql(t, `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name aliases { namespace kind }
@@ -78,5 +81,80 @@ func TestSparkThroughTheRESTCatalogLandsOnTheSyncedTable(t *testing.T) {
 	}
 	if len(recs) != 1 {
 		t.Errorf("%d nodes for the table, want one: %v", len(recs), recs)
+	}
+	checkMetadataTableRead(t, o, p, uri, cat, db, d.ID)
+}
+
+// checkMetadataTableRead: the job read `lake.<db>.orders.snapshots` into snapshot_log. Spark 3.5 with
+// OpenLineage 1.53.0 reports that input under the base table's location (`file`, <warehouse>/<db>/orders), with
+// the snapshots table's schema, the table's current snapshot as its version, the `catalog` facet of the REST
+// catalog (framework iceberg, metadataUri the catalog URI) and one symlink (<catalog URI>, <db>.orders.snapshots).
+// The metadata table is a dataset of its own (ADR 0025, ADR 0064): not the synced table (its own node, no uuid
+// alias, not dropped by the sync that does not list it), its columns not the table's, snapshot_log's upstream is
+// it and not the table, and no snapshot of the table is written by the job that read its metadata. A second sync
+// with nothing changed in the catalog writes nothing.
+func checkMetadataTableRead(t *testing.T, o *ownTest, p *producerRun, uri, cat, db, tableID string) {
+	t.Helper()
+	meta := db + ".orders.snapshots"
+	v := o.gql(t, `query($ns: String!, $m: String!, $t: String!) {
+		meta: dataset(namespace: $ns, name: $m) { id droppedAt aliases { namespace name } fields { path } }
+		table: dataset(namespace: $ns, name: $t) { fields { path } versions(first: 10) { nodes { writtenBy { job { name } } } } } }`,
+		map[string]any{"ns": uri, "m": meta, "t": db + ".orders"})
+	b, _ := json.Marshal(v)
+	var got struct {
+		Meta *struct {
+			ID        string
+			DroppedAt *string
+			Aliases   []struct{ Namespace, Name string }
+			Fields    []struct{ Path string }
+		}
+		Table struct {
+			Fields   []struct{ Path string }
+			Versions struct {
+				Nodes []struct {
+					WrittenBy []struct{ Job struct{ Name string } }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Meta == nil || got.Meta.ID == tableID || got.Meta.DroppedAt != nil {
+		t.Fatalf("the metadata table %s: %s; want a dataset of its own, not dropped", meta, b)
+	}
+	for _, a := range got.Meta.Aliases {
+		if strings.HasPrefix(a.Namespace, "iceberg://") {
+			t.Errorf("the metadata table has the table's uuid alias %v: %s", a, b)
+		}
+	}
+	paths := func(fs []struct{ Path string }) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Path)
+		}
+		return strings.Join(out, ",")
+	}
+	if mp := paths(got.Meta.Fields); !strings.Contains(mp, "snapshot_id") || !strings.Contains(mp, "manifest_list") {
+		t.Errorf("the metadata table's fields %s, want the snapshots table's columns", mp)
+	}
+	if tp := paths(got.Table.Fields); tp != "order_id,amount" && tp != "amount,order_id" {
+		t.Errorf("the table's fields %s, want only its own columns (order_id, amount)", tp)
+	}
+	for _, n := range got.Table.Versions.Nodes {
+		for _, w := range n.WrittenBy {
+			if strings.Contains(w.Job.Name, "snapshot_log") {
+				t.Errorf("a snapshot of the table is written by %s, which only read its metadata table", w.Job.Name)
+			}
+		}
+	}
+	up := o.gql(t, `query($ns: String!, $n: String!) { lineage(start: {dataset: {namespace: $ns, name: $n}}, direction: UPSTREAM, depth: 1) {
+		nodes { ... on Dataset { id name } } } }`, map[string]any{"ns": uri, "n": db + ".snapshot_log"})
+	ub, _ := json.Marshal(up)
+	if !strings.Contains(string(ub), `"name":"`+meta+`"`) || strings.Contains(string(ub), tableID) {
+		t.Errorf("snapshot_log's upstream %s: want %s and not the table %s", ub, meta, tableID)
+	}
+	if summary, ids := icebergSync(t, p.store, p.api, uri, cat, db); len(ids) != 0 || !strings.Contains(summary, "2 unchanged") {
+		t.Errorf("second sync: %q, %d events; want nothing written", summary, len(ids))
 	}
 }

@@ -45,7 +45,11 @@ func (s *Service) FieldEffectiveTags(ctx context.Context, f *api.Field, a Effect
 	if err != nil {
 		return nil, err
 	}
-	return r.answer(ctx, s, a, false), nil
+	out := r.answer(ctx, s, a, false)
+	if out.Gaps, err = s.unreportedOn(ctx, r.q, out.Gaps, tagNodes(f, out.Tags)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // DatasetEffectiveTags answers Dataset.effectiveTags: the dataset's own tags and, per field, the tags derived into
@@ -55,7 +59,11 @@ func (s *Service) DatasetEffectiveTags(ctx context.Context, d *api.Dataset, a Ef
 	if err != nil {
 		return nil, err
 	}
-	return r.answer(ctx, s, a, true), nil
+	out := r.answer(ctx, s, a, true)
+	if out.Gaps, err = s.unreportedOn(ctx, r.q, out.Gaps, tagNodes(d, out.Tags)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // DatasetSensitivity answers Dataset.sensitivity: the dataset's sensitive tags (dataset-level) and the fields
@@ -67,6 +75,9 @@ func (s *Service) DatasetSensitivity(ctx context.Context, d *api.Dataset, a Effe
 		return nil, err
 	}
 	eff := r.answer(ctx, s, a, true)
+	if eff.Gaps, err = s.unreportedOn(ctx, r.q, eff.Gaps, tagNodes(d, sensitiveOnly(eff.Tags))); err != nil {
+		return nil, err
+	}
 	out := &api.Sensitivity{AsOf: eff.AsOf, ViewSensitive: r.viewSens[d.Key], Partial: eff.Partial, Gaps: eff.Gaps,
 		PermissionsFiltered: eff.PermissionsFiltered, DatasetTags: []*api.EffectiveTag{}, Fields: []*api.SensitiveField{}}
 	byField := map[string]*api.SensitiveField{}
@@ -88,6 +99,28 @@ func (s *Service) DatasetSensitivity(ctx context.Context, d *api.Dataset, a Effe
 		sf.Tags = append(sf.Tags, t)
 	}
 	return out, nil
+}
+
+// tagNodes are what an effective-tags answer is about: the node asked and the origins of the tags it lists.
+func tagNodes(asked api.Node, tags []*api.EffectiveTag) []api.Node {
+	out := []api.Node{asked}
+	for _, t := range tags {
+		if t.Origin != nil {
+			out = append(out, t.Origin)
+		}
+	}
+	return out
+}
+
+// sensitiveOnly are the tags a sensitivity answer lists.
+func sensitiveOnly(tags []*api.EffectiveTag) []*api.EffectiveTag {
+	var out []*api.EffectiveTag
+	for _, t := range tags {
+		if t.Sensitive {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // effectiveOf walks upstream from the target fields (one field, or every field of the dataset at the instant) and

@@ -16,6 +16,7 @@ type TrustSource = trustgaps.Source
 type trustComputer interface {
 	Compute(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node, edges []*api.LineageEdge,
 		jobs []string, t int64) ([]api.Gap, *api.AnswerCoverage, error)
+	Unreported(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node, t int64) ([]api.Gap, error)
 }
 
 // trustGaps decorates the answerer (outside the results tier, so nothing it adds is cached: it depends on the
@@ -63,4 +64,18 @@ func (g trustGaps) impact(ctx context.Context, r *api.ImpactReport, p authz.Prin
 	r.Gaps = append(slices.Clip(r.Gaps), gaps...)
 	r.Coverage = cov
 	return nil
+}
+
+// unreportedOn appends to gaps the UNREPORTED_WRITE gaps of the datasets an answer beyond lineage and impact
+// includes (piiFlow, effective tags, sensitivity; ADR 0063): nodes are what the answer shows (visible to the
+// caller), each Field standing for its dataset. Without a trust source the gaps are unchanged.
+func (s *Service) unreportedOn(ctx context.Context, q flowRequest, gaps []api.Gap, nodes []api.Node) ([]api.Gap, error) {
+	if s.trust == nil || len(nodes) == 0 {
+		return gaps, nil
+	}
+	more, err := s.trust.gaps.Unreported(ctx, q.principal, q.scope, nodes, q.t)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clip(gaps), more...), nil
 }

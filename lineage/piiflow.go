@@ -56,6 +56,9 @@ func (s *Service) PiiFlow(ctx context.Context, a PiiFlowArgs) (*api.PiiFlow, err
 	if err != nil {
 		return nil, err
 	}
+	if ans.Gaps, err = s.unreportedOn(ctx, q, ans.Gaps, flowFields(ans)); err != nil {
+		return nil, err
+	}
 	if more {
 		ans.Truncated = true
 		ans.Gaps = append(ans.Gaps, api.Gap{Kind: api.GapTruncated, Nodes: []string{}, Edges: []string{},
@@ -150,6 +153,21 @@ func (s *Service) flowAnswer(ctx context.Context, q flowRequest, origins []flowO
 	}
 	s.touchFlow(ctx, q, ans, rows)
 	return ans, nil
+}
+
+// flowFields are the fields a flow answer shows: its origins, the fields reached and where it stopped.
+func flowFields(ans *api.PiiFlow) []api.Node {
+	var out []api.Node
+	for _, o := range ans.Origins {
+		out = append(out, o.Field)
+	}
+	for _, r := range ans.Reached {
+		out = append(out, r.Field)
+	}
+	for _, st := range ans.Stops {
+		out = append(out, st.Field)
+	}
+	return out
 }
 
 // waitingOf are the fields the walk did not expand because a budget stopped it (public ids).

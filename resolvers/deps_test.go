@@ -54,8 +54,7 @@ type testDeps struct {
 }
 
 func (d testDeps) handler() (http.Handler, error) {
-	cat, err := catalog.New(d.Store, catalog.Options{Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
-		Clock: d.Clock, Log: d.Log})
+	cat, svc, err := d.services()
 	if err != nil {
 		return nil, err
 	}
@@ -64,15 +63,26 @@ func (d testDeps) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
-		Policy: d.Policy, Redactor: d.Redactor, Catalog: cat, Clock: d.Clock, Log: d.Log, Trust: d.trustSource()})
-	if err != nil {
-		return nil, err
-	}
 	events := eventstatus.New(d.Store, cat, eventstatus.Options{Policy: d.Policy, CursorKey: d.Lineage.CursorKey})
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
 		Trust: d.Trust, Inventory: d.Inventory, Canaries: d.Canaries})
+}
+
+// services builds the catalog and the lineage service the handler serves (a test that asks the lineage service
+// directly, as the pre-release report does, builds its own the same way).
+func (d testDeps) services() (*catalog.Catalog, *lineage.Service, error) {
+	cat, err := catalog.New(d.Store, catalog.Options{Policy: d.Policy, Redactor: d.Redactor, Canon: d.Canonicalizer,
+		Clock: d.Clock, Log: d.Log})
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := lineage.NewService(d.Store, lineage.Options{Config: d.Lineage, Cache: cache.New(d.Redis, d.Registerer, d.Log),
+		Policy: d.Policy, Redactor: d.Redactor, Catalog: cat, Clock: d.Clock, Log: d.Log, Trust: d.trustSource()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, svc, nil
 }
 
 // trustSource gives the lineage service the trust gaps when a trust service is configured.

@@ -22,6 +22,7 @@ import (
 	"github.com/headwater-data/headwater/authz/grantpolicy"
 	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/authz/manage"
+	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/internal/testenv"
 	"github.com/headwater-data/headwater/inventory"
@@ -66,6 +67,7 @@ type world struct {
 	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
+	deps    testDeps // what srv serves (a test asking the services directly builds them from it)
 	rdb     *redis.Client
 	prefix  string
 	secrets []string // hidden names, keys and public ids
@@ -86,6 +88,8 @@ type worldOpt struct {
 	search  func(*search.Config)
 	// auditor replaces the in-memory audit (w.audit) as the handler's Auditor when set.
 	auditor audit.Auditor
+	// canon canonicalises identifiers as ingestion does (nil: identity, as the fixture's datasets are written).
+	canon catalog.Canonicalizer
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
@@ -119,7 +123,8 @@ func newWorld(t *testing.T, o worldOpt) *world {
 	w.trust = ts
 	w.gaps = gapsource.New(ts, truststore.NewStore(store), fx.Clock())
 	d := testDeps{Store: store, Clock: fx.Clock(), Lineage: lc, Policy: pol,
-		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts, Gaps: w.gaps}
+		Redactor: red, Auditor: w.audit, Manager: manage.NewManager(w.grants, pol, w.audit, nil, time.Now), Trust: ts, Gaps: w.gaps,
+		Canonicalizer: o.canon}
 	if o.search != nil {
 		o.search(&d.Search)
 	}
@@ -131,6 +136,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 		t.Cleanup(func() { _ = w.rdb.Close() })
 		d.Redis = w.rdb
 	}
+	w.deps = d
 	w.srv = serveAs(t, d, "")
 	return w
 }

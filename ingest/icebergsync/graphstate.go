@@ -17,17 +17,24 @@ type GraphState struct {
 
 // Known implements StateReader.
 func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, error) {
+	// The table's name in the catalog's namespace: the node's own when the catalog named it first, else its
+	// current name there (a node an engine made first under another name, e.g. Spark's location, carries the
+	// catalog name as a symlink: it is the same table, ADR 0041).
 	recs, err := g.Store.ReadRecords(ctx, `MATCH (n:DatasetName {namespace: $uns})-[:NAMES]->(d:Dataset)
-		RETURN n.name AS uuid, d.namespace AS ns, d.name AS name, d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
-		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions`, map[string]any{"uns": cat.UUIDNamespace()})
+		RETURN n.name AS uuid, CASE WHEN d.namespace = $cns THEN d.name ELSE
+		    head([(c:DatasetName {namespace: $cns})-[r:NAMES]->(d) WHERE r.kind IN ['PRIMARY', 'SYMLINK'] AND r.validTo = $open
+		      | c.name]) END AS name,
+		  d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
+		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions`,
+		map[string]any{"uns": cat.UUIDNamespace(), "cns": cat.Namespace, "open": graph.OpenEnd})
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]Known, len(recs))
 	for _, r := range recs {
 		p := graph.Props(r)
-		if p.Str("ns") != cat.Namespace {
-			continue // a uuid identifier on a dataset outside the catalog's namespace: not a table of this catalog
+		if p.Str("name") == "" {
+			continue // a uuid identifier on a dataset with no current name in the catalog's namespace: not a table of this catalog
 		}
 		loc, owner := fromFacets(p.Str("facets"))
 		k := Known{UUID: strings.ToLower(p.Str("uuid")), Name: p.Str("name"), Dropped: p.Bool("dropped"),

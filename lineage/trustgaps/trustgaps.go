@@ -152,6 +152,39 @@ func (g *Computer) computeNow(ctx context.Context, p authz.Principal, scope auth
 	return append(gaps, unreportedGaps(ds, unreported, scope.Global)...), cov, nil
 }
 
+// Unreported returns only the UNREPORTED_WRITE gaps of an answer's datasets (its Dataset nodes and the datasets
+// of its Field nodes), by the rule of Compute (ADR 0063): the answers beyond lineage and impact that include a
+// table (piiFlow, effective tags, sensitivity) carry them, not the expected-writer and producer gaps, which are
+// about the jobs of a lineage answer.
+func (g *Computer) Unreported(ctx context.Context, p authz.Principal, scope authz.Scope, nodes []api.Node, t int64) ([]api.Gap, error) {
+	var key string
+	var gen uint64
+	if g.memo != nil {
+		key = "u\x00" + memoKey(p, scope, nodes, nil, nil)
+		if r, ok, _ := g.memo.Get(key); ok {
+			return slices.Clone(r.gaps), nil
+		}
+		_, _, gen = g.memo.Get("")
+	}
+	ds, err := g.datasets(ctx, nodes, t)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(ds))
+	for i, d := range ds {
+		keys[i] = d.key
+	}
+	un, err := g.trust.UnreportedWrites(ctx, p, keys)
+	if err != nil {
+		return nil, api.StoreErr(err)
+	}
+	gaps := unreportedGaps(ds, un, scope.Global)
+	if g.memo != nil && len(gaps) <= maxMemoGaps {
+		g.memo.Put(key, result{gaps: slices.Clone(gaps), cov: &api.AnswerCoverage{}}, gen)
+	}
+	return gaps, nil
+}
+
 // unreportedGaps is one UNREPORTED_WRITE gap per dataset of the answer with catalog commits that no run the
 // caller may see reported writing (ADR 0050): "3 of the last 20 commits to this table came from no instrumented
 // job". To a caller without a global scope the sentence says "that you may see": a commit only a hidden job

@@ -93,6 +93,34 @@ func TestSparkIcebergSnapshotsReadIsItsOwnDataset(t *testing.T) {
 	}
 }
 
+// Issue 18 (ADR 0064): through the Iceberg REST catalog, Spark 3.5 with OpenLineage 1.53.0 reports
+// `CREATE TABLE lake.<db>.snapshot_log AS SELECT snapshot_id, operation FROM lake.<db>.orders.snapshots` (captured
+// from e2e TestSparkThroughTheRESTCatalogLandsOnTheSyncedTable) with the input named by the base table's location,
+// the REST catalog's `catalog` facet and one symlink in the catalog URI's namespace. The decoder makes it the
+// dataset <catalog URI> <db>.orders.snapshots, never the table <db>.orders the catalog sync keys by that
+// namespace, and points the output's column lineage at it.
+func TestSparkIcebergRESTSnapshotsReadIsNotTheTable(t *testing.T) {
+	raw := fixture(t, filepath.Join("producers", "spark-iceberg-rest-snapshots-read-complete.json"))
+	d, err := NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC) }) // after its capture
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := decodeOK(t, d, raw)
+	if len(ev.Inputs) != 1 || len(ev.Outputs) != 1 {
+		t.Fatalf("inputs %d outputs %d, want one each", len(ev.Inputs), len(ev.Outputs))
+	}
+	in := ev.Inputs[0]
+	if in.Namespace != "http://127.0.0.1:8281" || in.Name != "hw_sparkrest_d4f0c2cb.orders.snapshots" || len(in.Symlinks) != 0 ||
+		in.MetadataTable == nil || in.MetadataTable.Base.Namespace != "file" || !strings.HasSuffix(in.MetadataTable.Base.Name, "/hw_sparkrest_d4f0c2cb/orders") {
+		t.Fatalf("input = %s %s symlinks %v metadata %+v, want the metadata table in the catalog's namespace", in.Namespace, in.Name,
+			in.Symlinks, in.MetadataTable)
+	}
+	cl := ev.Outputs[0].ColumnLineage
+	if cl == nil || len(cl.Fields["snapshot_id"]) != 1 || cl.Fields["snapshot_id"][0].Name != in.Name || cl.Fields["snapshot_id"][0].Namespace != in.Namespace {
+		t.Fatalf("snapshot_log's column lineage %+v, want snapshot_id from the metadata table", cl)
+	}
+}
+
 // Issue 14 item 5, ADR 0027: openlineage-dbt 1.54.0's dbt_node job facet carries the node's unique_id, on a
 // model's job (`dbt-ol build`), on the per-model test job (the model's unique_id, jobType TEST) and on a test's
 // own job in structured-logs mode. It is interpreted without warnings.

@@ -148,7 +148,7 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	impacts := releaseImpacts(p.store, q, log) // pre-release impact of dbt candidates (ADR 0056)
+	impacts := releaseImpacts(p.store, q, s.Lineage, log) // pre-release impact of dbt candidates (ADR 0056)
 	impacts.Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,

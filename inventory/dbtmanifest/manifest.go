@@ -46,6 +46,9 @@ type Node struct {
 	DependsOn []string
 	// AttachedNode is the model a test tests (tests only).
 	AttachedNode string
+	// TestName is a generic test's test_metadata.name (not_null, unique, ...; "" for a singular test) and
+	// ColumnName the column it tests (tests only): what dbt-ol reports as the assertion and its column.
+	TestName, ColumnName string
 	// Tags are the node's and its config's tags, sorted and distinct.
 	Tags []string
 	// Meta is the node's meta merged over its config's meta.
@@ -100,7 +103,11 @@ type wireNode struct {
 	Tags         []string       `json:"tags"`
 	Meta         map[string]any `json:"meta"`
 	AttachedNode *string        `json:"attached_node"`
-	CompiledCode *string        `json:"compiled_code"`
+	ColumnName   *string        `json:"column_name"`
+	TestMetadata *struct {
+		Name string `json:"name"`
+	} `json:"test_metadata"`
+	CompiledCode *string `json:"compiled_code"`
 	Columns      map[string]struct {
 		Name        string  `json:"name"`
 		DataType    *string `json:"data_type"`
@@ -150,7 +157,10 @@ func (n wireNode) node(id string) Node {
 	out := Node{UniqueID: n.UniqueID, ResourceType: n.ResourceType, Name: n.Name, Package: n.Package,
 		Database: deref(n.Database), Schema: n.Schema, Alias: n.Alias, RelationName: deref(n.RelationName),
 		Materialized: n.Config.Materialized, Enabled: n.Config.Enabled == nil || *n.Config.Enabled,
-		AttachedNode: deref(n.AttachedNode), Meta: map[string]any{}, CompiledCode: deref(n.CompiledCode)}
+		AttachedNode: deref(n.AttachedNode), ColumnName: deref(n.ColumnName), Meta: map[string]any{}, CompiledCode: deref(n.CompiledCode)}
+	if n.TestMetadata != nil {
+		out.TestName = n.TestMetadata.Name
+	}
 	if out.UniqueID == "" {
 		out.UniqueID = id
 	}

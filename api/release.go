@@ -100,6 +100,22 @@ type AffectedField struct {
 	Job string `json:"job,omitempty"`
 }
 
+// AffectedExposure is a dbt exposure (a dashboard, notebook, analysis, ml model or application the manifest
+// declares as a consumer, ADR 0070) downstream of a change: its consumer dataset is one of the change's datasets.
+type AffectedExposure struct {
+	UniqueID   string `json:"uniqueId"`
+	Name       string `json:"name"`
+	Label      string `json:"label,omitempty"`
+	Type       string `json:"type"`
+	URL        string `json:"url,omitempty"`
+	OwnerName  string `json:"ownerName,omitempty"`
+	OwnerEmail string `json:"ownerEmail,omitempty"`
+	// Direct: it depends on the changed relation itself.
+	Direct   bool            `json:"direct"`
+	Distance int             `json:"distance"`
+	Evidence *ImpactEvidence `json:"evidence"`
+}
+
 // AffectedJob is a job on the downstream of a change.
 type AffectedJob struct {
 	ID        string `json:"id"`
@@ -133,8 +149,10 @@ type ReleaseChange struct {
 	Datasets  []*AffectedDataset `json:"datasets"`
 	Fields    []*AffectedField   `json:"fields"`
 	Jobs      []*AffectedJob     `json:"jobs"`
-	Gaps      []ReleaseGap       `json:"gaps"`
-	Truncated bool               `json:"truncated"`
+	// Exposures are the dbt exposures among Datasets (the candidate's, by their consumer dataset).
+	Exposures []*AffectedExposure `json:"exposures"`
+	Gaps      []ReleaseGap        `json:"gaps"`
+	Truncated bool                `json:"truncated"`
 }
 
 // ReleaseGap is a gap limiting what a change's impact can claim (the lineage gap kinds, e.g. JOB_NOT_REPORTING,

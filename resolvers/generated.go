@@ -60,6 +60,19 @@ type ComplexityRoot struct {
 		Owners    func(childComplexity int) int
 	}
 
+	AffectedExposure struct {
+		Direct     func(childComplexity int) int
+		Distance   func(childComplexity int) int
+		Evidence   func(childComplexity int) int
+		Label      func(childComplexity int) int
+		Name       func(childComplexity int) int
+		OwnerEmail func(childComplexity int) int
+		OwnerName  func(childComplexity int) int
+		Type       func(childComplexity int) int
+		URL        func(childComplexity int) int
+		UniqueID   func(childComplexity int) int
+	}
+
 	AffectedField struct {
 		Dataset   func(childComplexity int) int
 		Direct    func(childComplexity int) int
@@ -627,6 +640,7 @@ type ComplexityRoot struct {
 		Column    func(childComplexity int) int
 		Dataset   func(childComplexity int) int
 		Datasets  func(childComplexity int) int
+		Exposures func(childComplexity int) int
 		Fields    func(childComplexity int) int
 		Gaps      func(childComplexity int) int
 		Jobs      func(childComplexity int) int
@@ -946,6 +960,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AffectedDataset.Owners(childComplexity), true
+
+	case "AffectedExposure.direct":
+		if e.ComplexityRoot.AffectedExposure.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Direct(childComplexity), true
+	case "AffectedExposure.distance":
+		if e.ComplexityRoot.AffectedExposure.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Distance(childComplexity), true
+	case "AffectedExposure.evidence":
+		if e.ComplexityRoot.AffectedExposure.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Evidence(childComplexity), true
+	case "AffectedExposure.label":
+		if e.ComplexityRoot.AffectedExposure.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Label(childComplexity), true
+	case "AffectedExposure.name":
+		if e.ComplexityRoot.AffectedExposure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Name(childComplexity), true
+	case "AffectedExposure.ownerEmail":
+		if e.ComplexityRoot.AffectedExposure.OwnerEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.OwnerEmail(childComplexity), true
+	case "AffectedExposure.ownerName":
+		if e.ComplexityRoot.AffectedExposure.OwnerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.OwnerName(childComplexity), true
+	case "AffectedExposure.type":
+		if e.ComplexityRoot.AffectedExposure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Type(childComplexity), true
+	case "AffectedExposure.url":
+		if e.ComplexityRoot.AffectedExposure.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.URL(childComplexity), true
+	case "AffectedExposure.uniqueId":
+		if e.ComplexityRoot.AffectedExposure.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.UniqueID(childComplexity), true
 
 	case "AffectedField.dataset":
 		if e.ComplexityRoot.AffectedField.Dataset == nil {
@@ -3540,6 +3615,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReleaseChange.Datasets(childComplexity), true
+	case "ReleaseChange.exposures":
+		if e.ComplexityRoot.ReleaseChange.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Exposures(childComplexity), true
 	case "ReleaseChange.fields":
 		if e.ComplexityRoot.ReleaseChange.Fields == nil {
 			break
@@ -4986,6 +5067,15 @@ type AffectedField {
 
 type AffectedJob { id: ID! namespace: String! name: String! direct: Boolean! evidence: ImpactEvidence! }
 
+"""
+A dbt exposure downstream of a change (ADR 0070): a dashboard, notebook, analysis, ml model or application the
+manifest declares as a consumer of what it depends on; type, url and owner as the manifest declares them.
+"""
+type AffectedExposure {
+  uniqueId: String! name: String! label: String type: String! url: String ownerName: String ownerEmail: String
+  direct: Boolean! distance: Int! evidence: ImpactEvidence!
+}
+
 type ReleaseGap { kind: GapKind! message: String! }
 
 type ReleaseChange {
@@ -4998,6 +5088,8 @@ type ReleaseChange {
   datasets: [AffectedDataset!]!
   fields: [AffectedField!]!
   jobs: [AffectedJob!]!
+  "The dbt exposures among datasets (their consumer datasets), with their type, url and owner."
+  exposures: [AffectedExposure!]!
   gaps: [ReleaseGap!]!
   truncated: Boolean!
 }
@@ -5400,6 +5492,32 @@ func (ec *executionContext) childFields_AffectedDataset(ctx context.Context, fie
 		return ec.fieldContext_AffectedDataset_owners(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AffectedDataset", field.Name)
+}
+
+func (ec *executionContext) childFields_AffectedExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_AffectedExposure_uniqueId(ctx, field)
+	case "name":
+		return ec.fieldContext_AffectedExposure_name(ctx, field)
+	case "label":
+		return ec.fieldContext_AffectedExposure_label(ctx, field)
+	case "type":
+		return ec.fieldContext_AffectedExposure_type(ctx, field)
+	case "url":
+		return ec.fieldContext_AffectedExposure_url(ctx, field)
+	case "ownerName":
+		return ec.fieldContext_AffectedExposure_ownerName(ctx, field)
+	case "ownerEmail":
+		return ec.fieldContext_AffectedExposure_ownerEmail(ctx, field)
+	case "direct":
+		return ec.fieldContext_AffectedExposure_direct(ctx, field)
+	case "distance":
+		return ec.fieldContext_AffectedExposure_distance(ctx, field)
+	case "evidence":
+		return ec.fieldContext_AffectedExposure_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AffectedExposure", field.Name)
 }
 
 func (ec *executionContext) childFields_AffectedField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6484,6 +6602,8 @@ func (ec *executionContext) childFields_ReleaseChange(ctx context.Context, field
 		return ec.fieldContext_ReleaseChange_fields(ctx, field)
 	case "jobs":
 		return ec.fieldContext_ReleaseChange_jobs(ctx, field)
+	case "exposures":
+		return ec.fieldContext_ReleaseChange_exposures(ctx, field)
 	case "gaps":
 		return ec.fieldContext_ReleaseChange_gaps(ctx, field)
 	case "truncated":
@@ -7981,6 +8101,245 @@ func (ec *executionContext) _AffectedDataset_owners(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_AffectedDataset_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_name(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_label(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_type(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_url(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_ownerName(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_ownerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_ownerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_ownerEmail(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_ownerEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_ownerEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_direct(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AffectedExposure_distance(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AffectedExposure_evidence(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+			return ec.marshalNImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AffectedExposure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactEvidence(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _AffectedField_id(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
@@ -18722,6 +19081,38 @@ func (ec *executionContext) fieldContext_ReleaseChange_jobs(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _ReleaseChange_exposures(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.AffectedExposure) graphql.Marshaler {
+			return ec.marshalNAffectedExposure2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AffectedExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ReleaseChange_gaps(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22841,6 +23232,84 @@ func (ec *executionContext) _AffectedDataset(ctx context.Context, sel ast.Select
 	return out
 }
 
+var affectedExposureImplementors = []string{"AffectedExposure"}
+
+func (ec *executionContext) _AffectedExposure(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedExposure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, affectedExposureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AffectedExposure")
+		case "uniqueId":
+			out.Values[i] = ec._AffectedExposure_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AffectedExposure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._AffectedExposure_label(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._AffectedExposure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._AffectedExposure_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ownerName":
+			out.Values[i] = ec._AffectedExposure_ownerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ownerEmail":
+			out.Values[i] = ec._AffectedExposure_ownerEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._AffectedExposure_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._AffectedExposure_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._AffectedExposure_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var affectedFieldImplementors = []string{"AffectedField"}
 
 func (ec *executionContext) _AffectedField(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedField) graphql.Marshaler {
@@ -26554,6 +27023,11 @@ func (ec *executionContext) _ReleaseChange(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "exposures":
+			out.Values[i] = ec._ReleaseChange_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "gaps":
 			out.Values[i] = ec._ReleaseChange_gaps(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27885,6 +28359,30 @@ func (ec *executionContext) marshalNAffectedDataset2ᚖgithubᚗcomᚋheadwater�
 		return graphql.Null
 	}
 	return ec._AffectedDataset(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAffectedExposure2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposureᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedExposure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAffectedExposure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAffectedExposure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposure(ctx context.Context, sel ast.SelectionSet, v *api.AffectedExposure) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AffectedExposure!")
+		return graphql.Null
+	}
+	return ec._AffectedExposure(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNAffectedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedField) graphql.Marshaler {

@@ -76,8 +76,9 @@ func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonica
 // The declared-versus-observed check uses the lineage staleness rule (lc.StaleMin, lc.StaleFactor; ADR 0069).
 func releaseImpacts(store *graph.Store, q query, lc lineage.Config, log *slog.Logger) *declare.ImpactService {
 	a := release.NewAssessor(q.lineage, q.catalog, time.Now)
-	assess := func(ctx context.Context, project, dsNS string, diff *api.ReleaseDiff, owners map[string]string) (*api.ReleaseImpact, error) {
-		return a.Assess(ctx, release.Input{Project: project, DatasetNamespace: dsNS, Diff: diff, Owners: owners})
+	assess := func(ctx context.Context, project, dsNS string, diff *api.ReleaseDiff, owners map[string]string,
+		exposures map[string]api.AffectedExposure) (*api.ReleaseImpact, error) {
+		return a.Assess(ctx, release.Input{Project: project, DatasetNamespace: dsNS, Diff: diff, Owners: owners, Exposures: exposures})
 	}
 	ck := agreement.NewChecker(store, q.catalog, agreement.Config{StaleMin: lc.StaleMin, StaleFactor: lc.StaleFactor}, time.Now)
 	md := func(r *api.ReleaseImpact) string { return release.Markdown(r, nil) }

@@ -30,6 +30,15 @@ const Producer = "https://github.com/headwater-data/headwater/declare/dbt"
 // the runs observed (ADR 0044).
 const FacetDeclaredColumns = "headwater_declaredColumns"
 
+// FacetExposure is Headwater's dataset facet on a dbt exposure's consumer dataset: its type (dashboard,
+// notebook, analysis, ml, application), label, url, maturity and owner as declared (ADR 0070).
+const FacetExposure = "headwater_exposure"
+
+// ExposureJobType is the jobType of an exposure's job. It is no dbt node job type (ingest/project keys MODEL,
+// SEED, SNAPSHOT and TEST jobs by unique_id): an exposure's job keeps its (namespace, name) identity, its name
+// being the exposure's unique_id.
+const ExposureJobType = "EXPOSURE"
+
 // MaxDeclaredNodes bounds the models, seeds and snapshots of one declaration (one event each).
 const MaxDeclaredNodes = 20_000
 
@@ -39,6 +48,10 @@ const (
 	dbtNodeSchemaURL  = "https://github.com/OpenLineage/OpenLineage/tree/main/integration/common/openlineage/schema/dbt-node-job-facet.json"
 	sqlSchemaURL      = "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json#/$defs/SQLJobFacet"
 	columnsSchemaURL  = "https://github.com/headwater-data/headwater/blob/main/docs/declared-lineage.md#declared-columns"
+	exposureSchemaURL = "https://github.com/headwater-data/headwater/blob/main/docs/declared-lineage.md#exposures"
+	ownershipURL      = "https://openlineage.io/spec/facets/1-0-1/OwnershipDatasetFacet.json#/$defs/OwnershipDatasetFacet"
+	jobOwnershipURL   = "https://openlineage.io/spec/facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet"
+	documentationURL  = "https://openlineage.io/spec/facets/1-0-1/DocumentationDatasetFacet.json#/$defs/DocumentationDatasetFacet"
 )
 
 // Options say what the manifest does not: where dbt-ol reports the project's jobs and datasets.
@@ -55,6 +68,8 @@ type Summary struct {
 	Models    int `json:"models"`
 	Seeds     int `json:"seeds"`
 	Snapshots int `json:"snapshots"`
+	// Exposures counts the enabled exposures (one job and one consumer dataset each, ADR 0070).
+	Exposures int `json:"exposures"`
 	// Sources counts the enabled sources (datasets only: sent as the inputs that name them).
 	Sources int `json:"sources"`
 	// Edges counts the declared job-dataset edges (inputs and outputs).
@@ -122,6 +137,23 @@ func Events(m *dbtmanifest.Manifest, o Options) ([][]byte, Summary, error) {
 		if n.CompiledCode == "" && n.ResourceType != dbtmanifest.TypeSeed {
 			sum.WithoutSQL = append(sum.WithoutSQL, n.UniqueID)
 		}
+	}
+	for _, e := range m.Exposures {
+		if !e.Enabled {
+			continue
+		}
+		if len(out) == MaxDeclaredNodes {
+			return nil, sum, fmt.Errorf("nodes: at most %d models, seeds, snapshots and exposures per declaration", MaxDeclaredNodes)
+		}
+		inputs := inputsOf(dbtmanifest.Node{UniqueID: e.UniqueID, DependsOn: e.DependsOn}, byID, unresolved)
+		b, err := json.Marshal(exposureEvent(e, at, inputs, o))
+		if err != nil {
+			return nil, sum, fmt.Errorf("exposures[%s]: %w", e.UniqueID, err)
+		}
+		out = append(out, b)
+		sum.Jobs++
+		sum.Exposures++
+		sum.Edges += len(inputs) + 1
 	}
 	for k := range unresolved {
 		sum.Unresolved = append(sum.Unresolved, k)
@@ -251,5 +283,73 @@ func jobEvent(n dbtmanifest.Node, name, jobType, at string, inputs []string, o O
 		"job":       map[string]any{"namespace": o.JobNamespace, "name": name, "facets": facets},
 		"inputs":    ins,
 		"outputs":   []datasetRef{out},
+	}
+}
+
+// ExposureOwner is the owner an exposure's consumer dataset is declared with: the owner's email, else its name.
+func ExposureOwner(e dbtmanifest.Exposure) string {
+	if e.OwnerEmail != "" {
+		return e.OwnerEmail
+	}
+	return e.OwnerName
+}
+
+type exposureFacet struct {
+	facetBase
+	Type       string `json:"type,omitempty"`
+	Label      string `json:"label,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Maturity   string `json:"maturity,omitempty"`
+	OwnerName  string `json:"ownerName,omitempty"`
+	OwnerEmail string `json:"ownerEmail,omitempty"`
+}
+
+type ownerEntry struct {
+	Name string `json:"name"`
+	Type string `json:"type,omitempty"`
+}
+
+// exposureEvent is an exposure's JobEvent (ADR 0070): a job named by the exposure's unique_id in the job
+// namespace, reading the relations it depends on and writing its consumer dataset (the same name, in the job
+// namespace), which carries the owner (ownership facet), the description and the exposure facet.
+func exposureEvent(e dbtmanifest.Exposure, at string, inputs []string, o Options) map[string]any {
+	jobFacets := map[string]any{
+		olevent.FacetJobType: struct {
+			facetBase
+			ProcessingType string `json:"processingType"`
+			Integration    string `json:"integration"`
+			JobType        string `json:"jobType"`
+		}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", ExposureJobType},
+	}
+	dsFacets := map[string]any{FacetExposure: exposureFacet{facetBase{Producer, exposureSchemaURL}, e.Type, e.Label, e.URL,
+		e.Maturity, e.OwnerName, e.OwnerEmail}}
+	if owner := ExposureOwner(e); owner != "" {
+		owners := []ownerEntry{{Name: owner, Type: "dbt exposure owner"}}
+		dsFacets[olevent.FacetOwnership] = struct {
+			facetBase
+			Owners []ownerEntry `json:"owners"`
+		}{facetBase{Producer, ownershipURL}, owners}
+		jobFacets[olevent.FacetOwnership] = struct {
+			facetBase
+			Owners []ownerEntry `json:"owners"`
+		}{facetBase{Producer, jobOwnershipURL}, owners}
+	}
+	if e.Description != "" {
+		dsFacets[olevent.FacetDocumentation] = struct {
+			facetBase
+			Description string `json:"description"`
+		}{facetBase{Producer, documentationURL}, e.Description}
+	}
+	ins := make([]datasetRef, 0, len(inputs))
+	for _, in := range inputs {
+		ins = append(ins, datasetRef{Namespace: o.DatasetNamespace, Name: in})
+	}
+	return map[string]any{
+		"eventTime": at,
+		"producer":  Producer,
+		"schemaURL": jobEventSchemaURL,
+		"job":       map[string]any{"namespace": o.JobNamespace, "name": e.UniqueID, "facets": jobFacets},
+		"inputs":    ins,
+		"outputs":   []datasetRef{{Namespace: o.JobNamespace, Name: e.UniqueID, Facets: dsFacets}},
 	}
 }

@@ -136,3 +136,49 @@ func TestEventsRefuseWithoutNamespacesOrTime(t *testing.T) {
 		t.Fatalf("bad time: %v", err)
 	}
 }
+
+// An exposure (ADR 0070) is one more JobEvent: a job named by its unique_id (jobType EXPOSURE, no dbt_node facet:
+// no dbt node job) reading the relations it depends on and writing its consumer dataset in the job namespace,
+// with the owner (ownership facets), the description and the exposure facet; a disabled one is not sent.
+func TestEventsOfAnExposure(t *testing.T) {
+	m := readManifest(t, func(doc map[string]any) {
+		doc["exposures"] = map[string]any{
+			"exposure.hw_producers.weekly_revenue": map[string]any{"unique_id": "exposure.hw_producers.weekly_revenue",
+				"name": "weekly_revenue", "label": "Weekly revenue", "type": "dashboard", "url": "https://bi.example.com/d/7",
+				"maturity": "high", "description": "Revenue per customer.", "owner": map[string]any{"name": "Finance", "email": "fin@example.com"},
+				"depends_on": map[string]any{"nodes": []any{"model.hw_producers.customer_totals", "source.hw_producers.raw.raw_orders"}}},
+			"exposure.hw_producers.off": map[string]any{"unique_id": "exposure.hw_producers.off", "name": "off", "type": "notebook",
+				"owner": map[string]any{"name": "x"}, "config": map[string]any{"enabled": false}},
+		}
+	})
+	events, sum, err := Events(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Exposures != 1 || sum.Jobs != 6 || len(events) != 6 || sum.Edges != 9+3 {
+		t.Fatalf("summary %+v, %d events", sum, len(events))
+	}
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := dec.Decode(events[5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ev.Outputs[0]
+	var ins []string
+	for _, in := range ev.Inputs {
+		ins = append(ins, in.Name)
+	}
+	if ev.Job.Namespace != "dbt-ns" || ev.Job.Name != "exposure.hw_producers.weekly_revenue" || ev.Job.JobType != ExposureJobType ||
+		ev.Job.DbtUniqueID != "" || len(ev.FacetIssues) > 0 || strings.Join(ins, ",") != "warehouse.main.customer_totals,warehouse.main.raw_orders" ||
+		out.Namespace != "dbt-ns" || out.Name != "exposure.hw_producers.weekly_revenue" || len(out.Owners) != 1 || out.Owners[0].Name != "fin@example.com" ||
+		out.Description != "Revenue per customer." || len(ev.Job.Owners) != 1 {
+		t.Fatalf("the exposure's event: %+v (issues %v)", ev.Job, ev.FacetIssues)
+	}
+	x := ExposuresOf(m)
+	if len(x) != 1 || x["exposure.hw_producers.weekly_revenue"].OwnerEmail != "fin@example.com" || x["exposure.hw_producers.weekly_revenue"].Label != "Weekly revenue" {
+		t.Fatalf("the exposures the report names: %+v", x)
+	}
+}

@@ -242,3 +242,16 @@ func opt(s string) *string {
 	}
 	return &s
 }
+
+// ExposuresOf returns the manifest's enabled exposures by their consumer dataset's name (the exposure's
+// unique_id, in the job namespace: ADR 0070), as the impact report names them.
+func ExposuresOf(m *dbtmanifest.Manifest) map[string]api.AffectedExposure {
+	out := map[string]api.AffectedExposure{}
+	for _, e := range m.Exposures {
+		if e.Enabled {
+			out[e.UniqueID] = api.AffectedExposure{UniqueID: e.UniqueID, Name: e.Name, Label: e.Label, Type: e.Type, URL: e.URL,
+				OwnerName: e.OwnerName, OwnerEmail: e.OwnerEmail}
+		}
+	}
+	return out
+}

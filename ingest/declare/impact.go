@@ -31,8 +31,10 @@ const (
 	MaxRenamed = 1000
 )
 
-// Assess answers the impact of a diff for the caller in ctx (lineage/release.Assessor, wired by cmd/headwater).
-type Assess func(ctx context.Context, project, datasetNS string, diff *api.ReleaseDiff, owners map[string]string) (*api.ReleaseImpact, error)
+// Assess answers the impact of a diff for the caller in ctx (lineage/release.Assessor, wired by cmd/headwater):
+// owners are the candidate's meta.owner by relation, exposures its exposures by consumer dataset name.
+type Assess func(ctx context.Context, project, datasetNS string, diff *api.ReleaseDiff, owners map[string]string,
+	exposures map[string]api.AffectedExposure) (*api.ReleaseImpact, error)
 
 // Agree compares the candidate's declarations with the runs' observations for the caller in ctx
 // (lineage/agreement.Checker, wired by cmd/headwater; ADR 0069).
@@ -45,6 +47,7 @@ type Markdown func(r *api.ReleaseImpact) string
 type candidate struct {
 	subject, project, jobNS, dsNS string
 	nodes                         []DeclaredNode
+	exposures                     map[string]api.AffectedExposure
 	renamed                       map[string]string
 	expires                       time.Time
 }
@@ -100,7 +103,7 @@ func (s *ImpactService) report(ctx context.Context, id string, c *candidate) (*a
 			owners[n.Dataset] = n.Owner
 		}
 	}
-	r, err := s.assess(ctx, c.project, c.dsNS, diff, owners)
+	r, err := s.assess(ctx, c.project, c.dsNS, diff, owners, c.exposures)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +187,7 @@ func (s *ImpactService) upload(ctx context.Context, project string, q map[string
 	if c.nodes, err = FromManifest(m); err != nil {
 		return nil, http.StatusBadRequest, err
 	}
+	c.exposures = ExposuresOf(m)
 	id, err := newCandidateID()
 	if err != nil {
 		return nil, http.StatusInternalServerError, err

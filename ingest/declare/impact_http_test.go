@@ -83,7 +83,7 @@ func (emptyGraph) ReadRecords(context.Context, string, map[string]any) ([]map[st
 func TestCandidateKeptForItsUploader(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	assess := func(_ context.Context, project, _ string, diff *api.ReleaseDiff, _ map[string]string) (*api.ReleaseImpact, error) {
+	assess := func(_ context.Context, project, _ string, diff *api.ReleaseDiff, _ map[string]string, _ map[string]api.AffectedExposure) (*api.ReleaseImpact, error) {
 		return &api.ReleaseImpact{Project: project, Diff: diff}, nil
 	}
 	s := NewImpactService(emptyGraph{}, nil, assess, nil, nil, clock, nil)

@@ -143,6 +143,12 @@ func Markdown(r *api.ReleaseImpact, violations []string) string {
 		} else {
 			p("No dataset downstream that you may see.\n\n")
 		}
+		for _, x := range c.Exposures {
+			p("- %s\n", exposureLine(x))
+		}
+		if len(c.Exposures) > 0 {
+			p("\n")
+		}
 		if len(c.Jobs) > 0 {
 			var js []string
 			for _, j := range c.Jobs {
@@ -254,4 +260,25 @@ func disagreement(k api.DisagreementKind) string {
 		return "observed, not declared"
 	}
 	return string(k)
+}
+
+// exposureLine says which consumer is affected: "dashboard Weekly revenue (`exposure.p.weekly`) owned by Finance
+// <finance@example.com> is affected (direct, distance 1, declared only): <url>".
+func exposureLine(x *api.AffectedExposure) string {
+	name := x.Label
+	if name == "" {
+		name = x.Name
+	}
+	line := fmt.Sprintf("%s **%s** (`%s`)", x.Type, name, x.UniqueID)
+	switch {
+	case x.OwnerName != "" && x.OwnerEmail != "":
+		line += fmt.Sprintf(" owned by %s <%s>", x.OwnerName, x.OwnerEmail)
+	case x.OwnerName+x.OwnerEmail != "":
+		line += " owned by " + x.OwnerName + x.OwnerEmail
+	}
+	line += fmt.Sprintf(" is affected (%s, distance %d, %s)", directness(x.Direct), x.Distance, label(x.Evidence))
+	if x.URL != "" {
+		line += ": " + x.URL
+	}
+	return line
 }

@@ -104,3 +104,16 @@ func TestMarkdownDeclaredVersusObserved(t *testing.T) {
 		t.Fatalf("an agreeing report:\n%s", md)
 	}
 }
+
+// An affected exposure is named with its type, label, owner, directness, evidence and url.
+func TestMarkdownExposure(t *testing.T) {
+	r := &api.ReleaseImpact{Project: "p", Diff: &api.ReleaseDiff{}, Changes: []*api.ReleaseChange{{Summary: "m removed",
+		Datasets: []*api.AffectedDataset{{Name: "exposure.p.weekly", Direct: true, Distance: 1, Evidence: &api.ImpactEvidence{Label: "declared only"}}},
+		Exposures: []*api.AffectedExposure{{UniqueID: "exposure.p.weekly", Name: "weekly", Label: "Weekly revenue", Type: "dashboard",
+			URL: "https://bi.example.com/d/7", OwnerName: "Finance", OwnerEmail: "fin@example.com", Direct: true, Distance: 1,
+			Evidence: &api.ImpactEvidence{Label: "declared only"}}}}}}
+	want := "- dashboard **Weekly revenue** (`exposure.p.weekly`) owned by Finance <fin@example.com> is affected (direct, distance 1, declared only): https://bi.example.com/d/7\n"
+	if md := Markdown(r, nil); !strings.Contains(md, want) {
+		t.Fatalf("the markdown lacks %q:\n%s", want, md)
+	}
+}

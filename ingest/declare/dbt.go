@@ -13,7 +13,9 @@ package declare
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +54,14 @@ const (
 	ownershipURL      = "https://openlineage.io/spec/facets/1-0-1/OwnershipDatasetFacet.json#/$defs/OwnershipDatasetFacet"
 	jobOwnershipURL   = "https://openlineage.io/spec/facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet"
 	documentationURL  = "https://openlineage.io/spec/facets/1-0-1/DocumentationDatasetFacet.json#/$defs/DocumentationDatasetFacet"
+	tagsURL           = "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json#/$defs/TagsDatasetFacet"
+)
+
+// Tag sources of the declared tags facet, as openlineage-dbt names them in its run tags facet: a dbt tag, a dbt
+// meta entry (ADR 0071).
+const (
+	TagSourceDbt     = "DBT"
+	TagSourceDbtMeta = "DBT_META"
 )
 
 // Options say what the manifest does not: where dbt-ol reports the project's jobs and datasets.
@@ -261,16 +271,25 @@ func jobEvent(n dbtmanifest.Node, name, jobType, at string, inputs []string, o O
 			Dialect string `json:"dialect,omitempty"`
 		}{facetBase{Producer, sqlSchemaURL}, n.CompiledCode, adapter}
 	}
-	out := datasetRef{Namespace: o.DatasetNamespace, Name: n.TableName()}
+	out := datasetRef{Namespace: o.DatasetNamespace, Name: n.TableName(), Facets: map[string]any{}}
+	if tags := tagsOf(n); len(tags) > 0 {
+		out.Facets[olevent.FacetTags] = struct {
+			facetBase
+			Tags []tagEntry `json:"tags"`
+		}{facetBase{Producer, tagsURL}, tags}
+	}
 	if len(n.Columns) > 0 {
 		cols := make([]declaredColumn, 0, len(n.Columns))
 		for _, c := range n.Columns {
 			cols = append(cols, declaredColumn{Name: c.Name, Type: c.DataType, Description: c.Description})
 		}
-		out.Facets = map[string]any{FacetDeclaredColumns: struct {
+		out.Facets[FacetDeclaredColumns] = struct {
 			facetBase
 			Columns []declaredColumn `json:"columns"`
-		}{facetBase{Producer, columnsSchemaURL}, cols}}
+		}{facetBase{Producer, columnsSchemaURL}, cols}
+	}
+	if len(out.Facets) == 0 {
+		out.Facets = nil
 	}
 	ins := make([]datasetRef, 0, len(inputs))
 	for _, in := range inputs {
@@ -352,4 +371,49 @@ func exposureEvent(e dbtmanifest.Exposure, at string, inputs []string, o Options
 		"inputs":    ins,
 		"outputs":   []datasetRef{{Namespace: o.JobNamespace, Name: e.UniqueID, Facets: dsFacets}},
 	}
+}
+
+type tagEntry struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+	Field  string `json:"field,omitempty"`
+}
+
+// tagsOf is the node's dbt tags and meta as the dataset tags facet governance reads (docs/governance.md "How tags
+// get in", ADR 0071), rendered as openlineage-dbt renders them in its run tags facet: a tag is key = the tag, value
+// "true", source DBT; a meta entry is key = the meta key, value its value (booleans true/false, other scalars as
+// text, structures as JSON), source DBT_META. A column's tags and meta carry the column as the field. Headwater's
+// own meta key (MetaRenamedFrom) is not a tag. Sorted: the node's, then each column's (by name), tags before meta,
+// meta by key.
+func tagsOf(n dbtmanifest.Node) []tagEntry {
+	var out []tagEntry
+	add := func(field string, tags []string, meta map[string]any) {
+		for _, t := range tags {
+			out = append(out, tagEntry{Key: t, Value: "true", Source: TagSourceDbt, Field: field})
+		}
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
+			if k != MetaRenamedFrom {
+				out = append(out, tagEntry{Key: k, Value: metaValue(meta[k]), Source: TagSourceDbtMeta, Field: field})
+			}
+		}
+	}
+	add("", n.Tags, n.Meta)
+	for _, c := range n.Columns {
+		add(c.Name, c.Tags, c.Meta)
+	}
+	return out
+}
+
+func metaValue(v any) string {
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

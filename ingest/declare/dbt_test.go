@@ -3,6 +3,7 @@ package declare
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -180,5 +181,45 @@ func TestEventsOfAnExposure(t *testing.T) {
 	x := ExposuresOf(m)
 	if len(x) != 1 || x["exposure.hw_producers.weekly_revenue"].OwnerEmail != "fin@example.com" || x["exposure.hw_producers.weekly_revenue"].Label != "Weekly revenue" {
 		t.Fatalf("the exposures the report names: %+v", x)
+	}
+}
+
+// A node's dbt tags and meta, and its columns' (ADR 0071), become the output's tags facet as openlineage-dbt
+// renders them (tag: value true, source DBT; meta: its value, source DBT_META; a column's with the field), which
+// the decoder reads as the dataset's tags; Headwater's own meta key is not a tag; a node without any sends none.
+func TestEventsCarryDbtTagsAndMeta(t *testing.T) {
+	m := readManifest(t, func(doc map[string]any) {
+		n := doc["nodes"].(map[string]any)["model.hw_producers.customer_totals"].(map[string]any)
+		n["tags"] = []any{"finance"}
+		n["config"].(map[string]any)["meta"] = map[string]any{"contains_pii": true, "sla_hours": 6.0, MetaRenamedFrom: "model.hw_producers.x"}
+		n["columns"] = map[string]any{"full_name": map[string]any{"name": "full_name", "tags": []any{"pii"}, "meta": map[string]any{"pii.name": "direct"}}}
+	})
+	events, _, err := Events(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, raw := range events {
+		ev, err := dec.Decode(raw)
+		if err != nil || len(ev.FacetIssues) > 0 {
+			t.Fatalf("decode: %v %v", err, ev.FacetIssues)
+		}
+		for _, tg := range ev.Outputs[0].Tags {
+			got = append(got, fmt.Sprintf("%s %s:%s=%s (%s)", ev.Outputs[0].Name, tg.Field, tg.Key, tg.Value, tg.Source))
+		}
+	}
+	want := []string{
+		"warehouse.main.customer_totals :finance=true (DBT)",
+		"warehouse.main.customer_totals :contains_pii=true (DBT_META)",
+		"warehouse.main.customer_totals :sla_hours=6 (DBT_META)",
+		"warehouse.main.customer_totals full_name:pii=true (DBT)",
+		"warehouse.main.customer_totals full_name:pii.name=direct (DBT_META)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tags:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -76,6 +76,9 @@ type Node struct {
 // Column is one declared column of a node.
 type Column struct {
 	Name, DataType, Description string
+	// Tags (sorted, distinct) and Meta are the column's own (and its config's, dbt 1.10 and later).
+	Tags []string
+	Meta map[string]any
 }
 
 // Manifest is what Read keeps of a manifest.
@@ -162,9 +165,15 @@ type wireNode struct {
 	} `json:"test_metadata"`
 	CompiledCode *string `json:"compiled_code"`
 	Columns      map[string]struct {
-		Name        string  `json:"name"`
-		DataType    *string `json:"data_type"`
-		Description string  `json:"description"`
+		Name        string         `json:"name"`
+		DataType    *string        `json:"data_type"`
+		Description string         `json:"description"`
+		Tags        []string       `json:"tags"`
+		Meta        map[string]any `json:"meta"`
+		Config      struct {
+			Tags any            `json:"tags"` // a string or a list
+			Meta map[string]any `json:"meta"`
+		} `json:"config"` // dbt 1.10 and later
 	} `json:"columns"`
 	DependsOn struct {
 		Nodes []string `json:"nodes"`
@@ -236,7 +245,14 @@ func (n wireNode) node(id string) Node {
 		if name == "" {
 			name = key
 		}
-		out.Columns = append(out.Columns, Column{Name: name, DataType: deref(c.DataType), Description: c.Description})
+		col := Column{Name: name, DataType: deref(c.DataType), Description: c.Description,
+			Tags: sortedSet(append(slices.Clone(c.Tags), tagList(c.Config.Tags)...))}
+		if len(c.Meta)+len(c.Config.Meta) > 0 {
+			col.Meta = map[string]any{}
+			maps.Copy(col.Meta, c.Config.Meta)
+			maps.Copy(col.Meta, c.Meta)
+		}
+		out.Columns = append(out.Columns, col)
 	}
 	slices.SortFunc(out.Columns, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
 	return out

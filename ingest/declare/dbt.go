@@ -87,6 +87,9 @@ type Summary struct {
 	// WithoutSQL are the unique ids of the jobs the manifest has no compiled_code for (a manifest written by
 	// `dbt parse`; compile, run and build write it), sorted.
 	WithoutSQL []string `json:"withoutSql,omitempty"`
+	// Withdrawn are the unique ids of the nodes the project's current declarations have and the manifest does not:
+	// a withdrawal was sent for each (a declaration of nothing, closing its declared edges), sorted.
+	Withdrawn []string `json:"withdrawn,omitempty"`
 	// Unresolved are the dependencies that name no node or source of the manifest, or one without a relation
 	// (ephemeral models are followed to their own dependencies instead), sorted.
 	Unresolved []string `json:"unresolved,omitempty"`
@@ -416,4 +419,56 @@ func metaValue(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// Withdrawals returns, for each node of the current declarations that the manifest does not have (by unique id),
+// a JobEvent at the manifest's time declaring nothing, on the node's job (named by its current name, with the
+// dbt_node facet, so it lands on that job): projection closes every declared edge a declaration omits (ADR 0044),
+// so the removed node's declared edges close at the manifest's time. None when the current declarations are not
+// older than the manifest (an older manifest imported late withdraws nothing). Sorted by unique id.
+func Withdrawals(m *dbtmanifest.Manifest, cur Current, o Options) ([][]byte, []string, error) {
+	at, err := eventTime(m.GeneratedAt)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, _ := time.Parse(time.RFC3339Nano, at)
+	if cur.At.IsZero() || !cur.At.Before(t) {
+		return nil, nil, nil
+	}
+	have := map[string]bool{}
+	for _, n := range m.Nodes {
+		if _, _, ok := jobOf(n); ok && n.Enabled && n.TableName() != "" && n.Materialized != "ephemeral" {
+			have[n.UniqueID] = true
+		}
+	}
+	var out [][]byte
+	var ids []string
+	for _, n := range cur.Nodes {
+		kind, _, _ := strings.Cut(n.UniqueID, ".")
+		jobType := map[string]string{dbtmanifest.TypeModel: "MODEL", dbtmanifest.TypeSeed: "SEED", dbtmanifest.TypeSnapshot: "SNAPSHOT"}[kind]
+		if have[n.UniqueID] || jobType == "" || n.JobName == "" {
+			continue
+		}
+		facets := map[string]any{
+			olevent.FacetJobType: struct {
+				facetBase
+				ProcessingType string `json:"processingType"`
+				Integration    string `json:"integration"`
+				JobType        string `json:"jobType"`
+			}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", jobType},
+			olevent.FacetDbtNode: struct {
+				facetBase
+				UniqueID string `json:"unique_id"`
+			}{facetBase{Producer, dbtNodeSchemaURL}, n.UniqueID},
+		}
+		b, err := json.Marshal(map[string]any{"eventTime": at, "producer": Producer, "schemaURL": jobEventSchemaURL,
+			"job":    map[string]any{"namespace": o.JobNamespace, "name": n.JobName, "facets": facets},
+			"inputs": []datasetRef{}, "outputs": []datasetRef{}})
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, b)
+		ids = append(ids, n.UniqueID)
+	}
+	return out, ids, nil
 }

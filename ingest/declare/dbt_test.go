@@ -223,3 +223,36 @@ func TestEventsCarryDbtTagsAndMeta(t *testing.T) {
 		t.Fatalf("tags:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A node the current declarations have and the manifest does not gets a withdrawal: a JobEvent at the manifest's
+// time on its job (its current name, the dbt_node facet and its jobType) declaring nothing, so its declared edges
+// close; nodes still in the manifest get none, and neither does anything when the current declarations are not
+// older than the manifest.
+func TestWithdrawals(t *testing.T) {
+	m := readManifest(t, nil) // generated_at 2026-12-01T11:22:00.123456Z
+	cur := Current{At: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Nodes: []DeclaredNode{
+		{UniqueID: "model.hw_producers.gone", Dataset: "warehouse.main.gone", JobName: "warehouse.main.hw_producers.gone"},
+		{UniqueID: "model.hw_producers.stg_orders", Dataset: "warehouse.main.stg_orders", JobName: "warehouse.main.hw_producers.stg_orders.build.run"},
+		{UniqueID: "seed.hw_producers.old_seed", Dataset: "warehouse.main.old_seed", JobName: "seed.hw_producers.old_seed"},
+	}}
+	events, ids, err := Withdrawals(m, cur, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"model.hw_producers.gone", "seed.hw_producers.old_seed"}) || len(events) != 2 {
+		t.Fatalf("withdrawn %v (%d events)", ids, len(events))
+	}
+	dec, err := decode.NewDecoder(olevent.DefaultLimits(), func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := dec.Decode(events[0])
+	if err != nil || ev.Kind != olevent.KindJob || ev.Job.DbtUniqueID != "model.hw_producers.gone" || ev.Job.JobType != "MODEL" ||
+		ev.Job.Name != "warehouse.main.hw_producers.gone" || len(ev.Inputs)+len(ev.Outputs) != 0 || len(ev.FacetIssues) > 0 {
+		t.Fatalf("the withdrawal: %+v %v", ev, err)
+	}
+	cur.At = time.Date(2026, 12, 1, 11, 22, 0, 123456000, time.UTC)
+	if events, ids, _ := Withdrawals(m, cur, opts); len(events)+len(ids) != 0 {
+		t.Fatalf("current declarations as new as the manifest: withdrawn %v", ids)
+	}
+}

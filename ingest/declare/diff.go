@@ -33,6 +33,8 @@ type DeclaredNode struct {
 	RenamedFrom string `json:"renamedFrom,omitempty"`
 	// Owner is the candidate's meta.owner (candidate side only; an owner of what reads the node's relation).
 	Owner string `json:"owner,omitempty"`
+	// JobName is the current name of the node's job (current side only: a withdrawal names the job by it).
+	JobName string `json:"-"`
 	// Tests are the enabled dbt tests attached to the node (candidate side only), sorted by unique id.
 	Tests []DeclaredTest `json:"tests,omitempty"`
 }

@@ -100,6 +100,22 @@ type AffectedField struct {
 	Job string `json:"job,omitempty"`
 }
 
+// AffectedExposure is a dbt exposure (a dashboard, notebook, analysis, ml model or application the manifest
+// declares as a consumer, ADR 0070) downstream of a change: its consumer dataset is one of the change's datasets.
+type AffectedExposure struct {
+	UniqueID   string `json:"uniqueId"`
+	Name       string `json:"name"`
+	Label      string `json:"label,omitempty"`
+	Type       string `json:"type"`
+	URL        string `json:"url,omitempty"`
+	OwnerName  string `json:"ownerName,omitempty"`
+	OwnerEmail string `json:"ownerEmail,omitempty"`
+	// Direct: it depends on the changed relation itself.
+	Direct   bool            `json:"direct"`
+	Distance int             `json:"distance"`
+	Evidence *ImpactEvidence `json:"evidence"`
+}
+
 // AffectedJob is a job on the downstream of a change.
 type AffectedJob struct {
 	ID        string `json:"id"`
@@ -133,8 +149,10 @@ type ReleaseChange struct {
 	Datasets  []*AffectedDataset `json:"datasets"`
 	Fields    []*AffectedField   `json:"fields"`
 	Jobs      []*AffectedJob     `json:"jobs"`
-	Gaps      []ReleaseGap       `json:"gaps"`
-	Truncated bool               `json:"truncated"`
+	// Exposures are the dbt exposures among Datasets (the candidate's, by their consumer dataset).
+	Exposures []*AffectedExposure `json:"exposures"`
+	Gaps      []ReleaseGap        `json:"gaps"`
+	Truncated bool                `json:"truncated"`
 }
 
 // ReleaseGap is a gap limiting what a change's impact can claim (the lineage gap kinds, e.g. JOB_NOT_REPORTING,
@@ -160,4 +178,73 @@ type ReleaseImpact struct {
 	Partial             bool      `json:"partial"`
 	PermissionsFiltered bool      `json:"permissionsFiltered"`
 	AsOf                time.Time `json:"asOf"`
+	// DeclaredVersusObserved is where the candidate's declarations and the runs disagree (ADR 0069).
+	DeclaredVersusObserved *DeclaredVersusObserved `json:"declaredVersusObserved"`
+}
+
+// DisagreementKind is how a declared or observed edge leg disagrees with the other kind of evidence.
+type DisagreementKind string
+
+// The disagreements (docs/declared-lineage.md "Declared versus observed").
+const (
+	// DisagreeNeverObserved: declared, and no run ever observed it.
+	DisagreeNeverObserved DisagreementKind = "NEVER_OBSERVED"
+	// DisagreeNoLongerObserved: declared, observed once, but a later complete run omitted it (its observed
+	// interval closed).
+	DisagreeNoLongerObserved DisagreementKind = "NO_LONGER_OBSERVED"
+	// DisagreeStale: declared and observed, but not re-observed within the edge's staleness threshold.
+	DisagreeStale DisagreementKind = "STALE"
+	// DisagreeNotDeclared: observed by the runs (current), not declared by the candidate.
+	DisagreeNotDeclared DisagreementKind = "NOT_DECLARED"
+)
+
+// Leg directions of a disagreement: the dataset is the job's input or its output.
+const (
+	LegInput  = "INPUT"
+	LegOutput = "OUTPUT"
+)
+
+// EdgeDisagreement is one job-dataset leg of a dbt node's job on which the declaration and the runs disagree.
+type EdgeDisagreement struct {
+	Kind     DisagreementKind `json:"kind"`
+	UniqueID string           `json:"uniqueId"`
+	// Job is the name of the node's job.
+	Job       string `json:"job"`
+	Namespace string `json:"namespace"`
+	Dataset   string `json:"dataset"`
+	// Direction is INPUT (the job reads the dataset) or OUTPUT (writes it).
+	Direction      string     `json:"direction"`
+	LastObservedAt *time.Time `json:"lastObservedAt,omitempty"`
+	DaysAgo        *int       `json:"daysAgo,omitempty"`
+	// StaleAfterHours is the leg's staleness threshold (STALE only).
+	StaleAfterHours *int   `json:"staleAfterHours,omitempty"`
+	Message         string `json:"message"`
+}
+
+// TestDisagreement is a dbt test the candidate declares that no run of the project's tests reported.
+type TestDisagreement struct {
+	UniqueID string `json:"uniqueId"`
+	Name     string `json:"name"`
+	// Model is the unique id of the node it tests, Dataset that node's relation.
+	Model   string  `json:"model"`
+	Dataset string  `json:"dataset"`
+	Column  *string `json:"column,omitempty"`
+	Message string  `json:"message"`
+}
+
+// DeclaredVersusObserved compares the candidate's declarations with the runs' observations, on the nodes whose
+// job the graph has (a node only the candidate has is in the diff as added).
+type DeclaredVersusObserved struct {
+	// DeclaredNotObserved are declared legs no run observed within their staleness threshold.
+	DeclaredNotObserved []*EdgeDisagreement `json:"declaredNotObserved"`
+	// ObservedNotDeclared are legs the runs observe (current intervals) that the candidate does not declare.
+	ObservedNotDeclared []*EdgeDisagreement `json:"observedNotDeclared"`
+	// TestsNotObserved are declared tests no run reported (of the latest runs of the node's test jobs).
+	TestsNotObserved []*TestDisagreement `json:"testsNotObserved"`
+	// EdgesChecked and TestsChecked count the declared legs and tests compared (of those the caller may see).
+	EdgesChecked int `json:"edgesChecked"`
+	TestsChecked int `json:"testsChecked"`
+	// Partial: a list reached its bound (agreement.MaxItems) or the nodes were more than are checked.
+	Partial             bool `json:"partial"`
+	PermissionsFiltered bool `json:"permissionsFiltered"`
 }

@@ -88,8 +88,8 @@ func (d *declareRun) declareOK(t *testing.T, manifest []byte) []string {
 	for _, x := range ans["eventIds"].([]any) {
 		ids = append(ids, x.(string))
 	}
-	if len(ids) != 5 {
-		t.Fatalf("declare: %d events, want 5 (3 models, 2 seeds): %v", len(ids), ans)
+	if len(ids) != 6 {
+		t.Fatalf("declare: %d events, want 6 (3 models, 2 seeds, 1 exposure): %v", len(ids), ans)
 	}
 	waitEvents(t, d.store, ids, projectTimeout)
 	return ids
@@ -324,7 +324,7 @@ func TestDeclareDbtWithdrawnDependencyCloses(t *testing.T) {
 			WithoutSQL []string `json:"withoutSql"`
 		}
 	}
-	if err := json.Unmarshal(b, &ans); err != nil || !ans.Accepted || len(ans.EventIDs) != 5 || len(ans.Summary.WithoutSQL) != 0 {
+	if err := json.Unmarshal(b, &ans); err != nil || !ans.Accepted || len(ans.EventIDs) != 6 || len(ans.Summary.WithoutSQL) != 0 {
 		t.Fatalf("headwater declare dbt: %s (%v)", b, err)
 	}
 	waitEvents(t, d.store, ans.EventIDs, projectTimeout)

@@ -138,20 +138,32 @@ func TestDeclareDbtPreReleaseImpact(t *testing.T) {
 	}
 	wantLines(t, "datasets affected by the rename", datasets, []string{
 		"customer_totals direct=true jobs=warehouse.main.hw_producers.customer_totals.build.run owners=finance-analytics@example.com observed 0 days ago and declared",
+		"exposure.hw_producers.weekly_revenue direct=false jobs=exposure.hw_producers.weekly_revenue owners=finance-analytics@example.com declared only",
 	})
+	// the project's exposure (models/exposures.yml, ADR 0070): the dashboard reading customer_totals, named with
+	// its type, owner and url
+	if len(ren.Exposures) != 1 {
+		t.Fatalf("the rename's exposures: %s", raw)
+	}
+	if x := ren.Exposures[0]; x.UniqueID != "exposure.hw_producers.weekly_revenue" || x.Type != "dashboard" || x.Label != "Weekly revenue" ||
+		x.OwnerName != "Finance analytics" || x.OwnerEmail != "finance-analytics@example.com" || x.URL != "https://bi.example.com/dashboards/weekly-revenue" ||
+		x.Direct || x.Distance != 2 || x.Evidence.Label != "declared only" {
+		t.Fatalf("the affected exposure: %+v", x)
+	}
 	if len(ren.Jobs) == 0 || !ren.Jobs[0].Direct || ren.Jobs[0].Name != "warehouse.main.hw_producers.customer_totals.build.run" {
 		t.Fatalf("the rename's jobs: %s", raw)
 	}
 	if !slices.Contains(r.Owners, "finance-analytics@example.com") || r.Candidate == "" || r.CurrentDeclaredAt == nil {
 		t.Fatalf("report owners, candidate id or declaration time: %s", raw)
 	}
-	if len(col.Datasets) != 1 || col.Datasets[0].Name != "warehouse.main.customer_totals" || !col.Datasets[0].Direct {
+	if len(col.Datasets) != 2 || col.Datasets[0].Name != "warehouse.main.customer_totals" || !col.Datasets[0].Direct || len(col.Exposures) != 1 {
 		t.Fatalf("datasets downstream of stg_orders: %s", raw)
 	}
 	// order_id: customer_totals reads stg_orders, but no column lineage leaves order_id (n_orders is count(*)):
 	// the report claims no field and says why
 	id := column(t, r, "order_id")
-	if len(id.Fields) != 0 || len(id.Gaps) != 1 || id.Gaps[0].Kind != api.GapNoColumnLineage || len(id.Datasets) != 1 {
+	// (and the exposure reading customer_totals is declared only: that gap is said too)
+	if len(id.Fields) != 0 || len(id.Gaps) != 2 || !hasGapKind(id.Gaps, api.GapNoColumnLineage) || !hasGapKind(id.Gaps, api.GapDeclaredOnly) || len(id.Datasets) != 2 {
 		t.Fatalf("the order_id change's gaps: %s", raw)
 	}
 
@@ -166,7 +178,8 @@ func TestDeclareDbtPreReleaseImpact(t *testing.T) {
 	t.Logf("the markdown report:\n%s", md)
 	for _, want := range []string{"### :x: Failing rules", "removed-column-read-within=30d: column order_amount removed from warehouse.main.stg_orders; read into warehouse.main.customer_totals.total_amount by warehouse.main.hw_producers.customer_totals.build.run",
 		"removed-model-read-within=30d: model.hw_producers.stg_customers renamed to model.hw_producers.stg_people", "finance-analytics@example.com",
-		"| `warehouse.main.customer_totals.total_amount` | direct | 1 |", "- NO_COLUMN_LINEAGE: no column lineage downstream of this field"} {
+		"| `warehouse.main.customer_totals.total_amount` | direct | 1 |", "- NO_COLUMN_LINEAGE: no column lineage downstream of this field",
+		"- dashboard **Weekly revenue** (`exposure.hw_producers.weekly_revenue`) owned by Finance analytics <finance-analytics@example.com> is affected (indirect, distance 2, declared only): https://bi.example.com/dashboards/weekly-revenue"} {
 		if !strings.Contains(string(md), want) {
 			t.Fatalf("the markdown report lacks %q:\n%s", want, md)
 		}
@@ -283,4 +296,8 @@ func diffLines(d *api.ReleaseDiff) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func hasGapKind(gs []api.ReleaseGap, k api.GapKind) bool {
+	return slices.ContainsFunc(gs, func(g api.ReleaseGap) bool { return g.Kind == k })
 }

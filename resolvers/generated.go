@@ -60,6 +60,19 @@ type ComplexityRoot struct {
 		Owners    func(childComplexity int) int
 	}
 
+	AffectedExposure struct {
+		Direct     func(childComplexity int) int
+		Distance   func(childComplexity int) int
+		Evidence   func(childComplexity int) int
+		Label      func(childComplexity int) int
+		Name       func(childComplexity int) int
+		OwnerEmail func(childComplexity int) int
+		OwnerName  func(childComplexity int) int
+		Type       func(childComplexity int) int
+		URL        func(childComplexity int) int
+		UniqueID   func(childComplexity int) int
+	}
+
 	AffectedField struct {
 		Dataset   func(childComplexity int) int
 		Direct    func(childComplexity int) int
@@ -316,6 +329,16 @@ type ComplexityRoot struct {
 		Nodes       func(childComplexity int) int
 	}
 
+	DeclaredVersusObserved struct {
+		DeclaredNotObserved func(childComplexity int) int
+		EdgesChecked        func(childComplexity int) int
+		ObservedNotDeclared func(childComplexity int) int
+		Partial             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+		TestsChecked        func(childComplexity int) int
+		TestsNotObserved    func(childComplexity int) int
+	}
+
 	DependencyChange struct {
 		Change     func(childComplexity int) int
 		Dataset    func(childComplexity int) int
@@ -326,6 +349,19 @@ type ComplexityRoot struct {
 	DiffNode struct {
 		Dataset  func(childComplexity int) int
 		UniqueID func(childComplexity int) int
+	}
+
+	EdgeDisagreement struct {
+		Dataset         func(childComplexity int) int
+		DaysAgo         func(childComplexity int) int
+		Direction       func(childComplexity int) int
+		Job             func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		LastObservedAt  func(childComplexity int) int
+		Message         func(childComplexity int) int
+		Namespace       func(childComplexity int) int
+		StaleAfterHours func(childComplexity int) int
+		UniqueID        func(childComplexity int) int
 	}
 
 	EffectiveTag struct {
@@ -604,6 +640,7 @@ type ComplexityRoot struct {
 		Column    func(childComplexity int) int
 		Dataset   func(childComplexity int) int
 		Datasets  func(childComplexity int) int
+		Exposures func(childComplexity int) int
 		Fields    func(childComplexity int) int
 		Gaps      func(childComplexity int) int
 		Jobs      func(childComplexity int) int
@@ -628,17 +665,18 @@ type ComplexityRoot struct {
 	}
 
 	ReleaseImpact struct {
-		AsOf                func(childComplexity int) int
-		Candidate           func(childComplexity int) int
-		Changes             func(childComplexity int) int
-		CurrentDeclaredAt   func(childComplexity int) int
-		Diff                func(childComplexity int) int
-		ExpiresAt           func(childComplexity int) int
-		Markdown            func(childComplexity int) int
-		Owners              func(childComplexity int) int
-		Partial             func(childComplexity int) int
-		PermissionsFiltered func(childComplexity int) int
-		Project             func(childComplexity int) int
+		AsOf                   func(childComplexity int) int
+		Candidate              func(childComplexity int) int
+		Changes                func(childComplexity int) int
+		CurrentDeclaredAt      func(childComplexity int) int
+		DeclaredVersusObserved func(childComplexity int) int
+		Diff                   func(childComplexity int) int
+		ExpiresAt              func(childComplexity int) int
+		Markdown               func(childComplexity int) int
+		Owners                 func(childComplexity int) int
+		Partial                func(childComplexity int) int
+		PermissionsFiltered    func(childComplexity int) int
+		Project                func(childComplexity int) int
 	}
 
 	RenamedNode struct {
@@ -722,6 +760,15 @@ type ComplexityRoot struct {
 
 	Tag struct {
 		Name func(childComplexity int) int
+	}
+
+	TestDisagreement struct {
+		Column   func(childComplexity int) int
+		Dataset  func(childComplexity int) int
+		Message  func(childComplexity int) int
+		Model    func(childComplexity int) int
+		Name     func(childComplexity int) int
+		UniqueID func(childComplexity int) int
 	}
 
 	Transformation struct {
@@ -913,6 +960,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AffectedDataset.Owners(childComplexity), true
+
+	case "AffectedExposure.direct":
+		if e.ComplexityRoot.AffectedExposure.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Direct(childComplexity), true
+	case "AffectedExposure.distance":
+		if e.ComplexityRoot.AffectedExposure.Distance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Distance(childComplexity), true
+	case "AffectedExposure.evidence":
+		if e.ComplexityRoot.AffectedExposure.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Evidence(childComplexity), true
+	case "AffectedExposure.label":
+		if e.ComplexityRoot.AffectedExposure.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Label(childComplexity), true
+	case "AffectedExposure.name":
+		if e.ComplexityRoot.AffectedExposure.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Name(childComplexity), true
+	case "AffectedExposure.ownerEmail":
+		if e.ComplexityRoot.AffectedExposure.OwnerEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.OwnerEmail(childComplexity), true
+	case "AffectedExposure.ownerName":
+		if e.ComplexityRoot.AffectedExposure.OwnerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.OwnerName(childComplexity), true
+	case "AffectedExposure.type":
+		if e.ComplexityRoot.AffectedExposure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.Type(childComplexity), true
+	case "AffectedExposure.url":
+		if e.ComplexityRoot.AffectedExposure.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.URL(childComplexity), true
+	case "AffectedExposure.uniqueId":
+		if e.ComplexityRoot.AffectedExposure.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AffectedExposure.UniqueID(childComplexity), true
 
 	case "AffectedField.dataset":
 		if e.ComplexityRoot.AffectedField.Dataset == nil {
@@ -2043,6 +2151,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatasetVersionConnection.Nodes(childComplexity), true
 
+	case "DeclaredVersusObserved.declaredNotObserved":
+		if e.ComplexityRoot.DeclaredVersusObserved.DeclaredNotObserved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.DeclaredNotObserved(childComplexity), true
+	case "DeclaredVersusObserved.edgesChecked":
+		if e.ComplexityRoot.DeclaredVersusObserved.EdgesChecked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.EdgesChecked(childComplexity), true
+	case "DeclaredVersusObserved.observedNotDeclared":
+		if e.ComplexityRoot.DeclaredVersusObserved.ObservedNotDeclared == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.ObservedNotDeclared(childComplexity), true
+	case "DeclaredVersusObserved.partial":
+		if e.ComplexityRoot.DeclaredVersusObserved.Partial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.Partial(childComplexity), true
+	case "DeclaredVersusObserved.permissionsFiltered":
+		if e.ComplexityRoot.DeclaredVersusObserved.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.PermissionsFiltered(childComplexity), true
+	case "DeclaredVersusObserved.testsChecked":
+		if e.ComplexityRoot.DeclaredVersusObserved.TestsChecked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.TestsChecked(childComplexity), true
+	case "DeclaredVersusObserved.testsNotObserved":
+		if e.ComplexityRoot.DeclaredVersusObserved.TestsNotObserved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeclaredVersusObserved.TestsNotObserved(childComplexity), true
+
 	case "DependencyChange.change":
 		if e.ComplexityRoot.DependencyChange.Change == nil {
 			break
@@ -2080,6 +2231,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DiffNode.UniqueID(childComplexity), true
+
+	case "EdgeDisagreement.dataset":
+		if e.ComplexityRoot.EdgeDisagreement.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Dataset(childComplexity), true
+	case "EdgeDisagreement.daysAgo":
+		if e.ComplexityRoot.EdgeDisagreement.DaysAgo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.DaysAgo(childComplexity), true
+	case "EdgeDisagreement.direction":
+		if e.ComplexityRoot.EdgeDisagreement.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Direction(childComplexity), true
+	case "EdgeDisagreement.job":
+		if e.ComplexityRoot.EdgeDisagreement.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Job(childComplexity), true
+	case "EdgeDisagreement.kind":
+		if e.ComplexityRoot.EdgeDisagreement.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Kind(childComplexity), true
+	case "EdgeDisagreement.lastObservedAt":
+		if e.ComplexityRoot.EdgeDisagreement.LastObservedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.LastObservedAt(childComplexity), true
+	case "EdgeDisagreement.message":
+		if e.ComplexityRoot.EdgeDisagreement.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Message(childComplexity), true
+	case "EdgeDisagreement.namespace":
+		if e.ComplexityRoot.EdgeDisagreement.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.Namespace(childComplexity), true
+	case "EdgeDisagreement.staleAfterHours":
+		if e.ComplexityRoot.EdgeDisagreement.StaleAfterHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.StaleAfterHours(childComplexity), true
+	case "EdgeDisagreement.uniqueId":
+		if e.ComplexityRoot.EdgeDisagreement.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EdgeDisagreement.UniqueID(childComplexity), true
 
 	case "EffectiveTag.class":
 		if e.ComplexityRoot.EffectiveTag.Class == nil {
@@ -3403,6 +3615,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReleaseChange.Datasets(childComplexity), true
+	case "ReleaseChange.exposures":
+		if e.ComplexityRoot.ReleaseChange.Exposures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseChange.Exposures(childComplexity), true
 	case "ReleaseChange.fields":
 		if e.ComplexityRoot.ReleaseChange.Fields == nil {
 			break
@@ -3520,6 +3738,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReleaseImpact.CurrentDeclaredAt(childComplexity), true
+	case "ReleaseImpact.declaredVersusObserved":
+		if e.ComplexityRoot.ReleaseImpact.DeclaredVersusObserved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseImpact.DeclaredVersusObserved(childComplexity), true
 	case "ReleaseImpact.diff":
 		if e.ComplexityRoot.ReleaseImpact.Diff == nil {
 			break
@@ -3890,6 +4114,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.Name(childComplexity), true
+
+	case "TestDisagreement.column":
+		if e.ComplexityRoot.TestDisagreement.Column == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.Column(childComplexity), true
+	case "TestDisagreement.dataset":
+		if e.ComplexityRoot.TestDisagreement.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.Dataset(childComplexity), true
+	case "TestDisagreement.message":
+		if e.ComplexityRoot.TestDisagreement.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.Message(childComplexity), true
+	case "TestDisagreement.model":
+		if e.ComplexityRoot.TestDisagreement.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.Model(childComplexity), true
+	case "TestDisagreement.name":
+		if e.ComplexityRoot.TestDisagreement.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.Name(childComplexity), true
+	case "TestDisagreement.uniqueId":
+		if e.ComplexityRoot.TestDisagreement.UniqueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestDisagreement.UniqueID(childComplexity), true
 
 	case "Transformation.description":
 		if e.ComplexityRoot.Transformation.Description == nil {
@@ -4806,6 +5067,15 @@ type AffectedField {
 
 type AffectedJob { id: ID! namespace: String! name: String! direct: Boolean! evidence: ImpactEvidence! }
 
+"""
+A dbt exposure downstream of a change (ADR 0070): a dashboard, notebook, analysis, ml model or application the
+manifest declares as a consumer of what it depends on; type, url and owner as the manifest declares them.
+"""
+type AffectedExposure {
+  uniqueId: String! name: String! label: String type: String! url: String ownerName: String ownerEmail: String
+  direct: Boolean! distance: Int! evidence: ImpactEvidence!
+}
+
 type ReleaseGap { kind: GapKind! message: String! }
 
 type ReleaseChange {
@@ -4818,6 +5088,8 @@ type ReleaseChange {
   datasets: [AffectedDataset!]!
   fields: [AffectedField!]!
   jobs: [AffectedJob!]!
+  "The dbt exposures among datasets (their consumer datasets), with their type, url and owner."
+  exposures: [AffectedExposure!]!
   gaps: [ReleaseGap!]!
   truncated: Boolean!
 }
@@ -4835,6 +5107,38 @@ type ReleaseImpact {
   asOf: Time!
   "The report rendered as markdown for a pull-request comment."
   markdown: String!
+  "Where the candidate's declarations and the runs' observations disagree (ADR 0069)."
+  declaredVersusObserved: DeclaredVersusObserved!
+}
+
+"""
+How a leg (a dbt node's job reading or writing a dataset) disagrees: NEVER_OBSERVED, NO_LONGER_OBSERVED (a later
+complete run omitted it) and STALE (not re-observed within the staleness threshold) are declared legs;
+NOT_DECLARED is a leg the runs observe that the manifest does not declare.
+"""
+enum DisagreementKind { NEVER_OBSERVED NO_LONGER_OBSERVED STALE NOT_DECLARED }
+
+"A job-dataset leg on which declaration and runs disagree; direction is INPUT (the job reads it) or OUTPUT."
+type EdgeDisagreement {
+  kind: DisagreementKind! uniqueId: String! job: String! namespace: String! dataset: String! direction: String!
+  lastObservedAt: Time daysAgo: Int staleAfterHours: Int message: String!
+}
+
+"A dbt test the manifest declares that no run of the project's tests reported (model: the node it tests)."
+type TestDisagreement { uniqueId: String! name: String! model: String! dataset: String! column: String message: String! }
+
+"""
+The candidate's declarations against the runs, on the nodes whose job the graph has, as the caller may see them
+(a leg on a hidden dataset, a node whose job is hidden, are neither named nor counted).
+"""
+type DeclaredVersusObserved {
+  declaredNotObserved: [EdgeDisagreement!]!
+  observedNotDeclared: [EdgeDisagreement!]!
+  testsNotObserved: [TestDisagreement!]!
+  edgesChecked: Int!
+  testsChecked: Int!
+  partial: Boolean!
+  permissionsFiltered: Boolean!
 }
 
 # --- Governance: effective tags, sensitivity (issue 19, ADR 0055) ---
@@ -5188,6 +5492,32 @@ func (ec *executionContext) childFields_AffectedDataset(ctx context.Context, fie
 		return ec.fieldContext_AffectedDataset_owners(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AffectedDataset", field.Name)
+}
+
+func (ec *executionContext) childFields_AffectedExposure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_AffectedExposure_uniqueId(ctx, field)
+	case "name":
+		return ec.fieldContext_AffectedExposure_name(ctx, field)
+	case "label":
+		return ec.fieldContext_AffectedExposure_label(ctx, field)
+	case "type":
+		return ec.fieldContext_AffectedExposure_type(ctx, field)
+	case "url":
+		return ec.fieldContext_AffectedExposure_url(ctx, field)
+	case "ownerName":
+		return ec.fieldContext_AffectedExposure_ownerName(ctx, field)
+	case "ownerEmail":
+		return ec.fieldContext_AffectedExposure_ownerEmail(ctx, field)
+	case "direct":
+		return ec.fieldContext_AffectedExposure_direct(ctx, field)
+	case "distance":
+		return ec.fieldContext_AffectedExposure_distance(ctx, field)
+	case "evidence":
+		return ec.fieldContext_AffectedExposure_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AffectedExposure", field.Name)
 }
 
 func (ec *executionContext) childFields_AffectedField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5702,6 +6032,26 @@ func (ec *executionContext) childFields_DatasetVersionConnection(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type DatasetVersionConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_DeclaredVersusObserved(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "declaredNotObserved":
+		return ec.fieldContext_DeclaredVersusObserved_declaredNotObserved(ctx, field)
+	case "observedNotDeclared":
+		return ec.fieldContext_DeclaredVersusObserved_observedNotDeclared(ctx, field)
+	case "testsNotObserved":
+		return ec.fieldContext_DeclaredVersusObserved_testsNotObserved(ctx, field)
+	case "edgesChecked":
+		return ec.fieldContext_DeclaredVersusObserved_edgesChecked(ctx, field)
+	case "testsChecked":
+		return ec.fieldContext_DeclaredVersusObserved_testsChecked(ctx, field)
+	case "partial":
+		return ec.fieldContext_DeclaredVersusObserved_partial(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_DeclaredVersusObserved_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeclaredVersusObserved", field.Name)
+}
+
 func (ec *executionContext) childFields_DependencyChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "uniqueId":
@@ -5724,6 +6074,32 @@ func (ec *executionContext) childFields_DiffNode(ctx context.Context, field grap
 		return ec.fieldContext_DiffNode_dataset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DiffNode", field.Name)
+}
+
+func (ec *executionContext) childFields_EdgeDisagreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_EdgeDisagreement_kind(ctx, field)
+	case "uniqueId":
+		return ec.fieldContext_EdgeDisagreement_uniqueId(ctx, field)
+	case "job":
+		return ec.fieldContext_EdgeDisagreement_job(ctx, field)
+	case "namespace":
+		return ec.fieldContext_EdgeDisagreement_namespace(ctx, field)
+	case "dataset":
+		return ec.fieldContext_EdgeDisagreement_dataset(ctx, field)
+	case "direction":
+		return ec.fieldContext_EdgeDisagreement_direction(ctx, field)
+	case "lastObservedAt":
+		return ec.fieldContext_EdgeDisagreement_lastObservedAt(ctx, field)
+	case "daysAgo":
+		return ec.fieldContext_EdgeDisagreement_daysAgo(ctx, field)
+	case "staleAfterHours":
+		return ec.fieldContext_EdgeDisagreement_staleAfterHours(ctx, field)
+	case "message":
+		return ec.fieldContext_EdgeDisagreement_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EdgeDisagreement", field.Name)
 }
 
 func (ec *executionContext) childFields_EffectiveTag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6226,6 +6602,8 @@ func (ec *executionContext) childFields_ReleaseChange(ctx context.Context, field
 		return ec.fieldContext_ReleaseChange_fields(ctx, field)
 	case "jobs":
 		return ec.fieldContext_ReleaseChange_jobs(ctx, field)
+	case "exposures":
+		return ec.fieldContext_ReleaseChange_exposures(ctx, field)
 	case "gaps":
 		return ec.fieldContext_ReleaseChange_gaps(ctx, field)
 	case "truncated":
@@ -6284,6 +6662,8 @@ func (ec *executionContext) childFields_ReleaseImpact(ctx context.Context, field
 		return ec.fieldContext_ReleaseImpact_asOf(ctx, field)
 	case "markdown":
 		return ec.fieldContext_ReleaseImpact_markdown(ctx, field)
+	case "declaredVersusObserved":
+		return ec.fieldContext_ReleaseImpact_declaredVersusObserved(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseImpact", field.Name)
 }
@@ -6440,6 +6820,24 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tag_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
+}
+
+func (ec *executionContext) childFields_TestDisagreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uniqueId":
+		return ec.fieldContext_TestDisagreement_uniqueId(ctx, field)
+	case "name":
+		return ec.fieldContext_TestDisagreement_name(ctx, field)
+	case "model":
+		return ec.fieldContext_TestDisagreement_model(ctx, field)
+	case "dataset":
+		return ec.fieldContext_TestDisagreement_dataset(ctx, field)
+	case "column":
+		return ec.fieldContext_TestDisagreement_column(ctx, field)
+	case "message":
+		return ec.fieldContext_TestDisagreement_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TestDisagreement", field.Name)
 }
 
 func (ec *executionContext) childFields_Transformation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7703,6 +8101,245 @@ func (ec *executionContext) _AffectedDataset_owners(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_AffectedDataset_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AffectedDataset", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_name(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_label(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_type(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_url(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_ownerName(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_ownerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_ownerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_ownerEmail(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_ownerEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_ownerEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "String")
+}
+
+func (ec *executionContext) _AffectedExposure_direct(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AffectedExposure_distance(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_distance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Distance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_distance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AffectedExposure", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AffectedExposure_evidence(ctx context.Context, field graphql.CollectedField, obj *api.AffectedExposure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AffectedExposure_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.ImpactEvidence) graphql.Marshaler {
+			return ec.marshalNImpactEvidence2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐImpactEvidence(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AffectedExposure_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AffectedExposure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactEvidence(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _AffectedField_id(ctx context.Context, field graphql.CollectedField, obj *api.AffectedField) (ret graphql.Marshaler) {
@@ -12243,6 +12880,194 @@ func (ec *executionContext) fieldContext_DatasetVersionConnection_hasNextPage(_ 
 	return graphql.NewScalarFieldContext("DatasetVersionConnection", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _DeclaredVersusObserved_declaredNotObserved(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_declaredNotObserved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclaredNotObserved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.EdgeDisagreement) graphql.Marshaler {
+			return ec.marshalNEdgeDisagreement2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEdgeDisagreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_declaredNotObserved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeclaredVersusObserved",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EdgeDisagreement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_observedNotDeclared(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_observedNotDeclared(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedNotDeclared, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.EdgeDisagreement) graphql.Marshaler {
+			return ec.marshalNEdgeDisagreement2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEdgeDisagreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_observedNotDeclared(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeclaredVersusObserved",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EdgeDisagreement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_testsNotObserved(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_testsNotObserved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestsNotObserved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.TestDisagreement) graphql.Marshaler {
+			return ec.marshalNTestDisagreement2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTestDisagreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_testsNotObserved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeclaredVersusObserved",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TestDisagreement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_edgesChecked(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_edgesChecked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgesChecked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_edgesChecked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeclaredVersusObserved", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_testsChecked(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_testsChecked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestsChecked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_testsChecked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeclaredVersusObserved", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_partial(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_partial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Partial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_partial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeclaredVersusObserved", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _DeclaredVersusObserved_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.DeclaredVersusObserved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeclaredVersusObserved_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeclaredVersusObserved_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeclaredVersusObserved", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _DependencyChange_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.DependencyChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12379,6 +13204,236 @@ func (ec *executionContext) _DiffNode_dataset(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_DiffNode_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DiffNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_kind(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.DisagreementKind) graphql.Marshaler {
+			return ec.marshalNDisagreementKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDisagreementKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "DisagreementKind")
+}
+
+func (ec *executionContext) _EdgeDisagreement_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_job(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_namespace(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_dataset(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_direction(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _EdgeDisagreement_lastObservedAt(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_lastObservedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastObservedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_lastObservedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "Time")
+}
+
+func (ec *executionContext) _EdgeDisagreement_daysAgo(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_daysAgo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DaysAgo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_daysAgo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EdgeDisagreement_staleAfterHours(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_staleAfterHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StaleAfterHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_staleAfterHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EdgeDisagreement_message(ctx context.Context, field graphql.CollectedField, obj *api.EdgeDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EdgeDisagreement_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EdgeDisagreement_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EdgeDisagreement", field, false, false, "String")
 }
 
 func (ec *executionContext) _EffectiveTag_field(ctx context.Context, field graphql.CollectedField, obj *api.EffectiveTag) (ret graphql.Marshaler) {
@@ -18026,6 +19081,38 @@ func (ec *executionContext) fieldContext_ReleaseChange_jobs(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _ReleaseChange_exposures(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseChange_exposures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exposures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.AffectedExposure) graphql.Marshaler {
+			return ec.marshalNAffectedExposure2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseChange_exposures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AffectedExposure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ReleaseChange_gaps(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18556,6 +19643,38 @@ func (ec *executionContext) _ReleaseImpact_markdown(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ReleaseImpact_markdown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReleaseImpact", field, true, true, "String")
+}
+
+func (ec *executionContext) _ReleaseImpact_declaredVersusObserved(ctx context.Context, field graphql.CollectedField, obj *api.ReleaseImpact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseImpact_declaredVersusObserved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclaredVersusObserved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.DeclaredVersusObserved) graphql.Marshaler {
+			return ec.marshalNDeclaredVersusObserved2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDeclaredVersusObserved(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseImpact_declaredVersusObserved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseImpact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeclaredVersusObserved(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RenamedNode_from(ctx context.Context, field graphql.CollectedField, obj *api.RenamedNode) (ret graphql.Marshaler) {
@@ -19901,6 +21020,144 @@ func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_uniqueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_uniqueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_name(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_model(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_dataset(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_column(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_column(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Column, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_column(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestDisagreement_message(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestDisagreement_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestDisagreement_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestDisagreement", field, false, false, "String")
 }
 
 func (ec *executionContext) _Transformation_type(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
@@ -21975,6 +23232,84 @@ func (ec *executionContext) _AffectedDataset(ctx context.Context, sel ast.Select
 	return out
 }
 
+var affectedExposureImplementors = []string{"AffectedExposure"}
+
+func (ec *executionContext) _AffectedExposure(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedExposure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, affectedExposureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AffectedExposure")
+		case "uniqueId":
+			out.Values[i] = ec._AffectedExposure_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AffectedExposure_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._AffectedExposure_label(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._AffectedExposure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._AffectedExposure_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ownerName":
+			out.Values[i] = ec._AffectedExposure_ownerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ownerEmail":
+			out.Values[i] = ec._AffectedExposure_ownerEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direct":
+			out.Values[i] = ec._AffectedExposure_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distance":
+			out.Values[i] = ec._AffectedExposure_distance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._AffectedExposure_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var affectedFieldImplementors = []string{"AffectedField"}
 
 func (ec *executionContext) _AffectedField(ctx context.Context, sel ast.SelectionSet, obj *api.AffectedField) graphql.Marshaler {
@@ -23622,6 +24957,69 @@ func (ec *executionContext) _DatasetVersionConnection(ctx context.Context, sel a
 	return out
 }
 
+var declaredVersusObservedImplementors = []string{"DeclaredVersusObserved"}
+
+func (ec *executionContext) _DeclaredVersusObserved(ctx context.Context, sel ast.SelectionSet, obj *api.DeclaredVersusObserved) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, declaredVersusObservedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeclaredVersusObserved")
+		case "declaredNotObserved":
+			out.Values[i] = ec._DeclaredVersusObserved_declaredNotObserved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observedNotDeclared":
+			out.Values[i] = ec._DeclaredVersusObserved_observedNotDeclared(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testsNotObserved":
+			out.Values[i] = ec._DeclaredVersusObserved_testsNotObserved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgesChecked":
+			out.Values[i] = ec._DeclaredVersusObserved_edgesChecked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testsChecked":
+			out.Values[i] = ec._DeclaredVersusObserved_testsChecked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "partial":
+			out.Values[i] = ec._DeclaredVersusObserved_partial(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._DeclaredVersusObserved_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var dependencyChangeImplementors = []string{"DependencyChange"}
 
 func (ec *executionContext) _DependencyChange(ctx context.Context, sel ast.SelectionSet, obj *api.DependencyChange) graphql.Marshaler {
@@ -23688,6 +25086,84 @@ func (ec *executionContext) _DiffNode(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "dataset":
 			out.Values[i] = ec._DiffNode_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var edgeDisagreementImplementors = []string{"EdgeDisagreement"}
+
+func (ec *executionContext) _EdgeDisagreement(ctx context.Context, sel ast.SelectionSet, obj *api.EdgeDisagreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, edgeDisagreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EdgeDisagreement")
+		case "kind":
+			out.Values[i] = ec._EdgeDisagreement_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueId":
+			out.Values[i] = ec._EdgeDisagreement_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "job":
+			out.Values[i] = ec._EdgeDisagreement_job(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._EdgeDisagreement_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._EdgeDisagreement_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._EdgeDisagreement_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastObservedAt":
+			out.Values[i] = ec._EdgeDisagreement_lastObservedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "daysAgo":
+			out.Values[i] = ec._EdgeDisagreement_daysAgo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "staleAfterHours":
+			out.Values[i] = ec._EdgeDisagreement_staleAfterHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._EdgeDisagreement_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25547,6 +27023,11 @@ func (ec *executionContext) _ReleaseChange(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "exposures":
+			out.Values[i] = ec._ReleaseChange_exposures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "gaps":
 			out.Values[i] = ec._ReleaseChange_gaps(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -25732,6 +27213,11 @@ func (ec *executionContext) _ReleaseImpact(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ReleaseImpact_markdown(ctx, field, obj)
 				})
+		case "declaredVersusObserved":
+			out.Values[i] = ec._ReleaseImpact_declaredVersusObserved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26302,6 +27788,64 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var testDisagreementImplementors = []string{"TestDisagreement"}
+
+func (ec *executionContext) _TestDisagreement(ctx context.Context, sel ast.SelectionSet, obj *api.TestDisagreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, testDisagreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TestDisagreement")
+		case "uniqueId":
+			out.Values[i] = ec._TestDisagreement_uniqueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TestDisagreement_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._TestDisagreement_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataset":
+			out.Values[i] = ec._TestDisagreement_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "column":
+			out.Values[i] = ec._TestDisagreement_column(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TestDisagreement_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var transformationImplementors = []string{"Transformation"}
 
 func (ec *executionContext) _Transformation(ctx context.Context, sel ast.SelectionSet, obj *api.Transformation) graphql.Marshaler {
@@ -26817,6 +28361,30 @@ func (ec *executionContext) marshalNAffectedDataset2ᚖgithubᚗcomᚋheadwater�
 	return ec._AffectedDataset(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAffectedExposure2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposureᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedExposure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAffectedExposure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAffectedExposure2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedExposure(ctx context.Context, sel ast.SelectionSet, v *api.AffectedExposure) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AffectedExposure!")
+		return graphql.Null
+	}
+	return ec._AffectedExposure(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAffectedField2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐAffectedFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.AffectedField) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -27230,6 +28798,14 @@ func (ec *executionContext) marshalNDatasetVersionConnection2ᚖgithubᚗcomᚋh
 	return ec._DatasetVersionConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDeclaredVersusObserved2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDeclaredVersusObserved(ctx context.Context, sel ast.SelectionSet, v *api.DeclaredVersusObserved) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeclaredVersusObserved!")
+		return graphql.Null
+	}
+	return ec._DeclaredVersusObserved(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDependencyChange2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDependencyChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.DependencyChange) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -27306,6 +28882,45 @@ func (ec *executionContext) marshalNDirection2githubᚗcomᚋheadwaterᚑdataᚋ
 		graphql.AddInvalidNullFromMarshaler(ctx, "Direction!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNDisagreementKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDisagreementKind(ctx context.Context, v any) (api.DisagreementKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.DisagreementKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDisagreementKind2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDisagreementKind(ctx context.Context, sel ast.SelectionSet, v api.DisagreementKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "DisagreementKind!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNEdgeDisagreement2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEdgeDisagreementᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.EdgeDisagreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEdgeDisagreement2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEdgeDisagreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEdgeDisagreement2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEdgeDisagreement(ctx context.Context, sel ast.SelectionSet, v *api.EdgeDisagreement) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "EdgeDisagreement!")
+		return graphql.Null
+	}
+	return ec._EdgeDisagreement(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEffectiveTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐEffectiveTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.EffectiveTag) graphql.Marshaler {
@@ -28345,6 +29960,30 @@ func (ec *executionContext) marshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋ
 		graphql.AddInvalidNullFromMarshaler(ctx, "TagSource!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTestDisagreement2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTestDisagreementᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.TestDisagreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTestDisagreement2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTestDisagreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTestDisagreement2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTestDisagreement(ctx context.Context, sel ast.SelectionSet, v *api.TestDisagreement) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TestDisagreement!")
+		return graphql.Null
+	}
+	return ec._TestDisagreement(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {

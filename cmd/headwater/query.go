@@ -19,6 +19,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/declare"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/lineage"
+	"github.com/headwater-data/headwater/lineage/agreement"
 	"github.com/headwater-data/headwater/lineage/release"
 	"github.com/headwater-data/headwater/search"
 )
@@ -72,11 +73,14 @@ func canaryChecker(store *graph.Store, lc lineage.Config, canon catalog.Canonica
 
 // releaseImpacts wires the pre-release impact: the current declarations read from the graph through the
 // caller's view of the catalog, the impact through the caller's lineage service (ADR 0056).
-func releaseImpacts(store *graph.Store, q query, log *slog.Logger) *declare.ImpactService {
+// The declared-versus-observed check uses the lineage staleness rule (lc.StaleMin, lc.StaleFactor; ADR 0069).
+func releaseImpacts(store *graph.Store, q query, lc lineage.Config, log *slog.Logger) *declare.ImpactService {
 	a := release.NewAssessor(q.lineage, q.catalog, time.Now)
-	assess := func(ctx context.Context, project, dsNS string, diff *api.ReleaseDiff, owners map[string]string) (*api.ReleaseImpact, error) {
-		return a.Assess(ctx, release.Input{Project: project, DatasetNamespace: dsNS, Diff: diff, Owners: owners})
+	assess := func(ctx context.Context, project, dsNS string, diff *api.ReleaseDiff, owners map[string]string,
+		exposures map[string]api.AffectedExposure) (*api.ReleaseImpact, error) {
+		return a.Assess(ctx, release.Input{Project: project, DatasetNamespace: dsNS, Diff: diff, Owners: owners, Exposures: exposures})
 	}
+	ck := agreement.NewChecker(store, q.catalog, agreement.Config{StaleMin: lc.StaleMin, StaleFactor: lc.StaleFactor}, time.Now)
 	md := func(r *api.ReleaseImpact) string { return release.Markdown(r, nil) }
-	return declare.NewImpactService(store, q.catalog, assess, md, time.Now, log)
+	return declare.NewImpactService(store, q.catalog, assess, ck.Check, md, time.Now, log)
 }

@@ -139,7 +139,6 @@ func (s serveCmd) Run(rc *runCtx) error {
 	guard := producecheck.New(perms.Policy, p.norm)
 	gw := gateway.New(s.Gateway, s.Kafka, p.decoder, producer, guard, gateway.NewMetrics(reg), log, time.Now)
 	gw.Register(mux)
-	declare.NewHandler(gw, auditRecorder(perms.Auditor, time.Now), log).Register(mux) // declared lineage through gw's path (ADR 0044)
 	gov, err := governance.LoadFile(s.GovFile)
 	if err != nil {
 		return err
@@ -148,7 +147,10 @@ func (s serveCmd) Run(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
-	impacts := releaseImpacts(p.store, q, log) // pre-release impact of dbt candidates (ADR 0056)
+	// declared lineage through gw's path (ADR 0044); removed nodes withdrawn against the current declarations
+	// as the caller sees them
+	declare.NewHandler(gw, auditRecorder(perms.Auditor, time.Now), log).WithCurrent(p.store, q.catalog, time.Now).Register(mux)
+	impacts := releaseImpacts(p.store, q, s.Lineage, log) // pre-release impact of dbt candidates (ADR 0056)
 	impacts.Register(mux)
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,

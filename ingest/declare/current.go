@@ -41,7 +41,7 @@ WITH collect({j: j, t: t}) AS rows, max(t) AS latest
 UNWIND rows AS r
 WITH r.j AS j, r.t AS t, latest WHERE t = latest
 MATCH (j)<-[:ABOUT_JOB]-(e:Event {producer: $producer}) WHERE e.eventTime = t
-RETURN j.key AS job, t, head(collect(e.payload)) AS payload
+RETURN j.key AS job, j.name AS name, t, head(collect(e.payload)) AS payload
 LIMIT $limit`
 
 // ReadCurrent reads the current declarations of the project whose jobs dbt-ol reports in jobNS, as the caller
@@ -77,7 +77,7 @@ func ReadCurrent(ctx context.Context, rr RecordReader, vis Visibility, jobNS str
 		}
 		o := d.Outputs[0]
 		n := node{job: fmt.Sprint(row["job"]), out: o.Key, ins: d.Inputs,
-			n: DeclaredNode{UniqueID: d.DbtUniqueID, Dataset: o.Name, Columns: columnsOf(o.Facets[FacetDeclaredColumns])}}
+			n: DeclaredNode{UniqueID: d.DbtUniqueID, Dataset: o.Name, Columns: columnsOf(o.Facets[FacetDeclaredColumns]), JobName: fmt.Sprint(row["name"])}}
 		nodes = append(nodes, n)
 		jobKeys = append(jobKeys, n.job)
 		dsKeys = append(dsKeys, n.out)

@@ -13,7 +13,9 @@ package declare
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,15 @@ const Producer = "https://github.com/headwater-data/headwater/declare/dbt"
 // the runs observed (ADR 0044).
 const FacetDeclaredColumns = "headwater_declaredColumns"
 
+// FacetExposure is Headwater's dataset facet on a dbt exposure's consumer dataset: its type (dashboard,
+// notebook, analysis, ml, application), label, url, maturity and owner as declared (ADR 0070).
+const FacetExposure = "headwater_exposure"
+
+// ExposureJobType is the jobType of an exposure's job. It is no dbt node job type (ingest/project keys MODEL,
+// SEED, SNAPSHOT and TEST jobs by unique_id): an exposure's job keeps its (namespace, name) identity, its name
+// being the exposure's unique_id.
+const ExposureJobType = "EXPOSURE"
+
 // MaxDeclaredNodes bounds the models, seeds and snapshots of one declaration (one event each).
 const MaxDeclaredNodes = 20_000
 
@@ -39,6 +50,18 @@ const (
 	dbtNodeSchemaURL  = "https://github.com/OpenLineage/OpenLineage/tree/main/integration/common/openlineage/schema/dbt-node-job-facet.json"
 	sqlSchemaURL      = "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json#/$defs/SQLJobFacet"
 	columnsSchemaURL  = "https://github.com/headwater-data/headwater/blob/main/docs/declared-lineage.md#declared-columns"
+	exposureSchemaURL = "https://github.com/headwater-data/headwater/blob/main/docs/declared-lineage.md#exposures"
+	ownershipURL      = "https://openlineage.io/spec/facets/1-0-1/OwnershipDatasetFacet.json#/$defs/OwnershipDatasetFacet"
+	jobOwnershipURL   = "https://openlineage.io/spec/facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet"
+	documentationURL  = "https://openlineage.io/spec/facets/1-0-1/DocumentationDatasetFacet.json#/$defs/DocumentationDatasetFacet"
+	tagsURL           = "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json#/$defs/TagsDatasetFacet"
+)
+
+// Tag sources of the declared tags facet, as openlineage-dbt names them in its run tags facet: a dbt tag, a dbt
+// meta entry (ADR 0071).
+const (
+	TagSourceDbt     = "DBT"
+	TagSourceDbtMeta = "DBT_META"
 )
 
 // Options say what the manifest does not: where dbt-ol reports the project's jobs and datasets.
@@ -55,6 +78,8 @@ type Summary struct {
 	Models    int `json:"models"`
 	Seeds     int `json:"seeds"`
 	Snapshots int `json:"snapshots"`
+	// Exposures counts the enabled exposures (one job and one consumer dataset each, ADR 0070).
+	Exposures int `json:"exposures"`
 	// Sources counts the enabled sources (datasets only: sent as the inputs that name them).
 	Sources int `json:"sources"`
 	// Edges counts the declared job-dataset edges (inputs and outputs).
@@ -62,6 +87,9 @@ type Summary struct {
 	// WithoutSQL are the unique ids of the jobs the manifest has no compiled_code for (a manifest written by
 	// `dbt parse`; compile, run and build write it), sorted.
 	WithoutSQL []string `json:"withoutSql,omitempty"`
+	// Withdrawn are the unique ids of the nodes the project's current declarations have and the manifest does not:
+	// a withdrawal was sent for each (a declaration of nothing, closing its declared edges), sorted.
+	Withdrawn []string `json:"withdrawn,omitempty"`
 	// Unresolved are the dependencies that name no node or source of the manifest, or one without a relation
 	// (ephemeral models are followed to their own dependencies instead), sorted.
 	Unresolved []string `json:"unresolved,omitempty"`
@@ -122,6 +150,23 @@ func Events(m *dbtmanifest.Manifest, o Options) ([][]byte, Summary, error) {
 		if n.CompiledCode == "" && n.ResourceType != dbtmanifest.TypeSeed {
 			sum.WithoutSQL = append(sum.WithoutSQL, n.UniqueID)
 		}
+	}
+	for _, e := range m.Exposures {
+		if !e.Enabled {
+			continue
+		}
+		if len(out) == MaxDeclaredNodes {
+			return nil, sum, fmt.Errorf("nodes: at most %d models, seeds, snapshots and exposures per declaration", MaxDeclaredNodes)
+		}
+		inputs := inputsOf(dbtmanifest.Node{UniqueID: e.UniqueID, DependsOn: e.DependsOn}, byID, unresolved)
+		b, err := json.Marshal(exposureEvent(e, at, inputs, o))
+		if err != nil {
+			return nil, sum, fmt.Errorf("exposures[%s]: %w", e.UniqueID, err)
+		}
+		out = append(out, b)
+		sum.Jobs++
+		sum.Exposures++
+		sum.Edges += len(inputs) + 1
 	}
 	for k := range unresolved {
 		sum.Unresolved = append(sum.Unresolved, k)
@@ -229,16 +274,25 @@ func jobEvent(n dbtmanifest.Node, name, jobType, at string, inputs []string, o O
 			Dialect string `json:"dialect,omitempty"`
 		}{facetBase{Producer, sqlSchemaURL}, n.CompiledCode, adapter}
 	}
-	out := datasetRef{Namespace: o.DatasetNamespace, Name: n.TableName()}
+	out := datasetRef{Namespace: o.DatasetNamespace, Name: n.TableName(), Facets: map[string]any{}}
+	if tags := tagsOf(n); len(tags) > 0 {
+		out.Facets[olevent.FacetTags] = struct {
+			facetBase
+			Tags []tagEntry `json:"tags"`
+		}{facetBase{Producer, tagsURL}, tags}
+	}
 	if len(n.Columns) > 0 {
 		cols := make([]declaredColumn, 0, len(n.Columns))
 		for _, c := range n.Columns {
 			cols = append(cols, declaredColumn{Name: c.Name, Type: c.DataType, Description: c.Description})
 		}
-		out.Facets = map[string]any{FacetDeclaredColumns: struct {
+		out.Facets[FacetDeclaredColumns] = struct {
 			facetBase
 			Columns []declaredColumn `json:"columns"`
-		}{facetBase{Producer, columnsSchemaURL}, cols}}
+		}{facetBase{Producer, columnsSchemaURL}, cols}
+	}
+	if len(out.Facets) == 0 {
+		out.Facets = nil
 	}
 	ins := make([]datasetRef, 0, len(inputs))
 	for _, in := range inputs {
@@ -252,4 +306,169 @@ func jobEvent(n dbtmanifest.Node, name, jobType, at string, inputs []string, o O
 		"inputs":    ins,
 		"outputs":   []datasetRef{out},
 	}
+}
+
+// ExposureOwner is the owner an exposure's consumer dataset is declared with: the owner's email, else its name.
+func ExposureOwner(e dbtmanifest.Exposure) string {
+	if e.OwnerEmail != "" {
+		return e.OwnerEmail
+	}
+	return e.OwnerName
+}
+
+type exposureFacet struct {
+	facetBase
+	Type       string `json:"type,omitempty"`
+	Label      string `json:"label,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Maturity   string `json:"maturity,omitempty"`
+	OwnerName  string `json:"ownerName,omitempty"`
+	OwnerEmail string `json:"ownerEmail,omitempty"`
+}
+
+type ownerEntry struct {
+	Name string `json:"name"`
+	Type string `json:"type,omitempty"`
+}
+
+// exposureEvent is an exposure's JobEvent (ADR 0070): a job named by the exposure's unique_id in the job
+// namespace, reading the relations it depends on and writing its consumer dataset (the same name, in the job
+// namespace), which carries the owner (ownership facet), the description and the exposure facet.
+func exposureEvent(e dbtmanifest.Exposure, at string, inputs []string, o Options) map[string]any {
+	jobFacets := map[string]any{
+		olevent.FacetJobType: struct {
+			facetBase
+			ProcessingType string `json:"processingType"`
+			Integration    string `json:"integration"`
+			JobType        string `json:"jobType"`
+		}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", ExposureJobType},
+	}
+	dsFacets := map[string]any{FacetExposure: exposureFacet{facetBase{Producer, exposureSchemaURL}, e.Type, e.Label, e.URL,
+		e.Maturity, e.OwnerName, e.OwnerEmail}}
+	if owner := ExposureOwner(e); owner != "" {
+		owners := []ownerEntry{{Name: owner, Type: "dbt exposure owner"}}
+		dsFacets[olevent.FacetOwnership] = struct {
+			facetBase
+			Owners []ownerEntry `json:"owners"`
+		}{facetBase{Producer, ownershipURL}, owners}
+		jobFacets[olevent.FacetOwnership] = struct {
+			facetBase
+			Owners []ownerEntry `json:"owners"`
+		}{facetBase{Producer, jobOwnershipURL}, owners}
+	}
+	if e.Description != "" {
+		dsFacets[olevent.FacetDocumentation] = struct {
+			facetBase
+			Description string `json:"description"`
+		}{facetBase{Producer, documentationURL}, e.Description}
+	}
+	ins := make([]datasetRef, 0, len(inputs))
+	for _, in := range inputs {
+		ins = append(ins, datasetRef{Namespace: o.DatasetNamespace, Name: in})
+	}
+	return map[string]any{
+		"eventTime": at,
+		"producer":  Producer,
+		"schemaURL": jobEventSchemaURL,
+		"job":       map[string]any{"namespace": o.JobNamespace, "name": e.UniqueID, "facets": jobFacets},
+		"inputs":    ins,
+		"outputs":   []datasetRef{{Namespace: o.JobNamespace, Name: e.UniqueID, Facets: dsFacets}},
+	}
+}
+
+type tagEntry struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+	Field  string `json:"field,omitempty"`
+}
+
+// tagsOf is the node's dbt tags and meta as the dataset tags facet governance reads (docs/governance.md "How tags
+// get in", ADR 0071), rendered as openlineage-dbt renders them in its run tags facet: a tag is key = the tag, value
+// "true", source DBT; a meta entry is key = the meta key, value its value (booleans true/false, other scalars as
+// text, structures as JSON), source DBT_META. A column's tags and meta carry the column as the field. Headwater's
+// own meta key (MetaRenamedFrom) is not a tag. Sorted: the node's, then each column's (by name), tags before meta,
+// meta by key.
+func tagsOf(n dbtmanifest.Node) []tagEntry {
+	var out []tagEntry
+	add := func(field string, tags []string, meta map[string]any) {
+		for _, t := range tags {
+			out = append(out, tagEntry{Key: t, Value: "true", Source: TagSourceDbt, Field: field})
+		}
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
+			if k != MetaRenamedFrom {
+				out = append(out, tagEntry{Key: k, Value: metaValue(meta[k]), Source: TagSourceDbtMeta, Field: field})
+			}
+		}
+	}
+	add("", n.Tags, n.Meta)
+	for _, c := range n.Columns {
+		add(c.Name, c.Tags, c.Meta)
+	}
+	return out
+}
+
+func metaValue(v any) string {
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Withdrawals returns, for each node of the current declarations that the manifest does not have (by unique id),
+// a JobEvent at the manifest's time declaring nothing, on the node's job (named by its current name, with the
+// dbt_node facet, so it lands on that job): projection closes every declared edge a declaration omits (ADR 0044),
+// so the removed node's declared edges close at the manifest's time. None when the current declarations are not
+// older than the manifest (an older manifest imported late withdraws nothing). Sorted by unique id.
+func Withdrawals(m *dbtmanifest.Manifest, cur Current, o Options) ([][]byte, []string, error) {
+	at, err := eventTime(m.GeneratedAt)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, _ := time.Parse(time.RFC3339Nano, at)
+	if cur.At.IsZero() || !cur.At.Before(t) {
+		return nil, nil, nil
+	}
+	have := map[string]bool{}
+	for _, n := range m.Nodes {
+		if _, _, ok := jobOf(n); ok && n.Enabled && n.TableName() != "" && n.Materialized != "ephemeral" {
+			have[n.UniqueID] = true
+		}
+	}
+	var out [][]byte
+	var ids []string
+	for _, n := range cur.Nodes {
+		kind, _, _ := strings.Cut(n.UniqueID, ".")
+		jobType := map[string]string{dbtmanifest.TypeModel: "MODEL", dbtmanifest.TypeSeed: "SEED", dbtmanifest.TypeSnapshot: "SNAPSHOT"}[kind]
+		if have[n.UniqueID] || jobType == "" || n.JobName == "" {
+			continue
+		}
+		facets := map[string]any{
+			olevent.FacetJobType: struct {
+				facetBase
+				ProcessingType string `json:"processingType"`
+				Integration    string `json:"integration"`
+				JobType        string `json:"jobType"`
+			}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", jobType},
+			olevent.FacetDbtNode: struct {
+				facetBase
+				UniqueID string `json:"unique_id"`
+			}{facetBase{Producer, dbtNodeSchemaURL}, n.UniqueID},
+		}
+		b, err := json.Marshal(map[string]any{"eventTime": at, "producer": Producer, "schemaURL": jobEventSchemaURL,
+			"job":    map[string]any{"namespace": o.JobNamespace, "name": n.JobName, "facets": facets},
+			"inputs": []datasetRef{}, "outputs": []datasetRef{}})
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, b)
+		ids = append(ids, n.UniqueID)
+	}
+	return out, ids, nil
 }

@@ -33,6 +33,21 @@ type DeclaredNode struct {
 	RenamedFrom string `json:"renamedFrom,omitempty"`
 	// Owner is the candidate's meta.owner (candidate side only; an owner of what reads the node's relation).
 	Owner string `json:"owner,omitempty"`
+	// JobName is the current name of the node's job (current side only: a withdrawal names the job by it).
+	JobName string `json:"-"`
+	// Tests are the enabled dbt tests attached to the node (candidate side only), sorted by unique id.
+	Tests []DeclaredTest `json:"tests,omitempty"`
+}
+
+// DeclaredTest is one dbt test of a node as the manifest declares it: what dbt-ol reports when it runs it (the
+// dataQualityAssertions facet's name, and its assertion and column).
+type DeclaredTest struct {
+	UniqueID string `json:"uniqueId"`
+	// Name is the test node's name (not_null_orders_order_id): the assertion's name dbt-ol reports.
+	Name string `json:"name"`
+	// TestName is the generic test (not_null, unique, ...; "" for a singular test): the assertion dbt-ol reports.
+	TestName string `json:"testName,omitempty"`
+	Column   string `json:"column,omitempty"`
 }
 
 // FromManifest returns the declared nodes of a manifest exactly as Events declares them (the same nodes, inputs
@@ -43,6 +58,12 @@ func FromManifest(m *dbtmanifest.Manifest) ([]DeclaredNode, error) {
 		byID[n.UniqueID] = n
 	}
 	unresolved := map[string]bool{}
+	tests := map[string][]DeclaredTest{}
+	for _, n := range m.Nodes {
+		if n.ResourceType == dbtmanifest.TypeTest && n.Enabled && n.TestedNode() != "" {
+			tests[n.TestedNode()] = append(tests[n.TestedNode()], DeclaredTest{UniqueID: n.UniqueID, Name: n.Name, TestName: n.TestName, Column: n.ColumnName})
+		}
+	}
 	var out []DeclaredNode
 	for _, n := range m.Nodes {
 		if _, _, ok := jobOf(n); !ok || !n.Enabled || n.TableName() == "" || n.Materialized == "ephemeral" {
@@ -51,7 +72,7 @@ func FromManifest(m *dbtmanifest.Manifest) ([]DeclaredNode, error) {
 		if len(out) == MaxDeclaredNodes {
 			return nil, fmt.Errorf("nodes: at most %d models, seeds and snapshots per declaration", MaxDeclaredNodes)
 		}
-		d := DeclaredNode{UniqueID: n.UniqueID, Dataset: n.TableName(), Inputs: inputsOf(n, byID, unresolved)}
+		d := DeclaredNode{UniqueID: n.UniqueID, Dataset: n.TableName(), Inputs: inputsOf(n, byID, unresolved), Tests: tests[n.UniqueID]}
 		for _, c := range n.Columns {
 			d.Columns = append(d.Columns, DeclaredColumn{Name: c.Name, Type: c.DataType})
 		}
@@ -222,4 +243,17 @@ func opt(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// ExposuresOf returns the manifest's enabled exposures by their consumer dataset's name (the exposure's
+// unique_id, in the job namespace: ADR 0070), as the impact report names them.
+func ExposuresOf(m *dbtmanifest.Manifest) map[string]api.AffectedExposure {
+	out := map[string]api.AffectedExposure{}
+	for _, e := range m.Exposures {
+		if e.Enabled {
+			out[e.UniqueID] = api.AffectedExposure{UniqueID: e.UniqueID, Name: e.Name, Label: e.Label, Type: e.Type, URL: e.URL,
+				OwnerName: e.OwnerName, OwnerEmail: e.OwnerEmail}
+		}
+	}
+	return out
 }

@@ -151,11 +151,18 @@ func TestFromManifest(t *testing.T) {
 	var got []string
 	for _, n := range nodes {
 		got = append(got, fmt.Sprintf("%s %s <- %s owner=%q from=%q cols=%d", n.UniqueID, n.Dataset, strings.Join(n.Inputs, ","), n.Owner, n.RenamedFrom, len(n.Columns)))
+		for _, tt := range n.Tests {
+			got = append(got, fmt.Sprintf("  test %s %s %s(%s)", tt.UniqueID, tt.Name, tt.TestName, tt.Column))
+		}
 	}
 	want := []string{
 		`model.hw_producers.customer_totals warehouse.main.customer_totals <- warehouse.main.stg_customers,warehouse.main.stg_orders owner="finance@example.com" from="model.hw_producers.totals" cols=0`,
 		`model.hw_producers.stg_customers warehouse.main.stg_customers <- warehouse.main.raw_customers owner="" from="" cols=0`,
+		`  test test.hw_producers.not_null_stg_customers_customer_id.e2cfb1f9aa not_null_stg_customers_customer_id not_null(customer_id)`,
+		`  test test.hw_producers.unique_stg_customers_customer_id.c7614daada unique_stg_customers_customer_id unique(customer_id)`,
 		`model.hw_producers.stg_orders warehouse.main.stg_orders <- warehouse.main.raw_orders owner="" from="" cols=0`,
+		`  test test.hw_producers.not_null_stg_orders_order_id.81cfe2fe64 not_null_stg_orders_order_id not_null(order_id)`,
+		`  test test.hw_producers.unique_stg_orders_order_id.e3b841c71a unique_stg_orders_order_id unique(order_id)`,
 		`seed.hw_producers.raw_customers warehouse.main.raw_customers <-  owner="" from="" cols=0`,
 		`seed.hw_producers.raw_orders warehouse.main.raw_orders <-  owner="" from="" cols=0`,
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/headwater-data/headwater/authz"
 	"github.com/headwater-data/headwater/ingest/gateway"
@@ -45,6 +46,9 @@ type Handler struct {
 	sub   Submitter
 	aud   Recorder
 	log   *slog.Logger
+	rr    RecordReader
+	vis   Visibility
+	clock func() time.Time
 	slots chan struct{}
 }
 
@@ -58,6 +62,13 @@ func NewHandler(sub Submitter, aud Recorder, log *slog.Logger) *Handler {
 
 // Register mounts the endpoint on mux.
 func (h *Handler) Register(mux *http.ServeMux) { mux.Handle("POST "+PathDbt, h) }
+
+// WithCurrent makes the handler read the project's current declarations (as the caller may see them) and
+// withdraw the nodes the new manifest no longer has (Withdrawals); without it removed nodes stay declared.
+func (h *Handler) WithCurrent(rr RecordReader, vis Visibility, clock func() time.Time) *Handler {
+	h.rr, h.vis, h.clock = rr, vis, clock
+	return h
+}
 
 // Answer is the JSON body of a declaration's answer.
 type Answer struct {
@@ -86,7 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, status, err := openBody(w, r)
 	if err == nil {
 		var events [][]byte
-		events, ans.Summary, status, err = h.read(body, project, r.URL.Query())
+		events, ans.Summary, status, err = h.read(ctx, body, project, r.URL.Query())
 		if err == nil {
 			status, err = h.submit(ctx, &ans, events)
 		}
@@ -103,7 +114,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // read decodes the manifest and builds its events.
-func (h *Handler) read(body io.Reader, project string, q map[string][]string) ([][]byte, Summary, int, error) {
+func (h *Handler) read(ctx context.Context, body io.Reader, project string, q map[string][]string) ([][]byte, Summary, int, error) {
 	m, err := dbtmanifest.Read(body)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
@@ -121,9 +132,21 @@ func (h *Handler) read(body io.Reader, project string, q map[string][]string) ([
 		}
 		return ""
 	}
-	events, sum, err := Events(m, Options{JobNamespace: get("jobNamespace"), DatasetNamespace: get("datasetNamespace")})
+	o := Options{JobNamespace: get("jobNamespace"), DatasetNamespace: get("datasetNamespace")}
+	events, sum, err := Events(m, o)
 	if err != nil {
 		return nil, sum, http.StatusBadRequest, err
+	}
+	if h.rr != nil {
+		cur, err := ReadCurrent(ctx, h.rr, h.vis, o.JobNamespace, h.clock())
+		if err != nil {
+			return nil, sum, statusOf(err), err
+		}
+		w, ids, err := Withdrawals(m, cur, o)
+		if err != nil {
+			return nil, sum, http.StatusBadRequest, err
+		}
+		events, sum.Withdrawn = append(events, w...), ids
 	}
 	return events, sum, http.StatusOK, nil
 }

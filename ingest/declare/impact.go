@@ -31,8 +31,14 @@ const (
 	MaxRenamed = 1000
 )
 
-// Assess answers the impact of a diff for the caller in ctx (lineage/release.Assessor, wired by cmd/headwater).
-type Assess func(ctx context.Context, project, datasetNS string, diff *api.ReleaseDiff, owners map[string]string) (*api.ReleaseImpact, error)
+// Assess answers the impact of a diff for the caller in ctx (lineage/release.Assessor, wired by cmd/headwater):
+// owners are the candidate's meta.owner by relation, exposures its exposures by consumer dataset name.
+type Assess func(ctx context.Context, project, datasetNS string, diff *api.ReleaseDiff, owners map[string]string,
+	exposures map[string]api.AffectedExposure) (*api.ReleaseImpact, error)
+
+// Agree compares the candidate's declarations with the runs' observations for the caller in ctx
+// (lineage/agreement.Checker, wired by cmd/headwater; ADR 0069).
+type Agree func(ctx context.Context, jobNS string, nodes []DeclaredNode) (*api.DeclaredVersusObserved, error)
 
 // Markdown renders a report (lineage/release.Markdown, wired by cmd/headwater).
 type Markdown func(r *api.ReleaseImpact) string
@@ -41,6 +47,7 @@ type Markdown func(r *api.ReleaseImpact) string
 type candidate struct {
 	subject, project, jobNS, dsNS string
 	nodes                         []DeclaredNode
+	exposures                     map[string]api.AffectedExposure
 	renamed                       map[string]string
 	expires                       time.Time
 }
@@ -51,6 +58,7 @@ type ImpactService struct {
 	rr     RecordReader
 	vis    Visibility
 	assess Assess
+	agree  Agree
 	md     Markdown
 	cands  *ttlcache.Cache[*candidate]
 	clock  func() time.Time
@@ -58,12 +66,12 @@ type ImpactService struct {
 	slots  chan struct{}
 }
 
-// NewImpactService returns the service.
-func NewImpactService(rr RecordReader, vis Visibility, assess Assess, md Markdown, clock func() time.Time, log *slog.Logger) *ImpactService {
+// NewImpactService returns the service; agree may be nil (the report's declaredVersusObserved is then empty).
+func NewImpactService(rr RecordReader, vis Visibility, assess Assess, agree Agree, md Markdown, clock func() time.Time, log *slog.Logger) *ImpactService {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &ImpactService{rr: rr, vis: vis, assess: assess, md: md, cands: ttlcache.New[*candidate](CandidateTTL, MaxCandidates, clock),
+	return &ImpactService{rr: rr, vis: vis, assess: assess, agree: agree, md: md, cands: ttlcache.New[*candidate](CandidateTTL, MaxCandidates, clock),
 		clock: clock, log: log, slots: make(chan struct{}, MaxConcurrent)}
 }
 
@@ -95,9 +103,16 @@ func (s *ImpactService) report(ctx context.Context, id string, c *candidate) (*a
 			owners[n.Dataset] = n.Owner
 		}
 	}
-	r, err := s.assess(ctx, c.project, c.dsNS, diff, owners)
+	r, err := s.assess(ctx, c.project, c.dsNS, diff, owners, c.exposures)
 	if err != nil {
 		return nil, err
+	}
+	r.DeclaredVersusObserved = &api.DeclaredVersusObserved{DeclaredNotObserved: []*api.EdgeDisagreement{},
+		ObservedNotDeclared: []*api.EdgeDisagreement{}, TestsNotObserved: []*api.TestDisagreement{}}
+	if s.agree != nil {
+		if r.DeclaredVersusObserved, err = s.agree(ctx, c.jobNS, c.nodes); err != nil {
+			return nil, err
+		}
 	}
 	r.Candidate, r.ExpiresAt = id, c.expires
 	if !cur.At.IsZero() {
@@ -172,6 +187,7 @@ func (s *ImpactService) upload(ctx context.Context, project string, q map[string
 	if c.nodes, err = FromManifest(m); err != nil {
 		return nil, http.StatusBadRequest, err
 	}
+	c.exposures = ExposuresOf(m)
 	id, err := newCandidateID()
 	if err != nil {
 		return nil, http.StatusInternalServerError, err

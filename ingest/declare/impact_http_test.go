@@ -48,7 +48,7 @@ func TestImpactEndpointRefusals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mux := http.NewServeMux()
-			NewImpactService(unreachedReader{t}, nil, nil, nil, time.Now, nil).Register(mux)
+			NewImpactService(unreachedReader{t}, nil, nil, nil, nil, time.Now, nil).Register(mux)
 			req := httptest.NewRequest(http.MethodPost, c.path, bytes.NewReader(c.body))
 			for k, v := range c.hdr {
 				req.Header.Set(k, v)
@@ -66,7 +66,7 @@ func TestImpactEndpointRefusals(t *testing.T) {
 
 // A candidate id answers only its uploader, and nothing after the TTL.
 func TestReleaseImpactUnknownCandidate(t *testing.T) {
-	s := NewImpactService(unreachedReader{t}, nil, nil, nil, time.Now, nil)
+	s := NewImpactService(unreachedReader{t}, nil, nil, nil, nil, time.Now, nil)
 	if _, err := s.ReleaseImpact(context.Background(), "cand_nope"); err == nil || !strings.Contains(err.Error(), "no such candidate") {
 		t.Fatalf("%v", err)
 	}
@@ -83,10 +83,10 @@ func (emptyGraph) ReadRecords(context.Context, string, map[string]any) ([]map[st
 func TestCandidateKeptForItsUploader(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	assess := func(_ context.Context, project, _ string, diff *api.ReleaseDiff, _ map[string]string) (*api.ReleaseImpact, error) {
+	assess := func(_ context.Context, project, _ string, diff *api.ReleaseDiff, _ map[string]string, _ map[string]api.AffectedExposure) (*api.ReleaseImpact, error) {
 		return &api.ReleaseImpact{Project: project, Diff: diff}, nil
 	}
-	s := NewImpactService(emptyGraph{}, nil, assess, nil, clock, nil)
+	s := NewImpactService(emptyGraph{}, nil, assess, nil, nil, clock, nil)
 	mux := http.NewServeMux()
 	s.Register(mux)
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/declare/dbt/hw_producers/impact?jobNamespace=j&datasetNamespace=d", bytes.NewReader(manifestBytes(t)))

@@ -84,7 +84,7 @@ func expectedJob(n Node, byID map[string]Node, o Options) (inventory.Job, bool, 
 		j.Name = n.UniqueID
 		j.MatchNames = []string{n.UniqueID}
 		j.DbtMatches = []string{n.UniqueID + "|" + RoleNode}
-		if model, ok := byID[testedModel(n)]; ok {
+		if model, ok := byID[n.TestedNode()]; ok {
 			base := model.JobBase()
 			j.MatchNames = append(j.MatchNames, base+".test", base+".build.test")
 			j.DbtMatches = append(j.DbtMatches, model.UniqueID+"|"+RoleTests)
@@ -99,8 +99,8 @@ func expectedJob(n Node, byID map[string]Node, o Options) (inventory.Job, bool, 
 	return j, true, nil
 }
 
-// testedModel is the model a test is attached to, else its only model dependency.
-func testedModel(n Node) string {
+// TestedNode is the node a test is attached to, else its only model dependency ("" when neither).
+func (n Node) TestedNode() string {
 	if n.AttachedNode != "" {
 		return n.AttachedNode
 	}

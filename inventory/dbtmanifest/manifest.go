@@ -1,7 +1,7 @@
-// Package dbtmanifest reads a dbt `target/manifest.json`: its models, snapshots, seeds, tests and sources with
-// their unique_id, depends_on, relation_name, tags and meta. It is pure and reads the manifest once; Expected
-// turns it into the expected-job inventory (docs/trust.md), and the declared-lineage work reuses Read and the
-// dependency graph.
+// Package dbtmanifest reads a dbt `target/manifest.json`: its models, snapshots, seeds, tests, sources and
+// exposures with their unique_id, depends_on, relation_name, tags and meta. It is pure and reads the manifest
+// once; Expected turns it into the expected-job inventory (docs/trust.md), and the declared-lineage work reuses
+// Read and the dependency graph.
 //
 // Naming follows openlineage-dbt (dbt-ol) 1.54 exactly, so expected jobs match the jobs its events report: a
 // model's job is `<database>.<schema>.<unique_id without "model.">` under `dbt-ol run` and the same plus
@@ -28,7 +28,21 @@ const (
 	TypeSeed     = "seed"
 	TypeTest     = "test"
 	TypeSource   = "source"
+	TypeExposure = "exposure"
 )
+
+// Exposure is one manifest exposure: a downstream consumer (dashboard, notebook, analysis, ml, application) of
+// the nodes it depends on.
+type Exposure struct {
+	UniqueID, Name, Label, Type, URL, Maturity, Description string
+	// OwnerName and OwnerEmail are its owner as declared (either may be "").
+	OwnerName, OwnerEmail string
+	Enabled               bool
+	// DependsOn are the unique ids of the nodes and sources it depends on, sorted.
+	DependsOn []string
+	Tags      []string
+	Meta      map[string]any
+}
 
 // Node is one manifest node (or source).
 type Node struct {
@@ -46,6 +60,9 @@ type Node struct {
 	DependsOn []string
 	// AttachedNode is the model a test tests (tests only).
 	AttachedNode string
+	// TestName is a generic test's test_metadata.name (not_null, unique, ...; "" for a singular test) and
+	// ColumnName the column it tests (tests only): what dbt-ol reports as the assertion and its column.
+	TestName, ColumnName string
 	// Tags are the node's and its config's tags, sorted and distinct.
 	Tags []string
 	// Meta is the node's meta merged over its config's meta.
@@ -59,6 +76,9 @@ type Node struct {
 // Column is one declared column of a node.
 type Column struct {
 	Name, DataType, Description string
+	// Tags (sorted, distinct) and Meta are the column's own (and its config's, dbt 1.10 and later).
+	Tags []string
+	Meta map[string]any
 }
 
 // Manifest is what Read keeps of a manifest.
@@ -72,6 +92,8 @@ type Manifest struct {
 	// Nodes are the models, snapshots, seeds and tests, sorted by unique id; Sources likewise.
 	Nodes   []Node
 	Sources []Node
+	// Exposures are the manifest's exposures, sorted by unique id.
+	Exposures []Exposure
 }
 
 // wire is the manifest's JSON, reduced to what Read keeps (the decoder skips the rest).
@@ -83,8 +105,45 @@ type wire struct {
 		GeneratedAt   string `json:"generated_at"`
 		InvocationAt  string `json:"invocation_started_at"`
 	} `json:"metadata"`
-	Nodes   map[string]wireNode `json:"nodes"`
-	Sources map[string]wireNode `json:"sources"`
+	Nodes     map[string]wireNode     `json:"nodes"`
+	Sources   map[string]wireNode     `json:"sources"`
+	Exposures map[string]wireExposure `json:"exposures"`
+}
+
+type wireExposure struct {
+	UniqueID    string         `json:"unique_id"`
+	Name        string         `json:"name"`
+	Label       *string        `json:"label"`
+	Type        string         `json:"type"`
+	URL         *string        `json:"url"`
+	Maturity    *string        `json:"maturity"`
+	Description string         `json:"description"`
+	Tags        []string       `json:"tags"`
+	Meta        map[string]any `json:"meta"`
+	Owner       struct {
+		Name  *string `json:"name"`
+		Email any     `json:"email"` // a string, or a list (dbt 1.10)
+	} `json:"owner"`
+	DependsOn struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+	Config struct {
+		Enabled *bool          `json:"enabled"`
+		Meta    map[string]any `json:"meta"`
+	} `json:"config"`
+}
+
+func (e wireExposure) exposure(id string) Exposure {
+	out := Exposure{UniqueID: e.UniqueID, Name: e.Name, Label: deref(e.Label), Type: e.Type, URL: deref(e.URL),
+		Maturity: deref(e.Maturity), Description: e.Description, OwnerName: deref(e.Owner.Name),
+		OwnerEmail: strings.Join(tagList(e.Owner.Email), ", "), Enabled: e.Config.Enabled == nil || *e.Config.Enabled,
+		DependsOn: sortedSet(e.DependsOn.Nodes), Tags: sortedSet(e.Tags), Meta: map[string]any{}}
+	if out.UniqueID == "" {
+		out.UniqueID = id
+	}
+	maps.Copy(out.Meta, e.Config.Meta)
+	maps.Copy(out.Meta, e.Meta)
+	return out
 }
 
 type wireNode struct {
@@ -100,11 +159,21 @@ type wireNode struct {
 	Tags         []string       `json:"tags"`
 	Meta         map[string]any `json:"meta"`
 	AttachedNode *string        `json:"attached_node"`
-	CompiledCode *string        `json:"compiled_code"`
+	ColumnName   *string        `json:"column_name"`
+	TestMetadata *struct {
+		Name string `json:"name"`
+	} `json:"test_metadata"`
+	CompiledCode *string `json:"compiled_code"`
 	Columns      map[string]struct {
-		Name        string  `json:"name"`
-		DataType    *string `json:"data_type"`
-		Description string  `json:"description"`
+		Name        string         `json:"name"`
+		DataType    *string        `json:"data_type"`
+		Description string         `json:"description"`
+		Tags        []string       `json:"tags"`
+		Meta        map[string]any `json:"meta"`
+		Config      struct {
+			Tags any            `json:"tags"` // a string or a list
+			Meta map[string]any `json:"meta"`
+		} `json:"config"` // dbt 1.10 and later
 	} `json:"columns"`
 	DependsOn struct {
 		Nodes []string `json:"nodes"`
@@ -140,6 +209,10 @@ func Read(r io.Reader) (*Manifest, error) {
 	for id, n := range w.Sources {
 		m.Sources = append(m.Sources, n.node(id))
 	}
+	for id, e := range w.Exposures {
+		m.Exposures = append(m.Exposures, e.exposure(id))
+	}
+	slices.SortFunc(m.Exposures, func(a, b Exposure) int { return strings.Compare(a.UniqueID, b.UniqueID) })
 	byID := func(a, b Node) int { return strings.Compare(a.UniqueID, b.UniqueID) }
 	slices.SortFunc(m.Nodes, byID)
 	slices.SortFunc(m.Sources, byID)
@@ -150,7 +223,10 @@ func (n wireNode) node(id string) Node {
 	out := Node{UniqueID: n.UniqueID, ResourceType: n.ResourceType, Name: n.Name, Package: n.Package,
 		Database: deref(n.Database), Schema: n.Schema, Alias: n.Alias, RelationName: deref(n.RelationName),
 		Materialized: n.Config.Materialized, Enabled: n.Config.Enabled == nil || *n.Config.Enabled,
-		AttachedNode: deref(n.AttachedNode), Meta: map[string]any{}, CompiledCode: deref(n.CompiledCode)}
+		AttachedNode: deref(n.AttachedNode), ColumnName: deref(n.ColumnName), Meta: map[string]any{}, CompiledCode: deref(n.CompiledCode)}
+	if n.TestMetadata != nil {
+		out.TestName = n.TestMetadata.Name
+	}
 	if out.UniqueID == "" {
 		out.UniqueID = id
 	}
@@ -169,7 +245,14 @@ func (n wireNode) node(id string) Node {
 		if name == "" {
 			name = key
 		}
-		out.Columns = append(out.Columns, Column{Name: name, DataType: deref(c.DataType), Description: c.Description})
+		col := Column{Name: name, DataType: deref(c.DataType), Description: c.Description,
+			Tags: sortedSet(append(slices.Clone(c.Tags), tagList(c.Config.Tags)...))}
+		if len(c.Meta)+len(c.Config.Meta) > 0 {
+			col.Meta = map[string]any{}
+			maps.Copy(col.Meta, c.Config.Meta)
+			maps.Copy(col.Meta, c.Meta)
+		}
+		out.Columns = append(out.Columns, col)
 	}
 	slices.SortFunc(out.Columns, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -52,6 +52,11 @@ func TestReadRealManifest(t *testing.T) {
 	if len(m.Sources) != 1 || m.Sources[0].UniqueID != "source.hw_producers.raw.raw_orders" {
 		t.Fatalf("sources: %+v", m.Sources)
 	}
+	// a generic test: what dbt-ol reports as its assertion (test_metadata.name, column_name) and the node it tests
+	nn := m.Nodes[6]
+	if nn.Name != "not_null_stg_orders_order_id" || nn.TestName != "not_null" || nn.ColumnName != "order_id" || nn.TestedNode() != "model.hw_producers.stg_orders" {
+		t.Fatalf("a test: name %q test %q column %q tests %q", nn.Name, nn.TestName, nn.ColumnName, nn.TestedNode())
+	}
 }
 
 func TestExpectedFollowsDbtOlNames(t *testing.T) {

@@ -53,12 +53,13 @@ func NewAssessor(q Querier, jobs Jobs, clock func() time.Time) *Assessor {
 	return &Assessor{q: q, jobs: jobs, clock: clock}
 }
 
-// Input is what a report is of: the diff, the dataset namespace its relations are in, and the owners the
-// candidate names (meta.owner of a node, by relation).
+// Input is what a report is of: the diff, the dataset namespace its relations are in, the owners the candidate
+// names (meta.owner of a node, by relation) and its exposures (by consumer dataset name, ADR 0070).
 type Input struct {
 	Project, DatasetNamespace string
 	Diff                      *api.ReleaseDiff
 	Owners                    map[string]string
+	Exposures                 map[string]api.AffectedExposure
 }
 
 // Assess answers the impact of in.Diff for the caller in ctx.
@@ -97,7 +98,8 @@ func Changes(d *api.ReleaseDiff, ns string) []*api.ReleaseChange {
 	var out []*api.ReleaseChange
 	add := func(k api.ReleaseChangeKind, uid, ds string, col *string, summary string) {
 		out = append(out, &api.ReleaseChange{Kind: k, UniqueID: uid, Namespace: ns, Dataset: ds, Column: col, Summary: summary,
-			Datasets: []*api.AffectedDataset{}, Fields: []*api.AffectedField{}, Jobs: []*api.AffectedJob{}, Gaps: []api.ReleaseGap{}})
+			Datasets: []*api.AffectedDataset{}, Fields: []*api.AffectedField{}, Jobs: []*api.AffectedJob{}, Exposures: []*api.AffectedExposure{},
+			Gaps: []api.ReleaseGap{}})
 	}
 	for _, n := range d.Removed {
 		add(api.ChangeModelRemoved, n.UniqueID, n.Dataset, nil, fmt.Sprintf("%s removed (its relation %s is no longer written)", n.UniqueID, n.Dataset))
@@ -232,7 +234,17 @@ func (a *Assessor) datasets(ctx context.Context, c *api.ReleaseChange, g *api.Li
 		slices.Sort(ad.Jobs)
 		slices.Sort(ad.Owners)
 		c.Datasets = append(c.Datasets, ad)
+		if x, ok := in.Exposures[d.Name]; ok {
+			x.Direct, x.Distance, x.Evidence = ad.Direct, ad.Distance, ad.Evidence
+			c.Exposures = append(c.Exposures, &x)
+		}
 	}
+	slices.SortFunc(c.Exposures, func(x, y *api.AffectedExposure) int {
+		if x.Distance != y.Distance {
+			return x.Distance - y.Distance
+		}
+		return strings.Compare(x.UniqueID, y.UniqueID)
+	})
 	slices.SortFunc(c.Datasets, func(x, y *api.AffectedDataset) int {
 		if x.Distance != y.Distance {
 			return x.Distance - y.Distance

@@ -2,10 +2,12 @@ package release
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/headwater-data/headwater/api"
+	"github.com/headwater-data/headwater/lineage/agreement"
 )
 
 // Rule names of the CI outcome (`--fail-on <rule>=<N>d`).
@@ -141,6 +143,12 @@ func Markdown(r *api.ReleaseImpact, violations []string) string {
 		} else {
 			p("No dataset downstream that you may see.\n\n")
 		}
+		for _, x := range c.Exposures {
+			p("- %s\n", exposureLine(x))
+		}
+		if len(c.Exposures) > 0 {
+			p("\n")
+		}
 		if len(c.Jobs) > 0 {
 			var js []string
 			for _, j := range c.Jobs {
@@ -158,6 +166,9 @@ func Markdown(r *api.ReleaseImpact, violations []string) string {
 			}
 			p("\n")
 		}
+	}
+	if a := r.DeclaredVersusObserved; a != nil {
+		agreementSection(&b, a)
 	}
 	if len(r.Owners) > 0 {
 		p("**Owners of what is affected:** %s\n\n", strings.Join(r.Owners, ", "))
@@ -198,4 +209,76 @@ func codes(ss []string) string {
 		out[i] = code(s)
 	}
 	return strings.Join(out, ", ")
+}
+
+// agreementSection renders the declared-versus-observed section.
+func agreementSection(b *strings.Builder, a *api.DeclaredVersusObserved) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("### Declared versus observed\n\n")
+	p("%d declared edges and %d declared tests of the candidate checked against the runs", a.EdgesChecked, a.TestsChecked)
+	if len(a.DeclaredNotObserved)+len(a.ObservedNotDeclared)+len(a.TestsNotObserved) == 0 {
+		p(": they agree.\n\n")
+	} else {
+		p(".\n\n")
+	}
+	if es := slices.Concat(a.DeclaredNotObserved, a.ObservedNotDeclared); len(es) > 0 {
+		p("| disagreement | node | edge | detail |\n|---|---|---|---|\n")
+		for _, e := range es {
+			edge := "reads `" + e.Dataset + "`"
+			if e.Direction == api.LegOutput {
+				edge = "writes `" + e.Dataset + "`"
+			}
+			p("| %s | `%s` | %s | %s |\n", disagreement(e.Kind), e.UniqueID, edge, e.Message)
+		}
+		p("\n")
+	}
+	if len(a.TestsNotObserved) > 0 {
+		p("Tests declared but never observed running:\n")
+		for _, t := range a.TestsNotObserved {
+			col := ""
+			if t.Column != nil {
+				col = ", column `" + *t.Column + "`"
+			}
+			p("- `%s` on `%s` (`%s`%s)\n", t.Name, t.Dataset, t.Model, col)
+		}
+		p("\n")
+	}
+	if a.Partial {
+		p("**Partial:** at most %d entries per list are shown.\n\n", agreement.MaxItems)
+	}
+}
+
+func disagreement(k api.DisagreementKind) string {
+	switch k {
+	case api.DisagreeNeverObserved:
+		return "declared, never observed"
+	case api.DisagreeNoLongerObserved:
+		return "declared, no longer observed"
+	case api.DisagreeStale:
+		return "declared, stale"
+	case api.DisagreeNotDeclared:
+		return "observed, not declared"
+	}
+	return string(k)
+}
+
+// exposureLine says which consumer is affected: "dashboard Weekly revenue (`exposure.p.weekly`) owned by Finance
+// <finance@example.com> is affected (direct, distance 1, declared only): <url>".
+func exposureLine(x *api.AffectedExposure) string {
+	name := x.Label
+	if name == "" {
+		name = x.Name
+	}
+	line := fmt.Sprintf("%s **%s** (`%s`)", x.Type, name, x.UniqueID)
+	switch {
+	case x.OwnerName != "" && x.OwnerEmail != "":
+		line += fmt.Sprintf(" owned by %s <%s>", x.OwnerName, x.OwnerEmail)
+	case x.OwnerName+x.OwnerEmail != "":
+		line += " owned by " + x.OwnerName + x.OwnerEmail
+	}
+	line += fmt.Sprintf(" is affected (%s, distance %d, %s)", directness(x.Direct), x.Distance, label(x.Evidence))
+	if x.URL != "" {
+		line += ": " + x.URL
+	}
+	return line
 }

@@ -80,3 +80,40 @@ func TestViolations(t *testing.T) {
 		t.Fatalf("a reader 3 days ago broke a 2-day rule: %v", v)
 	}
 }
+
+// The declared-versus-observed section: each disagreement with its node, leg and detail; the tests never run; a
+// report that agrees says so.
+func TestMarkdownDeclaredVersusObserved(t *testing.T) {
+	col := "total"
+	r := &api.ReleaseImpact{Project: "p", Diff: &api.ReleaseDiff{}, DeclaredVersusObserved: &api.DeclaredVersusObserved{
+		DeclaredNotObserved: []*api.EdgeDisagreement{{Kind: api.DisagreeStale, UniqueID: "model.p.a", Dataset: "w.x", Direction: api.LegInput, Message: "declared, observed 9 days ago: stale"}},
+		ObservedNotDeclared: []*api.EdgeDisagreement{{Kind: api.DisagreeNotDeclared, UniqueID: "model.p.a", Dataset: "w.a2", Direction: api.LegOutput, Message: "observed 0 days ago, not declared"}},
+		TestsNotObserved:    []*api.TestDisagreement{{Name: "not_null_a_total", Model: "model.p.a", Dataset: "w.a", Column: &col}},
+		EdgesChecked:        3, TestsChecked: 2}}
+	md := Markdown(r, nil)
+	for _, want := range []string{"### Declared versus observed\n\n3 declared edges and 2 declared tests of the candidate checked against the runs.\n",
+		"| declared, stale | `model.p.a` | reads `w.x` | declared, observed 9 days ago: stale |",
+		"| observed, not declared | `model.p.a` | writes `w.a2` | observed 0 days ago, not declared |",
+		"- `not_null_a_total` on `w.a` (`model.p.a`, column `total`)"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("the markdown lacks %q:\n%s", want, md)
+		}
+	}
+	r.DeclaredVersusObserved = &api.DeclaredVersusObserved{EdgesChecked: 3}
+	if md := Markdown(r, nil); !strings.Contains(md, "3 declared edges and 0 declared tests of the candidate checked against the runs: they agree.") {
+		t.Fatalf("an agreeing report:\n%s", md)
+	}
+}
+
+// An affected exposure is named with its type, label, owner, directness, evidence and url.
+func TestMarkdownExposure(t *testing.T) {
+	r := &api.ReleaseImpact{Project: "p", Diff: &api.ReleaseDiff{}, Changes: []*api.ReleaseChange{{Summary: "m removed",
+		Datasets: []*api.AffectedDataset{{Name: "exposure.p.weekly", Direct: true, Distance: 1, Evidence: &api.ImpactEvidence{Label: "declared only"}}},
+		Exposures: []*api.AffectedExposure{{UniqueID: "exposure.p.weekly", Name: "weekly", Label: "Weekly revenue", Type: "dashboard",
+			URL: "https://bi.example.com/d/7", OwnerName: "Finance", OwnerEmail: "fin@example.com", Direct: true, Distance: 1,
+			Evidence: &api.ImpactEvidence{Label: "declared only"}}}}}}
+	want := "- dashboard **Weekly revenue** (`exposure.p.weekly`) owned by Finance <fin@example.com> is affected (direct, distance 1, declared only): https://bi.example.com/d/7\n"
+	if md := Markdown(r, nil); !strings.Contains(md, want) {
+		t.Fatalf("the markdown lacks %q:\n%s", want, md)
+	}
+}

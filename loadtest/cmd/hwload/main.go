@@ -25,6 +25,7 @@ type CLI struct {
 	Envs      EnvsCmd      `cmd:"" help:"Print the service's --identity-environments value for prefixes (dataset keys include the environment)."`
 	TxLog     TxLogCmd     `cmd:"" name:"txlog" help:"Print the write position of Neo4j's transaction log (log bytes a step wrote: the difference of two)."`
 	Inventory InventoryCmd `cmd:"" help:"Write an expected-job inventory for a world (a JSON list for headwater inventory register --kind list)."`
+	Dbt       DbtCmd       `cmd:"" help:"Benchmark a generated dbt manifest's import, re-import, pre-release impact and superseding import (time, tx-log bytes)."`
 }
 
 // env is what every command gets: a logger and the clock.

@@ -122,7 +122,13 @@ type Owner struct {
 }
 
 // Tag on a dataset or field.
-type Tag struct{ Name string }
+type Tag struct {
+	Name string
+	// Source and ValidFrom are the tags facet entry's source and the event time it took effect, for a current
+	// dataset tag of a graph with tag histories (projection version 6); nil otherwise.
+	Source    *string
+	ValidFrom *time.Time
+}
 
 // Dataset as answered.
 type Dataset struct {

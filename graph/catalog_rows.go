@@ -16,9 +16,10 @@ type DatasetRow struct {
 	CreatedAt   int64
 	DroppedAt   int64
 	Description string
-	Owners      string // JSON
-	Tags        []string
+	Owners      string   // JSON
+	Tags        []string // current (Dataset.tags)
 	UpdatedAt   int64
+	TagHistory  []TagInterval // every tag's validity (version 6; nil before): TagsAt
 }
 
 // NameBinding is one DatasetName bound to a dataset.

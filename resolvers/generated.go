@@ -721,7 +721,9 @@ type ComplexityRoot struct {
 	}
 
 	Tag struct {
-		Name func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Source    func(childComplexity int) int
+		ValidFrom func(childComplexity int) int
 	}
 
 	Transformation struct {
@@ -3890,6 +3892,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.Name(childComplexity), true
+	case "Tag.source":
+		if e.ComplexityRoot.Tag.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Source(childComplexity), true
+	case "Tag.validFrom":
+		if e.ComplexityRoot.Tag.ValidFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.ValidFrom(childComplexity), true
 
 	case "Transformation.description":
 		if e.ComplexityRoot.Transformation.Description == nil {
@@ -4279,7 +4293,13 @@ interface Node { id: ID! }
 "A name of a dataset and the interval it was bound."
 type Alias { namespace: String! name: String! environment: String kind: NameKind! validFrom: Time validTo: Time }
 type Owner { name: String! type: String }
-type Tag { name: String! }
+type Tag {
+  name: String!
+  "The tags facet entry's source (Dataset.tags; null when none was sent or before projection version 6)."
+  source: String
+  "Since when the tag is in force, by the event time of the tags facet that set it (Dataset.tags; null before projection version 6)."
+  validFrom: Time
+}
 
 type Dataset implements Node {
   id: ID!
@@ -6438,6 +6458,10 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 	switch field.Name {
 	case "name":
 		return ec.fieldContext_Tag_name(ctx, field)
+	case "source":
+		return ec.fieldContext_Tag_source(ctx, field)
+	case "validFrom":
+		return ec.fieldContext_Tag_validFrom(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
 }
@@ -19903,6 +19927,52 @@ func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
+func (ec *executionContext) _Tag_source(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
+}
+
+func (ec *executionContext) _Tag_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_validFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Transformation_type(ctx context.Context, field graphql.CollectedField, obj *api.Transformation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26283,6 +26353,16 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 		case "name":
 			out.Values[i] = ec._Tag_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._Tag_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validFrom":
+			out.Values[i] = ec._Tag_validFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

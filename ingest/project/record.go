@@ -288,7 +288,7 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 		}
 		out.DeclFields = colInputs(lf.Fields, canon)
 	}
-	if d.Description != "" || len(d.Owners) > 0 || len(d.Tags) > 0 {
+	if d.Description != "" || len(d.Owners) > 0 || d.Tags != nil { // an empty tags facet is kept: it removes them
 		out.Meta = &dsMeta{Description: d.Description, Owners: d.Owners, Tags: d.Tags}
 	}
 	return out

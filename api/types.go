@@ -209,7 +209,10 @@ type Job struct {
 	DbtUniqueID    *string
 	DbtRole        *DbtRole
 	Names          []string
-	AsOf           time.Time
+	// TagNames are the job tags facet's tags as stored; Job.tags answers them through Catalog.JobTags (a
+	// sensitive one only with VIEW_SENSITIVE on the job).
+	TagNames []string
+	AsOf     time.Time
 }
 
 // IsNode implements Node.

@@ -112,7 +112,7 @@ func jobOf(r graph.JobRow, asOf time.Time) *api.Job {
 	j := &api.Job{ID: api.JobID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name,
 		ProcessingType: strOrNil(r.ProcessingType), JobType: strOrNil(r.JobType), Integration: strOrNil(r.Integration),
 		Description: strOrNil(r.Description), FirstSeenAt: timeOrNil(r.FirstSeenAt), LastSeenAt: timeOrNil(r.LastSeenAt),
-		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, AsOf: asOf}
+		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, TagNames: r.Tags, AsOf: asOf}
 	if r.DbtRole != "" {
 		role := api.DbtRole(r.DbtRole)
 		j.DbtRole = &role

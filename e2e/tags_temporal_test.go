@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // taggedAt sends a DatasetEvent at t0+at giving dataset name a schema and exactly the tags listed ("field:key" or
@@ -38,7 +40,8 @@ const effectiveAtQ = `query($ns: String!, $asOf: Time) {
 // tagged pii at +2m and untagged at +30m (the next tags facet lists only phone's tag); a job copies email into
 // copy.email from +3m. Through the gateway and the consumer, piiFlow and effectiveTags asOf before the tag (+1m30s)
 // find no origin, during it (+10m) carry it into copy.email, after it (+40m) find no origin again, while the
-// column edge is in force throughout; Dataset.tags is the current list.
+// column edge is in force throughout; Dataset.tags is the current list with its source and start; and the flow's
+// step through the copy job shows the job's tags (the job tags facet, ADR 0068).
 func TestTagsInTimeThroughTheGateway(t *testing.T) {
 	w := startPii(t)
 	m := time.Minute
@@ -46,6 +49,13 @@ func TestTagsInTimeThroughTheGateway(t *testing.T) {
 	w.taggedAt(t, 1*m, "customers", paths) // the schema, no tags yet
 	w.taggedAt(t, 2*m, "customers", paths, "email:pii")
 	w.run(t, "copy", 3*m, []string{"customers"}, "copy", map[string]string{"email": "customers.email DIRECT/IDENTITY"})
+	// the copy job's tags facet (ADR 0068): shown on the flow's steps through it
+	w.send(t, map[string]any{"eventType": "RUNNING", "eventTime": w.t0.Add(4 * m).UTC().Format(time.RFC3339Nano),
+		"producer": "https://example.com/e2e", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent",
+		"run": map[string]any{"runId": uuid.NewString()}, "job": map[string]any{"namespace": w.sc.jobNS, "name": "copy",
+			"facets": map[string]any{"tags": map[string]any{"_producer": "https://example.com/e2e",
+				"_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsJobFacet.json",
+				"tags":       []any{map[string]any{"key": "owner", "value": "crm", "source": "e2e"}}}}}})
 	w.taggedAt(t, 30*m, "customers", paths, "phone:pii.phone")
 	w.run(t, "copy", 35*m, []string{"customers"}, "copy", map[string]string{"email": "customers.email DIRECT/IDENTITY"})
 
@@ -64,6 +74,20 @@ func TestTagsInTimeThroughTheGateway(t *testing.T) {
 	f, raw := w.flow(t, token, "pii", 10*m)
 	if got := fmt.Sprint(f.reached()); got != "map[copy.email:CARRIED IDENTITY]" || len(f.Origins) != 1 {
 		t.Fatalf("during the tag (+10m): reached %s, want copy.email carried from one origin\n%s", got, raw)
+	}
+	jobTags := func() (bool, string) {
+		d, errs := gqlErrs(t, w.api, token, `query($ns: String!, $asOf: Time) { piiFlow(tag: "pii",
+			from: {field: {namespace: $ns, name: "customers", field: "email"}}, asOf: $asOf) { reached { path { edge { job { name tags { name } } } } } } }`,
+			map[string]any{"ns": w.sc.dsNS, "asOf": w.t0.Add(10 * m).UTC().Format(time.RFC3339Nano)})
+		b, _ := json.Marshal(d)
+		return len(errs) == 0 && strings.Contains(string(b), `"job":{"name":"copy","tags":[{"name":"owner=crm"}]}`), string(b)
+	}
+	ok, got := jobTags()
+	for deadline := time.Now().Add(30 * time.Second); !ok && time.Now().Before(deadline); ok, got = jobTags() {
+		time.Sleep(500 * time.Millisecond) // the job's event may sit on another partition
+	}
+	if !ok {
+		t.Errorf("the flow's step through copy should show the job's tags: %s", got)
 	}
 	for _, at := range []time.Duration{90 * time.Second, 40 * m} {
 		if f, raw := w.flow(t, token, "pii", at); len(f.Origins) != 0 || len(f.Reached) != 0 {

@@ -75,6 +75,8 @@ type JobRow struct {
 	// DbtRoleTests) and every name it was reported under; "" and nil for other jobs.
 	DbtUniqueID, DbtRole string
 	Names                []string
+	// Tags are the job tags facet's tags (`key[=value]`, sorted; projection version 6, ADR 0068), nil for none.
+	Tags []string
 }
 
 // JobVersionRow is one definition of a job.

@@ -463,6 +463,7 @@ type ComplexityRoot struct {
 		Namespace      func(childComplexity int) int
 		ProcessingType func(childComplexity int) int
 		Runs           func(childComplexity int, first *int, after *string, state *api.RunState) int
+		Tags           func(childComplexity int) int
 		Version        func(childComplexity int) int
 	}
 
@@ -798,6 +799,8 @@ type FieldResolver interface {
 type JobResolver interface {
 	Version(ctx context.Context, obj *api.Job) (*api.JobVersion, error)
 	Runs(ctx context.Context, obj *api.Job, first *int, after *string, state *api.RunState) (*api.RunConnection, error)
+
+	Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error)
 }
 type LineageEdgeResolver interface {
 	Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error)
@@ -2693,6 +2696,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Runs(childComplexity, args["first"].(*int), args["after"].(*string), args["state"].(*api.RunState)), true
+	case "Job.tags":
+		if e.ComplexityRoot.Job.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Tags(childComplexity), true
 	case "Job.version":
 		if e.ComplexityRoot.Job.Version == nil {
 			break
@@ -4196,7 +4205,7 @@ type Query {
   downstream with the path and the rule at each step, and where it stopped and why. ` + "`" + `from` + "`" + ` is a field or a dataset
   (its tagged fields); without it, the tagged fields of every dataset you may see (at most 200 origins). Depth
   counts column steps (at most 20; a deeper request is clamped). Computed on read at asOf from the column edges in
-  force then; the tags are the current ones. A sensitive class is shown only where you hold VIEW_SENSITIVE. Every
+  force then and the tags in force then (projection version 6). A sensitive class is shown only where you hold VIEW_SENSITIVE. Every
   call is audited.
   """
   piiFlow(tag: String!, from: NodeRef, depth: Int = 10, asOf: Time): PiiFlow!
@@ -4400,6 +4409,12 @@ type Job implements Node {
   dbtUniqueId: String
   "The job's role for its dbt node; null when dbtUniqueId is."
   dbtRole: DbtRole
+  """
+  The job's tags (the job tags facet of its latest event carrying one, ` + "`" + `key[=value]` + "`" + `; ADR 0068): shown on the steps of
+  a flow whose job carries them (` + "`" + `piiFlow { reached { path { edge { job { tags { name } } } } } }` + "`" + `). A tag of a
+  sensitive class only with VIEW_SENSITIVE on the job. Job tags never make a field an origin.
+  """
+  tags: [Tag!]!
   """
   Every name the job was reported under, sorted: for a dbt node's job one per dbt-ol command or mode (` + "`" + `name` + "`" + ` is
   the latest event's); for any other job just ` + "`" + `name` + "`" + `.
@@ -6016,6 +6031,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_dbtUniqueId(ctx, field)
 	case "dbtRole":
 		return ec.fieldContext_Job_dbtRole(ctx, field)
+	case "tags":
+		return ec.fieldContext_Job_tags(ctx, field)
 	case "names":
 		return ec.fieldContext_Job_names(ctx, field)
 	}
@@ -14870,6 +14887,38 @@ func (ec *executionContext) _Job_dbtRole(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Job_dbtRole(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Job", field, false, false, "DbtRole")
+}
+
+func (ec *executionContext) _Job_tags(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Tags(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Job_names(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
@@ -24619,6 +24668,12 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "tags":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_tags(ctx, field, obj)
+				})
 		case "names":
 			out.Values[i] = ec._Job_names(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -28410,6 +28465,30 @@ func (ec *executionContext) marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋhea
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx context.Context, sel ast.SelectionSet, v *api.Tag) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Tag!")
+		return graphql.Null
+	}
+	return ec._Tag(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, v any) (api.TagSource, error) {

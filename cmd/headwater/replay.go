@@ -213,25 +213,25 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if _, err = fmt.Fprintln(rc.stdout, project.UpgradeNoteV5); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(rc.stdout, "%s: %d datasets\n", project.UpgradeNoteV6, retagged)
+	_, err = fmt.Fprintf(rc.stdout, "%s: %d datasets, %d jobs\n", project.UpgradeNoteV6, retagged.Datasets, retagged.Jobs)
 	return err
 }
 
 // upgradeTags rebuilds the tag histories of the datasets the archive's tags facets name (of namespaces under
 // --namespace-prefix; project.UpgradeTags), reading the archive in batches: version 5 kept the latest facet only
 // and replay skips the events already projected.
-func (u upgradeCmd) upgradeTags(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
+func (u upgradeCmd) upgradeTags(ctx context.Context, proj *project.Projector, log *slog.Logger) (project.TagsUpgraded, error) {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
 	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
-		return 0, err
+		return project.TagsUpgraded{}, err
 	}
 	var batch []project.Envelope
-	total := 0
+	var total project.TagsUpgraded
 	flush := func() error {
 		n, err := proj.UpgradeTags(ctx, batch, u.NamespacePrefix)
-		total += n
+		total.Datasets, total.Jobs = total.Datasets+n.Datasets, total.Jobs+n.Jobs
 		batch = batch[:0]
 		return err
 	}
@@ -254,8 +254,11 @@ func (u upgradeCmd) upgradeTags(ctx context.Context, proj *project.Projector, lo
 	return total, flush()
 }
 
-// hasDatasetTags says whether an event carries a dataset tags facet.
+// hasDatasetTags says whether an event carries a dataset or job tags facet.
 func hasDatasetTags(ev olevent.Event) bool {
+	if ev.Job != nil && ev.Job.Tags != nil {
+		return true
+	}
 	for _, ds := range [][]olevent.Dataset{ev.Inputs, ev.Outputs} {
 		for _, d := range ds {
 			if d.Tags != nil {

@@ -290,7 +290,7 @@ func (r *rec) size() int64 {
 	if j := r.Job; j != nil {
 		n += int64(unsafe.Sizeof(*j))
 		for _, s := range []string{j.Key, j.NS, j.Name, j.NameKey, j.DbtUniqueID, j.DbtRole, j.ProcessingType,
-			j.JobType, j.Integration, j.Description, j.SQL, j.SourceCode, j.SourceLocation} {
+			j.JobType, j.Integration, j.Description, j.SQL, j.SourceCode, j.SourceLocation, j.Tags} {
 			n += sr.str(s)
 		}
 	}

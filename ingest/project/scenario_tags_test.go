@@ -94,17 +94,23 @@ func TestScenarioTagsAreTemporal(t *testing.T) {
 // properties, and is idempotent.
 func TestUpgradeTagsRebuildsTheHistoryOfAVersion5Graph(t *testing.T) {
 	s := newScen(t)
+	jobTagged := func(e *olevent.Event) { e.Job.Tags = []olevent.Tag{{Key: "owner", Value: "crm"}, {Key: "nightly"}} }
 	evs := []olevent.Event{
 		s.dsEv("u1", 10, tagged(s.ds("orders"), "pii")),
 		s.dsEv("u2", 30, tagged(s.ds("orders"), "confidential")),
+		s.runEv("w", olevent.TypeComplete, 5, "load", "r1", nil, []olevent.Dataset{withSchema(s.ds("orders"), "id")}, jobTagged),
 	}
-	s.apply(s.runEv("w", olevent.TypeComplete, 5, "load", "r1", nil, []olevent.Dataset{withSchema(s.ds("orders"), "id")}))
-	s.apply(evs...)
+	s.apply(evs[2])
+	s.apply(evs[:2]...)
+	if j := s.one(`MATCH (j:Job {key: $k}) RETURN j.jobTags AS t`, map[string]any{"k": s.jobKey("load")}); j["t"] != `["nightly","owner=crm"]` {
+		t.Fatalf("job tags %v", j["t"])
+	}
 	want := s.dump()
 
 	// What version 5 left: the latest tags, no history, no tag log in the state.
 	s.query(`MATCH (d:Dataset {key: $k}) SET d.normVersion = '5' REMOVE d.tagHistory, d.tagNames`,
 		map[string]any{"k": s.dsKey("orders")})
+	s.query(`MATCH (j:Job {key: $k}) REMOVE j.jobTags, j.stampT_jobTags, j.stampE_jobTags`, map[string]any{"k": s.jobKey("load")})
 	s.p = newScen(t).p
 	st := s.state("orders")
 	st.Tags = nil
@@ -118,8 +124,8 @@ func TestUpgradeTagsRebuildsTheHistoryOfAVersion5Graph(t *testing.T) {
 		envs = append(envs, Envelope{Event: e, Principal: testPrincipal, Source: "replay"})
 	}
 	for range 2 {
-		if n, err := s.p.UpgradeTags(s.ctx, envs, s.ns); err != nil || n != 1 {
-			t.Fatalf("upgrade tags: %d %v", n, err)
+		if n, err := s.p.UpgradeTags(s.ctx, envs, s.ns); err != nil || n != (TagsUpgraded{Datasets: 1, Jobs: 1}) {
+			t.Fatalf("upgrade tags: %+v %v", n, err)
 		}
 	}
 	if got := s.dump(); got != want {
@@ -168,4 +174,22 @@ func (s *scen) saveState(name string, st *dsState) {
 		s.t.Fatal(err)
 	}
 	s.query(`MATCH (d:Dataset {key: $k}) SET d.projState = $st`, map[string]any{"k": s.dsKey(name), "st": b})
+}
+
+// Job tags (ADR 0068) are the job tags facet of the job's latest event carrying one, whatever the arrival order.
+func TestScenarioJobTagsAreTheLatestFacets(t *testing.T) {
+	s := newScen(t)
+	with := func(tags ...string) evMod {
+		return func(e *olevent.Event) {
+			for _, k := range tags {
+				e.Job.Tags = append(e.Job.Tags, olevent.Tag{Key: k})
+			}
+		}
+	}
+	s.apply(s.runEv("b", olevent.TypeComplete, 20, "load", "r2", nil, nil, with("pii-job", "nightly")))
+	s.apply(s.runEv("a", olevent.TypeComplete, 10, "load", "r1", nil, nil, with("stale")))
+	s.apply(s.runEv("c", olevent.TypeComplete, 30, "load", "r3", nil, nil)) // no facet: the tags stay
+	if j := s.one(`MATCH (j:Job {key: $k}) RETURN j.jobTags AS t`, map[string]any{"k": s.jobKey("load")}); j["t"] != `["nightly","pii-job"]` {
+		t.Fatalf("job tags %v, want the latest facet's", j["t"])
+	}
 }

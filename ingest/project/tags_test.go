@@ -3,6 +3,7 @@ package project
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/headwater-data/headwater/graph"
@@ -25,8 +26,8 @@ func TestTagHistoryFromTheLog(t *testing.T) {
 		t.Fatalf("history %+v, want %+v", got, want)
 	}
 	back := &dsState{}
-	for i := len(obs) - 1; i >= 0; i-- {
-		back.mergeTags(obs[i : i+1])
+	for _, o := range slices.Backward(obs) {
+		back.mergeTags([]tagObs{o})
 	}
 	if fmt.Sprint(tagHistory(back.Tags)) != fmt.Sprint(want) {
 		t.Fatalf("merged backwards: %+v", tagHistory(back.Tags))

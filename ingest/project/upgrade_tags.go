@@ -13,7 +13,10 @@ import (
 )
 
 // UpgradeNoteV6 is what `headwater upgrade` says of projection version 6 (docs/adr/0066-temporal-tags.md).
-const UpgradeNoteV6 = "projection version 6 (ADR 0066): tag histories rebuilt from the archive's tags facets"
+const UpgradeNoteV6 = "projection version 6 (ADR 0066, 0068): tag histories and job tags rebuilt from the archive's tags facets"
+
+// TagsUpgraded is what UpgradeTags rewrote.
+type TagsUpgraded struct{ Datasets, Jobs int }
 
 // UpgradeTags rebuilds the tag log, and so Dataset.tagHistory and tagNames, of the datasets named by already
 // projected events' tags facets (projection version 6, tags.go). Replay cannot do it: it skips events already
@@ -23,13 +26,19 @@ const UpgradeNoteV6 = "projection version 6 (ADR 0066): tag histories rebuilt fr
 // the graph's, not the archive's). An event never projected (its Event node is missing) is left to the replay
 // after the upgrade. Only datasets whose (canonical) namespace, or its part after '://', starts with namespacePrefix
 // ("" for all) change.
-// Idempotent: a facet already in a dataset's tag log is kept once. It returns how many datasets it rewrote.
-func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespacePrefix string) (int, error) {
+// Job tags facets (ADR 0068) are written onto the stored event's job as its other descriptive properties are
+// (latest by event time; jobs of any namespace under the prefix rule). Idempotent: a facet already in a
+// dataset's tag log is kept once, a job's latest stamp wins again. It returns how many datasets and jobs it
+// rewrote.
+func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespacePrefix string) (TagsUpgraded, error) {
 	byKey := map[string]*rec{}
 	for _, env := range envs {
 		r, err := buildRec(env, p.canon)
 		if err != nil {
 			continue // unprojectable events were quarantined
+		}
+		if r.Job != nil && r.Job.Tags != "" && namespaceUnder(r.Job.NS, namespacePrefix) {
+			byKey[r.key()] = r
 		}
 		for _, d := range r.datasets() {
 			if d.Meta != nil && d.Meta.Tags != nil && namespaceUnder(d.ID.NS, namespacePrefix) {
@@ -39,9 +48,9 @@ func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespaceP
 		}
 	}
 	if len(byKey) == 0 {
-		return 0, nil
+		return TagsUpgraded{}, nil
 	}
-	var n int
+	var n TagsUpgraded
 	var touched []string
 	fold := p.fold.attempt()
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
@@ -57,7 +66,7 @@ func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespaceP
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	fold.end(err == nil)
 	if err != nil {
-		return 0, fmt.Errorf("upgrade tags: %w", err)
+		return TagsUpgraded{}, fmt.Errorf("upgrade tags: %w", err)
 	}
 	if len(touched) > 0 {
 		if err := p.gens.Bump(ctx, touched); err != nil {
@@ -69,21 +78,27 @@ func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespaceP
 
 // upgradeTags binds the archived events' datasets by their stored payloads and folds their tags facets into the
 // datasets' states, then writes what derives from them.
-func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (int, error) {
+func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgraded, error) {
+	var n TagsUpgraded
 	out, err := w.runAs("upgradeTags:read", `UNWIND $keys AS k MATCH (e:Event {key: k})
 		RETURN e.key AS k, e.payload AS p`, map[string]any{"keys": toAny(ordered.Keys(byKey))})
 	if err != nil {
-		return 0, err
+		return n, err
 	}
 	changes := map[string]*dsChange{}
+	var jobs []*rec
 	for _, row := range out {
 		k, _ := row.Get("k")
 		pl, _ := row.Get("p")
 		stored, err := decodeRec(pl)
 		if err != nil {
-			return 0, err
+			return n, err
 		}
 		r := byKey[asStr(k)]
+		if r.Job != nil && r.Job.Tags != "" && stored.Job != nil && namespaceUnder(r.Job.NS, prefix) {
+			stored.Job.Tags = r.Job.Tags // onto the job the stored event names (its dbt node's, ADR 0027)
+			jobs = append(jobs, stored)
+		}
 		was := stored.datasets()
 		for i, d := range r.datasets() {
 			if d.Meta == nil || d.Meta.Tags == nil || !namespaceUnder(d.ID.NS, prefix) || i >= len(was) ||
@@ -104,10 +119,9 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (int, error
 	sort.Strings(keys)
 	states, err := w.datasetStates(keys)
 	if err != nil {
-		return 0, err
+		return n, err
 	}
 	dw := dsWrites{declLogs: map[string][]dsObs{}}
-	n := 0
 	for _, k := range keys {
 		st, d := states[k], w.fold.works[k]
 		if st == nil || d == nil {
@@ -117,12 +131,22 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (int, error
 		c.own()
 		d.changes, d.save = append(d.changes, c), true
 		if err := w.deriveDataset(&dw, k, st, c); err != nil {
-			return 0, err
+			return n, err
 		}
-		n++
+		n.Datasets++
 	}
 	if err := w.writeDatasets(&dw); err != nil {
-		return 0, err
+		return n, err
+	}
+	if len(jobs) > 0 {
+		if err := w.upsertJobs(jobs); err != nil {
+			return n, err
+		}
+		seen := map[string]bool{}
+		for _, r := range jobs {
+			seen[r.Job.Key] = true
+		}
+		n.Jobs = len(seen)
 	}
 	return n, nil
 }

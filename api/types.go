@@ -122,7 +122,13 @@ type Owner struct {
 }
 
 // Tag on a dataset or field.
-type Tag struct{ Name string }
+type Tag struct {
+	Name string
+	// Source and ValidFrom are the tags facet entry's source and the event time it took effect, for a current
+	// dataset tag of a graph with tag histories (projection version 6); nil otherwise.
+	Source    *string
+	ValidFrom *time.Time
+}
 
 // Dataset as answered.
 type Dataset struct {
@@ -203,7 +209,10 @@ type Job struct {
 	DbtUniqueID    *string
 	DbtRole        *DbtRole
 	Names          []string
-	AsOf           time.Time
+	// TagNames are the job tags facet's tags as stored; Job.tags answers them through Catalog.JobTags (a
+	// sensitive one only with VIEW_SENSITIVE on the job).
+	TagNames []string
+	AsOf     time.Time
 }
 
 // IsNode implements Node.

@@ -62,7 +62,7 @@ func datasetOf(r graph.DatasetRow, asOf time.Time) *api.Dataset {
 	d := &api.Dataset{ID: api.DatasetID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name, Environment: strOrNil(r.Env),
 		CurrentNamespace: r.CurrentNS, CurrentName: r.CurrentName, Description: strOrNil(r.Description),
 		CreatedAt: timeOrNil(r.CreatedAt), DroppedAt: timeOrNil(r.DroppedAt), Owners: ownersOf(r.Owners),
-		Tags: tagsOf(r.Tags), AsOf: asOf}
+		Tags: tagsOf(r), AsOf: asOf}
 	return d
 }
 
@@ -84,10 +84,15 @@ func ownersOf(raw string) []api.Owner {
 	return out
 }
 
-func tagsOf(tags []string) []api.Tag {
-	out := make([]api.Tag, len(tags))
-	for i, t := range tags {
+// tagsOf are a dataset's current tags, each with its source and since when it is in force where the graph keeps
+// tag histories (projection version 6).
+func tagsOf(r graph.DatasetRow) []api.Tag {
+	out := make([]api.Tag, len(r.Tags))
+	for i, t := range r.Tags {
 		out[i] = api.Tag{Name: t}
+		if iv, ok := r.TagAt(t, graph.OpenEnd-1); ok {
+			out[i].Source, out[i].ValidFrom = strOrNil(iv.Source), timeOrNil(iv.ValidFrom)
+		}
 	}
 	return out
 }
@@ -107,7 +112,7 @@ func jobOf(r graph.JobRow, asOf time.Time) *api.Job {
 	j := &api.Job{ID: api.JobID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name,
 		ProcessingType: strOrNil(r.ProcessingType), JobType: strOrNil(r.JobType), Integration: strOrNil(r.Integration),
 		Description: strOrNil(r.Description), FirstSeenAt: timeOrNil(r.FirstSeenAt), LastSeenAt: timeOrNil(r.LastSeenAt),
-		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, AsOf: asOf}
+		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, TagNames: r.Tags, AsOf: asOf}
 	if r.DbtRole != "" {
 		role := api.DbtRole(r.DbtRole)
 		j.DbtRole = &role

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -63,6 +64,7 @@ type v1Answers struct {
 	World           struct {
 		Runs     map[string]string `json:"runs"`
 		EventIDs map[string]string `json:"eventIds"`
+		T0       time.Time         `json:"t0"` // the world's minute 0
 	} `json:"world"`
 }
 

@@ -16,9 +16,10 @@ type DatasetRow struct {
 	CreatedAt   int64
 	DroppedAt   int64
 	Description string
-	Owners      string // JSON
-	Tags        []string
+	Owners      string   // JSON
+	Tags        []string // current (Dataset.tags)
 	UpdatedAt   int64
+	TagHistory  []TagInterval // every tag's validity (version 6; nil before): TagsAt
 }
 
 // NameBinding is one DatasetName bound to a dataset.
@@ -74,6 +75,8 @@ type JobRow struct {
 	// DbtRoleTests) and every name it was reported under; "" and nil for other jobs.
 	DbtUniqueID, DbtRole string
 	Names                []string
+	// Tags are the job tags facet's tags (`key[=value]`, sorted; projection version 6, ADR 0068), nil for none.
+	Tags []string
 }
 
 // JobVersionRow is one definition of a job.

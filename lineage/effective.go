@@ -245,7 +245,7 @@ func (r *effectiveRun) ownTags(f *api.Field) []originGroup {
 		return nil
 	}
 	var out []originGroup
-	for _, raw := range row.Tags {
+	for _, raw := range row.TagsAt(r.q.t) {
 		t := governance.ParseTag(raw)
 		if (t.Field != "" && t.Field != f.Path) || t.Class == "" || (r.sens(t.Class) && !r.viewSens[f.DatasetKey]) {
 			continue
@@ -312,7 +312,7 @@ func (r *effectiveRun) answer(ctx context.Context, s *Service, a EffectiveArgs, 
 // datasetTags are the dataset-level tags of the dataset asked, listed once with no field.
 func (r *effectiveRun) datasetTags() []*api.EffectiveTag {
 	var out []*api.EffectiveTag
-	for _, raw := range r.ds.Tags {
+	for _, raw := range r.ds.TagsAt(r.q.t) {
 		t := governance.ParseTag(raw)
 		if t.Field != "" || t.Class == "" || (r.sens(t.Class) && !r.viewSens[r.ds.Key]) {
 			continue

@@ -34,7 +34,7 @@ func (s *Service) flowOrigins(ctx context.Context, q flowRequest, from *api.Node
 		if ferr != nil {
 			return nil, false, ferr
 		}
-		cands = taggedFields(ds, []graph.FieldRow{f}, q.class)
+		cands = taggedFields(ds, []graph.FieldRow{f}, q.class, q.t)
 	case from != nil && from.Dataset != nil:
 		l, lerr := s.catalog.LookupDataset(ctx, from.Dataset.Namespace, from.Dataset.Name, q.t, s.store)
 		if lerr != nil {
@@ -55,14 +55,14 @@ func (s *Service) flowOrigins(ctx context.Context, q flowRequest, from *api.Node
 }
 
 func (s *Service) datasetOrigins(ctx context.Context, ds graph.DatasetRow, q flowRequest) ([]flowOrigin, error) {
-	if len(governance.FieldTags(ds.Tags, q.class)) == 0 {
+	if len(governance.FieldTags(ds.TagsAt(q.t), q.class)) == 0 {
 		return nil, nil
 	}
 	fs, err := s.store.FieldsOf(ctx, ds.Key, q.t)
 	if err != nil {
 		return nil, api.StoreErr(err)
 	}
-	return taggedFields(ds, fs, q.class), nil
+	return taggedFields(ds, fs, q.class, q.t), nil
 }
 
 // graphOrigins are the tagged fields of the datasets carrying the class that the caller may describe: the graph's
@@ -106,9 +106,9 @@ func (s *Service) graphOrigins(ctx context.Context, q flowRequest) ([]flowOrigin
 	return out, true, nil
 }
 
-// taggedFields are the fields carrying a tag of class: their own, or their dataset's (which applies to all).
-func taggedFields(ds graph.DatasetRow, fs []graph.FieldRow, class string) []flowOrigin {
-	byField := governance.FieldTags(ds.Tags, class)
+// taggedFields are the fields carrying a tag of class at t: their own, or their dataset's (which applies to all).
+func taggedFields(ds graph.DatasetRow, fs []graph.FieldRow, class string, t int64) []flowOrigin {
+	byField := governance.FieldTags(ds.TagsAt(t), class)
 	var out []flowOrigin
 	for _, f := range fs {
 		tags := append(slices.Clone(byField[f.Path]), byField[""]...)

@@ -499,6 +499,7 @@ type ComplexityRoot struct {
 		Namespace      func(childComplexity int) int
 		ProcessingType func(childComplexity int) int
 		Runs           func(childComplexity int, first *int, after *string, state *api.RunState) int
+		Tags           func(childComplexity int) int
 		Version        func(childComplexity int) int
 	}
 
@@ -759,7 +760,9 @@ type ComplexityRoot struct {
 	}
 
 	Tag struct {
-		Name func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Source    func(childComplexity int) int
+		ValidFrom func(childComplexity int) int
 	}
 
 	TestDisagreement struct {
@@ -843,6 +846,8 @@ type FieldResolver interface {
 type JobResolver interface {
 	Version(ctx context.Context, obj *api.Job) (*api.JobVersion, error)
 	Runs(ctx context.Context, obj *api.Job, first *int, after *string, state *api.RunState) (*api.RunConnection, error)
+
+	Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error)
 }
 type LineageEdgeResolver interface {
 	Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error)
@@ -2903,6 +2908,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Runs(childComplexity, args["first"].(*int), args["after"].(*string), args["state"].(*api.RunState)), true
+	case "Job.tags":
+		if e.ComplexityRoot.Job.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Tags(childComplexity), true
 	case "Job.version":
 		if e.ComplexityRoot.Job.Version == nil {
 			break
@@ -4114,6 +4125,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.Name(childComplexity), true
+	case "Tag.source":
+		if e.ComplexityRoot.Tag.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Source(childComplexity), true
+	case "Tag.validFrom":
+		if e.ComplexityRoot.Tag.ValidFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.ValidFrom(childComplexity), true
 
 	case "TestDisagreement.column":
 		if e.ComplexityRoot.TestDisagreement.Column == nil {
@@ -4443,7 +4466,7 @@ type Query {
   downstream with the path and the rule at each step, and where it stopped and why. ` + "`" + `from` + "`" + ` is a field or a dataset
   (its tagged fields); without it, the tagged fields of every dataset you may see (at most 200 origins). Depth
   counts column steps (at most 20; a deeper request is clamped). Computed on read at asOf from the column edges in
-  force then; the tags are the current ones. A sensitive class is shown only where you hold VIEW_SENSITIVE. Every
+  force then and the tags in force then (projection version 6). A sensitive class is shown only where you hold VIEW_SENSITIVE. Every
   call is audited.
   """
   piiFlow(tag: String!, from: NodeRef, depth: Int = 10, asOf: Time): PiiFlow!
@@ -4540,7 +4563,13 @@ interface Node { id: ID! }
 "A name of a dataset and the interval it was bound."
 type Alias { namespace: String! name: String! environment: String kind: NameKind! validFrom: Time validTo: Time }
 type Owner { name: String! type: String }
-type Tag { name: String! }
+type Tag {
+  name: String!
+  "The tags facet entry's source (Dataset.tags; null when none was sent or before projection version 6)."
+  source: String
+  "Since when the tag is in force, by the event time of the tags facet that set it (Dataset.tags; null before projection version 6)."
+  validFrom: Time
+}
 
 type Dataset implements Node {
   id: ID!
@@ -4641,6 +4670,12 @@ type Job implements Node {
   dbtUniqueId: String
   "The job's role for its dbt node; null when dbtUniqueId is."
   dbtRole: DbtRole
+  """
+  The job's tags (the job tags facet of its latest event carrying one, ` + "`" + `key[=value]` + "`" + `; ADR 0068): shown on the steps of
+  a flow whose job carries them (` + "`" + `piiFlow { reached { path { edge { job { tags { name } } } } } }` + "`" + `). A tag of a
+  sensitive class only with VIEW_SENSITIVE on the job. Job tags never make a field an origin.
+  """
+  tags: [Tag!]!
   """
   Every name the job was reported under, sorted: for a dbt node's job one per dbt-ol command or mode (` + "`" + `name` + "`" + ` is
   the latest event's); for any other job just ` + "`" + `name` + "`" + `.
@@ -6372,6 +6407,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_dbtUniqueId(ctx, field)
 	case "dbtRole":
 		return ec.fieldContext_Job_dbtRole(ctx, field)
+	case "tags":
+		return ec.fieldContext_Job_tags(ctx, field)
 	case "names":
 		return ec.fieldContext_Job_names(ctx, field)
 	}
@@ -6818,6 +6855,10 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 	switch field.Name {
 	case "name":
 		return ec.fieldContext_Tag_name(ctx, field)
+	case "source":
+		return ec.fieldContext_Tag_source(ctx, field)
+	case "validFrom":
+		return ec.fieldContext_Tag_validFrom(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
 }
@@ -15903,6 +15944,38 @@ func (ec *executionContext) fieldContext_Job_dbtRole(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Job", field, false, false, "DbtRole")
 }
 
+func (ec *executionContext) _Job_tags(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Tags(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Job_names(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21022,6 +21095,52 @@ func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
+func (ec *executionContext) _Tag_source(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
+}
+
+func (ec *executionContext) _Tag_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_validFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, "Time")
+}
+
 func (ec *executionContext) _TestDisagreement_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26025,6 +26144,12 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "tags":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_tags(ctx, field, obj)
+				})
 		case "names":
 			out.Values[i] = ec._Job_names(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27769,6 +27894,16 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 		case "name":
 			out.Values[i] = ec._Tag_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._Tag_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validFrom":
+			out.Values[i] = ec._Tag_validFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -29945,6 +30080,30 @@ func (ec *executionContext) marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋhea
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTag(ctx context.Context, sel ast.SelectionSet, v *api.Tag) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Tag!")
+		return graphql.Null
+	}
+	return ec._Tag(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, v any) (api.TagSource, error) {

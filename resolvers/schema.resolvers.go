@@ -96,6 +96,10 @@ func (r *jobResolver) Runs(ctx context.Context, obj *api.Job, first *int, after 
 	return r.catalog.JobRuns(ctx, obj.Key, first, after, state)
 }
 
+func (r *jobResolver) Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error) {
+	return r.catalog.JobTags(ctx, obj)
+}
+
 // Job is the resolver for the job field.
 func (r *lineageEdgeResolver) Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error) {
 	if obj.JobKey == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/authz/grantstore"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
+	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/olevent/decode"
 	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/obs"
@@ -141,7 +142,7 @@ func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj ba
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
-	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), rewrite only identities and grants whose namespace, or its part after '://', starts with it, and move only those jobs' events onto their dbt node's job; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), rewrite only identities and grants whose namespace, or its part after '://', starts with it, move only those jobs' events onto their dbt node's job, and rebuild only those datasets' tag histories; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -190,6 +191,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	retagged, err := u.upgradeTags(ctx, p.projector, rc.log)
+	if err != nil {
+		return err
+	}
 	if _, err := fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
 		keyed, quarantined, runs, project.NormVersion); err != nil {
 		return err
@@ -205,8 +210,63 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 		ids.Datasets, ids.Names, ids.Jobs, ids.Unresolved, ids.DatasetEvents, grants); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(rc.stdout, project.UpgradeNoteV5)
+	if _, err = fmt.Fprintln(rc.stdout, project.UpgradeNoteV5); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "%s: %d datasets, %d jobs\n", project.UpgradeNoteV6, retagged.Datasets, retagged.Jobs)
 	return err
+}
+
+// upgradeTags rebuilds the tag histories of the datasets the archive's tags facets name (of namespaces under
+// --namespace-prefix; project.UpgradeTags), reading the archive in batches: version 5 kept the latest facet only
+// and replay skips the events already projected.
+func (u upgradeCmd) upgradeTags(ctx context.Context, proj *project.Projector, log *slog.Logger) (project.TagsUpgraded, error) {
+	lim := u.Event.limits()
+	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
+	dec, err := decode.NewDecoder(lim, time.Now)
+	if err != nil {
+		return project.TagsUpgraded{}, err
+	}
+	var batch []project.Envelope
+	var total project.TagsUpgraded
+	flush := func() error {
+		n, err := proj.UpgradeTags(ctx, batch, u.NamespacePrefix)
+		total.Datasets, total.Jobs = total.Datasets+n.Datasets, total.Jobs+n.Jobs
+		batch = batch[:0]
+		return err
+	}
+	err = archive.Read(u.Dir, func(rec archive.Record) error {
+		ev, err := dec.Decode(rec.Event)
+		if err != nil || !hasDatasetTags(ev) {
+			return nil // replay reports what no longer decodes; only tags facets change
+		}
+		ev.ID = rec.EventID
+		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal,
+			Source: "replay", Owned: rec.Owned})
+		if len(batch) >= replayBatch {
+			return flush()
+		}
+		return nil
+	}, func(seg string, err error) { log.Warn("torn archive segment tail skipped", "segment", seg, "err", err) })
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}
+
+// hasDatasetTags says whether an event carries a dataset or job tags facet.
+func hasDatasetTags(ev olevent.Event) bool {
+	if ev.Job != nil && ev.Job.Tags != nil {
+		return true
+	}
+	for _, ds := range [][]olevent.Dataset{ev.Inputs, ev.Outputs} {
+		for _, d := range ds {
+			if d.Tags != nil {
+				return true
+			}
+		}
+	}
+	return ev.Dataset != nil && ev.Dataset.Tags != nil
 }
 
 // upgradeDbtJobs moves already-projected events of dbt node jobs (of job namespaces under --namespace-prefix) onto

@@ -2,17 +2,20 @@ package catalogread
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/headwater-data/headwater/graph"
 )
 
-const datasetProjection = `d{.key, .namespace, .name, .env, .createdAt, .droppedAt, .description, .owners, .tags, .updatedAt}`
+const datasetProjection = `d{.key, .namespace, .name, .env, .createdAt, .droppedAt, .description, .owners, .tags, .tagHistory, .updatedAt}`
 
 func datasetRowOf(p graph.Props, at graph.Props) graph.DatasetRow {
 	r := graph.DatasetRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"), Env: p.Str("env"),
 		CurrentNS: p.Str("namespace"), CurrentName: p.Str("name"), CreatedAt: p.Int("createdAt"),
 		DroppedAt: p.Int("droppedAt"), Description: p.Str("description"), Owners: p.Str("owners"),
-		Tags: p.Strs("tags"), UpdatedAt: p.Int("updatedAt")}
+		Tags: p.Strs("tags"), UpdatedAt: p.Int("updatedAt"),
+		TagHistory: graph.ParseTagHistory(p.Str("tagHistory"))}
 	if at != nil && at.Str("name") != "" {
 		r.Namespace, r.Name, r.Env = at.Str("namespace"), at.Str("name"), at.Str("env")
 	}
@@ -133,7 +136,7 @@ type TaggedScan struct {
 
 // TaggedDatasets reads the next page of at most scan datasets by key after `after`, and returns those carrying a
 // tag of class (lower case) or of a class below it (a stored tag `[field:]key[=value]`, its key compared lower
-// case), each named as at asOf: the origins of a graph-wide piiFlow (the caller checks permissions). Without an
+// case) in force at asOf (Dataset.tagHistory; projection version 6), each named as at asOf: the origins of a graph-wide piiFlow (the caller checks permissions). Without an
 // index on tags each page reads scan datasets, so the caller bounds the pages.
 func (s *Store) TaggedDatasets(ctx context.Context, class, after string, scan int, asOf int64) (TaggedScan, error) {
 	recs, err := s.ReadRecords(ctx, `MATCH (p:Dataset) WHERE p.key > $after
@@ -142,7 +145,7 @@ WITH collect(p) AS page
 CALL {
   WITH page
   UNWIND page AS d
-  WITH d WHERE any(tag IN coalesce(d.tags, [])
+  WITH d WHERE any(tag IN coalesce(d.tagNames, d.tags, [])
     WHERE toLower(last(split(split(tag, '=')[0], ':'))) = $class
        OR toLower(last(split(split(tag, '=')[0], ':'))) STARTS WITH $class + '.')
   RETURN collect({d: `+datasetProjection+`, at: `+graph.NameAtCypher("d")+`}) AS rows
@@ -155,7 +158,20 @@ RETURN rows, size(page) AS n, CASE WHEN size(page) = 0 THEN $after ELSE page[siz
 	p := graph.Props(recs[0])
 	out := TaggedScan{Scanned: int(p.Int("n")), Last: p.Str("last")}
 	for _, r := range p.List("rows") {
-		out.Rows = append(out.Rows, datasetRowOf(r.Sub("d"), r.Sub("at")))
+		row := datasetRowOf(r.Sub("d"), r.Sub("at"))
+		if slices.ContainsFunc(row.TagsAt(asOf), func(tag string) bool { return tagOfClass(tag, class) }) {
+			out.Rows = append(out.Rows, row) // tagNames holds every tag ever: keep those in force at asOf
+		}
 	}
 	return out, nil
+}
+
+// tagOfClass is the scan's Cypher test in Go: the tag's key (lower case) is class or below it.
+func tagOfClass(tag, class string) bool {
+	key, _, _ := strings.Cut(tag, "=")
+	if i := strings.LastIndex(key, ":"); i >= 0 {
+		key = key[i+1:]
+	}
+	key = strings.ToLower(key)
+	return key == class || strings.HasPrefix(key, class+".")
 }

@@ -2,18 +2,19 @@ package catalogread
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/headwater-data/headwater/graph"
 )
 
 const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt,
-.dbtUniqueId, .dbtRole, .names}`
+.dbtUniqueId, .dbtRole, .names, .jobTags}`
 
 func jobRowOf(p graph.Props) graph.JobRow {
 	return graph.JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
 		ProcessingType: p.Str("processingType"), JobType: p.Str("jobType"), Integration: p.Str("integration"),
 		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt"),
-		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names")}
+		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names"), Tags: jobTagsOf(p.Str("jobTags"))}
 }
 
 // JobsByKeys reads jobs by key.
@@ -92,4 +93,13 @@ RETURN k, ds[..$max] AS ds, size(ds) > $max AS truncated`, map[string]any{"keys"
 		truncated[k] = p.Bool("truncated")
 	}
 	return out, truncated, nil
+}
+
+// jobTagsOf decodes Job.jobTags (a JSON list; nil for none or an unreadable one).
+func jobTagsOf(s string) []string {
+	var out []string
+	if s == "" || json.Unmarshal([]byte(s), &out) != nil {
+		return nil
+	}
+	return out
 }

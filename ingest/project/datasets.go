@@ -215,6 +215,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 	if v, ok := st.Meta["tags"]; ok {
 		props["tags"] = toAny(tagStrings(v.V))
 	}
+	tagProps(st, props)
 	return props
 }
 

@@ -448,6 +448,7 @@ func addChange(out map[string]*dsChange, k string, c *dsChange) {
 		setStamped(dst.facets, fk, v)
 	}
 	dst.versions = append(dst.versions, c.versions...)
+	dst.tags = append(dst.tags, c.tags...)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -468,6 +469,7 @@ func (st *dsState) clone() *dsState {
 	c.Meta = maps.Clone(st.Meta)
 	c.Facets = maps.Clone(st.Facets)
 	c.Off = maps.Clone(st.Off)
+	c.Tags = slices.Clone(st.Tags)
 	if c.Meta == nil {
 		c.Meta = map[string]stamped{}
 	}

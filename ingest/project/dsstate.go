@@ -36,6 +36,7 @@ type dsState struct {
 	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"` // distinct schemas by hash
 	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
 	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
+	Tags    []tagObs                         `json:"tags,omitempty"`    // every tags facet, sorted (tags.go)
 	// FieldsSig is the digest of the field histories the log gives (fieldsDigest), kept so the next batch
 	// need not fold the whole log a second time to tell whether fields changed. "" (older states): recomputed.
 	FieldsSig string `json:"fs,omitempty"`
@@ -56,6 +57,7 @@ type dsStateWire struct {
 	Schemas   map[string][]olevent.SchemaField `json:"schemas,omitempty"`
 	Meta      map[string]stamped               `json:"meta,omitempty"`
 	Facets    map[string]stamped               `json:"facets,omitempty"`
+	Tags      []tagObs                         `json:"tags,omitempty"`
 	FieldsSig string                           `json:"fs,omitempty"`
 	Base      *dsBase                          `json:"base,omitempty"`
 	Off       map[string]int64                 `json:"off,omitempty"`
@@ -81,7 +83,7 @@ func decodeState(v any) (*dsState, error) {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
 	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
-		Base: w.Base, Off: w.Off}
+		Base: w.Base, Off: w.Off, Tags: w.Tags}
 	if len(w.Repeats) > 0 {
 		for _, r := range w.Repeats {
 			var t int64
@@ -108,7 +110,7 @@ func decodeState(v any) (*dsState, error) {
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
 	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base,
-		Off: st.Off}
+		Off: st.Off, Tags: st.Tags}
 	type series struct {
 		hash string
 		read bool
@@ -146,6 +148,7 @@ type dsChange struct {
 	meta     map[string]stamped
 	facets   map[string]stamped
 	versions []versionRow
+	tags     []tagObs // tags facets (tags.go)
 }
 
 type versionRow struct {
@@ -257,8 +260,9 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 		if len(m.Owners) > 0 {
 			setStamped(c.meta, "owners", st(m.Owners))
 		}
-		if len(m.Tags) > 0 {
+		if m.Tags != nil { // an empty tags facet removes every tag (version 6)
 			setStamped(c.meta, "tags", st(m.Tags))
+			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, V: m.Tags})
 		}
 	}
 	for k, v := range d.Facets {
@@ -319,6 +323,7 @@ func (st *dsState) merge(c *dsChange) {
 	for k, v := range c.facets {
 		setStamped(st.Facets, k, v)
 	}
+	st.mergeTags(c.tags)
 }
 
 // tagStrings renders tags as "key=value" (or "key") strings, sorted.

@@ -14,7 +14,7 @@ import (
 
 // jobMetaFields are the descriptive Job properties, each taken from the latest event (by eventTime, then
 // eventId) that carries a non-empty value, so arrival order does not matter.
-var jobMetaFields = []string{"processingType", "jobType", "integration", "description"}
+var jobMetaFields = []string{"processingType", "jobType", "integration", "description", jobTagsField}
 
 func jobMetaValue(j *jobRec, field string) string {
 	switch field {
@@ -24,6 +24,8 @@ func jobMetaValue(j *jobRec, field string) string {
 		return j.JobType
 	case "integration":
 		return j.Integration
+	case jobTagsField:
+		return j.Tags
 	default:
 		return j.Description
 	}

@@ -139,7 +139,7 @@ func (st *dsState) size() int64 {
 		return 0
 	}
 	n := int64(unsafe.Sizeof(*st)) + obsSliceBytes(st.Log) + stampedMapBytes(st.Meta) + stampedMapBytes(st.Facets) +
-		int64(len(st.FieldsSig)) + offBytes(st.Off)
+		int64(len(st.FieldsSig)) + offBytes(st.Off) + tagLogBytes(st.Tags)
 	n += mapBytes(len(st.Schemas), strHeader+int64(unsafe.Sizeof([]olevent.SchemaField(nil))))
 	for h, fs := range st.Schemas {
 		n += int64(len(h)) + schemaBytes(fs, srcRange{})
@@ -160,7 +160,8 @@ func (st *dsState) size() int64 {
 
 // size is the change's resident bytes.
 func (c *dsChange) size() int64 {
-	n := int64(unsafe.Sizeof(*c)) + obsSliceBytes(c.obs) + stampedMapBytes(c.meta) + stampedMapBytes(c.facets)
+	n := int64(unsafe.Sizeof(*c)) + obsSliceBytes(c.obs) + stampedMapBytes(c.meta) + stampedMapBytes(c.facets) +
+		tagLogBytes(c.tags)
 	n += int64(cap(c.versions)) * int64(unsafe.Sizeof(versionRow{}))
 	for i := range c.versions {
 		v := &c.versions[i]
@@ -290,7 +291,7 @@ func (r *rec) size() int64 {
 	if j := r.Job; j != nil {
 		n += int64(unsafe.Sizeof(*j))
 		for _, s := range []string{j.Key, j.NS, j.Name, j.NameKey, j.DbtUniqueID, j.DbtRole, j.ProcessingType,
-			j.JobType, j.Integration, j.Description, j.SQL, j.SourceCode, j.SourceLocation} {
+			j.JobType, j.Integration, j.Description, j.SQL, j.SourceCode, j.SourceLocation, j.Tags} {
 			n += sr.str(s)
 		}
 	}
@@ -313,4 +314,16 @@ func (r *rec) size() int64 {
 		n += dsRecBytes(d, sr)
 	}
 	return n + dsRecBytes(r.Subject, sr)
+}
+
+// tagLogBytes is the tag log's resident bytes (tags.go).
+func tagLogBytes(log []tagObs) int64 {
+	n := int64(cap(log)) * int64(unsafe.Sizeof(tagObs{}))
+	for _, o := range log {
+		n += int64(len(o.E)) + int64(cap(o.V))*int64(unsafe.Sizeof(olevent.Tag{}))
+		for _, t := range o.V {
+			n += int64(len(t.Key) + len(t.Value) + len(t.Source) + len(t.Field))
+		}
+	}
+	return n
 }

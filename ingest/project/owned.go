@@ -18,6 +18,7 @@ func (c *dsChange) own() {
 	c.meta = ownedValue(c.meta)
 	c.facets = ownedValue(c.facets)
 	c.versions = ownedValue(c.versions)
+	c.tags = ownedValue(c.tags)
 }
 
 // ownedValue is ownedCopy of a typed value.

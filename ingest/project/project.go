@@ -40,8 +40,11 @@ import (
 // evidence kept once on the Job, run detail without what its run's rows share, inline metadata stamps
 // (upgrade_evidence.go, ADR 0035). Version 5 (issue 18): fields follow stable field ids (a rename keeps the
 // Field, Field.paths/pathFroms) and Iceberg snapshots are dataset versions with parent, time, operation and
-// summary (ADR 0041); a version-4 graph has nothing in another form (UpgradeNoteV5).
-const NormVersion = "5"
+// summary (ADR 0041); a version-4 graph has nothing in another form (UpgradeNoteV5). Version 6 (issue 19): tags
+// are temporal: the dataset state keeps every tags facet, the Dataset node its tag history (tagHistory,
+// tagNames; tags.go); an empty tags facet removes the tags; a version-5 graph's tag histories are rebuilt from
+// the archive (UpgradeTags, ADR 0066).
+const NormVersion = "6"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

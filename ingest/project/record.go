@@ -91,6 +91,8 @@ type jobRec struct {
 	SQL            string `json:",omitempty"`
 	SourceCode     string `json:",omitempty"`
 	SourceLocation string `json:",omitempty"`
+	// Tags is the job tags facet's tags (`key[=value]`, sorted) as a JSON list, "" without a facet (jobtags.go).
+	Tags string `json:",omitempty"`
 }
 
 // defHash is the hash of the job definition, "" when the event carries none.
@@ -214,7 +216,7 @@ func buildJob(j *olevent.Job, canon Canonicalizer) (*jobRec, error) {
 	}
 	return &jobRec{Key: jobKey(ns, nm), NS: ns, Name: nm, ProcessingType: strings.ToUpper(j.ProcessingType),
 		JobType: j.JobType, Integration: j.Integration, Description: j.Description, SQL: j.SQL,
-		SourceCode: j.SourceCode, SourceLocation: j.SourceLocation}, nil
+		SourceCode: j.SourceCode, SourceLocation: j.SourceLocation, Tags: jobTagsJSON(j.Tags)}, nil
 }
 
 func fillRun(r *rec, run *olevent.Run, canon Canonicalizer) {
@@ -288,7 +290,7 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 		}
 		out.DeclFields = colInputs(lf.Fields, canon)
 	}
-	if d.Description != "" || len(d.Owners) > 0 || len(d.Tags) > 0 {
+	if d.Description != "" || len(d.Owners) > 0 || d.Tags != nil { // an empty tags facet is kept: it removes them
 		out.Meta = &dsMeta{Description: d.Description, Owners: d.Owners, Tags: d.Tags}
 	}
 	return out

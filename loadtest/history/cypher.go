@@ -6,6 +6,7 @@ const (
 	cypherDatasets = `UNWIND $rows AS r
 CREATE (d:Dataset {key: r.key, namespace: r.ns, name: r.name, searchName: toLower(r.name), env: r.env, createdAt: r.created,
   updatedAt: r.updated, description: r.desc, owners: '[]', tags: r.tags, facets: '{}', normVersion: $nv})
+SET d += r.tagProps
 CREATE (n:DatasetName {ident: r.ident, namespace: r.ns, name: r.name, env: r.env})
 CREATE (n)-[:NAMES {kind: 'PRIMARY', validFrom: r.primaryFrom, validTo: $open}]->(d)
 FOREACH (o IN r.old |

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/loadtest/gen"
@@ -20,7 +21,7 @@ func (l *Loader) datasets(emit func(batch) error) error {
 		created := l.keys.created[d.ID]
 		row := map[string]any{"key": l.keys.dataset[d.ID], "ns": d.Namespace, "name": d.Name, "env": d.Env,
 			"ident": graph.DatasetIdent(d.Env, d.Namespace, d.Name), "created": created, "updated": l.keys.end,
-			"desc": "", "primaryFrom": created, "old": []any{}, "tags": l.tagsOf(d.Tags)}
+			"desc": "", "primaryFrom": created, "old": []any{}, "tags": l.tagsOf(d.Tags), "tagProps": l.tagPropsOf(d.Tags, created)}
 		if old := firstName(d); old != d.Name {
 			until := created + (l.keys.end-created)/2
 			row["primaryFrom"] = until
@@ -126,7 +127,6 @@ func jobStamps(fields map[string]string, t int64) map[string]any {
 	return out
 }
 
-// tagsOf is a dataset's tags as a Cypher list (never null).
 // tagsOf is a dataset's tags as the loader writes them: none unless Config.PIITags.
 func (l *Loader) tagsOf(tags []string) []any {
 	if !l.cfg.PIITags {
@@ -137,4 +137,24 @@ func (l *Loader) tagsOf(tags []string) []any {
 		out[i] = t
 	}
 	return out
+}
+
+// tagPropsOf are the tag history properties projection version 6 writes for a dataset whose tags facet set tags
+// at created (ingest/project/tags.go): each tag in force from then on, no source, no event (the loader writes
+// none). None unless Config.PIITags, as the projector writes none without a tags facet.
+func (l *Loader) tagPropsOf(tags []string, created int64) map[string]any {
+	if !l.cfg.PIITags || len(tags) == 0 {
+		return map[string]any{}
+	}
+	names := slices.Clone(tags)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	h := make([]graph.TagInterval, len(names))
+	out := make([]any, len(names))
+	for i, n := range names {
+		h[i] = graph.TagInterval{Name: n, ValidFrom: created, ValidTo: graph.OpenEnd}
+		out[i] = n
+	}
+	b, _ := json.Marshal(h)
+	return map[string]any{"tagHistory": string(b), "tagNames": out}
 }

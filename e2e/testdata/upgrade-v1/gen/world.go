@@ -157,6 +157,9 @@ func (w *world) posts() ([]post, error) {
 	if w.identities {
 		out = append(out, w.identityPosts()...)
 	}
+	if tagsWorld {
+		out = append(out, w.tagPosts()...)
+	}
 	return out, nil
 }
 

@@ -1,0 +1,56 @@
+package graph
+
+import (
+	"encoding/json"
+	"sort"
+)
+
+// TagInterval is one stretch of time a tag was in force on a dataset (Dataset.tagHistory, projection version 6,
+// docs/adr/0066-temporal-tags.md): Name is the tag as Dataset.tags renders it (`[field:]key[=value]`), Source
+// the facet entry's source, EventID the event whose tags facet set it; [ValidFrom, ValidTo) by event time,
+// ValidTo OpenEnd while it is in force.
+type TagInterval struct {
+	Name      string `json:"n"`
+	Source    string `json:"s,omitempty"`
+	ValidFrom int64  `json:"f"`
+	ValidTo   int64  `json:"t"`
+	EventID   string `json:"e,omitempty"`
+}
+
+// ParseTagHistory decodes a stored tagHistory (nil for none or an unreadable one).
+func ParseTagHistory(s string) []TagInterval {
+	if s == "" {
+		return nil
+	}
+	var out []TagInterval
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// TagsAt are the dataset's tags in force at t, sorted. A dataset without a tag history (no tags facet ever, or a
+// graph not upgraded to version 6) answers its current tags, as before version 6.
+func (r DatasetRow) TagsAt(t int64) []string {
+	if len(r.TagHistory) == 0 {
+		return r.Tags
+	}
+	var out []string
+	for _, iv := range r.TagHistory {
+		if iv.ValidFrom <= t && t < iv.ValidTo && (len(out) == 0 || out[len(out)-1] != iv.Name) {
+			out = append(out, iv.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TagAt is the interval of the tag named name in force at t (false: none).
+func (r DatasetRow) TagAt(name string, t int64) (TagInterval, bool) {
+	for _, iv := range r.TagHistory {
+		if iv.Name == name && iv.ValidFrom <= t && t < iv.ValidTo {
+			return iv, true
+		}
+	}
+	return TagInterval{}, false
+}

@@ -1,0 +1,29 @@
+package project
+
+import (
+	"sort"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/headwater-data/headwater/ingest/olevent"
+)
+
+// jobTagsField is the Job property holding the job tags facet's tags (projection version 6, ADR 0068): a JSON
+// list of `key[=value]` strings, sorted, from the latest event (by event time, then id) carrying a non-empty
+// facet, like the job's other descriptive properties (jobMetaFields). The flows show them on the steps whose job
+// carries them; they never make a field an origin.
+const jobTagsField = "jobTags"
+
+// jobTagsJSON renders a job tags facet as jobTagsField stores it; "" for no facet or an empty one.
+func jobTagsJSON(tags []olevent.Tag) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(tags))
+	for _, t := range tags {
+		names = append(names, tagName(olevent.Tag{Key: t.Key, Value: t.Value}))
+	}
+	sort.Strings(names)
+	b, _ := json.Marshal(compactStrings(names))
+	return string(b)
+}

@@ -255,18 +255,7 @@ type declaredColumn struct {
 }
 
 func jobEvent(n dbtmanifest.Node, name, jobType, at string, inputs []string, o Options, adapter string) map[string]any {
-	facets := map[string]any{
-		olevent.FacetJobType: struct {
-			facetBase
-			ProcessingType string `json:"processingType"`
-			Integration    string `json:"integration"`
-			JobType        string `json:"jobType"`
-		}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", jobType},
-		olevent.FacetDbtNode: struct {
-			facetBase
-			UniqueID string `json:"unique_id"`
-		}{facetBase{Producer, dbtNodeSchemaURL}, n.UniqueID},
-	}
+	facets := dbtJobFacets(jobType, n.UniqueID)
 	if n.CompiledCode != "" {
 		facets[olevent.FacetSQL] = struct {
 			facetBase
@@ -449,18 +438,7 @@ func Withdrawals(m *dbtmanifest.Manifest, cur Current, o Options) ([][]byte, []s
 		if have[n.UniqueID] || jobType == "" || n.JobName == "" {
 			continue
 		}
-		facets := map[string]any{
-			olevent.FacetJobType: struct {
-				facetBase
-				ProcessingType string `json:"processingType"`
-				Integration    string `json:"integration"`
-				JobType        string `json:"jobType"`
-			}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", jobType},
-			olevent.FacetDbtNode: struct {
-				facetBase
-				UniqueID string `json:"unique_id"`
-			}{facetBase{Producer, dbtNodeSchemaURL}, n.UniqueID},
-		}
+		facets := dbtJobFacets(jobType, n.UniqueID)
 		b, err := json.Marshal(map[string]any{"eventTime": at, "producer": Producer, "schemaURL": jobEventSchemaURL,
 			"job":    map[string]any{"namespace": o.JobNamespace, "name": n.JobName, "facets": facets},
 			"inputs": []datasetRef{}, "outputs": []datasetRef{}})
@@ -471,4 +449,21 @@ func Withdrawals(m *dbtmanifest.Manifest, cur Current, o Options) ([][]byte, []s
 		ids = append(ids, n.UniqueID)
 	}
 	return out, ids, nil
+}
+
+// dbtJobFacets are the jobType and dbt_node facets every declared dbt job carries (the import's and the
+// withdrawal's JobEvents alike).
+func dbtJobFacets(jobType, uniqueID string) map[string]any {
+	return map[string]any{
+		olevent.FacetJobType: struct {
+			facetBase
+			ProcessingType string `json:"processingType"`
+			Integration    string `json:"integration"`
+			JobType        string `json:"jobType"`
+		}{facetBase{Producer, jobTypeSchemaURL}, "BATCH", "DBT", jobType},
+		olevent.FacetDbtNode: struct {
+			facetBase
+			UniqueID string `json:"unique_id"`
+		}{facetBase{Producer, dbtNodeSchemaURL}, uniqueID},
+	}
 }

@@ -4509,8 +4509,12 @@ type Mutation {
   revokeApiToken(id: ID!): Boolean!
 }
 
-"MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md)."
-enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS MANAGE_INVENTORY }
+"""
+MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
+MANAGE_TAGS tags a dataset and its fields and blocks propagation through them (setTags, removeTags, block, unblock;
+docs/governance.md).
+"""
+enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS MANAGE_INVENTORY MANAGE_TAGS }
 enum GrantEffect { ALLOW DENY }
 enum TokenKind { USER SERVICE PRODUCER }
 

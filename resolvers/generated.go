@@ -4859,7 +4859,11 @@ enum PiiEffect { CARRIED AGGREGATED INFLUENCED }
 "The rule a column edge was judged by (docs/governance.md)."
 enum PiiRule { IDENTITY TRANSFORMATION AGGREGATION INDIRECT MASKED UNKNOWN }
 
-enum PiiStopReason { MASKED AGGREGATION DEPTH PERMISSIONS BUDGET NO_COLUMN_LINEAGE }
+"""
+Why a flow went no further. BLOCKED: an explicit governance block on the field or the edge (ADR 0067), judged before
+the rules; the stop's message is "BLOCKED by <who>: <why>".
+"""
+enum PiiStopReason { MASKED AGGREGATION DEPTH PERMISSIONS BUDGET NO_COLUMN_LINEAGE BLOCKED }
 
 type PiiReach {
   field: Field!

@@ -223,7 +223,7 @@ func waitProjected(arch string, sent int) error {
 	}
 	defer drv.Close(ctx)
 	var ids []string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(6 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) { // a loaded machine is slow
 		recs := 0
 		_ = archive.Read(arch, func(archive.Record) error { recs++; return nil }, func(string, error) {})
 		if recs < sent {

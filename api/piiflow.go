@@ -71,6 +71,8 @@ const (
 	PiiStopPermissions     PiiStopReason = "PERMISSIONS"
 	PiiStopBudget          PiiStopReason = "BUDGET"
 	PiiStopNoColumnLineage PiiStopReason = "NO_COLUMN_LINEAGE"
+	// PiiStopBlocked: an explicit governance block on the field or the edge (ADR 0067), judged before the rules.
+	PiiStopBlocked PiiStopReason = "BLOCKED"
 )
 
 // PiiStop is where a flow stopped: the last field it reached, why, and the edge it did not cross when there is one.

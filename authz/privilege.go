@@ -16,12 +16,15 @@ const (
 	PrivManageGrants  Privilege = "MANAGE_GRANTS"  // manage grants on the securable; implies everything
 	// PrivManageInventory registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
 	PrivManageInventory Privilege = "MANAGE_INVENTORY"
+	// PrivManageTags tags a dataset and its fields and blocks propagation through them by mutation (ADR 0067,
+	// docs/governance.md): a governance act, deliberately not implied by PRODUCE.
+	PrivManageTags Privilege = "MANAGE_TAGS"
 )
 
 // Privileges lists every privilege in a fixed order.
 func Privileges() []Privilege {
 	return []Privilege{PrivList, PrivDescribe, PrivViewLineage, PrivViewSQL, PrivViewSensitive, PrivProduce,
-		PrivManageGrants, PrivManageInventory}
+		PrivManageGrants, PrivManageInventory, PrivManageTags}
 }
 
 // Implies is THE implication table: the privileges a privilege directly carries. Holding a privilege means
@@ -31,12 +34,12 @@ func Implies(p Privilege) []Privilege {
 	switch p {
 	case PrivManageGrants:
 		return []Privilege{PrivList, PrivDescribe, PrivViewLineage, PrivViewSQL, PrivViewSensitive, PrivProduce,
-			PrivManageInventory}
+			PrivManageInventory, PrivManageTags}
 	case PrivViewLineage, PrivViewSQL, PrivViewSensitive:
 		return []Privilege{PrivDescribe}
 	case PrivDescribe:
 		return []Privilege{PrivList}
-	default: // LIST, PRODUCE, MANAGE_INVENTORY
+	default: // LIST, PRODUCE, MANAGE_INVENTORY, MANAGE_TAGS
 		return nil
 	}
 }

@@ -27,6 +27,34 @@ type Input struct {
 	// NoColumn are fields whose dataset has dataset-level lineage downstream but no column lineage from them: a
 	// carrying one is a NO_COLUMN_LINEAGE stop ("unknown", never "not reached").
 	NoColumn map[string]bool
+	// Explicit are the governance blocks in force at the flow's instant (ADR 0067), judged before the rules.
+	Explicit Blocks
+}
+
+// Block is an explicit governance block: who set it and why.
+type Block struct{ By, Reason string }
+
+// EdgeRef names a column edge by its fields' public ids and its job's key.
+type EdgeRef struct{ From, To, JobKey string }
+
+// Blocks are explicit governance blocks: on a field (by public id: it neither carries nor lets through, so no
+// edge into or out of it is crossed) or on one edge (not crossed whatever its transformations).
+type Blocks struct {
+	Fields map[string]Block
+	Edges  map[EdgeRef]Block
+}
+
+// Of is the block that stops the flow across e, if any: the edge's own first, then its target's, then its
+// source's.
+func (b Blocks) Of(e *api.LineageEdge) (Block, bool) {
+	if bl, ok := b.Edges[EdgeRef{From: e.From, To: e.To, JobKey: e.JobKey}]; ok {
+		return bl, true
+	}
+	if bl, ok := b.Fields[e.To]; ok {
+		return bl, true
+	}
+	bl, ok := b.Fields[e.From]
+	return bl, ok
 }
 
 // Hop is one edge of a path with its judgement.
@@ -50,6 +78,8 @@ type Stop struct {
 	Reason api.PiiStopReason
 	Edge   *api.LineageEdge
 	Step   Step
+	// Block is the explicit block of a BLOCKED stop.
+	Block Block
 }
 
 // Flow is a computed flow: reached fields (by effect, then distance, then id) and stops (by field, reason, edge).
@@ -165,6 +195,9 @@ func (g *search) spread(pass func(api.PiiEffect) bool) {
 		for _, id := range buckets[d] {
 			src := g.marks[id]
 			for _, e := range g.adj[id] {
+				if _, explicit := g.in.Explicit.Of(e); explicit {
+					continue
+				}
 				st := Judge(e.Transformations, g.rules)
 				if !pass(st.Effect) || g.in.Blocked[e.To] {
 					continue
@@ -191,6 +224,9 @@ func (g *search) influence() {
 			continue
 		}
 		for _, e := range g.adj[id] {
+			if _, explicit := g.in.Explicit.Of(e); explicit {
+				continue
+			}
 			st := Judge(e.Transformations, g.rules)
 			if st.Effect != api.PiiInfluenced || g.in.Blocked[e.To] {
 				continue
@@ -222,6 +258,10 @@ func (g *search) stops() []Stop {
 		onward := false
 		blocked := false
 		for _, e := range g.adj[id] {
+			if bl, explicit := g.in.Explicit.Of(e); explicit {
+				out = append(out, Stop{ID: id, Reason: api.PiiStopBlocked, Edge: e, Block: bl})
+				continue
+			}
 			st := Judge(e.Transformations, g.rules)
 			switch {
 			case st.Stop != "":

@@ -158,6 +158,21 @@ stop agg2 NO_COLUMN_LINEAGE
 stop e MASKED at e>h
 stop id PERMISSIONS
 `},
+		// explicit blocks (ADR 0067) are judged before the rules: a blocked field is not entered, a blocked edge
+		// not crossed (the aggregation behind it is never judged), each a BLOCKED stop at the edge
+		{"explicit blocks", Input{Origins: []Origin{{"e", DefaultRules}}, Edges: shape, Depth: 10,
+			Explicit: Blocks{Fields: map[string]Block{"t": {By: "gov", Reason: "masked downstream"}},
+				Edges: map[EdgeRef]Block{{From: "id", To: "agg"}: {By: "gov", Reason: "recomputed"}}}}, `id CARRIED from e via id(IDENTITY)
+j INFLUENCED from e via id(IDENTITY),j(INDIRECT)
+stop e MASKED at e>h
+stop id BLOCKED at id>agg
+stop id BLOCKED at id>t
+`},
+		// a blocked origin lets nothing through, whatever its edges' rules (the masked edge is BLOCKED too)
+		{"a blocked origin", Input{Origins: []Origin{{"e", DefaultRules}}, Edges: shape, Depth: 10,
+			Explicit: Blocks{Fields: map[string]Block{"e": {By: "gov", Reason: "r"}}}}, `stop e BLOCKED at e>h
+stop e BLOCKED at e>id
+`},
 		// a carried path beats a shorter aggregated one; of two origins the nearer one is named
 		{"strongest effect first", Input{Origins: []Origin{{"a", DefaultRules}, {"b", DefaultRules}},
 			Edges: edges("a>x:DIRECT/AGGREGATION", "b>m:DIRECT/IDENTITY", "m>x:DIRECT/IDENTITY", "b>y:DIRECT/IDENTITY", "a>y:DIRECT/IDENTITY"), Depth: 5},

@@ -20,6 +20,8 @@ type DatasetRow struct {
 	Tags        []string // current (Dataset.tags)
 	UpdatedAt   int64
 	TagHistory  []TagInterval // every tag's validity (version 6; nil before): TagsAt
+	// BlockHistory is every explicit governance block's validity (version 7; nil before or without any): BlocksAt.
+	BlockHistory []BlockInterval
 }
 
 // NameBinding is one DatasetName bound to a dataset.

@@ -290,9 +290,14 @@ func (r *effectiveRun) answer(ctx context.Context, s *Service, a EffectiveArgs, 
 			StopReasons: []api.StopReason{api.StopNodeBudget},
 			Message:     fmt.Sprintf("more than %d tagged fields upstream: only the first %d (by id) were judged; ask a single field's effectiveTags", maxEffectiveOrigins, maxEffectiveOrigins)})
 	}
+	explicit, err := s.flowBlocks(ctx, r.q.t, r.fields, nil)
+	if err != nil { // the blocks could not be read: no derived tag is claimed without them
+		out.Partial = true
+		origins = nil
+	}
 	for _, g := range origins {
 		in := governance.Input{Origins: []governance.Origin{{ID: g.id, Rules: s.gov.RulesOf(g.class)}}, Edges: r.res.Edges,
-			Depth: r.q.depth}
+			Depth: r.q.depth, Explicit: explicit}
 		if r.sens(g.class) {
 			in.Blocked = r.blocked
 		}

@@ -138,8 +138,12 @@ func (s *Service) flowAnswer(ctx context.Context, q flowRequest, origins []flowO
 	if err != nil {
 		return nil, err
 	}
+	explicit, err := s.flowBlocks(ctx, q.t, fields, rows)
+	if err != nil {
+		return nil, err
+	}
 	in := governance.Input{Edges: res.Edges, Depth: q.depth, Blocked: blocked, Waiting: waitingOf(res),
-		NoColumn: noColumnOf(res)}
+		NoColumn: noColumnOf(res), Explicit: explicit}
 	for _, o := range origins {
 		in.Origins = append(in.Origins, governance.Origin{ID: api.FieldID(o.field.Key), Rules: s.gov.RulesOf(o.class)})
 	}

@@ -233,6 +233,8 @@ func stopMessage(st governance.Stop) string {
 		return "the flow goes on into fields whose sensitive tags you may not view"
 	case api.PiiStopBudget:
 		return "the walk's budget stopped here; start a flow from this field to go on"
+	case api.PiiStopBlocked:
+		return "BLOCKED by " + st.Block.By + ": " + st.Block.Reason
 	case api.PiiStopNoColumnLineage:
 		return "unknown: no column lineage: this field's dataset has dataset-level lineage downstream without column lineage from this field; the tag may flow on"
 	}

@@ -4509,8 +4509,12 @@ type Mutation {
   revokeApiToken(id: ID!): Boolean!
 }
 
-"MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md)."
-enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS MANAGE_INVENTORY }
+"""
+MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
+MANAGE_TAGS tags a dataset and its fields and blocks propagation through them (setTags, removeTags, block, unblock;
+docs/governance.md).
+"""
+enum Privilege { LIST DESCRIBE VIEW_LINEAGE VIEW_SQL VIEW_SENSITIVE PRODUCE MANAGE_GRANTS MANAGE_INVENTORY MANAGE_TAGS }
 enum GrantEffect { ALLOW DENY }
 enum TokenKind { USER SERVICE PRODUCER }
 
@@ -4855,7 +4859,11 @@ enum PiiEffect { CARRIED AGGREGATED INFLUENCED }
 "The rule a column edge was judged by (docs/governance.md)."
 enum PiiRule { IDENTITY TRANSFORMATION AGGREGATION INDIRECT MASKED UNKNOWN }
 
-enum PiiStopReason { MASKED AGGREGATION DEPTH PERMISSIONS BUDGET NO_COLUMN_LINEAGE }
+"""
+Why a flow went no further. BLOCKED: an explicit governance block on the field or the edge (ADR 0067), judged before
+the rules; the stop's message is "BLOCKED by <who>: <why>".
+"""
+enum PiiStopReason { MASKED AGGREGATION DEPTH PERMISSIONS BUDGET NO_COLUMN_LINEAGE BLOCKED }
 
 type PiiReach {
   field: Field!

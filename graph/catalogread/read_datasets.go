@@ -8,14 +8,14 @@ import (
 	"github.com/headwater-data/headwater/graph"
 )
 
-const datasetProjection = `d{.key, .namespace, .name, .env, .createdAt, .droppedAt, .description, .owners, .tags, .tagHistory, .updatedAt}`
+const datasetProjection = `d{.key, .namespace, .name, .env, .createdAt, .droppedAt, .description, .owners, .tags, .tagHistory, .blockHistory, .updatedAt}`
 
 func datasetRowOf(p graph.Props, at graph.Props) graph.DatasetRow {
 	r := graph.DatasetRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"), Env: p.Str("env"),
 		CurrentNS: p.Str("namespace"), CurrentName: p.Str("name"), CreatedAt: p.Int("createdAt"),
 		DroppedAt: p.Int("droppedAt"), Description: p.Str("description"), Owners: p.Str("owners"),
 		Tags: p.Strs("tags"), UpdatedAt: p.Int("updatedAt"),
-		TagHistory: graph.ParseTagHistory(p.Str("tagHistory"))}
+		TagHistory: graph.ParseTagHistory(p.Str("tagHistory")), BlockHistory: graph.ParseBlockHistory(p.Str("blockHistory"))}
 	if at != nil && at.Str("name") != "" {
 		r.Namespace, r.Name, r.Env = at.Str("namespace"), at.Str("name"), at.Str("env")
 	}

@@ -13,6 +13,8 @@ const (
 	FacetPublication   = "headwater_publication"
 	// FacetIceberg is the Iceberg catalog sync's own facet (ADR 0041): table uuid, field ids, a snapshot.
 	FacetIceberg = "headwater_iceberg"
+	// FacetGovernanceBlock is the governance block list of a dataset (ADR 0067): a full list, like tags.
+	FacetGovernanceBlock = "headwater_governance_block"
 )
 
 // Lifecycle states and publication states.

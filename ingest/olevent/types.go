@@ -141,6 +141,9 @@ type Dataset struct {
 	Tags          []Tag
 	Description   string
 	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
+	// Blocks is the headwater_governance_block facet's list (ADR 0067); nil without the facet, empty when it
+	// lists none (it removes every block).
+	Blocks []Block
 
 	// MetadataTable is set on an Iceberg metadata table, which the decoder renamed (metatables.go, ADR 0025); nil
 	// for other datasets.
@@ -235,6 +238,22 @@ type Tag struct {
 	Value  string
 	Source string
 	Field  string // set when the tag applies to a field
+}
+
+// Block is one explicit block of the headwater_governance_block facet (ADR 0067): propagation stops at Field
+// (of the event's dataset), or, with Edge, only across the column edge into Field from Edge's upstream field
+// through Edge's job. By and Reason are who asked and why.
+type Block struct {
+	Field  string
+	Edge   *BlockEdge
+	By     string
+	Reason string
+}
+
+// BlockEdge is the column edge a block names: the job and the upstream field.
+type BlockEdge struct {
+	JobNamespace, JobName string
+	From                  InputField // Namespace, Name, Field only
 }
 
 // LineageFacet is the OpenLineage `lineage` facet: declared lineage, possibly without a job.

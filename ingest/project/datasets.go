@@ -216,6 +216,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 		props["tags"] = toAny(tagStrings(v.V))
 	}
 	tagProps(st, props)
+	blockProps(st, props)
 	return props
 }
 

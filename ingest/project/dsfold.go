@@ -449,6 +449,7 @@ func addChange(out map[string]*dsChange, k string, c *dsChange) {
 	}
 	dst.versions = append(dst.versions, c.versions...)
 	dst.tags = append(dst.tags, c.tags...)
+	dst.blocks = append(dst.blocks, c.blocks...)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -470,6 +471,7 @@ func (st *dsState) clone() *dsState {
 	c.Facets = maps.Clone(st.Facets)
 	c.Off = maps.Clone(st.Off)
 	c.Tags = slices.Clone(st.Tags)
+	c.Blocks = slices.Clone(st.Blocks)
 	if c.Meta == nil {
 		c.Meta = map[string]stamped{}
 	}

@@ -37,6 +37,7 @@ type dsState struct {
 	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
 	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
 	Tags    []tagObs                         `json:"tags,omitempty"`    // every tags facet, sorted (tags.go)
+	Blocks  []blockObs                       `json:"blocks,omitempty"`  // every block facet, sorted (blocks.go)
 	// FieldsSig is the digest of the field histories the log gives (fieldsDigest), kept so the next batch
 	// need not fold the whole log a second time to tell whether fields changed. "" (older states): recomputed.
 	FieldsSig string `json:"fs,omitempty"`
@@ -58,6 +59,7 @@ type dsStateWire struct {
 	Meta      map[string]stamped               `json:"meta,omitempty"`
 	Facets    map[string]stamped               `json:"facets,omitempty"`
 	Tags      []tagObs                         `json:"tags,omitempty"`
+	Blocks    []blockObs                       `json:"blocks,omitempty"`
 	FieldsSig string                           `json:"fs,omitempty"`
 	Base      *dsBase                          `json:"base,omitempty"`
 	Off       map[string]int64                 `json:"off,omitempty"`
@@ -83,7 +85,7 @@ func decodeState(v any) (*dsState, error) {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
 	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
-		Base: w.Base, Off: w.Off, Tags: w.Tags}
+		Base: w.Base, Off: w.Off, Tags: w.Tags, Blocks: w.Blocks}
 	if len(w.Repeats) > 0 {
 		for _, r := range w.Repeats {
 			var t int64
@@ -110,7 +112,7 @@ func decodeState(v any) (*dsState, error) {
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
 	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base,
-		Off: st.Off, Tags: st.Tags}
+		Off: st.Off, Tags: st.Tags, Blocks: st.Blocks}
 	type series struct {
 		hash string
 		read bool
@@ -148,7 +150,8 @@ type dsChange struct {
 	meta     map[string]stamped
 	facets   map[string]stamped
 	versions []versionRow
-	tags     []tagObs // tags facets (tags.go)
+	tags     []tagObs   // tags facets (tags.go)
+	blocks   []blockObs // block facets (blocks.go)
 }
 
 type versionRow struct {
@@ -264,6 +267,9 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 			setStamped(c.meta, "tags", st(m.Tags))
 			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, V: m.Tags})
 		}
+		if m.Blocks != nil { // an empty block facet removes every block
+			c.blocks = append(c.blocks, blockObs{T: r.Time, E: r.ID, B: r.Principal, V: *m.Blocks})
+		}
 	}
 	for k, v := range d.Facets {
 		setStamped(c.facets, k, stamped{T: r.Time, E: r.ID, V: v, R: d.Read})
@@ -324,6 +330,7 @@ func (st *dsState) merge(c *dsChange) {
 		setStamped(st.Facets, k, v)
 	}
 	st.mergeTags(c.tags)
+	st.mergeBlocks(c.blocks)
 }
 
 // tagStrings renders tags as "key=value" (or "key") strings, sorted.

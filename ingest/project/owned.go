@@ -19,6 +19,7 @@ func (c *dsChange) own() {
 	c.facets = ownedValue(c.facets)
 	c.versions = ownedValue(c.versions)
 	c.tags = ownedValue(c.tags)
+	c.blocks = ownedValue(c.blocks)
 }
 
 // ownedValue is ownedCopy of a typed value.

@@ -73,7 +73,7 @@ func ownedNow(s ownership.Set, canon Canonicalizer) ownership.Set {
 
 // ownerFacets are the dataset facets whose meaning only a dataset's owners may state.
 var ownerFacets = []string{olevent.FacetLifecycle, olevent.FacetDocumentation, olevent.FacetOwnership,
-	olevent.FacetTags, olevent.FacetLineage}
+	olevent.FacetTags, olevent.FacetLineage, olevent.FacetGovernanceBlock}
 
 // asRead keeps of a dataset what a reader may record about it.
 func (d *dsRec) asRead() {

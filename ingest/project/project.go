@@ -43,8 +43,10 @@ import (
 // summary (ADR 0041); a version-4 graph has nothing in another form (UpgradeNoteV5). Version 6 (issue 19): tags
 // are temporal: the dataset state keeps every tags facet, the Dataset node its tag history (tagHistory,
 // tagNames; tags.go); an empty tags facet removes the tags; a version-5 graph's tag histories are rebuilt from
-// the archive (UpgradeTags, ADR 0066).
-const NormVersion = "6"
+// the archive (UpgradeTags, ADR 0066). Version 7 (issue 19): explicit governance blocks: the dataset state keeps
+// every headwater_governance_block facet of its owners, the Dataset node its block history (blockHistory;
+// blocks.go); a version-6 graph's block histories are rebuilt from the archive (UpgradeBlocks, ADR 0067).
+const NormVersion = "7"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -75,6 +75,7 @@ type dsMeta struct {
 	Description string
 	Owners      []olevent.Owner
 	Tags        []olevent.Tag
+	Blocks      *[]blockRec `json:",omitempty"` // the block facet (blocks.go); nil: none sent
 }
 
 // jobRec is the job part of an event. Key is the Job node's key: JobKey(NS, Name), or for a dbt node's job
@@ -290,8 +291,8 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 		}
 		out.DeclFields = colInputs(lf.Fields, canon)
 	}
-	if d.Description != "" || len(d.Owners) > 0 || d.Tags != nil { // an empty tags facet is kept: it removes them
-		out.Meta = &dsMeta{Description: d.Description, Owners: d.Owners, Tags: d.Tags}
+	if d.Description != "" || len(d.Owners) > 0 || d.Tags != nil || d.Blocks != nil { // an empty tags facet is kept: it removes them
+		out.Meta = &dsMeta{Description: d.Description, Owners: d.Owners, Tags: d.Tags, Blocks: blockRecs(d.Blocks, canon)}
 	}
 	return out
 }

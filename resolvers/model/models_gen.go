@@ -428,6 +428,8 @@ func (e GrantEffect) MarshalJSON() ([]byte, error) {
 }
 
 // MANAGE_INVENTORY registers and retires expected-job inventories for jobs in a namespace (docs/trust.md).
+// MANAGE_TAGS tags a dataset and its fields and blocks propagation through them (setTags, removeTags, block, unblock;
+// docs/governance.md).
 type Privilege string
 
 const (
@@ -439,6 +441,7 @@ const (
 	PrivilegeProduce         Privilege = "PRODUCE"
 	PrivilegeManageGrants    Privilege = "MANAGE_GRANTS"
 	PrivilegeManageInventory Privilege = "MANAGE_INVENTORY"
+	PrivilegeManageTags      Privilege = "MANAGE_TAGS"
 )
 
 var AllPrivilege = []Privilege{
@@ -450,11 +453,12 @@ var AllPrivilege = []Privilege{
 	PrivilegeProduce,
 	PrivilegeManageGrants,
 	PrivilegeManageInventory,
+	PrivilegeManageTags,
 }
 
 func (e Privilege) IsValid() bool {
 	switch e {
-	case PrivilegeList, PrivilegeDescribe, PrivilegeViewLineage, PrivilegeViewSQL, PrivilegeViewSensitive, PrivilegeProduce, PrivilegeManageGrants, PrivilegeManageInventory:
+	case PrivilegeList, PrivilegeDescribe, PrivilegeViewLineage, PrivilegeViewSQL, PrivilegeViewSensitive, PrivilegeProduce, PrivilegeManageGrants, PrivilegeManageInventory, PrivilegeManageTags:
 		return true
 	}
 	return false

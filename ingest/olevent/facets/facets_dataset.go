@@ -57,6 +57,9 @@ func interpretDatasetFacets(s facetScope, live map[string]json.RawMessage, d *ol
 	if f := interpret(s, live, olevent.FacetLineage, checkDatasetLineage); f != nil {
 		d.Lineage = f.facet()
 	}
+	if f := interpret(s, live, olevent.FacetGovernanceBlock, checkBlocks); f != nil {
+		d.Blocks = f.blocks()
+	}
 	if f := interpret(s, live, olevent.FacetIceberg, checkIceberg); f != nil {
 		f.apply(d) // after the schema: it gives the schema's fields their ids
 	}

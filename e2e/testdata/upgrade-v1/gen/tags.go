@@ -34,3 +34,24 @@ func (w *world) tagPosts() []post {
 			"empty tags facet on curated/orders_v2", http.StatusAccepted},
 	}
 }
+
+// blocksWorld is -world=v6: the v5 world and headwater_governance_block facets version 6 kept as an opaque facet
+// (../../upgrade-v6/README.md): mart/daily blocks its field day and the edge into total from
+// curated/orders_v2.amount through the daily job at minute 76, then the edge block only at minute 78.
+var blocksWorld bool
+
+func blocksFacet(blocks string) string {
+	return facet("headwater_governance_block", `"blocks":[`+blocks+`]`)
+}
+
+func (w *world) blockPosts() []post {
+	lake := "s3://" + w.fx + "-lake"
+	edge := fmt.Sprintf(`{"field":"total","edge":{"job":{"namespace":%q,"name":"daily"},"from":{"namespace":%q,"name":"curated/orders_v2","field":"amount"}},"by":"governance","reason":"the total is recomputed from masked amounts"}`,
+		w.fx+"-jobs", lake)
+	return []post{
+		{"admin", w.datasetEvent(76, lake, "mart/daily", blocksFacet(`{"field":"day","by":"governance","reason":"day is generalised downstream"},`+edge)),
+			"block mart/daily.day and an edge into total", http.StatusAccepted},
+		{"admin", w.datasetEvent(78, lake, "mart/daily", blocksFacet(edge)),
+			"unblock mart/daily.day", http.StatusAccepted},
+	}
+}

@@ -160,6 +160,9 @@ func (w *world) posts() ([]post, error) {
 	if tagsWorld {
 		out = append(out, w.tagPosts()...)
 	}
+	if blocksWorld {
+		out = append(out, w.blockPosts()...)
+	}
 	return out, nil
 }
 

@@ -19,6 +19,7 @@ func (c *dsChange) own() {
 	c.facets = ownedValue(c.facets)
 	c.versions = ownedValue(c.versions)
 	c.tags = ownedValue(c.tags)
+	c.ice = ownedValue(c.ice)
 }
 
 // ownedValue is ownedCopy of a typed value.

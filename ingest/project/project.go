@@ -44,7 +44,7 @@ import (
 // are temporal: the dataset state keeps every tags facet, the Dataset node its tag history (tagHistory,
 // tagNames; tags.go); an empty tags facet removes the tags; a version-5 graph's tag histories are rebuilt from
 // the archive (UpgradeTags, ADR 0066).
-const NormVersion = "6"
+const NormVersion = "7"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

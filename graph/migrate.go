@@ -90,6 +90,10 @@ var migrations = []migration{
 		// and the catalog commits of a window (the reported-writes coverage figure)
 		"CREATE INDEX dataset_version_committed IF NOT EXISTS FOR (n:DatasetVersion) ON (n.committedAt)",
 	}},
+	{10, []string{ // the runs that read a snapshot, found by its id: a snapshot synced after them re-resolves their
+		// column lineage through its schema (ingest/project/schemarefs.go, ADR 0065)
+		"CREATE INDEX read_dataset_version IF NOT EXISTS FOR ()-[r:READ]-() ON (r.datasetVersion)",
+	}},
 }
 
 // SchemaVersion is the newest schema version this binary knows.

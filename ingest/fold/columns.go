@@ -101,7 +101,8 @@ func FoldColumns(prev map[string]*ColAgg, runs []Run, hists map[string][]*FieldH
 				continue
 			}
 			for _, f := range io.Cols.Fields {
-				in, o := FieldAt(hists[f.In], f.InField, f.FirstAt), FieldAt(hists[io.DS], f.Out, f.FirstAt)
+				in := ResolveField(hists[f.In], r.readSchema(f.In), f.InField, f.FirstAt)
+				o := ResolveField(hists[io.DS], io.Schema, f.Out, f.FirstAt)
 				if in == nil || o == nil {
 					continue
 				}
@@ -302,4 +303,45 @@ func datasetClosers(runs []Run, in, out string) []Sighting {
 		}
 	}
 	return ev
+}
+
+// ResolveField is the field history a column reference (path, at t) names (ADR 0065): with the schema of the
+// snapshot the run read or wrote (path -> Iceberg field id; nil when none), the history with the field id the
+// schema gives the path, whatever it is called at t (valid at t, else the latest that started by t, else the
+// first); a path the schema lacks, or a field id no history has, falls back to FieldAt (the name at t).
+func ResolveField(hists []*FieldHist, schema map[string]string, path string, t int64) *FieldHist {
+	if id := schema[path]; id != "" {
+		var before, first *FieldHist
+		for _, h := range hists {
+			if h.FieldID != id {
+				continue
+			}
+			if h.From <= t && t < h.To {
+				return h
+			}
+			if h.From <= t && (before == nil || h.From > before.From) {
+				before = h
+			}
+			if first == nil || h.From < first.From {
+				first = h
+			}
+		}
+		if before != nil {
+			return before
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return FieldAt(hists, path, t)
+}
+
+// readSchema is the schema of the version of ds the run read (nil when it read none with a recorded schema).
+func (r *Run) readSchema(ds string) map[string]string {
+	for _, io := range r.IO {
+		if io.Dir == graph.RelRead && io.DS == ds {
+			return io.Schema
+		}
+	}
+	return nil
 }

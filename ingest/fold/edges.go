@@ -25,6 +25,10 @@ type IO struct {
 	Pub, Producer   string
 	EventIDs        []string
 	Cols            *ColsDoc
+	// Version is the row's datasetVersion ("" when none); Schema is the path -> field id map of that version's
+	// Iceberg schema when the catalog sync recorded one (nil otherwise; ADR 0065).
+	Version string
+	Schema  map[string]string `json:"-"`
 }
 
 // Decl is one JobEvent: the job's declared inputs and outputs at that time.

@@ -25,7 +25,9 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 		    head([(c:DatasetName {namespace: $cns})-[r:NAMES]->(d) WHERE r.kind IN ['PRIMARY', 'SYMLINK'] AND r.validTo = $open
 		      | c.name]) END AS name,
 		  d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
-		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions`,
+		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions,
+		  [(v:DatasetVersion)-[:VERSION_OF]->(d) WHERE v.schemaId IS NOT NULL | v.version] AS withSchema,
+		  d.icebergSchemas AS schemas`,
 		map[string]any{"uns": cat.UUIDNamespace(), "cns": cat.Namespace, "open": graph.OpenEnd})
 	if err != nil {
 		return nil, err
@@ -41,6 +43,16 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 			MetadataLocation: loc, Owner: owner, Versions: map[string]bool{}}
 		for _, v := range p.Strs("versions") {
 			k.Versions[v] = true
+		}
+		k.VersionSchemas, k.Schemas = map[string]bool{}, map[string]bool{}
+		for _, v := range p.Strs("withSchema") {
+			k.VersionSchemas[v] = true
+		}
+		var schemas map[string]json.RawMessage
+		if json.Unmarshal([]byte(p.Str("schemas")), &schemas) == nil {
+			for id := range schemas {
+				k.Schemas[id] = true
+			}
 		}
 		out[k.UUID] = k
 	}

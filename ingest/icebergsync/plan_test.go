@@ -65,7 +65,8 @@ func TestPlanWritesOnlyWhatChanged(t *testing.T) {
 	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
 	now := time.UnixMilli(5_000)
 	known := func(name, loc string, dropped bool, versions ...string) Known {
-		k := Known{UUID: "u1", Name: name, MetadataLocation: loc, Dropped: dropped, Versions: map[string]bool{}}
+		k := Known{UUID: "u1", Name: name, MetadataLocation: loc, Dropped: dropped, Versions: map[string]bool{},
+			Schemas: map[string]bool{"0": true}}
 		for _, v := range versions {
 			k.Versions[v] = true
 		}
@@ -118,10 +119,43 @@ func TestPlanStateCarriesFieldIDsAndTheUUID(t *testing.T) {
 		t.Fatalf("events %d, report %+v", len(evs), rep)
 	}
 	s := string(evs[0])
-	for _, want := range []string{`"fieldIds":{"id":1,"ship":2,"ship.city":3}`, `"name":"u1","namespace":"iceberg://lake"`,
+	for _, want := range []string{`"fieldIds":{"id":1,"ship":2,"ship.city":3}`, `"schemas":{"0":{"id":1,"ship":2,"ship.city":3}}`, `"name":"u1","namespace":"iceberg://lake"`,
 		`"fields":[{"name":"city","type":"string"}]`, `"eventTime":"1970-01-01T00:00:01Z"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("state event lacks %s:\n%s", want, s)
 		}
+	}
+}
+
+// A table a projection version 6 sync recorded (no schema ids, versions without a schema id) is sent again, unchanged
+// metadata or not: its state with every schema, and each snapshot the metadata names a schema id for; a table whose
+// schemas and snapshots' schema ids are recorded gives nothing (ADR 0065).
+func TestPlanSendsTheSchemasAVersion6SyncDidNotRecord(t *testing.T) {
+	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
+	tbl := planTable("db", "t", "u1", "m1", "1", "2")
+	md := &tbl.Result.Metadata
+	md.Schemas = append(md.Schemas, icebergrest.Schema{SchemaID: 1, Fields: []icebergrest.Field{{ID: 1, Name: "key", Type: icebergrest.Type{Primitive: "long"}}}})
+	md.CurrentSchemaID = 1
+	zero, one := 0, 1
+	md.Snapshots[0].SchemaID, md.Snapshots[1].SchemaID = &zero, &one
+	v6 := Known{UUID: "u1", Name: "db.t", MetadataLocation: "m1", Versions: map[string]bool{"1": true, "2": true}}
+	evs, _ := Plan(cat, ScanResult{Tables: []TableState{tbl}}, map[string]Known{"u1": v6}, nil, time.UnixMilli(5_000))
+	if got := kinds(t, evs); got != "db.t:state db.t:snap=1 db.t:snap=2" {
+		t.Fatalf("a version 6 table: %s", got)
+	}
+	for i, want := range []string{`"schemas":{"0":{"id":1},"1":{"key":1}}`, `"schemaId":0`, `"schemaId":1`} {
+		if !strings.Contains(string(evs[i]), want) {
+			t.Errorf("event %d lacks %s:\n%s", i, want, evs[i])
+		}
+	}
+	v7 := v6
+	v7.Schemas, v7.VersionSchemas = map[string]bool{"0": true, "1": true}, map[string]bool{"1": true, "2": true}
+	if evs, _ := Plan(cat, ScanResult{Tables: []TableState{tbl}}, map[string]Known{"u1": v7}, nil, time.UnixMilli(5_000)); len(evs) != 0 {
+		t.Errorf("a recorded table: %s", kinds(t, evs))
+	}
+	v7.Schemas = map[string]bool{"0": true}
+	evs, _ = Plan(cat, ScanResult{Tables: []TableState{tbl}}, map[string]Known{"u1": v7}, nil, time.UnixMilli(5_000))
+	if got := kinds(t, evs); got != "db.t:state" || !strings.Contains(string(evs[0]), `"schemas":{"1":{"key":1}}`) {
+		t.Errorf("schema 1 not recorded: %s %s", got, evs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,26 @@ type Known struct {
 	Owner            string // the owner the sync last recorded ("" when none)
 	Dropped          bool
 	Versions         map[string]bool
+	// VersionSchemas are the recorded versions that carry a schema id, and Schemas the schema ids recorded
+	// (projection version 7, ADR 0065): a table synced by version 6 has neither, so its next sync sends them.
+	VersionSchemas map[string]bool
+	Schemas        map[string]bool
+}
+
+// missingSchemas reports whether the table's metadata has a schema, or a recorded snapshot a schema id, that the
+// graph lacks (a table last synced under projection version 6).
+func (k Known) missingSchemas(md *icebergrest.TableMetadata) bool {
+	for _, s := range md.Schemas {
+		if !k.Schemas[strconv.Itoa(s.SchemaID)] {
+			return true
+		}
+	}
+	for _, s := range md.Snapshots {
+		if s.SchemaID != nil && k.Versions[string(s.SnapshotID)] && !k.VersionSchemas[string(s.SnapshotID)] {
+			return true
+		}
+	}
+	return false
 }
 
 // StateReader reads what earlier syncs of a catalog left in the graph, by table uuid.
@@ -155,7 +176,7 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 			}))
 		}
 		owner := scan.Owner(t)
-		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped {
+		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) {
 			if owner != k.Owner && owner != "" { // the namespace's owner changed, the table did not
 				out = append(out, event(now, cat.Namespace, eventName, map[string]any{"ownership": ownershipFacet(owner),
 					"symlinks": uuidSymlink(cat, u)}))
@@ -170,9 +191,9 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 		} else {
 			rep.New++
 		}
-		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, clamp(md.LastUpdatedMs, oldest)))
+		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, k.Schemas, clamp(md.LastUpdatedMs, oldest)))
 		for _, s := range md.Snapshots {
-			if isKnown && k.Versions[string(s.SnapshotID)] {
+			if isKnown && k.Versions[string(s.SnapshotID)] && (s.SchemaID == nil || k.VersionSchemas[string(s.SnapshotID)]) {
 				continue
 			}
 			rep.Snapshots++
@@ -215,7 +236,8 @@ func clamp(ms int64, oldest time.Time) time.Time {
 // tableState is the event of a table's current state: its schema (nested as the schema facet nests, with every
 // path's field id in headwater_iceberg), its uuid identifier, its owner (the table's owner property, else its
 // namespace's: ScanResult.Owner); revived is a table the graph has as dropped that the catalog lists again.
-func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, owner string, revived bool, at time.Time) json.RawMessage {
+func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, owner string, revived bool,
+	recorded map[string]bool, at time.Time) json.RawMessage {
 	md := &r.Metadata
 	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
 	facets := map[string]any{"symlinks": uuidSymlink(cat, u)}
@@ -226,6 +248,21 @@ func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, own
 		}
 		ice["fieldIds"] = ids
 		facets["schema"] = facet(map[string]any{"fields": schemaFields(s.Fields)})
+	}
+	// every schema the graph has not recorded, with each path's field id (ADR 0065)
+	schemas := map[string]map[string]int{}
+	for i := range md.Schemas {
+		s := &md.Schemas[i]
+		if id := strconv.Itoa(s.SchemaID); !recorded[id] {
+			ids := map[string]int{}
+			for _, f := range s.Flatten() {
+				ids[f.Path] = f.ID
+			}
+			schemas[id] = ids
+		}
+	}
+	if len(schemas) > 0 {
+		ice["schemas"] = schemas
 	}
 	if refs := refsOf(md); len(refs) > 0 {
 		ice["refs"] = refs
@@ -246,6 +283,9 @@ func snapshotEvent(cat Catalog, u, name, metadataLocation string, s icebergrest.
 		"operation": s.Operation(), "summary": orEmpty(s.Summary)}
 	if s.ParentSnapshotID != nil && *s.ParentSnapshotID != "-1" {
 		snap["parent"] = string(*s.ParentSnapshotID)
+	}
+	if s.SchemaID != nil {
+		snap["schemaId"] = *s.SchemaID
 	}
 	return event(at, cat.Namespace, name, map[string]any{
 		"version":           facet(map[string]any{"datasetVersion": string(s.SnapshotID)}),

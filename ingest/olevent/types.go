@@ -159,6 +159,9 @@ type Dataset struct {
 type IcebergTable struct {
 	Catalog, TableUUID, MetadataLocation string
 	Snapshot                             *IcebergSnapshot
+	// Schemas are the table's schemas the sync had not recorded yet, by schema id (decimal text): each path's
+	// field id (decimal text) in that schema (projection version 7, ADR 0065); nil when the event sends none.
+	Schemas map[string]map[string]string
 }
 
 // IcebergSnapshot is one snapshot of an Iceberg table: id and parent as exact decimal text.
@@ -168,6 +171,9 @@ type IcebergSnapshot struct {
 	SequenceNumber int64
 	Operation      string
 	Summary        map[string]string
+	// SchemaID is the snapshot's Iceberg schema-id as decimal text ("" when the metadata names none): the schema
+	// its data was written with (projection version 7, ADR 0065).
+	SchemaID string `json:",omitempty"`
 }
 
 // MetadataTable records how the decoder renamed an Iceberg metadata table: Base is the identity the producer sent

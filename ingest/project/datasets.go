@@ -52,6 +52,9 @@ func (w *txWriter) projectDatasets(recs, replayed []*rec) (jobQueue, error) {
 			return jobQueue{}, err
 		}
 	}
+	if err := w.queueSchemaDependents(&out, keys, changes); err != nil { // ADR 0065 (schemarefs.go)
+		return jobQueue{}, err
+	}
 	if err := w.queueColumnDependents(&out, states); err != nil {
 		return jobQueue{}, err
 	}
@@ -217,6 +220,9 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 	}
 	tagProps(st, props)
 	blockProps(st, props)
+	if len(st.IceSchemas) > 0 {
+		props["icebergSchemas"] = st.IceSchemas.encode()
+	}
 	return props
 }
 
@@ -388,8 +394,12 @@ func snapshotProps(s *olevent.IcebergSnapshot) map[string]any {
 		return nil
 	}
 	summary, _ := json.Marshal(s.Summary) // a map of strings always encodes
-	return map[string]any{"parentVersion": s.Parent, "committedAt": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
+	props := map[string]any{"parentVersion": s.Parent, "committedAt": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
 		"operation": s.Operation, "summary": string(summary)}
+	if s.SchemaID != "" { // never cleared: a version 6 event of the same snapshot names no schema id
+		props["schemaId"] = s.SchemaID
+	}
+	return props
 }
 
 // namesOf and nameFromsOf are a renamed field's Field.paths and Field.pathFroms (its names and the times they took

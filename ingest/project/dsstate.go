@@ -46,6 +46,8 @@ type dsState struct {
 	// Off is, per source partition, the offset after the last event of it folded in (dsfold.go): a saved
 	// snapshot holds every event of the partition before it, so a replay after a crash folds only what is after.
 	Off map[string]int64 `json:"off,omitempty"`
+	// IceSchemas are the Iceberg schemas the catalog sync recorded (schemarefs.go, projection version 7).
+	IceSchemas iceSchemas `json:"is,omitempty"`
 }
 
 // dsStateWire is dsState as stored: the log's plain schema observations (time and hash only, the bulk of a
@@ -53,16 +55,17 @@ type dsState struct {
 // JSON work, of one object per observation. States written before this form (all observations in "log") read
 // the same.
 type dsStateWire struct {
-	Log       []dsObs                          `json:"log,omitempty"`
-	Repeats   []schemaTimes                    `json:"sr,omitempty"`
-	Schemas   map[string][]olevent.SchemaField `json:"schemas,omitempty"`
-	Meta      map[string]stamped               `json:"meta,omitempty"`
-	Facets    map[string]stamped               `json:"facets,omitempty"`
-	Tags      []tagObs                         `json:"tags,omitempty"`
-	Blocks    []blockObs                       `json:"blocks,omitempty"`
-	FieldsSig string                           `json:"fs,omitempty"`
-	Base      *dsBase                          `json:"base,omitempty"`
-	Off       map[string]int64                 `json:"off,omitempty"`
+	Log        []dsObs                          `json:"log,omitempty"`
+	Repeats    []schemaTimes                    `json:"sr,omitempty"`
+	Schemas    map[string][]olevent.SchemaField `json:"schemas,omitempty"`
+	Meta       map[string]stamped               `json:"meta,omitempty"`
+	Facets     map[string]stamped               `json:"facets,omitempty"`
+	Tags       []tagObs                         `json:"tags,omitempty"`
+	Blocks     []blockObs                       `json:"blocks,omitempty"`
+	FieldsSig  string                           `json:"fs,omitempty"`
+	Base       *dsBase                          `json:"base,omitempty"`
+	Off        map[string]int64                 `json:"off,omitempty"`
+	IceSchemas iceSchemas                       `json:"is,omitempty"`
 }
 
 // schemaTimes are the times of a schema's plain observations: the first, then each as the difference from the
@@ -85,7 +88,7 @@ func decodeState(v any) (*dsState, error) {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
 	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
-		Base: w.Base, Off: w.Off, Tags: w.Tags, Blocks: w.Blocks}
+		Base: w.Base, Off: w.Off, Tags: w.Tags, Blocks: w.Blocks, IceSchemas: w.IceSchemas}
 	if len(w.Repeats) > 0 {
 		for _, r := range w.Repeats {
 			var t int64
@@ -112,7 +115,7 @@ func decodeState(v any) (*dsState, error) {
 func (st *dsState) encode() ([]byte, error) {
 	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
 	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base,
-		Off: st.Off, Tags: st.Tags, Blocks: st.Blocks}
+		Off: st.Off, Tags: st.Tags, Blocks: st.Blocks, IceSchemas: st.IceSchemas}
 	type series struct {
 		hash string
 		read bool
@@ -152,6 +155,7 @@ type dsChange struct {
 	versions []versionRow
 	tags     []tagObs   // tags facets (tags.go)
 	blocks   []blockObs // block facets (blocks.go)
+	ice      iceSchemas // Iceberg schemas the sync sent (schemarefs.go)
 }
 
 type versionRow struct {
@@ -217,6 +221,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema b
 		c.obs = append(c.obs, o)
 	}
 	addMeta(c, d, r)
+	c.ice = c.ice.merge(d.IceSchemas)
 	if v := versionOf(d, r.Time); v != nil {
 		c.versions = append(c.versions, *v)
 	}
@@ -331,6 +336,7 @@ func (st *dsState) merge(c *dsChange) {
 	}
 	st.mergeTags(c.tags)
 	st.mergeBlocks(c.blocks)
+	st.IceSchemas = st.IceSchemas.merge(c.ice)
 }
 
 // tagStrings renders tags as "key=value" (or "key") strings, sorted.

@@ -50,6 +50,9 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 	if err := w.refoldChangedFields(runs, ckpts, cuts, hists, sigs); err != nil {
 		return err
 	}
+	if err := w.attachSchemas(runs); err != nil { // ADR 0065 (schemarefs.go)
+		return err
+	}
 	if w.stepTimes != nil {
 		w.stepTimes["jobs folded from a checkpoint"] += time.Duration(len(ckpts))
 		w.stepTimes["jobs folded in full"] += time.Duration(len(jobs) - len(ckpts))
@@ -320,7 +323,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*fold.Checkpoint)
 		OPTIONAL MATCH (r)-[x:READ|WROTE]->(d:Dataset)
 		WITH row.k AS k, r, collect(CASE WHEN x IS NULL THEN null ELSE {dir: type(x), ds: d.key, firstAt: x.firstAt,
 			lastAt: coalesce(x.lastAt, r.ioLastAt), pub: x.publication, producer: x.producer,
-			eventIds: coalesce(x.eventIds, r.ioEventIds), cols: x.columnLineage} END) AS io
+			eventIds: coalesce(x.eventIds, r.ioEventIds), cols: x.columnLineage, ver: x.datasetVersion} END) AS io
 		RETURN k, r.key AS rkey, coalesce(r.runId, r.key) AS id, r.state AS state, r.firstEventAt AS start, r.endedAt AS ended,
 			r.lastEventTime AS last, r.processingType AS pt, r.jobVersion AS jv, io`, map[string]any{"rows": rows})
 	if err != nil {
@@ -350,7 +353,7 @@ func (w *txWriter) loadJobRuns(jobs []string, ckpts map[string]*fold.Checkpoint)
 
 func decodeJobIO(x map[string]any) fold.IO {
 	io := fold.IO{Dir: asStr(x["dir"]), DS: asStr(x["ds"]), FirstAt: asInt(x["firstAt"]), LastAt: asInt(x["lastAt"]),
-		Pub: asStr(x["pub"]), Producer: asStr(x["producer"]), Cols: fold.DecodeCols(x["cols"])}
+		Pub: asStr(x["pub"]), Producer: asStr(x["producer"]), Cols: fold.DecodeCols(x["cols"]), Version: asStr(x["ver"])}
 	if ids, ok := x["eventIds"].([]any); ok {
 		for _, id := range ids {
 			io.EventIDs = append(io.EventIDs, asStr(id))
@@ -446,7 +449,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]fold.Run, ckpts map[string]
 	out, err := w.run(`UNWIND $ds AS k
 		MATCH (d:Dataset {key: k})
 		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
-		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo, ps: f.paths, pf: f.pathFroms}) AS fields`,
+		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo, ps: f.paths, pf: f.pathFroms, fid: f.fieldId}) AS fields`,
 		map[string]any{"ds": toAny(ordered.Keys(ds)), "colDs": toAny(ordered.Keys(colDs))})
 	if err != nil {
 		return nil, nil, nil, err
@@ -467,7 +470,7 @@ func (w *txWriter) loadDatasetsOf(byJob map[string][]fold.Run, ckpts map[string]
 			m := f.(map[string]any)
 			if m["path"] != nil {
 				hists[k.(string)] = append(hists[k.(string)], &fold.FieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"]),
-					Names: namesFrom(m["ps"], m["pf"])})
+					Names: namesFrom(m["ps"], m["pf"]), FieldID: asStr(m["fid"])})
 			}
 		}
 	}

@@ -207,7 +207,7 @@ func jobRunOf(s *runState) fold.Run {
 		}
 		for _, ds := range sortedIOKeys(m) {
 			io := m[ds]
-			x := fold.IO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer}
+			x := fold.IO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer, Version: io.Version}
 			if len(io.EventIDs) > 0 {
 				x.EventIDs = slices.Clone(io.EventIDs)
 			}

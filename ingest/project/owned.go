@@ -20,6 +20,7 @@ func (c *dsChange) own() {
 	c.versions = ownedValue(c.versions)
 	c.tags = ownedValue(c.tags)
 	c.blocks = ownedValue(c.blocks)
+	c.ice = ownedValue(c.ice)
 }
 
 // ownedValue is ownedCopy of a typed value.

@@ -46,6 +46,8 @@ import (
 // the archive (UpgradeTags, ADR 0066). Version 7 (issue 19): explicit governance blocks: the dataset state keeps
 // every headwater_governance_block facet of its owners, the Dataset node its block history (blockHistory;
 // blocks.go); a version-6 graph's block histories are rebuilt from the archive (UpgradeBlocks, ADR 0067).
+// Version 7 (also, issue 18): Iceberg column lineage through the snapshot schema: the dataset state and node keep
+// every schema the catalog sync recorded (icebergSchemas), DatasetVersion its schemaId (ADR 0065; schemarefs.go).
 const NormVersion = "7"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global

@@ -68,6 +68,8 @@ type dsRec struct {
 	IOFacets    map[string]json.RawMessage `json:",omitempty"` // inputFacets or outputFacets of this event
 	// Snapshot is the Iceberg snapshot a catalog sync's event records as this dataset's version (ADR 0041).
 	Snapshot *olevent.IcebergSnapshot `json:",omitempty"`
+	// IceSchemas are the Iceberg schemas a catalog sync's table-state event sends (ADR 0065).
+	IceSchemas iceSchemas `json:",omitempty"`
 }
 
 // dsMeta is static dataset metadata carried by an event.
@@ -270,6 +272,9 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 	}
 	if d.Iceberg != nil && d.Iceberg.Snapshot != nil {
 		out.Snapshot = d.Iceberg.Snapshot
+	}
+	if d.Iceberg != nil && len(d.Iceberg.Schemas) > 0 {
+		out.IceSchemas = iceSchemas(d.Iceberg.Schemas)
 	}
 	if d.Lifecycle != nil {
 		out.Lifecycle = strings.ToUpper(d.Lifecycle.State)

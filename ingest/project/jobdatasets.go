@@ -1,6 +1,7 @@
 package project
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/headwater-data/headwater/ingest/fold"
@@ -91,15 +92,9 @@ func (w *txWriter) datasetsForFold(byJob map[string][]fold.Run, ckpts map[string
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		for k, v := range c {
-			cuts[k] = v
-		}
-		for k, v := range h {
-			hists[k] = v
-		}
-		for k, v := range s {
-			sigs[k] = v
-		}
+		maps.Copy(cuts, c)
+		maps.Copy(hists, h)
+		maps.Copy(sigs, s)
 	}
 	fences := map[string]map[string]int64{}
 	for job, ds := range hitDs {

@@ -139,6 +139,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.chunks = append(out.chunks, map[string]any{"key": chunkKey(key, ch.Seq), "ds": key, "seq": ch.Seq,
 			"from": ch.From, "to": ch.To, "data": data})
 	}
+	w.fold.works[key].noteHists(unchanged, hists, st)
 	row, err := w.fold.datasetRow(w.fold.works[key], datasetProps(st, cuts, dropped), w.fold.a.f.now())
 	if err != nil {
 		return err

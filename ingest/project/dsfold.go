@@ -15,6 +15,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 )
 
@@ -60,6 +61,10 @@ type dsCached struct {
 	pending []*dsChange    // changes folded since the snapshot, re-applied after a refused write
 	last    map[string]any // the derived properties last written (nil: unknown, write them all)
 	stale   bool           // the node was written by another writer: reload, then re-apply pending
+	// hists are the field histories the node's Field nodes hold (as the job folds read them: jobdatasets.go),
+	// when histsKnown.
+	hists      []fold.FieldHist
+	histsKnown bool
 }
 
 type dsEntry = foldstate.Entry[*dsCached]
@@ -76,6 +81,10 @@ type dsWork struct {
 	written   bool // the transaction writes the node (only written work is installed)
 	loaded    bool // read from the node in this attempt (not from the cache)
 	wrote     map[string]any
+	// hists are the field histories after this attempt's change (deriveDataset), when histsKnown; otherwise
+	// the fields did not change and the base entry's are still the node's.
+	hists      []fold.FieldHist
+	histsKnown bool
 }
 
 // dsFoldState is the projector's dataset fold state.
@@ -148,6 +157,7 @@ type foldTx struct {
 	dirt  map[string]int64 // per partition, the lowest offset its written states leave unsaved (f.mu)
 	holds []string         // the datasets it counts in f.held (f.mu)
 	gone  []string         // stale entries to refold whose node no longer exists (dropped at commit)
+	moved map[string]int64 // datasets a refused job write found moved, with the stamp they were served at
 	err   error
 }
 
@@ -211,6 +221,11 @@ func (a *foldAttempt) end(committed bool) {
 		if fe, ok := errors.AsType[*fencedError](t.err); ok {
 			a.f.markStale(fe.keys, t.works)
 		}
+		for k, seq := range t.moved {
+			if e := a.f.cache.Peek(k); e != nil && e.Seq == seq && !e.Value.stale {
+				a.f.markEntryStale(k, e)
+			}
+		}
 		a.f.settle(t, nil)
 		return
 	}
@@ -245,7 +260,10 @@ func (f *dsFoldState) settle(t *foldTx, marks map[string]int64) {
 
 // successor is the cache entry after the work's write.
 func (w *dsWork) successor(now time.Time) *dsEntry {
-	v := &dsCached{st: w.st, last: w.wrote}
+	v := &dsCached{st: w.st, last: w.wrote, hists: w.hists, histsKnown: w.histsKnown}
+	if !w.histsKnown && w.base.Value != nil {
+		v.hists, v.histsKnown = w.base.Value.hists, w.base.Value.histsKnown
+	}
 	if !w.save {
 		v.pending = append(append([]*dsChange(nil), w.base.Value.pending...), w.changes...)
 	}
@@ -260,14 +278,19 @@ func (f *dsFoldState) markStale(keys []string, works map[string]*dsWork) {
 		if w == nil || e == nil || e.Seq != w.seq {
 			continue // not cached, or a concurrent transaction of ours already moved it on
 		}
-		n := e.Successor(&dsCached{st: e.Value.st, pending: e.Value.pending, stale: true}, e.Seq, !e.Dirty(), f.now(), nil)
-		n.Shared = true
-		f.cache.Put(n)
-		if n.Dirty() {
-			f.mu.Lock()
-			f.stale[k] = true
-			f.mu.Unlock()
-		}
+		f.markEntryStale(k, e)
+	}
+}
+
+// markEntryStale replaces the entry by one to reload, keeping its unsaved changes.
+func (f *dsFoldState) markEntryStale(k string, e *dsEntry) {
+	n := e.Successor(&dsCached{st: e.Value.st, pending: e.Value.pending, stale: true}, e.Seq, !e.Dirty(), f.now(), nil)
+	n.Shared = true
+	f.cache.Put(n)
+	if n.Dirty() {
+		f.mu.Lock()
+		f.stale[k] = true
+		f.mu.Unlock()
 	}
 }
 

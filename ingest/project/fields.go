@@ -115,6 +115,7 @@ func foldFields(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaFi
 	if base != nil {
 		for i := range base.Hists {
 			h := base.Hists[i]
+			h.Names = slices.Clone(h.Names) // a rename appends: never into the sealed base's array
 			all = append(all, &h)
 			if h.To == graph.OpenEnd {
 				open[layer(h.Read)][h.Path] = all[len(all)-1]

@@ -40,14 +40,14 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 	for k, e := range hits {
 		runs[k] = runsInMemory(k, e.Value, plan.runs)
 	}
-	cuts, hists, sigs, err := w.loadDatasetsOf(runs, ckpts)
+	cuts, hists, sigs, fences, err := w.datasetsForFold(runs, ckpts, hits)
 	if err != nil {
 		return err
 	}
 	for k := range hits {
 		runs[k] = withExistingDatasets(runs[k], sigs)
 	}
-	if err := w.refoldChangedFields(runs, ckpts, cuts, hists, sigs); err != nil {
+	if err := w.refoldChangedFields(runs, ckpts, cuts, hists, sigs, hits, fences); err != nil {
 		return err
 	}
 	if err := w.attachSchemas(runs); err != nil { // ADR 0065 (schemarefs.go)
@@ -122,7 +122,7 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		}
 		// Written behind only when this fold started from the job's head checkpoint: otherwise the stored one may
 		// no longer be a valid starting point (a late run, changed cuts or fields, no usable checkpoint).
-		work := &jobWork{key: k, base: hits[k], seq: seqs[k], positions: positions[k],
+		work := &jobWork{key: k, base: hits[k], seq: seqs[k], positions: positions[k], datasets: fences[k],
 			save: ck == nil || ck.FromStore,
 			next: &jobCached{ck: next, runs: runsSince(runs[k], next.At), decls: decls[k],
 				ev: fold.JobEvidenceRow(ev)}}
@@ -275,7 +275,8 @@ func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpo
 // refoldChangedFields drops the checkpoints whose column fold resolved fields of a dataset whose field histories
 // have changed since, and loads those jobs' runs (and their datasets) in full.
 func (w *txWriter) refoldChangedFields(runs map[string][]fold.Run, ckpts map[string]*fold.Checkpoint,
-	cuts map[string][]int64, hists map[string][]*fold.FieldHist, sigs map[string]string) error {
+	cuts map[string][]int64, hists map[string][]*fold.FieldHist, sigs map[string]string,
+	hits map[string]*jobEntry, fences map[string]map[string]int64) error {
 	var stale []string
 	for k, ck := range ckpts {
 		if ck.FieldsChanged(sigs) {
@@ -296,9 +297,15 @@ func (w *txWriter) refoldChangedFields(runs map[string][]fold.Run, ckpts map[str
 	for _, k := range stale {
 		runs[k] = more[k]
 	}
-	c, h, s, err := w.loadDatasetsOf(more, nil)
+	c, h, s, f, err := w.datasetsForFold(more, nil, hits)
 	if err != nil {
 		return err
+	}
+	for k, ds := range f {
+		if fences[k] == nil {
+			fences[k] = map[string]int64{}
+		}
+		maps.Copy(fences[k], ds)
 	}
 	maps.Copy(cuts, c)
 	maps.Copy(hists, h)
@@ -416,63 +423,4 @@ func columnOutputs(cols map[string]*fold.ColAgg, inds map[string]*fold.IndAgg, r
 		}
 	}
 	return ordered.Keys(set)
-}
-
-// loadDatasetsOf reads the cut times of every dataset the runs touch, and the field histories and fieldsSig of
-// those involved in column lineage (including those the checkpoints' column folds depend on).
-func (w *txWriter) loadDatasetsOf(byJob map[string][]fold.Run, ckpts map[string]*fold.Checkpoint) (map[string][]int64,
-	map[string][]*fold.FieldHist, map[string]string, error) {
-	ds, colDs := map[string]bool{}, map[string]bool{}
-	for _, ck := range ckpts {
-		for k := range ck.Subjects {
-			ds[fold.ParseSubject(k).DS] = true
-		}
-		for k := range ck.FieldSigs {
-			ds[k] = true
-		}
-	}
-	var runs []fold.Run
-	for _, rs := range byJob {
-		runs = append(runs, rs...)
-	}
-	for _, r := range runs {
-		for _, io := range r.IO {
-			ds[io.DS] = true
-			for _, in := range io.ColInputs() { // the INPUT_TO its column lineage implies is cut like any other
-				ds[in] = true
-			}
-		}
-	}
-	for _, k := range fold.ColumnDatasets(runs) {
-		ds[k], colDs[k] = true, true
-	}
-	out, err := w.run(`UNWIND $ds AS k
-		MATCH (d:Dataset {key: k})
-		OPTIONAL MATCH (d)-[:HAS_FIELD]->(f:Field) WHERE k IN $colDs
-		RETURN k, d.cuts AS cuts, d.fieldsSig AS sig, collect({path: f.path, from: f.validFrom, to: f.validTo, ps: f.paths, pf: f.pathFroms, fid: f.fieldId}) AS fields`,
-		map[string]any{"ds": toAny(ordered.Keys(ds)), "colDs": toAny(ordered.Keys(colDs))})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cuts, hists, sigs := map[string][]int64{}, map[string][]*fold.FieldHist{}, map[string]string{}
-	for _, row := range out {
-		k, _ := row.Get("k")
-		c, _ := row.Get("cuts")
-		if list, ok := c.([]any); ok {
-			for _, t := range list {
-				cuts[k.(string)] = append(cuts[k.(string)], asInt(t))
-			}
-		}
-		sig, _ := row.Get("sig")
-		sigs[k.(string)] = asStr(sig)
-		fs, _ := row.Get("fields")
-		for _, f := range fs.([]any) {
-			m := f.(map[string]any)
-			if m["path"] != nil {
-				hists[k.(string)] = append(hists[k.(string)], &fold.FieldHist{Path: asStr(m["path"]), From: asInt(m["from"]), To: asInt(m["to"]),
-					Names: namesFrom(m["ps"], m["pf"]), FieldID: asStr(m["fid"])})
-			}
-		}
-	}
-	return cuts, hists, sigs, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // The jobs' fold state lives in the projector's memory (ingest/foldstate) between transactions, like the
@@ -56,6 +57,9 @@ type jobWork struct {
 	next      *jobCached
 	save      bool // the head checkpoint is written with this change
 	positions []foldstate.Pos
+	// datasets are the stamps of the datasets its fold took from the dataset fold state (jobdatasets.go): the
+	// fenced write is refused unless each node still has its stamp.
+	datasets map[string]int64
 }
 
 // jobFoldState is the projector's job fold state.
@@ -109,8 +113,12 @@ type jobTx struct {
 
 func (f *jobFoldState) begin() *jobTx { return &jobTx{f: f, works: map[string]*jobWork{}} }
 
-// jobFencedError names the jobs whose fenced write was refused.
-type jobFencedError struct{ keys []string }
+// jobFencedError names the jobs whose fenced write was refused, and the datasets served from the dataset fold
+// state whose stamp had moved (with the stamp they were served at).
+type jobFencedError struct {
+	keys     []string
+	datasets map[string]int64
+}
 
 func (e *jobFencedError) Error() string { return fmt.Sprintf("%v: jobs %v", errFenced, e.keys) }
 func (e *jobFencedError) Unwrap() error { return errFenced }
@@ -296,7 +304,11 @@ func (t *jobTx) jobRow(d *jobWork, ev map[string]any, last map[string]any) (map[
 	if t != nil {
 		t.works[d.key] = d
 	}
-	return map[string]any{"job": d.key, "seq": d.seq, "props": props}, nil
+	ds := make([]any, 0, len(d.datasets))
+	for _, k := range ordered.Keys(d.datasets) {
+		ds = append(ds, map[string]any{"k": k, "seq": d.datasets[k]})
+	}
+	return map[string]any{"job": d.key, "seq": d.seq, "props": props, "ds": ds}, nil
 }
 
 // writeFencedJobs runs the fenced job writes; a refused one aborts the transaction with a jobFencedError. A job
@@ -308,9 +320,11 @@ func (w *txWriter) writeFencedJobs(name string, rows []any) error {
 	out, err := w.runAs(name, `UNWIND $rows AS row
 		MATCH (j:Job {key: row.job})
 		SET j.projLock = true REMOVE j.projLock
-		WITH j, row, coalesce(j.projSeq, 0) = row.seq AS ok
+		WITH j, row, [x IN row.ds WHERE NOT EXISTS {
+			MATCH (d:Dataset {key: x.k}) WHERE coalesce(d.projSeq, 0) = x.seq } | x.k] AS moved
+		WITH j, row, moved, coalesce(j.projSeq, 0) = row.seq AND size(moved) = 0 AS ok
 		FOREACH (_ IN CASE WHEN ok THEN [1] ELSE [] END | SET j += row.props, j.projSeq = row.seq + 1)
-		RETURN row.job AS job, ok`, map[string]any{"rows": rows})
+		RETURN row.job AS job, ok, moved`, map[string]any{"rows": rows})
 	if err != nil {
 		return err
 	}
@@ -320,6 +334,13 @@ func (w *txWriter) writeFencedJobs(name string, rows []any) error {
 		if ok, _ := r.Get("ok"); ok != true {
 			fe.keys = append(fe.keys, asStr(k))
 		}
+		moved, _ := r.Get("moved")
+		for _, ds := range moved.([]any) {
+			if fe.datasets == nil {
+				fe.datasets = map[string]int64{}
+			}
+			fe.datasets[asStr(ds)] = datasetStampOf(rows, asStr(k), asStr(ds))
+		}
 	}
 	if len(fe.keys) == 0 {
 		return nil
@@ -327,7 +348,26 @@ func (w *txWriter) writeFencedJobs(name string, rows []any) error {
 	if w.jobs != nil {
 		w.jobs.err = fe
 	}
+	if w.fold != nil && len(fe.datasets) > 0 {
+		w.fold.moved = fe.datasets
+	}
 	return fe
+}
+
+// datasetStampOf is the stamp job k's row fenced dataset ds on.
+func datasetStampOf(rows []any, k, ds string) int64 {
+	for _, r := range rows {
+		row := r.(map[string]any)
+		if row["job"] != k {
+			continue
+		}
+		for _, x := range row["ds"].([]any) {
+			if m := x.(map[string]any); m["k"] == ds {
+				return m["seq"].(int64)
+			}
+		}
+	}
+	return -1
 }
 
 // saveJobs adds the fenced checkpoint writes of the given dirty entries this transaction did not fold.

@@ -219,6 +219,14 @@ func (c *dsCached) Size() int64 {
 	for _, p := range c.pending {
 		n += p.size()
 	}
+	n += int64(cap(c.hists)) * int64(unsafe.Sizeof(fold.FieldHist{}))
+	for i := range c.hists {
+		h := &c.hists[i]
+		n += int64(len(h.Path)) + int64(cap(h.Names))*int64(unsafe.Sizeof(fold.FieldName{}))
+		for _, nm := range h.Names {
+			n += int64(len(nm.P))
+		}
+	}
 	n += mapBytes(len(c.last), strHeader+anyHeader)
 	for k, v := range c.last {
 		n += int64(len(k)) + anyBytes(v)

@@ -473,6 +473,7 @@ func addChange(out map[string]*dsChange, k string, c *dsChange) {
 	dst.versions = append(dst.versions, c.versions...)
 	dst.tags = append(dst.tags, c.tags...)
 	dst.blocks = append(dst.blocks, c.blocks...)
+	dst.ice = dst.ice.merge(c.ice) // merge makes dst's own maps: c's are never changed
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -228,37 +228,13 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 // --namespace-prefix; project.UpgradeTags), reading the archive in batches: version 5 kept the latest facet only
 // and replay skips the events already projected.
 func (u upgradeCmd) upgradeTags(ctx context.Context, proj *project.Projector, log *slog.Logger) (project.TagsUpgraded, error) {
-	lim := u.Event.limits()
-	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
-	dec, err := decode.NewDecoder(lim, time.Now)
-	if err != nil {
-		return project.TagsUpgraded{}, err
-	}
-	var batch []project.Envelope
 	var total project.TagsUpgraded
-	flush := func() error {
+	err := u.archiveBatches(log, hasDatasetTags, func(batch []project.Envelope) error {
 		n, err := proj.UpgradeTags(ctx, batch, u.NamespacePrefix)
 		total.Datasets, total.Jobs = total.Datasets+n.Datasets, total.Jobs+n.Jobs
-		batch = batch[:0]
 		return err
-	}
-	err = archive.Read(u.Dir, func(rec archive.Record) error {
-		ev, err := dec.Decode(rec.Event)
-		if err != nil || !hasDatasetTags(ev) {
-			return nil // replay reports what no longer decodes; only tags facets change
-		}
-		ev.ID = rec.EventID
-		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal,
-			Source: "replay", Owned: rec.Owned})
-		if len(batch) >= replayBatch {
-			return flush()
-		}
-		return nil
-	}, func(seg string, err error) { log.Warn("torn archive segment tail skipped", "segment", seg, "err", err) })
-	if err != nil {
-		return total, err
-	}
-	return total, flush()
+	})
+	return total, err
 }
 
 // hasDatasetTags says whether an event carries a dataset or job tags facet.
@@ -280,24 +256,36 @@ func hasDatasetTags(ev olevent.Event) bool {
 // the job version 3 keys them by (project.UpgradeDbtJobs), reading the archive in batches; replay alone skips them
 // as duplicates.
 func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector, log *slog.Logger) (int, error) {
+	total := 0
+	err := u.archiveBatches(log, func(ev olevent.Event) bool { return ev.Job != nil && ev.Job.DbtUniqueID != "" },
+		func(batch []project.Envelope) error {
+			n, err := proj.UpgradeDbtJobs(ctx, batch, u.NamespacePrefix)
+			total += n
+			return err
+		})
+	return total, err
+}
+
+// archiveBatches is the in-place upgrades' one reading loop: it decodes the archive under replay's time bounds
+// and hands the events keep selects to apply, replayBatch at a time (then once more with the rest, possibly
+// none). What no longer decodes is skipped: replay reports it.
+func (u upgradeCmd) archiveBatches(log *slog.Logger, keep func(olevent.Event) bool, apply func([]project.Envelope) error) error {
 	lim := u.Event.limits()
 	lim.Horizon, lim.MaxFuture = replayTimeBound, replayTimeBound
 	dec, err := decode.NewDecoder(lim, time.Now)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	var batch []project.Envelope
-	total := 0
 	flush := func() error {
-		n, err := proj.UpgradeDbtJobs(ctx, batch, u.NamespacePrefix)
-		total += n
+		err := apply(batch)
 		batch = batch[:0]
 		return err
 	}
 	err = archive.Read(u.Dir, func(rec archive.Record) error {
 		ev, err := dec.Decode(rec.Event)
-		if err != nil || ev.Job == nil || ev.Job.DbtUniqueID == "" {
-			return nil // replay reports what no longer decodes; only dbt node jobs move
+		if err != nil || !keep(ev) {
+			return nil
 		}
 		ev.ID = rec.EventID
 		batch = append(batch, project.Envelope{Event: ev, ReceivedAt: rec.ReceivedAt, Principal: rec.Principal,
@@ -308,9 +296,9 @@ func (u upgradeCmd) upgradeDbtJobs(ctx context.Context, proj *project.Projector,
 		return nil
 	}, func(seg string, err error) { log.Warn("torn archive segment tail skipped", "segment", seg, "err", err) })
 	if err != nil {
-		return total, err
+		return err
 	}
-	return total, flush()
+	return flush()
 }
 
 // recanonicaliseGrants re-states every grant whose securable is no longer canonical (a NAMESPACE grant on

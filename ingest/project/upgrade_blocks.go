@@ -2,10 +2,7 @@ package project
 
 import (
 	"context"
-	"fmt"
 	"sort"
-
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/internal/ordered"
 )
@@ -39,29 +36,11 @@ func (p *Projector) UpgradeBlocks(ctx context.Context, envs []Envelope, namespac
 		return 0, nil
 	}
 	var n int
-	var touched []string
-	fold := p.fold.attempt()
-	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
-	defer func() { _ = sess.Close(context.Background()) }()
-	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, fold: fold.begin()}
-		var err error
-		if n, err = w.upgradeBlocks(byKey, namespacePrefix); err != nil {
-			return nil, err
-		}
-		touched = ordered.Keys(w.touched)
-		return nil, fold.seal(w)
-	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
-	fold.end(err == nil)
-	if err != nil {
-		return 0, fmt.Errorf("upgrade blocks: %w", err)
-	}
-	if len(touched) > 0 {
-		if err := p.gens.Bump(ctx, touched); err != nil {
-			return n, fmt.Errorf("%w: %w", ErrGenerationBump, err)
-		}
-	}
-	return n, nil
+	err := p.inFoldedUpgrade(ctx, "blocks", func(w *txWriter) (err error) {
+		n, err = w.upgradeBlocks(byKey, namespacePrefix)
+		return err
+	})
+	return n, err
 }
 
 // upgradeBlocks binds the archived events' datasets by their stored payloads and folds their block facets into

@@ -51,14 +51,25 @@ func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespaceP
 		return TagsUpgraded{}, nil
 	}
 	var n TagsUpgraded
+	err := p.inFoldedUpgrade(ctx, "tags", func(w *txWriter) (err error) {
+		n, err = w.upgradeTags(byKey, namespacePrefix)
+		return err
+	})
+	return n, err
+}
+
+// inFoldedUpgrade is the in-place upgrades' transaction over the dataset fold state (UpgradeTags, UpgradeBlocks):
+// fn runs in one write transaction with a fold-state attempt, so what it writes is fenced and cached like a
+// batch's writes, and the cache generations of what it touched are bumped after the commit. what names the
+// upgrade in its error.
+func (p *Projector) inFoldedUpgrade(ctx context.Context, what string, fn func(w *txWriter) error) error {
 	var touched []string
 	fold := p.fold.attempt()
 	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
 	defer func() { _ = sess.Close(context.Background()) }()
 	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, fold: fold.begin()}
-		var err error
-		if n, err = w.upgradeTags(byKey, namespacePrefix); err != nil {
+		if err := fn(w); err != nil {
 			return nil, err
 		}
 		touched = ordered.Keys(w.touched)
@@ -66,14 +77,14 @@ func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespaceP
 	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
 	fold.end(err == nil)
 	if err != nil {
-		return TagsUpgraded{}, fmt.Errorf("upgrade tags: %w", err)
+		return fmt.Errorf("upgrade %s: %w", what, err)
 	}
 	if len(touched) > 0 {
 		if err := p.gens.Bump(ctx, touched); err != nil {
-			return n, fmt.Errorf("%w: %w", ErrGenerationBump, err)
+			return fmt.Errorf("%w: %w", ErrGenerationBump, err)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // upgradeTags binds the archived events' datasets by their stored payloads and folds their tags facets into the

@@ -74,6 +74,13 @@ func (w *txWriter) upgradeBlocks(byKey map[string]*rec, prefix string) (int, err
 			c.blocks = append(c.blocks, blockObs{T: r.Time, E: r.ID, B: r.Principal, V: *d.Meta.Blocks})
 		}
 	}
+	return w.refoldDatasetChanges(changes)
+}
+
+// refoldDatasetChanges is the in-place upgrades' dataset step (upgradeTags, upgradeBlocks): each change joins its
+// dataset's fold state and the dataset's derived properties are rewritten; datasets with no node are skipped. It
+// returns how many datasets it rewrote.
+func (w *txWriter) refoldDatasetChanges(changes map[string]*dsChange) (int, error) {
 	keys := ordered.Keys(changes)
 	sort.Strings(keys)
 	states, err := w.datasetStates(keys)

@@ -3,7 +3,6 @@ package project
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -126,27 +125,7 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 			setStamped(c.meta, "tags", stamped{T: r.Time, E: r.ID, V: v})
 		}
 	}
-	keys := ordered.Keys(changes)
-	sort.Strings(keys)
-	states, err := w.datasetStates(keys)
-	if err != nil {
-		return n, err
-	}
-	dw := dsWrites{declLogs: map[string][]dsObs{}}
-	for _, k := range keys {
-		st, d := states[k], w.fold.works[k]
-		if st == nil || d == nil {
-			continue // no such node
-		}
-		c := changes[k]
-		c.own()
-		d.changes, d.save = append(d.changes, c), true
-		if err := w.deriveDataset(&dw, k, st, c); err != nil {
-			return n, err
-		}
-		n.Datasets++
-	}
-	if err := w.writeDatasets(&dw); err != nil {
+	if n.Datasets, err = w.refoldDatasetChanges(changes); err != nil {
 		return n, err
 	}
 	if len(jobs) > 0 {

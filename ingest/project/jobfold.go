@@ -45,6 +45,12 @@ type jobCached struct {
 	edges map[string]any      // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
 	ev    map[string]any      // the Job's evidence properties last written
 	decls []fold.Decl         // the job's JobEvents
+	// cols are the projHash of every COLUMN_FEEDS into colOuts, as writeColumnEdges:read would return them after
+	// the last write (nil: not known, read back); colSigs is the fieldsSig, at that write, of every dataset an
+	// edge can end on (columnDigests, docs/adr/0077-column-feeds-digests-in-the-job-fold-state-and-the-remaining-fold-moves.md).
+	cols    map[string]any
+	colOuts []string
+	colSigs map[string]string
 }
 
 type jobEntry = foldstate.Entry[*jobCached]

@@ -82,7 +82,7 @@ func TestColumnDigestsChangedFieldsReadAgain(t *testing.T) {
 	s.applyWith(p, src.append(s, colJobRun(s, "cs1", olevent.TypeStart, 600, "c1", cols)))
 	heldColumnDigests(t, s, p, k)
 	for i, late := range []olevent.Event{
-		s.dsEv("inlate", 10, withSchema(s.ds("in"), "a", "b")),    // a and b start at 10: re-keyed
+		s.dsEv("inlate", 10, withSchema(s.ds("in"), "a", "b")),   // a and b start at 10: re-keyed
 		s.dsEv("outlate", 20, withSchema(s.ds("out"), "x", "y")), // the output's fields start at 20
 	} {
 		reads := statementCount(t, p, "writeColumnEdges:read")

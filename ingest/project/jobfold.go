@@ -19,7 +19,8 @@ import (
 // The jobs' fold state lives in the projector's memory (ingest/foldstate) between transactions, like the
 // datasets' (dsfold.go; docs/adr/0045-in-memory-job-fold-state.md). Per job: its head checkpoint, the runs since it
 // (the open runs and those after the checkpoint), the projHash of every INPUT_TO / OUTPUT_TO it last wrote, the
-// evidence it last wrote on the Job and its declarations. A batch whose job is held (a hit) neither locks and reads
+// evidence it last wrote on the Job, its declarations and the projHash of every COLUMN_FEEDS it last wrote (with
+// the fieldsSig of the datasets they end on, ADR 0077). A batch whose job is held (a hit) neither locks and reads
 // the job's checkpoint (lockJobs) nor reads its runs back (loadJobRuns), its edges' digests or its declarations:
 // the runs the batch changed come from the run step's fold (runState), the rest from memory.
 //

@@ -94,7 +94,8 @@ func (w *txWriter) projectDeclaredColumns(logs map[string][]dsObs) error {
 		edges = append(edges, declaredColumnEdges(k, logs[k], hists)...)
 		outs = append(outs, map[string]any{"job": "", "out": k})
 	}
-	return w.writeColumnEdges(outs, edges)
+	_, err = w.writeColumnEdges(outs, edges, nil)
+	return err
 }
 
 func boolKeys[V any](m map[string]V) map[string]bool {

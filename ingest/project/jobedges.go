@@ -93,6 +93,7 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 	var colOuts, stored []any
 	works := make(map[string]*jobWork, len(jobs))
 	evs := make(map[string]map[string]any, len(jobs))
+	knownCols := map[string]map[string]any{}
 	for _, k := range jobs {
 		ck := ckpts[k]
 		prev, lo, lv := map[string]*fold.EdgeAgg(nil), int64(math.MinInt64), fold.LatestVersionRef{}
@@ -134,8 +135,13 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 				cols = append(cols, c)
 			}
 			inds = append(inds, fold.IndirectEdges(k, indAggs)...)
-			for _, o := range columnOutputs(colAggs, indAggs, runs[k]) {
+			outs := columnOutputs(colAggs, indAggs, runs[k])
+			for _, o := range outs {
 				colOuts = append(colOuts, map[string]any{"job": k, "out": o})
+			}
+			work.next.colOuts, work.next.colSigs = outs, columnSigs(next, runs[k], outs, sigs)
+			if d := w.jobs.columnDigests(hits[k], outs, sigs); d != nil {
+				knownCols[k] = d
 			}
 		}
 	}
@@ -147,7 +153,8 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 	if err != nil {
 		return err
 	}
-	if err := w.writeColumnEdges(colOuts, cols); err != nil {
+	colsWritten, err := w.writeColumnEdges(colOuts, cols, knownCols)
+	if err != nil {
 		return err
 	}
 	if err := w.writeIndirectEdges(colOuts, inds); err != nil {
@@ -168,6 +175,9 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 	for _, k := range jobs {
 		d := works[k]
 		d.next.edges = written[k]
+		if d.next.colOuts != nil {
+			d.next.cols = colsWritten[k]
+		}
 		var last map[string]any
 		if d.base != nil {
 			last = d.base.Value.ev
@@ -423,4 +433,38 @@ func columnOutputs(cols map[string]*fold.ColAgg, inds map[string]*fold.IndAgg, r
 		}
 	}
 	return ordered.Keys(set)
+}
+
+// columnSigs is the fieldsSig, as of this fold, of every dataset a job's COLUMN_FEEDS can end on: those its
+// checkpoint's column fold resolved fields in, those its runs' column lineage names, and its column outputs.
+func columnSigs(ck *fold.Checkpoint, runs []fold.Run, outs []string, sigs map[string]string) map[string]string {
+	out := map[string]string{}
+	for ds := range ck.FieldSigs {
+		out[ds] = sigs[ds]
+	}
+	for _, ds := range fold.ColumnDatasets(runs) {
+		out[ds] = sigs[ds]
+	}
+	for _, ds := range outs {
+		out[ds] = sigs[ds]
+	}
+	return out
+}
+
+// columnDigests are the COLUMN_FEEDS digests a held job last wrote, when they are what writeColumnEdges:read
+// would return now (nil: read them back). They are when the job writes into the same column outputs and every
+// dataset its edges could end on has the fieldsSig it had at that write: Field nodes are deleted or re-keyed only
+// by a refold that changes the dataset's fieldsSig (deleteStaleFields), and only the job's own folds write
+// COLUMN_FEEDS with its jobKey, each moving its stamp (a second writer's fold is refused by the fence, ADR 0045;
+// a dataset it served moved by another writer, by ADR 0076's check).
+func (t *jobTx) columnDigests(e *jobEntry, outs []string, sigs map[string]string) map[string]any {
+	if t == nil || t.f.disabled || e == nil || e.Value.cols == nil || !slices.Equal(e.Value.colOuts, outs) {
+		return nil
+	}
+	for ds, sig := range e.Value.colSigs {
+		if now, ok := sigs[ds]; !ok || now != sig {
+			return nil
+		}
+	}
+	return e.Value.cols
 }

@@ -19,7 +19,8 @@ import (
 // The jobs' fold state lives in the projector's memory (ingest/foldstate) between transactions, like the
 // datasets' (dsfold.go; docs/adr/0045-in-memory-job-fold-state.md). Per job: its head checkpoint, the runs since it
 // (the open runs and those after the checkpoint), the projHash of every INPUT_TO / OUTPUT_TO it last wrote, the
-// evidence it last wrote on the Job and its declarations. A batch whose job is held (a hit) neither locks and reads
+// evidence it last wrote on the Job, its declarations and the projHash of every COLUMN_FEEDS it last wrote (with
+// the fieldsSig of the datasets they end on, ADR 0077). A batch whose job is held (a hit) neither locks and reads
 // the job's checkpoint (lockJobs) nor reads its runs back (loadJobRuns), its edges' digests or its declarations:
 // the runs the batch changed come from the run step's fold (runState), the rest from memory.
 //
@@ -45,6 +46,12 @@ type jobCached struct {
 	edges map[string]any      // per INPUT_TO / OUTPUT_TO ("DIR|job|ds|kind"), the projHash last written
 	ev    map[string]any      // the Job's evidence properties last written
 	decls []fold.Decl         // the job's JobEvents
+	// cols are the projHash of every COLUMN_FEEDS into colOuts, as writeColumnEdges:read would return them after
+	// the last write (nil: not known, read back); colSigs is the fieldsSig, at that write, of every dataset an
+	// edge can end on (columnDigests, docs/adr/0077-column-feeds-digests-in-the-job-fold-state-and-the-remaining-fold-moves.md).
+	cols    map[string]any
+	colOuts []string
+	colSigs map[string]string
 }
 
 type jobEntry = foldstate.Entry[*jobCached]

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
@@ -96,15 +97,30 @@ func (w *txWriter) writeDatasetEdges(jobs []string, edges []fold.Edge, known map
 }
 
 // writeColumnEdges makes the jobs' COLUMN_FEEDS into the given (job, output) pairs exactly the derived ones,
-// writing only those whose derived properties changed (projHash).
-func (w *txWriter) writeColumnEdges(outputs []any, edges []fold.ColEdge) error {
+// writing only those whose derived properties changed (projHash). known are, per job, the digests it last wrote
+// (columnDigests): those jobs' edges are not read back. It returns, per job of outputs, the digests stored after
+// the write: exactly what writeColumnEdges:read would return next (the unchanged edges, the merged ones whose
+// Fields exist, not the deleted).
+func (w *txWriter) writeColumnEdges(outputs []any, edges []fold.ColEdge, known map[string]map[string]any) (map[string]map[string]any, error) {
 	stored := map[string]any{}
-	if len(outputs) > 0 {
+	written := map[string]map[string]any{}
+	var read []any
+	for _, o := range outputs {
+		job := asStr(o.(map[string]any)["job"])
+		if written[job] == nil {
+			written[job] = map[string]any{}
+			maps.Copy(stored, known[job])
+		}
+		if known[job] == nil {
+			read = append(read, o)
+		}
+	}
+	if len(read) > 0 {
 		out, err := w.runAs("writeColumnEdges:read", `UNWIND $outs AS o
 			MATCH (:Dataset {key: o.out})-[:HAS_FIELD]->(b:Field)<-[c:COLUMN_FEEDS {jobKey: o.job}]-(a:Field)
-			RETURN o.job + '|' + a.key + '>' + b.key AS id, c.`+projHashProp+` AS h`, map[string]any{"outs": outputs})
+			RETURN o.job + '|' + a.key + '>' + b.key AS id, c.`+projHashProp+` AS h`, map[string]any{"outs": read})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, r := range out {
 			id, _ := r.Get("id")
@@ -119,20 +135,35 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []fold.ColEdge) error {
 		id := job + "|" + e.From + ">" + e.To
 		h, was := stored[id]
 		delete(stored, id)
-		if nh := propsHash(versioned(e.Props)); !was || h != nh {
-			rows = append(rows, map[string]any{"from": e.From, "to": e.To, "job": job, "props": e.Props, "h": nh})
+		nh := propsHash(versioned(e.Props))
+		if was && h == nh {
+			if written[job] != nil {
+				written[job][id] = h
+			}
+			continue
 		}
+		rows = append(rows, map[string]any{"id": id, "from": e.From, "to": e.To, "job": job, "props": e.Props, "h": nh})
 	}
 	if len(rows) > 0 {
-		if _, err := w.runAs("writeColumnEdges:merge", `UNWIND $rows AS row
+		out, err := w.runAs("writeColumnEdges:merge", `UNWIND $rows AS row
 			MATCH (a:Field {key: row.from}), (b:Field {key: row.to})
 			MERGE (a)-[c:COLUMN_FEEDS {jobKey: row.job}]->(b)
-			SET c += row.props, c.`+projHashProp+` = row.h`, map[string]any{"rows": rows}); err != nil {
-			return err
+			SET c += row.props, c.`+projHashProp+` = row.h
+			RETURN row.id AS id, row.job AS job, row.h AS h`, map[string]any{"rows": rows})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range out {
+			id, _ := r.Get("id")
+			job, _ := r.Get("job")
+			h, _ := r.Get("h")
+			if m := written[asStr(job)]; m != nil {
+				m[asStr(id)] = h
+			}
 		}
 	}
 	if len(stored) == 0 {
-		return nil
+		return written, nil
 	}
 	stale := make([]any, 0, len(stored))
 	for _, id := range ordered.Keys(stored) {
@@ -140,10 +171,12 @@ func (w *txWriter) writeColumnEdges(outputs []any, edges []fold.ColEdge) error {
 		from, to, _ := strings.Cut(rest, ">")
 		stale = append(stale, map[string]any{"job": job, "from": from, "to": to})
 	}
-	_, err := w.runAs("writeColumnEdges:stale", `UNWIND $rows AS row
+	if _, err := w.runAs("writeColumnEdges:stale", `UNWIND $rows AS row
 		MATCH (a:Field {key: row.from})-[c:COLUMN_FEEDS {jobKey: row.job}]->(b:Field {key: row.to})
-		DELETE c`, map[string]any{"rows": stale})
-	return err
+		DELETE c`, map[string]any{"rows": stale}); err != nil {
+		return nil, err
+	}
+	return written, nil
 }
 
 // writeIndirectEdges makes the jobs' INDIRECT_FEEDS into the given (job, output) pairs exactly the derived ones.

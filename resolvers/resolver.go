@@ -16,6 +16,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
@@ -41,6 +42,8 @@ type Resolver struct {
 	canaryReg *canaries.Service
 	// release answers releaseImpact (nil: UNAVAILABLE).
 	release ReleaseImpacts
+	// governance runs setTags, removeTags, block and unblock (nil: UNAVAILABLE).
+	governance *mutation.Service
 }
 
 // ReleaseImpacts answers the pre-release impact of an uploaded candidate (declare.ImpactService).

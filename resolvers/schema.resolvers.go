@@ -154,6 +154,22 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 	return r.revokeToken(ctx, id)
 }
 
+func (r *mutationResolver) SetTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error) {
+	return r.setTags(ctx, dataset, field, tags, reason)
+}
+
+func (r *mutationResolver) RemoveTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error) {
+	return r.removeTags(ctx, dataset, field, tags, reason)
+}
+
+func (r *mutationResolver) Block(ctx context.Context, target model.BlockTarget, reason string) (*model.GovernanceChange, error) {
+	return r.block(ctx, target, reason)
+}
+
+func (r *mutationResolver) Unblock(ctx context.Context, target model.BlockTarget, reason *string) (*model.GovernanceChange, error) {
+	return r.unblock(ctx, target, reason)
+}
+
 // Dataset is the resolver for the dataset field.
 func (r *queryResolver) Dataset(ctx context.Context, namespace string, name string, asOf *time.Time) (*api.Dataset, error) {
 	return r.catalog.Dataset(ctx, namespace, name, asOf)

@@ -256,7 +256,10 @@ func (s *Service) find(ctx context.Context, c *call, ns, name, field string) err
 	if err == nil {
 		c.row = row // only a dataset the caller may see: a refused lookup keeps nothing of it
 	}
-	return err
+	if field != "" {
+		return notFound(err, "field", "no such field of a dataset")
+	}
+	return notFound(err, "dataset", "no such dataset")
 }
 
 // findEdge resolves a block's edge: the job and the upstream field, both as the caller may see them (unknown and
@@ -267,14 +270,23 @@ func (s *Service) findEdge(ctx context.Context, c *call, e *Edge) (*graph.BlockE
 	}
 	j, err := s.cat.FindJob(ctx, e.JobNamespace, e.JobName)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, "target.edge.job", "no such job")
 	}
 	_, up, err := s.cat.FindField(ctx, e.From, c.nowMs)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, "target.edge.from", "no such field")
 	}
 	return &graph.BlockEdge{JobNamespace: j.Namespace, JobName: j.Name, JobKey: graph.JobKey(j.Namespace, j.Name),
 		Namespace: up.CurrentNS, Name: up.CurrentName, Field: e.From.Field}, nil
+}
+
+// notFound gives a NOT_FOUND lookup the argument's fixed message: unknown and invisible are the same answer, and
+// it repeats no name (the catalog's messages echo the name asked). Other errors are as they are.
+func notFound(err error, arg, what string) error {
+	if err == nil || !errors.Is(err, api.ErrNotFound) {
+		return err
+	}
+	return api.NotFound("%s: not found (%s you may describe)", arg, what)
 }
 
 // require refuses unless the caller holds priv on the dataset (every identity it has now and had at the time).

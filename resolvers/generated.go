@@ -850,6 +850,7 @@ type DatasetVersionResolver interface {
 type FieldResolver interface {
 	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
 
+	Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error)
 	EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
 }
 type JobResolver interface {
@@ -14954,11 +14955,11 @@ func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Field_tags(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Tags, nil
+			return ec.Resolvers.Field().Tags(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []api.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14968,8 +14969,8 @@ func (ec *executionContext) fieldContext_Field_tags(_ context.Context, field gra
 	fc = &graphql.FieldContext{
 		Object:     "Field",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
 		},
@@ -26328,10 +26329,11 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tags":
-			out.Values[i] = ec._Field_tags(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Field_tags(ctx, field, obj)
+				})
 		case "effectiveTags":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

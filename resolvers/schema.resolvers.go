@@ -81,6 +81,10 @@ func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Datas
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.AsOf.UnixMilli()})
 }
 
+func (r *fieldResolver) Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error) {
+	return r.fieldTags(ctx, obj)
+}
+
 // EffectiveTags is the resolver for the effectiveTags field.
 func (r *fieldResolver) EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error) {
 	return r.svc.FieldEffectiveTags(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, includeInfluenced))

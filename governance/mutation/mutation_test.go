@@ -125,7 +125,10 @@ func TestMutationPermissions(t *testing.T) {
 			func(s *Service) error { _, err := s.SetTags(asAlice(), ns, name, "", plain, ""); return err },
 			api.ErrForbidden, "governance-manage-tags: MANAGE_TAGS on s3://lake crm.customers is required"},
 		{"block without MANAGE_TAGS", fakePolicy{authz.PrivViewSensitive: true},
-			func(s *Service) error { _, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked"); return err },
+			func(s *Service) error {
+				_, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked")
+				return err
+			},
 			api.ErrForbidden, "governance-manage-tags"},
 		{"sensitive tag without VIEW_SENSITIVE", fakePolicy{authz.PrivManageTags: true},
 			func(s *Service) error { _, err := s.SetTags(asAlice(), ns, name, "email", pii, ""); return err },
@@ -150,7 +153,10 @@ func TestMutationPermissions(t *testing.T) {
 				return err
 			}, api.ErrBadRequest, "reason: 1001 bytes; at most 1000"},
 		{"block without a reason", fakePolicy{authz.PrivManageTags: true},
-			func(s *Service) error { _, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, " "); return err },
+			func(s *Service) error {
+				_, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, " ")
+				return err
+			},
 			api.ErrBadRequest, "reason: a block needs a reason"},
 		{"sensitive tag with both", fakePolicy{authz.PrivManageTags: true, authz.PrivViewSensitive: true},
 			func(s *Service) error { _, err := s.SetTags(asAlice(), ns, name, "email", pii, ""); return err }, nil, ""},

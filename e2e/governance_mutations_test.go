@@ -126,7 +126,7 @@ func TestGovernanceMutationsThroughTheGateway(t *testing.T) {
 
 	w.mutate(t, token, blockM, "block", map[string]any{"ns": w.sc.dsNS, "name": "copy", "field": "email", "reason": "masked in the view"})
 	f, raw = w.flow(t, token, "pii", now())
-	if len(f.reached()) != 0 || !strings.Contains(raw, `"reason":"BLOCKED","message":"BLOCKED by `+subject+`: masked in the view"`) {
+	if len(f.reached()) != 0 || !strings.Contains(raw, `"message":"BLOCKED by `+subject+`: masked in the view","next":{"dataset":{"name":"copy"},"path":"email"},"reason":"BLOCKED"`) {
 		t.Fatalf("after block: piiFlow %s", raw)
 	}
 	w.mutate(t, token, unblockM, "unblock", map[string]any{"ns": w.sc.dsNS, "name": "copy", "field": "email"})

@@ -68,7 +68,7 @@ type world struct {
 	audit   *memAudit
 	srv     *httptest.Server
 	sent    *sentEvents // what the governance mutations handed to the gateway
-	deps    testDeps // what srv serves (a test asking the services directly builds them from it)
+	deps    testDeps    // what srv serves (a test asking the services directly builds them from it)
 	rdb     *redis.Client
 	prefix  string
 	secrets []string // hidden names, keys and public ids

@@ -1,8 +1,8 @@
 package resolvers
 
 import (
-	"maps"
 	"github.com/prometheus/client_golang/prometheus"
+	"maps"
 
 	"bytes"
 	"encoding/json"

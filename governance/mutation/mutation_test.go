@@ -101,12 +101,10 @@ func asAlice() context.Context {
 	return authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Kind: "user"})
 }
 
-func code(err error) error {
+// is reports whether err is a domain error of class.
+func is(err, class error) bool {
 	de, ok := errors.AsType[*api.Error](err)
-	if !ok {
-		return nil
-	}
-	return de.Class
+	return ok && errors.Is(de.Class, class)
 }
 
 // TestMutationPermissions: MANAGE_TAGS is required (FORBIDDEN naming the rule, nothing sent); a sensitive tag
@@ -171,7 +169,7 @@ func TestMutationPermissions(t *testing.T) {
 				}
 				return
 			}
-			if code(err) != c.class || !strings.Contains(err.Error(), c.contains) {
+			if !is(err, c.class) || !strings.Contains(err.Error(), c.contains) {
 				t.Fatalf("err %v, want %v containing %q", err, c.class, c.contains)
 			}
 			if len(sub.sent) != 0 {
@@ -211,7 +209,7 @@ func TestTagListsFromTheStateInForce(t *testing.T) {
 		t.Fatalf("removeTags sent %s", got)
 	}
 	_, err := s.RemoveTags(asAlice(), ns, name, "id", []Tag{{Key: "finance"}}, "")
-	if code(err) != api.ErrBadRequest || !strings.Contains(err.Error(), "tags[0]: no tag id:finance is in force there") {
+	if !is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), "tags[0]: no tag id:finance is in force there") {
 		t.Fatalf("removing a tag not in force: %v", err)
 	}
 	var ev struct{ EventTime time.Time }
@@ -245,7 +243,7 @@ func TestBlockListsFromTheStateInForce(t *testing.T) {
 	if !strings.Contains(got, `"blocks":[{"by":"bob","field":"id","reason":"r1"},{"by":"alice","field":"email","reason":"masked"}]`) {
 		t.Fatalf("block sent %s", got)
 	}
-	if _, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "id"}, "again"); code(err) != api.ErrBadRequest {
+	if _, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "id"}, "again"); !is(err, api.ErrBadRequest) {
 		t.Fatalf("a second block on a target: %v", err)
 	}
 	if _, err := s.Unblock(asAlice(), Target{Namespace: ns, Name: name, Field: "id"}, ""); err != nil {
@@ -254,7 +252,7 @@ func TestBlockListsFromTheStateInForce(t *testing.T) {
 	if got := facetOf(t, sub.sent[1], olevent.FacetGovernanceBlock); !strings.Contains(got, `"blocks":[]`) {
 		t.Fatalf("unblock sent %s", got)
 	}
-	if _, err := s.Unblock(asAlice(), tgt, ""); code(err) != api.ErrBadRequest {
+	if _, err := s.Unblock(asAlice(), tgt, ""); !is(err, api.ErrBadRequest) {
 		t.Fatalf("unblock of none: %v", err)
 	}
 	edge := tgt

@@ -14,6 +14,9 @@ type AuditTrail interface {
 	RequestID() string
 	// Audited says the request is recorded whatever it touches, under the operation named (every piiFlow call).
 	Audited(operation string)
+	// Noted adds a note to the record's reason without deciding anything (a governance mutation's event id and
+	// reason, ADR 0067).
+	Noted(note string)
 }
 
 type requestAuditKey struct{}

@@ -26,6 +26,7 @@ type piiWorld struct {
 	policy string // the policy file serve runs with
 	t0     time.Time
 	ids    []string
+	args   []string // more arguments of serve (an archive directory)
 }
 
 // col is one column-lineage input: "dataset.field TYPE/SUBTYPE[/mask] ..." (dataset in dsNS unless it starts
@@ -114,7 +115,7 @@ func (w *piiWorld) tagged(t *testing.T, name string, paths []string, tags ...str
 
 // startPii writes a policy file that is the suite's plus `pii` as a sensitive tag and the narrow reader's role,
 // and starts serve with it.
-func startPii(t *testing.T) *piiWorld {
+func startPii(t *testing.T, serveArgs ...string) *piiWorld {
 	t.Helper()
 	sc := newScope(t)
 	w := &piiWorld{sc: sc, secNS: sc.dsNS + "-sec", api: freePort(t), t0: time.Now().Add(-time.Hour).Truncate(time.Millisecond)}
@@ -144,6 +145,7 @@ bindings:
 		t.Fatal(err)
 	}
 	w.policy = file
+	w.args = serveArgs
 	w.serve(t, w.api, true)
 	return w
 }
@@ -153,7 +155,7 @@ bindings:
 func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string) {
 	t.Helper()
 	env = append(env, "HEADWATER_AUTHZ_POLICY_FILE="+w.policy)
-	args := []string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + freePort(t)}
+	args := append([]string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + freePort(t)}, w.args...)
 	if !consumer {
 		args = append(args, "--no-consumer")
 	}

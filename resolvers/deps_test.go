@@ -17,6 +17,7 @@ import (
 	"github.com/headwater-data/headwater/cache"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
@@ -51,6 +52,8 @@ type testDeps struct {
 	Canaries      *canaries.Service
 	// Gaps is the lineage gaps' source (nil: one over Trust when Trust is set).
 	Gaps *gapsource.Source
+	// Submitter takes the governance mutations' events (nil: the mutations answer UNAVAILABLE).
+	Submitter mutation.Submitter
 }
 
 func (d testDeps) handler() (http.Handler, error) {
@@ -64,9 +67,13 @@ func (d testDeps) handler() (http.Handler, error) {
 		return nil, err
 	}
 	events := eventstatus.New(d.Store, cat, eventstatus.Options{Policy: d.Policy, CursorKey: d.Lineage.CursorKey})
+	var gov *mutation.Service
+	if d.Submitter != nil {
+		gov = mutation.New(cat, d.Submitter, d.Policy, d.Clock)
+	}
 	return NewHandler(Deps{Lineage: svc, Catalog: cat, Search: srch, Events: events, Log: d.Log, Registerer: d.Registerer, Clock: d.Clock,
 		Auditor: d.Auditor, Manager: d.Manager, Tokens: d.Tokens, AuditReader: d.AuditReader, Limits: d.Limits,
-		Trust: d.Trust, Inventory: d.Inventory, Canaries: d.Canaries})
+		Trust: d.Trust, Inventory: d.Inventory, Canaries: d.Canaries, Governance: gov})
 }
 
 // services builds the catalog and the lineage service the handler serves (a test that asks the lineage service

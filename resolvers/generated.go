@@ -444,6 +444,11 @@ type ComplexityRoot struct {
 		StopReasons func(childComplexity int) int
 	}
 
+	GovernanceChange struct {
+		Accepted func(childComplexity int) int
+		EventID  func(childComplexity int) int
+	}
+
 	ImpactEvidence struct {
 		DaysAgo        func(childComplexity int) int
 		Declared       func(childComplexity int) int
@@ -546,16 +551,20 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		BindRole        func(childComplexity int, subject string, role string) int
+		Block           func(childComplexity int, target model.BlockTarget, reason string) int
 		CreateAPIToken  func(childComplexity int, input model.APITokenInput) int
 		CreateRole      func(childComplexity int, name string, description *string) int
 		DeleteRole      func(childComplexity int, name string) int
 		Grant           func(childComplexity int, grant model.GrantInput) int
 		RegisterCanary  func(childComplexity int, input model.CanaryInput) int
+		RemoveTags      func(childComplexity int, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) int
 		RetireCanary    func(childComplexity int, name string) int
 		RetireInventory func(childComplexity int, source string) int
 		Revoke          func(childComplexity int, grant model.GrantInput) int
 		RevokeAPIToken  func(childComplexity int, id string) int
+		SetTags         func(childComplexity int, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) int
 		UnbindRole      func(childComplexity int, subject string, role string) int
+		Unblock         func(childComplexity int, target model.BlockTarget, reason *string) int
 	}
 
 	Owner struct {
@@ -841,6 +850,7 @@ type DatasetVersionResolver interface {
 type FieldResolver interface {
 	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
 
+	Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error)
 	EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
 }
 type JobResolver interface {
@@ -861,6 +871,10 @@ type MutationResolver interface {
 	UnbindRole(ctx context.Context, subject string, role string) (bool, error)
 	CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.CreatedAPIToken, error)
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
+	SetTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error)
+	RemoveTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error)
+	Block(ctx context.Context, target model.BlockTarget, reason string) (*model.GovernanceChange, error)
+	Unblock(ctx context.Context, target model.BlockTarget, reason *string) (*model.GovernanceChange, error)
 	RetireInventory(ctx context.Context, source string) (bool, error)
 	RegisterCanary(ctx context.Context, input model.CanaryInput) (*model.Canary, error)
 	RetireCanary(ctx context.Context, name string) (bool, error)
@@ -2664,6 +2678,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Gap.StopReasons(childComplexity), true
 
+	case "GovernanceChange.accepted":
+		if e.ComplexityRoot.GovernanceChange.Accepted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceChange.Accepted(childComplexity), true
+	case "GovernanceChange.eventId":
+		if e.ComplexityRoot.GovernanceChange.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceChange.EventID(childComplexity), true
+
 	case "ImpactEvidence.daysAgo":
 		if e.ComplexityRoot.ImpactEvidence.DaysAgo == nil {
 			break
@@ -3110,6 +3137,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BindRole(childComplexity, args["subject"].(string), args["role"].(string)), true
+	case "Mutation.block":
+		if e.ComplexityRoot.Mutation.Block == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_block_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Block(childComplexity, args["target"].(model.BlockTarget), args["reason"].(string)), true
 	case "Mutation.createApiToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -3165,6 +3203,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterCanary(childComplexity, args["input"].(model.CanaryInput)), true
+	case "Mutation.removeTags":
+		if e.ComplexityRoot.Mutation.RemoveTags == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveTags(childComplexity, args["dataset"].(api.DatasetRef), args["field"].(*string), args["tags"].([]*model.TagInput), args["reason"].(*string)), true
 	case "Mutation.retireCanary":
 		if e.ComplexityRoot.Mutation.RetireCanary == nil {
 			break
@@ -3209,6 +3258,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["id"].(string)), true
+	case "Mutation.setTags":
+		if e.ComplexityRoot.Mutation.SetTags == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetTags(childComplexity, args["dataset"].(api.DatasetRef), args["field"].(*string), args["tags"].([]*model.TagInput), args["reason"].(*string)), true
 	case "Mutation.unbindRole":
 		if e.ComplexityRoot.Mutation.UnbindRole == nil {
 			break
@@ -3220,6 +3280,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnbindRole(childComplexity, args["subject"].(string), args["role"].(string)), true
+	case "Mutation.unblock":
+		if e.ComplexityRoot.Mutation.Unblock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unblock(childComplexity, args["target"].(model.BlockTarget), args["reason"].(*string)), true
 
 	case "Owner.name":
 		if e.ComplexityRoot.Owner.Name == nil {
@@ -4242,6 +4313,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("ApiTokenInput", ec.unmarshalInputApiTokenInput),
+			graphql.NewInputUnmarshaler("BlockEdgeInput", ec.unmarshalInputBlockEdgeInput),
+			graphql.NewInputUnmarshaler("BlockTarget", ec.unmarshalInputBlockTarget),
 			graphql.NewInputUnmarshaler("CanaryEndInput", ec.unmarshalInputCanaryEndInput),
 			graphql.NewInputUnmarshaler("CanaryInput", ec.unmarshalInputCanaryInput),
 			graphql.NewInputUnmarshaler("DatasetRef", ec.unmarshalInputDatasetRef),
@@ -4250,6 +4323,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("JobRef", ec.unmarshalInputJobRef),
 			graphql.NewInputUnmarshaler("NodeRef", ec.unmarshalInputNodeRef),
 			graphql.NewInputUnmarshaler("SecurableInput", ec.unmarshalInputSecurableInput),
+			graphql.NewInputUnmarshaler("TagInput", ec.unmarshalInputTagInput),
 			graphql.NewInputUnmarshaler("TransformationFilter", ec.unmarshalInputTransformationFilter),
 			graphql.NewInputUnmarshaler("TransformationKind", ec.unmarshalInputTransformationKind),
 		)
@@ -5279,6 +5353,46 @@ input TransformationFilter {
 }
 
 # --- end governance: effective tags ---
+
+# --- governance: tag and block mutations (ADR 0067, docs/governance.md) ---
+
+extend type Mutation {
+  """
+  Sets tags on a dataset (field null) or one of its fields: a tag of the same key there is replaced. Publishes the
+  dataset's full new tags list (the OpenLineage ` + "`" + `tags` + "`" + ` facet, each new entry with source ` + "`" + `headwater:<principal>` + "`" + `)
+  as a DatasetEvent through the ingestion path; answers once the event is durable, and the change is visible
+  after projection (poll ` + "`" + `event(id)` + "`" + `). Needs MANAGE_TAGS on the dataset, and VIEW_SENSITIVE for a sensitive tag;
+  a dataset you may not describe answers NOT_FOUND like one that does not exist. At most 100 tags per call, keys
+  and values of at most 256 bytes, a reason of at most 1,000 bytes (kept in the audit record). Audited.
+  """
+  setTags(dataset: DatasetRef!, field: String, tags: [TagInput!]!, reason: String): GovernanceChange!
+  "Removes tags (a tag without a value: the key whatever its value); one not in force there is BAD_REQUEST. As setTags."
+  removeTags(dataset: DatasetRef!, field: String, tags: [TagInput!]!, reason: String): GovernanceChange!
+  """
+  Blocks propagation through a field, or with ` + "`" + `edge` + "`" + ` only across the column edge into it (piiFlow and
+  effectiveTags stop there: BLOCKED "by <principal>: <reason>"). Publishes the dataset's full new block list (the
+  ` + "`" + `headwater_governance_block` + "`" + ` facet) like setTags; the reason is required (at most 1,000 bytes). A block already
+  in force on the target is BAD_REQUEST (unblock it first). The edge's job and upstream field must be ones you
+  may describe (else NOT_FOUND).
+  """
+  block(target: BlockTarget!, reason: String!): GovernanceChange!
+  "Removes the block in force on the target (none: BAD_REQUEST). As block; the reason is kept in the audit record."
+  unblock(target: BlockTarget!, reason: String): GovernanceChange!
+}
+
+"A tag to set or remove: ` + "`" + `key` + "`" + `, or ` + "`" + `key=value` + "`" + ` with a value."
+input TagInput { key: String!, value: String }
+
+"What a block names: a field of a dataset, and with ` + "`" + `edge` + "`" + ` only the column edge into it."
+input BlockTarget { dataset: DatasetRef!, field: String!, edge: BlockEdgeInput }
+
+"A column edge into the target field: from the upstream field ` + "`" + `from` + "`" + ` through ` + "`" + `job` + "`" + `."
+input BlockEdgeInput { job: JobRef!, from: FieldRef! }
+
+"A governance mutation's answer: its event was made durable (accepted) under eventId; poll event(id) to see it projected."
+type GovernanceChange { accepted: Boolean!, eventId: ID! }
+
+# --- end governance: tag and block mutations ---
 `, BuiltIn: false},
 	{Name: "../trust.graphqls", Input: `# Trust signals and the expected-job inventory (docs/trust.md, ADR 0031). Additive to schema.graphqls.
 
@@ -6305,6 +6419,16 @@ func (ec *executionContext) childFields_Gap(ctx context.Context, field graphql.C
 	return nil, fmt.Errorf("no field named %q was found under type Gap", field.Name)
 }
 
+func (ec *executionContext) childFields_GovernanceChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "accepted":
+		return ec.fieldContext_GovernanceChange_accepted(ctx, field)
+	case "eventId":
+		return ec.fieldContext_GovernanceChange_eventId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GovernanceChange", field.Name)
+}
+
 func (ec *executionContext) childFields_ImpactEvidence(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "label":
@@ -7277,6 +7401,28 @@ func (ec *executionContext) field_Mutation_bindRole_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "target",
+		func(ctx context.Context, v any) (model.BlockTarget, error) {
+			return ec.unmarshalNBlockTarget2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockTarget(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["target"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7355,6 +7501,44 @@ func (ec *executionContext) field_Mutation_registerCanary_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (api.DatasetRef, error) {
+			return ec.unmarshalNDatasetRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "field",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["field"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "tags",
+		func(ctx context.Context, v any) ([]*model.TagInput, error) {
+			return ec.unmarshalNTagInput2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tags"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_retireCanary_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7411,6 +7595,44 @@ func (ec *executionContext) field_Mutation_revoke_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (api.DatasetRef, error) {
+			return ec.unmarshalNDatasetRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "field",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["field"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "tags",
+		func(ctx context.Context, v any) ([]*model.TagInput, error) {
+			return ec.unmarshalNTagInput2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tags"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unbindRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7430,6 +7652,28 @@ func (ec *executionContext) field_Mutation_unbindRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["role"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unblock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "target",
+		func(ctx context.Context, v any) (model.BlockTarget, error) {
+			return ec.unmarshalNBlockTarget2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockTarget(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["target"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
 	return args, nil
 }
 
@@ -14711,11 +14955,11 @@ func (ec *executionContext) _Field_tags(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Field_tags(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Tags, nil
+			return ec.Resolvers.Field().Tags(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []api.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14725,8 +14969,8 @@ func (ec *executionContext) fieldContext_Field_tags(_ context.Context, field gra
 	fc = &graphql.FieldContext{
 		Object:     "Field",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
 		},
@@ -14960,6 +15204,52 @@ func (ec *executionContext) _Gap_since(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Gap_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Gap", field, false, false, "Time")
+}
+
+func (ec *executionContext) _GovernanceChange_accepted(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceChange_accepted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Accepted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceChange_accepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceChange", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _GovernanceChange_eventId(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceChange_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceChange_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceChange", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ImpactEvidence_label(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
@@ -17101,6 +17391,182 @@ func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeApiToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setTags(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetTags(ctx, fc.Args["dataset"].(api.DatasetRef), fc.Args["field"].(*string), fc.Args["tags"].([]*model.TagInput), fc.Args["reason"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceChange) graphql.Marshaler {
+			return ec.marshalNGovernanceChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGovernanceChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeTags(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveTags(ctx, fc.Args["dataset"].(api.DatasetRef), fc.Args["field"].(*string), fc.Args["tags"].([]*model.TagInput), fc.Args["reason"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceChange) graphql.Marshaler {
+			return ec.marshalNGovernanceChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGovernanceChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_block(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Block(ctx, fc.Args["target"].(model.BlockTarget), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceChange) graphql.Marshaler {
+			return ec.marshalNGovernanceChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGovernanceChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_block(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_block_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unblock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unblock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unblock(ctx, fc.Args["target"].(model.BlockTarget), fc.Args["reason"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GovernanceChange) graphql.Marshaler {
+			return ec.marshalNGovernanceChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGovernanceChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unblock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GovernanceChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unblock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22633,6 +23099,111 @@ func UnmarshalApiTokenInput(ctx context.Context, raw any) (model.APITokenInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputBlockEdgeInput(ctx context.Context, obj any) (model.BlockEdgeInput, error) {
+	var it model.BlockEdgeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"job", "from"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "job":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("job"))
+			data, err := ec.unmarshalNJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Job = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalBlockEdgeInput unmarshals raw into the BlockEdgeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalBlockEdgeInput(ctx context.Context, raw any) (model.BlockEdgeInput, error) {
+	var out model.BlockEdgeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "BlockEdgeInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputBlockTarget(ctx context.Context, obj any) (model.BlockTarget, error) {
+	var it model.BlockTarget
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"dataset", "field", "edge"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dataset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dataset"))
+			data, err := ec.unmarshalNDatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dataset = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "edge":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("edge"))
+			data, err := ec.unmarshalOBlockEdgeInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockEdgeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Edge = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalBlockTarget unmarshals raw into the BlockTarget input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalBlockTarget(ctx context.Context, raw any) (model.BlockTarget, error) {
+	var out model.BlockTarget
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "BlockTarget", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCanaryEndInput(ctx context.Context, obj any) (model.CanaryEndInput, error) {
 	var it model.CanaryEndInput
 	if obj == nil {
@@ -23110,6 +23681,55 @@ func (ec *executionContext) unmarshalInputSecurableInput(ctx context.Context, ob
 func UnmarshalSecurableInput(ctx context.Context, raw any) (model.SecurableInput, error) {
 	var out model.SecurableInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SecurableInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTagInput(ctx context.Context, obj any) (model.TagInput, error) {
+	var it model.TagInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTagInput unmarshals raw into the TagInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTagInput(ctx context.Context, raw any) (model.TagInput, error) {
+	var out model.TagInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TagInput", raw, &out)
 	return out, err
 }
 
@@ -25709,10 +26329,11 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tags":
-			out.Values[i] = ec._Field_tags(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Field_tags(ctx, field, obj)
+				})
 		case "effectiveTags":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -25785,6 +26406,44 @@ func (ec *executionContext) _Gap(ctx context.Context, sel ast.SelectionSet, obj 
 		case "since":
 			out.Values[i] = ec._Gap_since(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var governanceChangeImplementors = []string{"GovernanceChange"}
+
+func (ec *executionContext) _GovernanceChange(ctx context.Context, sel ast.SelectionSet, obj *model.GovernanceChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, governanceChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GovernanceChange")
+		case "accepted":
+			out.Values[i] = ec._GovernanceChange_accepted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._GovernanceChange_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -26509,6 +27168,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeApiToken":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeApiToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setTags":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setTags(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeTags":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeTags(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_block(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unblock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unblock(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -28711,6 +29398,11 @@ func (ec *executionContext) marshalNAuditSecurable2ᚖgithubᚗcomᚋheadwater�
 	return ec._AuditSecurable(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNBlockTarget2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockTarget(ctx context.Context, v any) (model.BlockTarget, error) {
+	res, err := ec.unmarshalInputBlockTarget(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28907,6 +29599,16 @@ func (ec *executionContext) marshalNDataset2ᚖgithubᚗcomᚋheadwaterᚑdata�
 		return graphql.Null
 	}
 	return ec._Dataset(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDatasetRef2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx context.Context, v any) (api.DatasetRef, error) {
+	res, err := ec.unmarshalInputDatasetRef(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDatasetRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetRef(ctx context.Context, v any) (*api.DatasetRef, error) {
+	res, err := ec.unmarshalInputDatasetRef(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNDatasetVersion2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐDatasetVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.DatasetVersion) graphql.Marshaler {
@@ -29197,6 +29899,11 @@ func (ec *executionContext) unmarshalNFieldRef2githubᚗcomᚋheadwaterᚑdata�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFieldRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐFieldRef(ctx context.Context, v any) (*api.FieldRef, error) {
+	res, err := ec.unmarshalInputFieldRef(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNGap2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐGap(ctx context.Context, sel ast.SelectionSet, v api.Gap) graphql.Marshaler {
 	return ec._Gap(ctx, sel, &v)
 }
@@ -29230,6 +29937,14 @@ func (ec *executionContext) marshalNGapKind2githubᚗcomᚋheadwaterᚑdataᚋhe
 		graphql.AddInvalidNullFromMarshaler(ctx, "GapKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNGovernanceChange2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGovernanceChange(ctx context.Context, sel ast.SelectionSet, v *model.GovernanceChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GovernanceChange!")
+		return graphql.Null
+	}
+	return ec._GovernanceChange(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNGrantInput2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐGrantInput(ctx context.Context, v any) (model.GrantInput, error) {
@@ -29415,6 +30130,11 @@ func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNJobRef2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐJobRef(ctx context.Context, v any) (*api.JobRef, error) {
+	res, err := ec.unmarshalInputJobRef(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNLineageEdge2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐLineageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.LineageEdge) graphql.Marshaler {
@@ -30114,6 +30834,25 @@ func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ec._Tag(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNTagInput2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInputᚄ(ctx context.Context, v any) ([]*model.TagInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.TagInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTagInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNTagInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInput(ctx context.Context, v any) (*model.TagInput, error) {
+	res, err := ec.unmarshalInputTagInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, v any) (api.TagSource, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := api.TagSource(tmp)
@@ -30474,6 +31213,14 @@ func (ec *executionContext) marshalOAuditRole2ᚖgithubᚗcomᚋheadwaterᚑdata
 		return graphql.Null
 	}
 	return ec._AuditRole(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOBlockEdgeInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockEdgeInput(ctx context.Context, v any) (*model.BlockEdgeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputBlockEdgeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

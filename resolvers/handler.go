@@ -18,6 +18,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
@@ -56,6 +57,8 @@ type Deps struct {
 	Canaries *canaries.Service
 	// Release serves releaseImpact (nil: it answers UNAVAILABLE).
 	Release ReleaseImpacts
+	// Governance serves the tag and block mutations (nil: they answer UNAVAILABLE).
+	Governance *mutation.Service
 }
 
 // NewHandler returns the GraphQL endpoint (POST and GET); the caller chooses the mount path and attaches the
@@ -75,7 +78,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	res := &Resolver{svc: d.Lineage, catalog: d.Catalog, search: d.Search, events: d.Events, manager: d.Manager, tokens: d.Tokens, auditReader: d.AuditReader,
-		trust: d.Trust, inventory: d.Inventory, canaryReg: d.Canaries, release: d.Release}
+		trust: d.Trust, inventory: d.Inventory, canaryReg: d.Canaries, release: d.Release, governance: d.Governance}
 	if d.Manager != nil {
 		res.auditGate = d.Manager
 	}

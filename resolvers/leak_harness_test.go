@@ -67,7 +67,8 @@ type world struct {
 	policy  *grantpolicy.GrantPolicy
 	audit   *memAudit
 	srv     *httptest.Server
-	deps    testDeps // what srv serves (a test asking the services directly builds them from it)
+	sent    *sentEvents // what the governance mutations handed to the gateway
+	deps    testDeps    // what srv serves (a test asking the services directly builds them from it)
 	rdb     *redis.Client
 	prefix  string
 	secrets []string // hidden names, keys and public ids
@@ -136,6 +137,8 @@ func newWorld(t *testing.T, o worldOpt) *world {
 		t.Cleanup(func() { _ = w.rdb.Close() })
 		d.Redis = w.rdb
 	}
+	w.sent = &sentEvents{}
+	d.Submitter = w.sent
 	w.deps = d
 	w.srv = serveAs(t, d, "")
 	return w

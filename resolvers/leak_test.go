@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"maps"
 
 	"bytes"
 	"encoding/json"
@@ -63,7 +64,7 @@ func (w *world) operations() map[string]struct {
 	lin := func(name, dir string, depth int, gran string) map[string]any {
 		return map[string]any{"ns": ns, "name": name, "dir": dir, "depth": depth, "gran": gran}
 	}
-	return map[string]op{
+	ops := map[string]op{
 		"lineage both":      {leakLineageQ, lin("pub.mid", "BOTH", 3, "DATASET")},
 		"lineage src down":  {leakLineageQ, lin("pub.src", "DOWNSTREAM", 4, "DATASET")},
 		"lineage behind up": {leakLineageQ, lin("pub.behind", "UPSTREAM", 3, "DATASET")},
@@ -88,6 +89,8 @@ func (w *world) operations() map[string]struct {
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
   endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}
+	maps.Copy(ops, w.governanceOperations()) // leak_governance_test.go
+	return ops
 }
 
 // TestLeakSuite calls every public operation as every principal in OMIT and REDACT mode, with the result cache

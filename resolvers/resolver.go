@@ -1,7 +1,7 @@
 // Package resolvers is Headwater's GraphQL layer (gqlgen): the generated executable schema, thin resolvers that
-// map arguments and call one lineage.Service, search.Searcher, catalog.Catalog or eventstatus.Service method
-// each, per-request dataloaders, the error presenter (the only place domain errors become client errors), and the
-// HTTP handler, whose request limits (transport, document, complexity, depth, cost, APQ) are package
+// map arguments and call one lineage.Service, search.Searcher, catalog.Catalog, eventstatus.Service or
+// mutation.Service (the governance mutations) method each, per-request dataloaders, the error presenter (the only
+// place domain errors become client errors), and the HTTP handler, whose request limits (transport, document, complexity, depth, cost, APQ) are package
 // resolvers/guard's. It builds none of the services it calls: cmd/headwater does.
 //
 // generated.go and model/ are generated from ../schema.graphqls by `go run github.com/99designs/gqlgen generate`;
@@ -16,6 +16,7 @@ import (
 	"github.com/headwater-data/headwater/authz/manage"
 	"github.com/headwater-data/headwater/catalog"
 	"github.com/headwater-data/headwater/catalog/eventstatus"
+	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/inventory/canaries"
 	"github.com/headwater-data/headwater/inventory/registry"
 	"github.com/headwater-data/headwater/lineage"
@@ -41,6 +42,8 @@ type Resolver struct {
 	canaryReg *canaries.Service
 	// release answers releaseImpact (nil: UNAVAILABLE).
 	release ReleaseImpacts
+	// governance runs setTags, removeTags, block and unblock (nil: UNAVAILABLE).
+	governance *mutation.Service
 }
 
 // ReleaseImpacts answers the pre-release impact of an uploaded candidate (declare.ImpactService).

@@ -81,6 +81,10 @@ func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Datas
 	return r.loadersFrom(ctx).datasets.Load(ctx, datasetKey{obj.DatasetKey, obj.AsOf.UnixMilli()})
 }
 
+func (r *fieldResolver) Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error) {
+	return r.fieldTags(ctx, obj)
+}
+
 // EffectiveTags is the resolver for the effectiveTags field.
 func (r *fieldResolver) EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error) {
 	return r.svc.FieldEffectiveTags(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, includeInfluenced))
@@ -152,6 +156,22 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input model.APITo
 
 func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool, error) {
 	return r.revokeToken(ctx, id)
+}
+
+func (r *mutationResolver) SetTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error) {
+	return r.setTags(ctx, dataset, field, tags, reason)
+}
+
+func (r *mutationResolver) RemoveTags(ctx context.Context, dataset api.DatasetRef, field *string, tags []*model.TagInput, reason *string) (*model.GovernanceChange, error) {
+	return r.removeTags(ctx, dataset, field, tags, reason)
+}
+
+func (r *mutationResolver) Block(ctx context.Context, target model.BlockTarget, reason string) (*model.GovernanceChange, error) {
+	return r.block(ctx, target, reason)
+}
+
+func (r *mutationResolver) Unblock(ctx context.Context, target model.BlockTarget, reason *string) (*model.GovernanceChange, error) {
+	return r.unblock(ctx, target, reason)
 }
 
 // Dataset is the resolver for the dataset field.

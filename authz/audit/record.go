@@ -88,6 +88,15 @@ func (a *RequestAudit) Denied(c authz.Candidate, reason string) {
 	}
 }
 
+// Noted adds a note to the record's reasons (bounded like them) without making it a denial.
+func (a *RequestAudit) Noted(note string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if note != "" && len(a.reasons) < maxAuditReasons {
+		a.reasons = append(a.reasons, note)
+	}
+}
+
 // maxAuditReasons bounds the distinct denial reasons one record keeps.
 const maxAuditReasons = 8
 

@@ -19,6 +19,7 @@ import (
 	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/governance/flowexport"
+	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
@@ -155,7 +156,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 	gql, err := resolvers.NewHandler(resolvers.Deps{Lineage: q.lineage, Catalog: q.catalog, Search: q.search, Events: q.events,
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: apitoken.NewManager(tokens, perms.Policy, perms.Auditor, time.Now),
-		Trust: trustSvc, Inventory: inv, Canaries: canaryReg, Release: impacts})
+		Trust: trustSvc, Inventory: inv, Canaries: canaryReg, Release: impacts,
+		Governance: mutation.New(q.catalog, gw, perms.Policy, time.Now)}) // tag and block mutations through gw (ADR 0067)
 	if err != nil {
 		return err
 	}

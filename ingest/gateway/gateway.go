@@ -88,6 +88,7 @@ type request struct {
 	principal  string
 	receivedAt time.Time
 	headerID   string
+	guard      Guard // the write check: the gateway's (produce grants) unless SubmitWith names another
 }
 
 // begin reads the body under the request's reservation, shrunk to the body's size once read.
@@ -187,7 +188,11 @@ func (g *Gateway) prepare(ctx context.Context, req request, idx int, raw []byte,
 	if err != nil {
 		return g.reject(req, idx, raw, errorBody(err))
 	}
-	owned, d := g.guard.Check(ctx, req.who, &ev)
+	guard := req.guard
+	if guard == nil {
+		guard = g.guard
+	}
+	owned, d := guard.Check(ctx, req.who, &ev)
 	if d != nil {
 		return g.reject(req, idx, raw, ErrorBody{Field: d.Field, Rule: rules.ProducePermission, Message: d.Error()})
 	}

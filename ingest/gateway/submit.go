@@ -25,8 +25,15 @@ type Submission struct {
 // them) and no event is accepted. Rate limit and batch length are the caller's (it bounds its own input); the
 // events are counted in the gateway's metrics like any other.
 func (g *Gateway) Submit(ctx context.Context, events [][]byte) (Submission, error) {
+	return g.SubmitWith(ctx, events, g.guard)
+}
+
+// SubmitWith is Submit with the write check (which events the principal may write, and the namespaces each
+// owns) decided by guard instead of the produce grants: the governance mutations (ADR 0067) write under
+// MANAGE_TAGS on one dataset, which their own guard checked, through every other step of the same path.
+func (g *Gateway) SubmitWith(ctx context.Context, events [][]byte, guard Guard) (Submission, error) {
 	who := authz.FromContext(ctx)
-	req := request{who: who, principal: who.Subject, receivedAt: g.now().UTC()}
+	req := request{who: who, principal: who.Subject, receivedAt: g.now().UTC(), guard: guard}
 	results := make([]Result, len(events))
 	var msgs, quarantined []kafkaio.Message
 	inBatch := map[string]string{}

@@ -114,6 +114,19 @@ type AuditSecurable struct {
 	Name        *string `json:"name,omitempty"`
 }
 
+// A column edge into the target field: from the upstream field `from` through `job`.
+type BlockEdgeInput struct {
+	Job  *api.JobRef   `json:"job"`
+	From *api.FieldRef `json:"from"`
+}
+
+// What a block names: a field of a dataset, and with `edge` only the column edge into it.
+type BlockTarget struct {
+	Dataset *api.DatasetRef `json:"dataset"`
+	Field   string          `json:"field"`
+	Edge    *BlockEdgeInput `json:"edge,omitempty"`
+}
+
 // A registered known path and its latest check.
 type Canary struct {
 	Name           string       `json:"name"`
@@ -198,6 +211,12 @@ type CreatedAPIToken struct {
 	Info  *APIToken `json:"info"`
 }
 
+// A governance mutation's answer: its event was made durable (accepted) under eventId; poll event(id) to see it projected.
+type GovernanceChange struct {
+	Accepted bool   `json:"accepted"`
+	EventID  string `json:"eventId"`
+}
+
 type GrantInput struct {
 	Role      string          `json:"role"`
 	Privilege Privilege       `json:"privilege"`
@@ -246,6 +265,12 @@ type SecurableInput struct {
 	Prefix      *string `json:"prefix,omitempty"`
 	Dataset     *string `json:"dataset,omitempty"`
 	Job         *string `json:"job,omitempty"`
+}
+
+// A tag to set or remove: `key`, or `key=value` with a value.
+type TagInput struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value,omitempty"`
 }
 
 // The outcome an audit record reports.

@@ -185,6 +185,37 @@ type ComplexityRoot struct {
 		Namespace   func(childComplexity int) int
 	}
 
+	BlockHistory struct {
+		Entries             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+	}
+
+	BlockInterval struct {
+		By        func(childComplexity int) int
+		Edge      func(childComplexity int) int
+		EventID   func(childComplexity int) int
+		Field     func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		ValidFrom func(childComplexity int) int
+		ValidTo   func(childComplexity int) int
+	}
+
+	BlockedEdge struct {
+		From func(childComplexity int) int
+		Job  func(childComplexity int) int
+	}
+
+	BlockedField struct {
+		Field     func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
+	BlockedJob struct {
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
 	Canary struct {
 		CheckedAt      func(childComplexity int) int
 		Checks         func(childComplexity int) int
@@ -293,6 +324,7 @@ type ComplexityRoot struct {
 
 	Dataset struct {
 		Aliases          func(childComplexity int) int
+		BlockHistory     func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		CurrentName      func(childComplexity int) int
 		CurrentNamespace func(childComplexity int) int
@@ -308,6 +340,7 @@ type ComplexityRoot struct {
 		Owners           func(childComplexity int) int
 		ResolvedFrom     func(childComplexity int) int
 		Sensitivity      func(childComplexity int, asOf *time.Time, depth *int) int
+		TagHistory       func(childComplexity int) int
 		Tags             func(childComplexity int) int
 		Versions         func(childComplexity int, first *int, after *string) int
 	}
@@ -427,6 +460,7 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		ObservedOnRead func(childComplexity int) int
 		Path           func(childComplexity int) int
+		TagHistory     func(childComplexity int) int
 		Tags           func(childComplexity int) int
 		Type           func(childComplexity int) int
 		ValidFrom      func(childComplexity int) int
@@ -774,6 +808,23 @@ type ComplexityRoot struct {
 		ValidFrom func(childComplexity int) int
 	}
 
+	TagHistory struct {
+		Entries             func(childComplexity int) int
+		PermissionsFiltered func(childComplexity int) int
+	}
+
+	TagInterval struct {
+		Class     func(childComplexity int) int
+		EventID   func(childComplexity int) int
+		Field     func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Sensitive func(childComplexity int) int
+		Source    func(childComplexity int) int
+		ValidFrom func(childComplexity int) int
+		ValidTo   func(childComplexity int) int
+		Value     func(childComplexity int) int
+	}
+
 	TestDisagreement struct {
 		Column   func(childComplexity int) int
 		Dataset  func(childComplexity int) int
@@ -841,6 +892,8 @@ type DatasetResolver interface {
 
 	Versions(ctx context.Context, obj *api.Dataset, first *int, after *string) (*api.DatasetVersionConnection, error)
 	LastWrittenBy(ctx context.Context, obj *api.Dataset) (*api.Run, error)
+	TagHistory(ctx context.Context, obj *api.Dataset) (*api.TagHistory, error)
+	BlockHistory(ctx context.Context, obj *api.Dataset) (*api.BlockHistory, error)
 	EffectiveTags(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
 	Sensitivity(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int) (*api.Sensitivity, error)
 }
@@ -851,6 +904,7 @@ type FieldResolver interface {
 	Dataset(ctx context.Context, obj *api.Field) (*api.Dataset, error)
 
 	Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error)
+	TagHistory(ctx context.Context, obj *api.Field) (*api.TagHistory, error)
 	EffectiveTags(ctx context.Context, obj *api.Field, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error)
 }
 type JobResolver interface {
@@ -1492,6 +1546,107 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditSecurable.Namespace(childComplexity), true
 
+	case "BlockHistory.entries":
+		if e.ComplexityRoot.BlockHistory.Entries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockHistory.Entries(childComplexity), true
+	case "BlockHistory.permissionsFiltered":
+		if e.ComplexityRoot.BlockHistory.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockHistory.PermissionsFiltered(childComplexity), true
+
+	case "BlockInterval.by":
+		if e.ComplexityRoot.BlockInterval.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.By(childComplexity), true
+	case "BlockInterval.edge":
+		if e.ComplexityRoot.BlockInterval.Edge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.Edge(childComplexity), true
+	case "BlockInterval.eventId":
+		if e.ComplexityRoot.BlockInterval.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.EventID(childComplexity), true
+	case "BlockInterval.field":
+		if e.ComplexityRoot.BlockInterval.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.Field(childComplexity), true
+	case "BlockInterval.reason":
+		if e.ComplexityRoot.BlockInterval.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.Reason(childComplexity), true
+	case "BlockInterval.validFrom":
+		if e.ComplexityRoot.BlockInterval.ValidFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.ValidFrom(childComplexity), true
+	case "BlockInterval.validTo":
+		if e.ComplexityRoot.BlockInterval.ValidTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockInterval.ValidTo(childComplexity), true
+
+	case "BlockedEdge.from":
+		if e.ComplexityRoot.BlockedEdge.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedEdge.From(childComplexity), true
+	case "BlockedEdge.job":
+		if e.ComplexityRoot.BlockedEdge.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedEdge.Job(childComplexity), true
+
+	case "BlockedField.field":
+		if e.ComplexityRoot.BlockedField.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedField.Field(childComplexity), true
+	case "BlockedField.name":
+		if e.ComplexityRoot.BlockedField.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedField.Name(childComplexity), true
+	case "BlockedField.namespace":
+		if e.ComplexityRoot.BlockedField.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedField.Namespace(childComplexity), true
+
+	case "BlockedJob.name":
+		if e.ComplexityRoot.BlockedJob.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedJob.Name(childComplexity), true
+	case "BlockedJob.namespace":
+		if e.ComplexityRoot.BlockedJob.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedJob.Namespace(childComplexity), true
+
 	case "Canary.checkedAt":
 		if e.ComplexityRoot.Canary.CheckedAt == nil {
 			break
@@ -1979,6 +2134,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Aliases(childComplexity), true
+	case "Dataset.blockHistory":
+		if e.ComplexityRoot.Dataset.BlockHistory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.BlockHistory(childComplexity), true
 	case "Dataset.createdAt":
 		if e.ComplexityRoot.Dataset.CreatedAt == nil {
 			break
@@ -2084,6 +2245,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Sensitivity(childComplexity, args["asOf"].(*time.Time), args["depth"].(*int)), true
+	case "Dataset.tagHistory":
+		if e.ComplexityRoot.Dataset.TagHistory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.TagHistory(childComplexity), true
 	case "Dataset.tags":
 		if e.ComplexityRoot.Dataset.Tags == nil {
 			break
@@ -2604,6 +2771,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Field.Path(childComplexity), true
+	case "Field.tagHistory":
+		if e.ComplexityRoot.Field.TagHistory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Field.TagHistory(childComplexity), true
 	case "Field.tags":
 		if e.ComplexityRoot.Field.Tags == nil {
 			break
@@ -4209,6 +4382,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Tag.ValidFrom(childComplexity), true
 
+	case "TagHistory.entries":
+		if e.ComplexityRoot.TagHistory.Entries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagHistory.Entries(childComplexity), true
+	case "TagHistory.permissionsFiltered":
+		if e.ComplexityRoot.TagHistory.PermissionsFiltered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagHistory.PermissionsFiltered(childComplexity), true
+
+	case "TagInterval.class":
+		if e.ComplexityRoot.TagInterval.Class == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Class(childComplexity), true
+	case "TagInterval.eventId":
+		if e.ComplexityRoot.TagInterval.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.EventID(childComplexity), true
+	case "TagInterval.field":
+		if e.ComplexityRoot.TagInterval.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Field(childComplexity), true
+	case "TagInterval.name":
+		if e.ComplexityRoot.TagInterval.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Name(childComplexity), true
+	case "TagInterval.sensitive":
+		if e.ComplexityRoot.TagInterval.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Sensitive(childComplexity), true
+	case "TagInterval.source":
+		if e.ComplexityRoot.TagInterval.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Source(childComplexity), true
+	case "TagInterval.validFrom":
+		if e.ComplexityRoot.TagInterval.ValidFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.ValidFrom(childComplexity), true
+	case "TagInterval.validTo":
+		if e.ComplexityRoot.TagInterval.ValidTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.ValidTo(childComplexity), true
+	case "TagInterval.value":
+		if e.ComplexityRoot.TagInterval.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.Value(childComplexity), true
+
 	case "TestDisagreement.column":
 		if e.ComplexityRoot.TestDisagreement.Column == nil {
 			break
@@ -4649,6 +4890,39 @@ type Tag {
   validFrom: Time
 }
 
+"""
+One stretch of time a tag was in force on a dataset (projection version 6, ADR 0066): from the event time of the
+tags facet that set it to that of the first later facet of the dataset's owners without it.
+"""
+type TagInterval {
+  "The tag as Dataset.tags renders it: key, key=value, field:key or field:key=value."
+  name: String!
+  "The field path it tags, as the facet named it; null for a dataset-level tag (it applies to every field)."
+  field: String
+  "The tag's class: its key, lower case."
+  class: String!
+  value: String
+  "The tags facet entry's source (null when none was sent)."
+  source: String
+  validFrom: Time!
+  "Null while in force."
+  validTo: Time
+  "The event whose tags facet set it (look it up with event(id)); null for a graph loaded without events."
+  eventId: String
+  "The class is sensitive (policy file): shown only with VIEW_SENSITIVE on the dataset."
+  sensitive: Boolean!
+}
+
+"""
+A dataset's or a field's tag history, by name then start. ` + "`" + `permissionsFiltered` + "`" + ` is true whenever you lack
+VIEW_SENSITIVE on the dataset: the entries of sensitive tags, if there are any, are left out, neither named nor
+counted, and the flag says the same whether or not there were any.
+"""
+type TagHistory {
+  entries: [TagInterval!]!
+  permissionsFiltered: Boolean!
+}
+
 type Dataset implements Node {
   id: ID!
   "The namespace valid at the query's asOf (now by default)."
@@ -4674,6 +4948,49 @@ type Dataset implements Node {
   tags: [Tag!]!
   versions(first: Int = 20, after: String): DatasetVersionConnection!
   lastWrittenBy: Run
+}
+
+"The job of a blocked column edge, as the block named it (canonicalised)."
+type BlockedJob { namespace: String! name: String! }
+"The upstream field of a blocked column edge, as the block named it (canonicalised)."
+type BlockedField { namespace: String! name: String! field: String! }
+"The one column edge an edge block does not let a flow cross: into the block's field from ` + "`" + `from` + "`" + ` through ` + "`" + `job` + "`" + `."
+type BlockedEdge { job: BlockedJob! from: BlockedField! }
+
+"""
+One stretch of time an explicit governance block was in force on a dataset (projection version 7, ADR 0067): from
+the event time of the block facet that listed it to that of the first later one without it.
+"""
+type BlockInterval {
+  "The field of this dataset it blocks (a field block), or the target field of the blocked edge."
+  field: String!
+  "Null for a field block (no column edge into or out of the field is crossed); the edge not crossed otherwise."
+  edge: BlockedEdge
+  "The principal whose event set the block (the authenticated sender, never a name the facet claims)."
+  by: String!
+  reason: String!
+  validFrom: Time!
+  "Null while in force."
+  validTo: Time
+  "The event whose block facet set it."
+  eventId: String
+}
+
+"""
+A dataset's block history, by field then edge then start. An edge block naming a job or an upstream dataset you may
+not describe is left out whole (neither named nor counted); ` + "`" + `permissionsFiltered` + "`" + ` is true for every principal
+without a global grant, whether or not something was left out.
+"""
+type BlockHistory {
+  entries: [BlockInterval!]!
+  permissionsFiltered: Boolean!
+}
+
+extend type Dataset {
+  "Every tag this dataset and its fields ever had, with the stretches of time each was in force (ADR 0082)."
+  tagHistory: TagHistory!
+  "Every explicit governance block on this dataset's fields, with who, why and when (ADR 0082)."
+  blockHistory: BlockHistory!
 }
 
 type DatasetVersion {
@@ -4715,6 +5032,14 @@ type Field implements Node {
   """
   observedOnRead: Boolean!
   tags: [Tag!]!
+}
+
+extend type Field {
+  """
+  The tags of this field (by the name the field had when each was set) and the dataset-level tags of its dataset
+  (` + "`" + `field: null` + "`" + `), with the stretches of time each was in force (ADR 0082).
+  """
+  tagHistory: TagHistory!
 }
 
 type JobVersion {
@@ -5901,6 +6226,68 @@ func (ec *executionContext) childFields_AuditSecurable(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AuditSecurable", field.Name)
 }
 
+func (ec *executionContext) childFields_BlockHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entries":
+		return ec.fieldContext_BlockHistory_entries(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_BlockHistory_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockInterval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_BlockInterval_field(ctx, field)
+	case "edge":
+		return ec.fieldContext_BlockInterval_edge(ctx, field)
+	case "by":
+		return ec.fieldContext_BlockInterval_by(ctx, field)
+	case "reason":
+		return ec.fieldContext_BlockInterval_reason(ctx, field)
+	case "validFrom":
+		return ec.fieldContext_BlockInterval_validFrom(ctx, field)
+	case "validTo":
+		return ec.fieldContext_BlockInterval_validTo(ctx, field)
+	case "eventId":
+		return ec.fieldContext_BlockInterval_eventId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockInterval", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "job":
+		return ec.fieldContext_BlockedEdge_job(ctx, field)
+	case "from":
+		return ec.fieldContext_BlockedEdge_from(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_BlockedField_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_BlockedField_name(ctx, field)
+	case "field":
+		return ec.fieldContext_BlockedField_field(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedField", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedJob(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_BlockedJob_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_BlockedJob_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedJob", field.Name)
+}
+
 func (ec *executionContext) childFields_Canary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6147,6 +6534,10 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_versions(ctx, field)
 	case "lastWrittenBy":
 		return ec.fieldContext_Dataset_lastWrittenBy(ctx, field)
+	case "tagHistory":
+		return ec.fieldContext_Dataset_tagHistory(ctx, field)
+	case "blockHistory":
+		return ec.fieldContext_Dataset_blockHistory(ctx, field)
 	case "effectiveTags":
 		return ec.fieldContext_Dataset_effectiveTags(ctx, field)
 	case "sensitivity":
@@ -6391,6 +6782,8 @@ func (ec *executionContext) childFields_Field(ctx context.Context, field graphql
 		return ec.fieldContext_Field_observedOnRead(ctx, field)
 	case "tags":
 		return ec.fieldContext_Field_tags(ctx, field)
+	case "tagHistory":
+		return ec.fieldContext_Field_tagHistory(ctx, field)
 	case "effectiveTags":
 		return ec.fieldContext_Field_effectiveTags(ctx, field)
 	}
@@ -6993,6 +7386,40 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tag_validFrom(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
+}
+
+func (ec *executionContext) childFields_TagHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entries":
+		return ec.fieldContext_TagHistory_entries(ctx, field)
+	case "permissionsFiltered":
+		return ec.fieldContext_TagHistory_permissionsFiltered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_TagInterval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_TagInterval_name(ctx, field)
+	case "field":
+		return ec.fieldContext_TagInterval_field(ctx, field)
+	case "class":
+		return ec.fieldContext_TagInterval_class(ctx, field)
+	case "value":
+		return ec.fieldContext_TagInterval_value(ctx, field)
+	case "source":
+		return ec.fieldContext_TagInterval_source(ctx, field)
+	case "validFrom":
+		return ec.fieldContext_TagInterval_validFrom(ctx, field)
+	case "validTo":
+		return ec.fieldContext_TagInterval_validTo(ctx, field)
+	case "eventId":
+		return ec.fieldContext_TagInterval_eventId(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_TagInterval_sensitive(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagInterval", field.Name)
 }
 
 func (ec *executionContext) childFields_TestDisagreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10395,6 +10822,410 @@ func (ec *executionContext) fieldContext_AuditSecurable_name(_ context.Context, 
 	return graphql.NewScalarFieldContext("AuditSecurable", field, false, false, "String")
 }
 
+func (ec *executionContext) _BlockHistory_entries(ctx context.Context, field graphql.CollectedField, obj *api.BlockHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockHistory_entries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.BlockInterval) graphql.Marshaler {
+			return ec.marshalNBlockInterval2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockIntervalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockHistory_entries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockInterval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockHistory_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.BlockHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockHistory_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockHistory_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockHistory", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _BlockInterval_field(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockInterval_edge(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_edge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.BlockedEdge) graphql.Marshaler {
+			return ec.marshalOBlockedEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_edge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockInterval",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockedEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockInterval_by(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockInterval_reason(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockInterval_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_validFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BlockInterval_validTo(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_validTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BlockInterval_eventId(ctx context.Context, field graphql.CollectedField, obj *api.BlockInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockInterval_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BlockInterval_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedEdge_job(ctx context.Context, field graphql.CollectedField, obj *api.BlockedEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedEdge_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.BlockedJob) graphql.Marshaler {
+			return ec.marshalNBlockedJob2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedEdge_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockedEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockedJob(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockedEdge_from(ctx context.Context, field graphql.CollectedField, obj *api.BlockedEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedEdge_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.BlockedField) graphql.Marshaler {
+			return ec.marshalNBlockedField2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedField(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedEdge_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockedEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockedField(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockedField_namespace(ctx context.Context, field graphql.CollectedField, obj *api.BlockedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedField_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedField_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedField_name(ctx context.Context, field graphql.CollectedField, obj *api.BlockedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedField_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedField_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedField_field(ctx context.Context, field graphql.CollectedField, obj *api.BlockedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedField_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedField_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedField", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedJob_namespace(ctx context.Context, field graphql.CollectedField, obj *api.BlockedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedJob_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedJob_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedJob", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedJob_name(ctx context.Context, field graphql.CollectedField, obj *api.BlockedJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedJob_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedJob_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedJob", field, false, false, "String")
+}
+
 func (ec *executionContext) _Canary_name(ctx context.Context, field graphql.CollectedField, obj *model.Canary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12805,6 +13636,70 @@ func (ec *executionContext) fieldContext_Dataset_lastWrittenBy(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_tagHistory(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_tagHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().TagHistory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.TagHistory) graphql.Marshaler {
+			return ec.marshalNTagHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_tagHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagHistory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_blockHistory(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_blockHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().BlockHistory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.BlockHistory) graphql.Marshaler {
+			return ec.marshalNBlockHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_blockHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockHistory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_effectiveTags(ctx context.Context, field graphql.CollectedField, obj *api.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14973,6 +15868,38 @@ func (ec *executionContext) fieldContext_Field_tags(_ context.Context, field gra
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Field_tagHistory(ctx context.Context, field graphql.CollectedField, obj *api.Field) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Field_tagHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Field().TagHistory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.TagHistory) graphql.Marshaler {
+			return ec.marshalNTagHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Field_tagHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Field",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagHistory(ctx, field)
 		},
 	}
 	return fc, nil
@@ -21615,6 +22542,268 @@ func (ec *executionContext) fieldContext_Tag_validFrom(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "Time")
 }
 
+func (ec *executionContext) _TagHistory_entries(ctx context.Context, field graphql.CollectedField, obj *api.TagHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagHistory_entries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*api.TagInterval) graphql.Marshaler {
+			return ec.marshalNTagInterval2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagIntervalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagHistory_entries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TagHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagInterval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TagHistory_permissionsFiltered(ctx context.Context, field graphql.CollectedField, obj *api.TagHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagHistory_permissionsFiltered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PermissionsFiltered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagHistory_permissionsFiltered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagHistory", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TagInterval_name(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_field(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_class(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_class(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Class, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_class(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_value(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_source(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_validFrom(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_validFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TagInterval_validTo(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_validTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_validTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TagInterval_eventId(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_sensitive(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _TestDisagreement_uniqueId(ctx context.Context, field graphql.CollectedField, obj *api.TestDisagreement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24786,6 +25975,226 @@ func (ec *executionContext) _AuditSecurable(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var blockHistoryImplementors = []string{"BlockHistory"}
+
+func (ec *executionContext) _BlockHistory(ctx context.Context, sel ast.SelectionSet, obj *api.BlockHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockHistory")
+		case "entries":
+			out.Values[i] = ec._BlockHistory_entries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._BlockHistory_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var blockIntervalImplementors = []string{"BlockInterval"}
+
+func (ec *executionContext) _BlockInterval(ctx context.Context, sel ast.SelectionSet, obj *api.BlockInterval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockIntervalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockInterval")
+		case "field":
+			out.Values[i] = ec._BlockInterval_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edge":
+			out.Values[i] = ec._BlockInterval_edge(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._BlockInterval_by(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._BlockInterval_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validFrom":
+			out.Values[i] = ec._BlockInterval_validFrom(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validTo":
+			out.Values[i] = ec._BlockInterval_validTo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._BlockInterval_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var blockedEdgeImplementors = []string{"BlockedEdge"}
+
+func (ec *executionContext) _BlockedEdge(ctx context.Context, sel ast.SelectionSet, obj *api.BlockedEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockedEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockedEdge")
+		case "job":
+			out.Values[i] = ec._BlockedEdge_job(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._BlockedEdge_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var blockedFieldImplementors = []string{"BlockedField"}
+
+func (ec *executionContext) _BlockedField(ctx context.Context, sel ast.SelectionSet, obj *api.BlockedField) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockedFieldImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockedField")
+		case "namespace":
+			out.Values[i] = ec._BlockedField_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._BlockedField_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._BlockedField_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var blockedJobImplementors = []string{"BlockedJob"}
+
+func (ec *executionContext) _BlockedJob(ctx context.Context, sel ast.SelectionSet, obj *api.BlockedJob) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockedJobImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockedJob")
+		case "namespace":
+			out.Values[i] = ec._BlockedJob_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._BlockedJob_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var canaryImplementors = []string{"Canary"}
 
 func (ec *executionContext) _Canary(ctx context.Context, sel ast.SelectionSet, obj *model.Canary) graphql.Marshaler {
@@ -25563,6 +26972,18 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Dataset_lastWrittenBy(ctx, field, obj)
 				})
+		case "tagHistory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Dataset_tagHistory(ctx, field, obj)
+				})
+		case "blockHistory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Dataset_blockHistory(ctx, field, obj)
+				})
 		case "effectiveTags":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -26333,6 +27754,12 @@ func (ec *executionContext) _Field(ctx context.Context, sel ast.SelectionSet, ob
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Field_tags(ctx, field, obj)
+				})
+		case "tagHistory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Field_tagHistory(ctx, field, obj)
 				})
 		case "effectiveTags":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -28618,6 +30045,117 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var tagHistoryImplementors = []string{"TagHistory"}
+
+func (ec *executionContext) _TagHistory(ctx context.Context, sel ast.SelectionSet, obj *api.TagHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagHistory")
+		case "entries":
+			out.Values[i] = ec._TagHistory_entries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissionsFiltered":
+			out.Values[i] = ec._TagHistory_permissionsFiltered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var tagIntervalImplementors = []string{"TagInterval"}
+
+func (ec *executionContext) _TagInterval(ctx context.Context, sel ast.SelectionSet, obj *api.TagInterval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagIntervalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagInterval")
+		case "name":
+			out.Values[i] = ec._TagInterval_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._TagInterval_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "class":
+			out.Values[i] = ec._TagInterval_class(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._TagInterval_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._TagInterval_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validFrom":
+			out.Values[i] = ec._TagInterval_validFrom(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validTo":
+			out.Values[i] = ec._TagInterval_validTo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._TagInterval_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._TagInterval_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var testDisagreementImplementors = []string{"TestDisagreement"}
 
 func (ec *executionContext) _TestDisagreement(ctx context.Context, sel ast.SelectionSet, obj *api.TestDisagreement) graphql.Marshaler {
@@ -29398,9 +30936,49 @@ func (ec *executionContext) marshalNAuditSecurable2ᚖgithubᚗcomᚋheadwater�
 	return ec._AuditSecurable(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBlockHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockHistory(ctx context.Context, sel ast.SelectionSet, v *api.BlockHistory) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BlockHistory!")
+		return graphql.Null
+	}
+	return ec._BlockHistory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBlockInterval2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockIntervalᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.BlockInterval) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBlockInterval2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockInterval(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBlockInterval2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockInterval(ctx context.Context, sel ast.SelectionSet, v *api.BlockInterval) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BlockInterval!")
+		return graphql.Null
+	}
+	return ec._BlockInterval(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBlockTarget2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐBlockTarget(ctx context.Context, v any) (model.BlockTarget, error) {
 	res, err := ec.unmarshalInputBlockTarget(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBlockedField2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedField(ctx context.Context, sel ast.SelectionSet, v api.BlockedField) graphql.Marshaler {
+	return ec._BlockedField(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBlockedJob2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedJob(ctx context.Context, sel ast.SelectionSet, v api.BlockedJob) graphql.Marshaler {
+	return ec._BlockedJob(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -30834,6 +32412,14 @@ func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 	return ec._Tag(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTagHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagHistory(ctx context.Context, sel ast.SelectionSet, v *api.TagHistory) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TagHistory!")
+		return graphql.Null
+	}
+	return ec._TagHistory(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTagInput2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInputᚄ(ctx context.Context, v any) ([]*model.TagInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -30851,6 +32437,30 @@ func (ec *executionContext) unmarshalNTagInput2ᚕᚖgithubᚗcomᚋheadwaterᚑ
 func (ec *executionContext) unmarshalNTagInput2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋresolversᚋmodelᚐTagInput(ctx context.Context, v any) (*model.TagInput, error) {
 	res, err := ec.unmarshalInputTagInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTagInterval2ᚕᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagIntervalᚄ(ctx context.Context, sel ast.SelectionSet, v []*api.TagInterval) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTagInterval2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagInterval(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTagInterval2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagInterval(ctx context.Context, sel ast.SelectionSet, v *api.TagInterval) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TagInterval!")
+		return graphql.Null
+	}
+	return ec._TagInterval(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTagSource2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagSource(ctx context.Context, v any) (api.TagSource, error) {
@@ -31221,6 +32831,13 @@ func (ec *executionContext) unmarshalOBlockEdgeInput2ᚖgithubᚗcomᚋheadwater
 	}
 	res, err := ec.unmarshalInputBlockEdgeInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBlockedEdge2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐBlockedEdge(ctx context.Context, sel ast.SelectionSet, v *api.BlockedEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BlockedEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

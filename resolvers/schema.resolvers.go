@@ -47,6 +47,14 @@ func (r *datasetResolver) LastWrittenBy(ctx context.Context, obj *api.Dataset) (
 	return optional(r.loadersFrom(ctx).runs.Load(ctx, key))
 }
 
+func (r *datasetResolver) TagHistory(ctx context.Context, obj *api.Dataset) (*api.TagHistory, error) {
+	return r.catalog.DatasetTagHistory(ctx, obj)
+}
+
+func (r *datasetResolver) BlockHistory(ctx context.Context, obj *api.Dataset) (*api.BlockHistory, error) {
+	return r.catalog.DatasetBlockHistory(ctx, obj)
+}
+
 // EffectiveTags is the resolver for the effectiveTags field.
 func (r *datasetResolver) EffectiveTags(ctx context.Context, obj *api.Dataset, asOf *time.Time, depth *int, includeInfluenced *bool) (*api.EffectiveTags, error) {
 	return r.svc.DatasetEffectiveTags(ctx, obj, effectiveArgs(obj.AsOf, asOf, depth, includeInfluenced))
@@ -83,6 +91,10 @@ func (r *fieldResolver) Dataset(ctx context.Context, obj *api.Field) (*api.Datas
 
 func (r *fieldResolver) Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, error) {
 	return r.fieldTags(ctx, obj)
+}
+
+func (r *fieldResolver) TagHistory(ctx context.Context, obj *api.Field) (*api.TagHistory, error) {
+	return r.catalog.FieldTagHistory(ctx, obj)
 }
 
 // EffectiveTags is the resolver for the effectiveTags field.

@@ -128,6 +128,9 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 			save: ck == nil || ck.FromStore || behind[k],
 			next: &jobCached{ck: next, runs: runsSince(runs[k], next.At), decls: decls[k],
 				ev: fold.JobEvidenceRow(ev)}}
+		if !work.save && w.jobs.dueWithChange(hits[k]) {
+			work.save, work.due = true, true
+		}
 		works[k], evs[k] = work, work.next.ev
 		if next.HasCols {
 			colAggs, indAggs := fold.FoldColumns(prevCols, runs[k], hists), fold.FoldIndirect(prevInds, runs[k])
@@ -166,7 +169,7 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		}
 	}
 	rows := make([]any, 0, len(jobs))
-	through := 0
+	through, due := 0, 0
 	for _, k := range jobs {
 		d := works[k]
 		d.next.edges = written[k]
@@ -178,13 +181,17 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		if err != nil {
 			return err
 		}
-		if d.save {
+		switch {
+		case d.due:
+			due++
+		case d.save:
 			through++
 		}
 		rows = append(rows, row)
 	}
 	if w.jobs != nil {
 		w.jobs.f.saves.WithLabelValues("through").Add(float64(through))
+		w.jobs.f.saves.WithLabelValues("due").Add(float64(due))
 	}
 	return w.writeFencedJobs("writeJobStates", rows)
 }

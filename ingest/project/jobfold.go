@@ -57,6 +57,7 @@ type jobWork struct {
 	seq       int64     // the stamp the write is guarded by
 	next      *jobCached
 	save      bool // the head checkpoint is written with this change
+	due       bool // ... because it was written behind for jobSaveEvery (dueWithChange)
 	positions []foldstate.Pos
 	// datasets are the stamps of the datasets its fold took from the dataset fold state (jobdatasets.go): the
 	// fenced write is refused unless each node still has its stamp.
@@ -406,6 +407,17 @@ func (w *txWriter) saveJobs(kind string, entries []*jobEntry) error {
 // than once a minute was saved once per touch, a minute late: the largest statement of the profile
 // (saveJobStates, docs/adr/0079-job-state-saved-write-behind.md).
 const jobSaveEvery = 10 * time.Minute
+
+// dueWithChange reports whether a held job's head has been written behind for jobSaveEvery. saveDueJobs skips the
+// jobs the transaction folds, so a job folded in every batch would otherwise stay unsaved for as long as it stays
+// busy (and a reload after a crash would fold every run since): it is saved with this change instead.
+func (t *jobTx) dueWithChange(e *jobEntry) bool {
+	if t == nil || t.f.disabled || e == nil {
+		return false
+	}
+	since := e.DirtySince()
+	return !since.IsZero() && t.f.now().Sub(since) >= jobSaveEvery
+}
 
 // saveDueJobs saves the dirty job entries that are due: dirty for jobSaveEvery, or beyond the cache's capacity.
 func (w *txWriter) saveDueJobs() error {

@@ -159,3 +159,28 @@ func TestJobStateStaleSavedStateAfterRebalanceIsRebuilt(t *testing.T) {
 		t.Fatalf("a fold from the saved states after both flushed differs:\n%s", diffLines(want, got))
 	}
 }
+
+// A job folded in every batch is saved with its change once written behind for jobSaveEvery (saveDueJobs skips
+// the jobs a transaction folds), so its stored head stays at most that old while it stays busy.
+func TestJobStateBusyJobIsSavedWithItsChangeWhenDue(t *testing.T) {
+	s := newScen(t)
+	in, out := s.ds("src"), s.ds("dst")
+	p := frozen(s.newProjector())
+	at := p.jobs.now()
+	p.jobs.now = func() time.Time { return at }
+	src := newSource(s, "jbusy")
+	const batches = 12
+	for i := range batches {
+		s.applyWith(p, src.append(s, runEvAt(s, fmt.Sprint("s", i), olevent.TypeStart, i*600, fmt.Sprint("r", i), in, out),
+			runEvAt(s, fmt.Sprint("c", i), olevent.TypeComplete, i*600+60, fmt.Sprint("r", i), in, out)))
+		at = at.Add(jobSaveEvery / 4)
+	}
+	if n := testutil.ToFloat64(p.jobs.saves.WithLabelValues("due")); n < 2 {
+		t.Fatalf("a job folded in each of %d batches %v apart was saved when due %v times, want >= 2",
+			batches, jobSaveEvery/4, n)
+	}
+	e := p.jobs.cache.Peek(s.jobKey("job"))
+	if e == nil || (e.Dirty() && at.Sub(e.DirtySince()) > jobSaveEvery+jobSaveEvery/4) {
+		t.Fatalf("the busy job's head has been written behind longer than jobSaveEvery: %+v", e)
+	}
+}

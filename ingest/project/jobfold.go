@@ -34,9 +34,10 @@ import (
 // (Job.edgeCkpt) is only the point a reload folds from. So it is saved write-behind, with no replay point: only
 // when the entry is dirty and at most every jobSaveEvery, beyond the cache's capacity, at a rebalance or
 // shutdown, with the stamp it is current at (Job.projSnap; a loader finding projSnap < projSeq counts the state
-// behind, folds it from the runs since the stored head and saves it with the change). It is saved with the change whenever the stored one may no longer be a valid starting point: a
-// fold that did not start from the head (a late run, a dataset's cuts or fields changed, a job without a usable
-// checkpoint), a projector without a cache. A stored checkpoint older than the cached head is still valid: every
+// behind, folds it from the runs since the stored head and saves it with the change; ADR 0079). It is saved with
+// the change whenever the stored one may no longer be a valid starting point: a fold that did not start from the
+// head (a late run, a dataset's cuts or fields changed, a job without a usable checkpoint), a projector without a
+// cache. A stored checkpoint older than the cached head is still valid: every
 // run that changed since starts at or after the cached head, so a reload folds it again from the Runs.
 
 // jobCached is a job's cached fold state. Values are immutable once in the cache.

@@ -23,7 +23,7 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		return nil
 	}
 	hits, miss := w.jobs.hits(jobs, plan.jobQueue)
-	ckpts, seqs, err := w.lockJobs(miss, plan.jobQueue)
+	ckpts, seqs, behind, err := w.lockJobs(miss, plan.jobQueue)
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,16 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 			next.Stored = next.At
 		}
 		// Written behind only when this fold started from the job's head checkpoint: otherwise the stored one may
-		// no longer be a valid starting point (a late run, changed cuts or fields, no usable checkpoint).
+		// no longer be a valid starting point (a late run, changed cuts or fields, no usable checkpoint). A head
+		// loaded behind the job's stamp (another writer held, or crashed holding, newer unsaved state: rebuilt here
+		// from the runs since it) is saved with the change too, so the stored state is current again.
 		work := &jobWork{key: k, base: hits[k], seq: seqs[k], positions: positions[k], datasets: fences[k],
-			save: ck == nil || ck.FromStore,
+			save: ck == nil || ck.FromStore || behind[k],
 			next: &jobCached{ck: next, runs: runsSince(runs[k], next.At), decls: decls[k],
 				ev: fold.JobEvidenceRow(ev)}}
+		if !work.save && w.jobs.dueWithChange(hits[k]) {
+			work.save, work.due = true, true
+		}
 		works[k], evs[k] = work, work.next.ev
 		if next.HasCols {
 			colAggs, indAggs := fold.FoldColumns(prevCols, runs[k], hists), fold.FoldIndirect(prevInds, runs[k])
@@ -171,7 +176,7 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		}
 	}
 	rows := make([]any, 0, len(jobs))
-	through := 0
+	through, due := 0, 0
 	for _, k := range jobs {
 		d := works[k]
 		d.next.edges = written[k]
@@ -186,13 +191,17 @@ func (w *txWriter) projectJobEdges(plan jobPlan) error {
 		if err != nil {
 			return err
 		}
-		if d.save {
+		switch {
+		case d.due:
+			due++
+		case d.save:
 			through++
 		}
 		rows = append(rows, row)
 	}
 	if w.jobs != nil {
 		w.jobs.f.saves.WithLabelValues("through").Add(float64(through))
+		w.jobs.f.saves.WithLabelValues("due").Add(float64(due))
 	}
 	return w.writeFencedJobs("writeJobStates", rows)
 }
@@ -213,17 +222,18 @@ func runsSince(runs []fold.Run, t int64) map[string]fold.Run {
 // head checkpoint folds from the latest stored checkpoint at or before that start (storedCheckpointBefore), so a
 // late run costs the runs since then, not the job's whole history. q says which jobs fold in full and where each
 // job's earliest changed run starts.
-func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpoint, map[string]int64, error) {
-	ckpts, seqs := map[string]*fold.Checkpoint{}, map[string]int64{}
+func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpoint, map[string]int64, map[string]bool, error) {
+	ckpts, seqs, behind := map[string]*fold.Checkpoint{}, map[string]int64{}, map[string]bool{}
 	if len(jobs) == 0 {
-		return ckpts, seqs, nil
+		return ckpts, seqs, behind, nil
 	}
 	out, err := w.run(`UNWIND $jobs AS k
 		MATCH (j:Job {key: k})
 		SET j.projLock = true REMOVE j.projLock
-		RETURN k, j.edgeCkpt AS ck, coalesce(j.projSeq, 0) AS seq`, map[string]any{"jobs": toAny(jobs)})
+		RETURN k, j.edgeCkpt AS ck, coalesce(j.projSeq, 0) AS seq, coalesce(j.projSnap, 0) AS snap`,
+		map[string]any{"jobs": toAny(jobs)})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var late, after []any
 	for _, row := range out {
@@ -231,6 +241,14 @@ func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpo
 		k := asStr(m["k"])
 		seqs[k] = asInt(m["seq"])
 		ck := decodeCheckpoint(m["ck"])
+		if ck != nil && asInt(m["snap"]) != seqs[k] {
+			// The stored head was saved before the job's last write (projSnap < projSeq; absent on states saved
+			// before the stamp): still a valid starting point (jobfold.go), folded with every run since it.
+			behind[k] = true
+			if w.jobs != nil {
+				w.jobs.f.behind.Inc()
+			}
+		}
 		if q.full[k] {
 			late = append(late, map[string]any{"k": k, "t": int64(math.MinInt64)}) // stored ones are stale too
 			continue
@@ -253,11 +271,11 @@ func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpo
 		if _, err := w.runAs("lockJobs:stale-copies", `UNWIND $rows AS row
 			MATCH (c:JobCheckpoint {jobKey: row.k}) WHERE c.at > row.t
 			DETACH DELETE c`, map[string]any{"rows": after}); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if len(late) == 0 {
-		return ckpts, seqs, nil
+		return ckpts, seqs, behind, nil
 	}
 	// Stored checkpoints after the change are stale: the changed run was not in them.
 	rows, err := w.run(`UNWIND $late AS row
@@ -269,7 +287,7 @@ func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpo
 		WITH row, head(collect(c.data)) AS data
 		RETURN row.k AS k, data`, map[string]any{"late": late})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, row := range rows {
 		k, _ := row.Get("k")
@@ -279,7 +297,7 @@ func (w *txWriter) lockJobs(jobs []string, q jobQueue) (map[string]*fold.Checkpo
 			ckpts[asStr(k)] = ck
 		}
 	}
-	return ckpts, seqs, nil
+	return ckpts, seqs, behind, nil
 }
 
 // refoldChangedFields drops the checkpoints whose column fold resolved fields of a dataset whose field histories

@@ -33,10 +33,12 @@ import (
 // Nothing stored changes form. The job's state is recoverable from what is written through every transaction
 // (Runs and their READ/WROTE, the datasets' cuts and fields, the Job's evidence, the edges): the head checkpoint
 // (Job.edgeCkpt) is only the point a reload folds from. So it is saved write-behind, with no replay point: only
-// when the entry is dirty and at most every foldstate.SnapshotEvery, beyond the cache's capacity, at a rebalance
-// or shutdown. It is saved with the change whenever the stored one may no longer be a valid starting point: a
-// fold that did not start from the head (a late run, a dataset's cuts or fields changed, a job without a usable
-// checkpoint), a projector without a cache. A stored checkpoint older than the cached head is still valid: every
+// when the entry is dirty and at most every jobSaveEvery, beyond the cache's capacity, at a rebalance or
+// shutdown, with the stamp it is current at (Job.projSnap; a loader finding projSnap < projSeq counts the state
+// behind, folds it from the runs since the stored head and saves it with the change; ADR 0079). It is saved with
+// the change whenever the stored one may no longer be a valid starting point: a fold that did not start from the
+// head (a late run, a dataset's cuts or fields changed, a job without a usable checkpoint), a projector without a
+// cache. A stored checkpoint older than the cached head is still valid: every
 // run that changed since starts at or after the cached head, so a reload folds it again from the Runs.
 
 // jobCached is a job's cached fold state. Values are immutable once in the cache.
@@ -63,6 +65,7 @@ type jobWork struct {
 	seq       int64     // the stamp the write is guarded by
 	next      *jobCached
 	save      bool // the head checkpoint is written with this change
+	due       bool // ... because it was written behind for jobSaveEvery (dueWithChange)
 	positions []foldstate.Pos
 	// datasets are the stamps of the datasets its fold took from the dataset fold state (jobdatasets.go): the
 	// fenced write is refused unless each node still has its stamp.
@@ -76,6 +79,7 @@ type jobFoldState struct {
 	requests  prometheus.Counter
 	hits      prometheus.Counter
 	conflicts prometheus.Counter
+	behind    prometheus.Counter
 	entries   prometheus.GaugeFunc
 	saves     *prometheus.CounterVec
 	disabled  bool // tests: no cache (every batch loads every job, as before)
@@ -91,6 +95,10 @@ func newJobFoldState(capacity int) *jobFoldState {
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_fence_conflicts_total",
 			Help: "Batches retried because a fenced job write found another writer's version stamp (also counted in " +
 				"headwater_projector_fence_conflicts_total)."}),
+		behind: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_state_behind_total",
+			Help: "Job states loaded from Neo4j whose stored head checkpoint was saved before the job's last write " +
+				"(projSnap < projSeq: after a crash, a rebalance or with a second instance): folded with every run " +
+				"since it and saved with the change."}),
 		saves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_projector_job_state_saves_total",
 			Help: "Job checkpoint (edgeCkpt) writes, by why: with the change (through), due or flushed (behind)."},
 			[]string{"kind"}),
@@ -102,7 +110,7 @@ func newJobFoldState(capacity int) *jobFoldState {
 }
 
 func (f *jobFoldState) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.entries, f.saves}
+	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.behind, f.entries, f.saves}
 }
 
 type jobStats struct{ f *jobFoldState }
@@ -307,6 +315,7 @@ func (t *jobTx) jobRow(d *jobWork, ev map[string]any, last map[string]any) (map[
 			return nil, err
 		}
 		props["edgeCkpt"] = enc
+		props["projSnap"] = d.seq + 1 // the stamp the saved head is current at (the write sets projSeq to it)
 	}
 	if t != nil {
 		t.works[d.key] = d
@@ -399,10 +408,29 @@ func (w *txWriter) saveJobs(kind string, entries []*jobEntry) error {
 	return w.writeFencedJobs("saveJobStates", rows)
 }
 
-// saveDueJobs saves the dirty job entries that are due: dirty for SnapshotEvery, or beyond the cache's capacity.
+// jobSaveEvery is the longest a job's head checkpoint stays written behind: a dirty entry is saved by the first
+// transaction after this (and beyond the cache's capacity, at a rebalance and at shutdown). Unlike a dataset's
+// snapshot (foldstate.SnapshotEvery) it holds back no replay point: what it bounds is how many runs a reload
+// after a crash folds again (those since the stored head). At foldstate.SnapshotEvery a job touched less often
+// than once a minute was saved once per touch, a minute late: the largest statement of the profile
+// (saveJobStates, docs/adr/0079-job-state-saved-write-behind.md).
+const jobSaveEvery = 10 * time.Minute
+
+// dueWithChange reports whether a held job's head has been written behind for jobSaveEvery. saveDueJobs skips the
+// jobs the transaction folds, so a job folded in every batch would otherwise stay unsaved for as long as it stays
+// busy (and a reload after a crash would fold every run since): it is saved with this change instead.
+func (t *jobTx) dueWithChange(e *jobEntry) bool {
+	if t == nil || t.f.disabled || e == nil {
+		return false
+	}
+	since := e.DirtySince()
+	return !since.IsZero() && t.f.now().Sub(since) >= jobSaveEvery
+}
+
+// saveDueJobs saves the dirty job entries that are due: dirty for jobSaveEvery, or beyond the cache's capacity.
 func (w *txWriter) saveDueJobs() error {
 	if w.jobs == nil || w.jobs.f.disabled {
 		return nil
 	}
-	return w.saveJobs("due", w.jobs.f.cache.Due(w.jobs.f.now(), foldstate.SnapshotEvery))
+	return w.saveJobs("due", w.jobs.f.cache.Due(w.jobs.f.now(), jobSaveEvery))
 }

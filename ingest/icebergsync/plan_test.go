@@ -221,3 +221,27 @@ func TestPlanSendsCatalogTagsOnlyWhenTheyChange(t *testing.T) {
 		}
 	}
 }
+
+// The table's location is a second identifier of its state event, named as Spark's listener names a table it
+// reads through the catalog, so such a read lands on the synced table (ADR 0083).
+func TestPlanStateNamesTheTablesLocation(t *testing.T) {
+	for _, c := range []struct{ loc, ns, name string }{
+		{"/warehouse/db/orders", "file", "/warehouse/db/orders"},
+		{"file:/warehouse/db/orders/", "file", "/warehouse/db/orders"},
+		{"file:///warehouse/db/orders", "file", "/warehouse/db/orders"},
+		{"s3://lake/warehouse/db/orders", "s3://lake", "warehouse/db/orders"},
+		{"abfss://c@acct.dfs.core.windows.net/db/orders", "abfss://c@acct.dfs.core.windows.net", "db/orders"},
+		{"", "", ""}, {"relative/path", "", ""}, {"s3://bucket", "", ""},
+	} {
+		ns, name, ok := locationName(c.loc)
+		if ns != c.ns || name != c.name || ok != (c.ns != "") {
+			t.Errorf("locationName(%q) = %q %q %v, want %q %q", c.loc, ns, name, ok, c.ns, c.name)
+		}
+	}
+	tbl := planTable("db", "t", "u1", "m1")
+	tbl.Result.Metadata.Location = "s3://lake/db/t"
+	evs, _ := Plan(Catalog{Name: "lake", Namespace: "http://cat:8181"}, ScanResult{Tables: []TableState{tbl}}, nil, nil, time.UnixMilli(5_000))
+	if want := `{"name":"db/t","namespace":"s3://lake","type":"LOCATION"}`; len(evs) != 1 || !strings.Contains(string(evs[0]), want) {
+		t.Errorf("state event lacks %s:\n%s", want, evs)
+	}
+}

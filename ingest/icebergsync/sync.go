@@ -254,7 +254,11 @@ func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, own
 	recorded map[string]bool, tags map[string]any, at time.Time) json.RawMessage {
 	md := &r.Metadata
 	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
-	facets := map[string]any{"symlinks": uuidSymlink(cat, u)}
+	links := uuidSymlink(cat, u)
+	if ns, n, ok := locationName(md.Location); ok { // the name Spark's events give the table (ADR 0083)
+		links["identifiers"] = append(links["identifiers"].([]any), map[string]any{"namespace": ns, "name": n, "type": locationIdentifierType})
+	}
+	facets := map[string]any{"symlinks": links}
 	if s := md.CurrentSchema(); s != nil {
 		ids := map[string]int{}
 		for _, f := range s.Flatten() {

@@ -92,6 +92,9 @@ func (c catalogSyncCmd) sync(ctx context.Context, rc *runCtx, client *icebergres
 		pub, icebergsync.Options{Root: rootOf(c.Root)})
 	_, _ = fmt.Fprintf(rc.stdout, "catalog %s: %d tables, %d unchanged, %d new, %d changed, %d renamed, %d dropped, %d snapshots; %d events written\n",
 		c.Name, rep.Tables, rep.Unchanged, rep.New, rep.Changed, rep.Renamed, rep.Dropped, rep.Snapshots, len(rep.EventIDs))
+	for _, w := range rep.Warnings {
+		_, _ = fmt.Fprintf(rc.stdout, "warning: %s\n", w)
+	}
 	for _, id := range rep.EventIDs {
 		_, _ = fmt.Fprintf(rc.stdout, "event %s\n", id)
 	}

@@ -3,6 +3,7 @@ package icebergsync
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
@@ -10,7 +11,7 @@ import (
 
 // GraphState reads what earlier syncs left in the graph (ADR 0041): every Dataset a uuid identifier of the
 // catalog names, with its current name, dropped state, the metadata location of its latest headwater_iceberg
-// facet and its recorded versions. It only reads; the projector writes what the sync publishes.
+// facet, its recorded versions and the sync's own tags in force (ADR 0075). It only reads; the projector writes what the sync publishes.
 type GraphState struct {
 	Store *graph.Store
 }
@@ -27,7 +28,7 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 		  d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
 		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions,
 		  [(v:DatasetVersion)-[:VERSION_OF]->(d) WHERE v.schemaId IS NOT NULL | v.version] AS withSchema,
-		  d.icebergSchemas AS schemas`,
+		  d.icebergSchemas AS schemas, d.tagHistory AS tagHistory`,
 		map[string]any{"uns": cat.UUIDNamespace(), "cns": cat.Namespace, "open": graph.OpenEnd})
 	if err != nil {
 		return nil, err
@@ -54,6 +55,12 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 				k.Schemas[id] = true
 			}
 		}
+		for _, iv := range graph.ParseTagHistory(p.Str("tagHistory")) {
+			if iv.Source == TagSource && iv.ValidTo == graph.OpenEnd {
+				k.CatalogTags = append(k.CatalogTags, iv.Name)
+			}
+		}
+		sort.Strings(k.CatalogTags)
 		out[k.UUID] = k
 	}
 	return out, nil

@@ -159,3 +159,89 @@ func TestPlanSendsTheSchemasAVersion6SyncDidNotRecord(t *testing.T) {
 		t.Errorf("schema 1 not recorded: %s %s", got, evs)
 	}
 }
+
+// Catalog tags (ADR 0075): the table's headwater.tags and headwater.column-tags.<path> properties become the
+// standard tags facet on its state event, sent only when they differ from the sync's tags in force (so an
+// unchanged table still gives nothing), as the full list (empty when the properties are gone); an entry the sync
+// cannot read is a warning, not a failed sync.
+func TestPlanSendsCatalogTagsOnlyWhenTheyChange(t *testing.T) {
+	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
+	now := time.UnixMilli(5_000)
+	tagged := func(loc string, props map[string]string) TableState {
+		tbl := planTable("db", "t", "u1", loc)
+		tbl.Result.Metadata.Properties = props
+		return tbl
+	}
+	props := map[string]string{TagsProperty: " tier=gold, pii,, =x, pii", ColumnTagsPrefix + "id": "pii.id", ColumnTagsPrefix + "gone": "pii",
+		"write.metadata.metrics.column.id": "full"}
+	known := func(loc string, tags ...string) map[string]Known {
+		return map[string]Known{"u1": {UUID: "u1", Name: "db.t", MetadataLocation: loc, Versions: map[string]bool{},
+			Schemas: map[string]bool{"0": true}, CatalogTags: tags}}
+	}
+	const full = `"tags":{"_producer":"https://github.com/headwater-data/headwater/ingest/icebergsync","_schemaURL":"https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json",` +
+		`"tags":[{"field":"id","key":"pii.id","source":"ICEBERG_CATALOG"},{"key":"pii","source":"ICEBERG_CATALOG"},{"key":"tier","source":"ICEBERG_CATALOG","value":"gold"}]}`
+	cases := []struct {
+		name  string
+		tbl   TableState
+		known map[string]Known
+		want  string // the events' kinds
+		facet string // what the state event's tags facet must be ("-": no tags facet)
+		warns int
+	}{
+		{"new table: its tags", tagged("m1", props), nil, "db.t:state", full, 2},
+		{"unchanged, tags in force: nothing", tagged("m1", props), known("m1", "id:pii.id", "pii", "tier=gold"), "", "", 2},
+		{"appended, tags in force: state without tags", tagged("m2", props), known("m1", "id:pii.id", "pii", "tier=gold"), "db.t:state", "-", 2},
+		{"tags not in force (synced before ADR 0075): state with tags", tagged("m1", props), known("m1"), "db.t:state", full, 2},
+		{"a tag changed: the full list", tagged("m2", props), known("m1", "id:pii.id", "pii", "tier=silver"), "db.t:state", full, 2},
+		{"properties removed: the empty list", tagged("m2", map[string]string{"write.format.default": "parquet"}), known("m1", "pii"), "db.t:state",
+			`"tags":{"_producer":"https://github.com/headwater-data/headwater/ingest/icebergsync","_schemaURL":"https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json","tags":[]}`, 0},
+		{"never tagged: no facet", tagged("m2", nil), known("m1"), "db.t:state", "-", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			evs, rep := Plan(cat, ScanResult{Tables: []TableState{c.tbl}}, c.known, nil, now)
+			if got := kinds(t, evs); got != c.want {
+				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+			if len(rep.Warnings) != c.warns {
+				t.Errorf("warnings %q, want %d", rep.Warnings, c.warns)
+			}
+			switch {
+			case c.facet == "-" && strings.Contains(string(evs[0]), `"tags":{`):
+				t.Errorf("a tags facet was sent: %s", evs[0])
+			case c.facet != "-" && c.facet != "" && !strings.Contains(string(evs[0]), c.facet):
+				t.Errorf("state event lacks %s:\n%s", c.facet, evs[0])
+			}
+		})
+	}
+	_, rep := Plan(cat, ScanResult{Tables: []TableState{tagged("m1", props)}}, nil, nil, now)
+	for _, want := range []string{`property headwater.column-tags.gone names column "gone", which the current schema does not have`, `entry "=x" has no key`} {
+		if !strings.Contains(strings.Join(rep.Warnings, "\n"), want) {
+			t.Errorf("warnings %q lack %s", rep.Warnings, want)
+		}
+	}
+}
+
+// The table's location is a second identifier of its state event, named as Spark's listener names a table it
+// reads through the catalog, so such a read lands on the synced table (ADR 0083).
+func TestPlanStateNamesTheTablesLocation(t *testing.T) {
+	for _, c := range []struct{ loc, ns, name string }{
+		{"/warehouse/db/orders", "file", "/warehouse/db/orders"},
+		{"file:/warehouse/db/orders/", "file", "/warehouse/db/orders"},
+		{"file:///warehouse/db/orders", "file", "/warehouse/db/orders"},
+		{"s3://lake/warehouse/db/orders", "s3://lake", "warehouse/db/orders"},
+		{"abfss://c@acct.dfs.core.windows.net/db/orders", "abfss://c@acct.dfs.core.windows.net", "db/orders"},
+		{"", "", ""}, {"relative/path", "", ""}, {"s3://bucket", "", ""},
+	} {
+		ns, name, ok := locationName(c.loc)
+		if ns != c.ns || name != c.name || ok != (c.ns != "") {
+			t.Errorf("locationName(%q) = %q %q %v, want %q %q", c.loc, ns, name, ok, c.ns, c.name)
+		}
+	}
+	tbl := planTable("db", "t", "u1", "m1")
+	tbl.Result.Metadata.Location = "s3://lake/db/t"
+	evs, _ := Plan(Catalog{Name: "lake", Namespace: "http://cat:8181"}, ScanResult{Tables: []TableState{tbl}}, nil, nil, time.UnixMilli(5_000))
+	if want := `{"name":"db/t","namespace":"s3://lake","type":"LOCATION"}`; len(evs) != 1 || !strings.Contains(string(evs[0]), want) {
+		t.Errorf("state event lacks %s:\n%s", want, evs)
+	}
+}

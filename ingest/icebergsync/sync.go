@@ -56,6 +56,9 @@ type Known struct {
 	// (projection version 7, ADR 0065): a table synced by version 6 has neither, so its next sync sends them.
 	VersionSchemas map[string]bool
 	Schemas        map[string]bool
+	// CatalogTags are the tags in force now whose source is the sync's (TagSource), rendered and sorted as
+	// Dataset.tags renders them (ADR 0075).
+	CatalogTags []string
 }
 
 // missingSchemas reports whether the table's metadata has a schema, or a recorded snapshot a schema id, that the
@@ -96,6 +99,9 @@ type Options struct {
 // Report counts what one sync saw and wrote.
 type Report struct {
 	Tables, Unchanged, New, Changed, Renamed, Dropped, Snapshots int
+	// Warnings name what of the catalog was not sent and why (a table property carrying tags the sync cannot
+	// read, ADR 0075); the rest of the sync went on.
+	Warnings []string
 	// EventIDs are the ids the gateway gave the events (none: the sync wrote nothing).
 	EventIDs []string
 }
@@ -176,7 +182,10 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 			}))
 		}
 		owner := scan.Owner(t)
-		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) {
+		tags, warns := catalogTags(name, md)
+		rep.Warnings = append(rep.Warnings, warns...)
+		tagsChanged := !sameTags(tags, k.CatalogTags)
+		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) && !tagsChanged {
 			if owner != k.Owner && owner != "" { // the namespace's owner changed, the table did not
 				out = append(out, event(now, cat.Namespace, eventName, map[string]any{"ownership": ownershipFacet(owner),
 					"symlinks": uuidSymlink(cat, u)}))
@@ -191,7 +200,11 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 		} else {
 			rep.New++
 		}
-		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, k.Schemas, clamp(md.LastUpdatedMs, oldest)))
+		var tagsF map[string]any
+		if tagsChanged { // the full list, empty when the properties no longer carry any (ADR 0075)
+			tagsF = tagsFacet(tags)
+		}
+		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, k.Schemas, tagsF, clamp(md.LastUpdatedMs, oldest)))
 		for _, s := range md.Snapshots {
 			if isKnown && k.Versions[string(s.SnapshotID)] && (s.SchemaID == nil || k.VersionSchemas[string(s.SnapshotID)]) {
 				continue
@@ -235,12 +248,17 @@ func clamp(ms int64, oldest time.Time) time.Time {
 
 // tableState is the event of a table's current state: its schema (nested as the schema facet nests, with every
 // path's field id in headwater_iceberg), its uuid identifier, its owner (the table's owner property, else its
-// namespace's: ScanResult.Owner); revived is a table the graph has as dropped that the catalog lists again.
+// namespace's: ScanResult.Owner), its tags facet (nil: none sent); revived is a table the graph has as dropped
+// that the catalog lists again.
 func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, owner string, revived bool,
-	recorded map[string]bool, at time.Time) json.RawMessage {
+	recorded map[string]bool, tags map[string]any, at time.Time) json.RawMessage {
 	md := &r.Metadata
 	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
-	facets := map[string]any{"symlinks": uuidSymlink(cat, u)}
+	links := uuidSymlink(cat, u)
+	if ns, n, ok := locationName(md.Location); ok { // the name Spark's events give the table (ADR 0083)
+		links["identifiers"] = append(links["identifiers"].([]any), map[string]any{"namespace": ns, "name": n, "type": locationIdentifierType})
+	}
+	facets := map[string]any{"symlinks": links}
 	if s := md.CurrentSchema(); s != nil {
 		ids := map[string]int{}
 		for _, f := range s.Flatten() {
@@ -270,6 +288,9 @@ func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, own
 	facets["headwater_iceberg"] = facet(ice)
 	if owner != "" {
 		facets["ownership"] = ownershipFacet(owner)
+	}
+	if tags != nil {
+		facets["tags"] = tags
 	}
 	if revived {
 		facets["lifecycleStateChange"] = facet(map[string]any{"lifecycleStateChange": "CREATE"})

@@ -7,9 +7,10 @@
     python pyiceberg_driver.py URI namespaces PARENT N  create PARENT and N child namespaces n0000..n<N-1>
     python pyiceberg_driver.py URI append NAMESPACE T   append one row of nulls to NAMESPACE.T; prints the snapshot
     python pyiceberg_driver.py URI step STEP NAMESPACE  one step of the scenario (create, append-1, append-2,
-                                                        rename-column, drop-readd-column, rename-table,
-                                                        drop-table), so a sync can run after each; prints the
-                                                        table's state after it
+                                                        rename-column, drop-readd-column, append-evolved,
+                                                        set-tags, unset-tags, rename-table, drop-table), so a
+                                                        sync can run after each; prints the table's state
+                                                        after it
 
 NAMESPACE is dotted ("t-3fa2c1.sales" is the namespace sales inside t-3fa2c1); every level is created. The
 scenario's table is NAMESPACE.orders, renamed to NAMESPACE.orders_v2 at the end. Exit status 1 with a message
@@ -49,7 +50,8 @@ def snapshot(table):
 def state(step, table):
     return {"step": step, "uuid": str(table.metadata.table_uuid), "snapshot": snapshot(table),
             "snapshots": [str(s.snapshot_id) for s in table.snapshots()], "fields": fields(table),
-            "schemaId": table.schema().schema_id, "metadataLocation": table.metadata_location}
+            "schemaId": table.schema().schema_id, "metadataLocation": table.metadata_location,
+            "properties": dict(table.properties)}
 
 
 def scenario(cat, dotted):
@@ -121,6 +123,24 @@ def step(cat, name, dotted):
         rows = {"order_id": list(range(n)), "customer": ["c%d" % i for i in range(n)],
                 "amount": [float(i) for i in range(n)], "ship": [{"city": "x"}] * n}
         t.append(pa.Table.from_pydict(rows, schema=t.schema().as_arrow()))
+        t = cat.load_table(ident)
+    elif name == "append-evolved":
+        # an append with whatever columns the table has now (after the rename and the re-add)
+        t = cat.load_table(ident)
+        arrow = t.schema().as_arrow()
+        rows = {f.name: ([1, 2] if f.name == "order_id" else [None, None]) for f in arrow}
+        t.append(pa.Table.from_pydict(rows, schema=arrow))
+        t = cat.load_table(ident)
+    elif name == "set-tags":
+        # catalog tags (ADR 0075): the table's and a column's, as table properties
+        t = cat.load_table(ident)
+        with t.transaction() as tx:
+            tx.set_properties({"headwater.tags": "finance, tier=gold", "headwater.column-tags.customer": "pii.name"})
+        t = cat.load_table(ident)
+    elif name == "unset-tags":
+        t = cat.load_table(ident)
+        with t.transaction() as tx:
+            tx.remove_properties("headwater.tags", "headwater.column-tags.customer")
         t = cat.load_table(ident)
     elif name == "rename-column":
         t = cat.load_table(ident)

@@ -1,0 +1,118 @@
+package icebergsync
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+)
+
+// Catalog tags (ADR 0075): table properties that carry governance tags, sent as OpenLineage's standard tags
+// dataset facet on the table's state event. The property names follow Iceberg's own per-column properties
+// (`write.metadata.metrics.column.<name>`), under Headwater's prefix so no engine reads them.
+const (
+	// TagsProperty is the table property of the table's own tags: a comma-separated list of `key` or
+	// `key=value` (`pii, tier=gold`).
+	TagsProperty = "headwater.tags"
+	// ColumnTagsPrefix starts the property of one column's tags: `headwater.column-tags.<path>` with the path as
+	// the schema facet names it (`ship.city`, a list's `element`, a map's `key`/`value`), the same list syntax.
+	ColumnTagsPrefix = "headwater.column-tags."
+	// TagSource is the source of every tag the sync sends: the sync recognises its own tags by it.
+	TagSource = "ICEBERG_CATALOG"
+	// MaxTablePropertyTags caps the tags one table's properties may carry (the rest is a warning, not sent).
+	MaxTablePropertyTags = 1_000
+
+	tagsFacetURL = "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json"
+)
+
+// catalogTag is one tag a table property carries.
+type catalogTag struct{ Key, Value, Field string }
+
+// name renders the tag as Dataset.tags and the tag history do: `[field:]key[=value]`.
+func (t catalogTag) name() string {
+	s := t.Key
+	if t.Value != "" {
+		s += "=" + t.Value
+	}
+	if t.Field != "" {
+		s = t.Field + ":" + s
+	}
+	return s
+}
+
+// catalogTags are the tags of a table's properties, sorted by name and without repeats, and a warning per
+// property entry that is not sent (naming the table, the property and the rule): an entry with no key, a column
+// path the current schema does not have (a column renamed or dropped after it was tagged), more than
+// MaxTablePropertyTags.
+func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []string) {
+	var out []catalogTag
+	var warns []string
+	paths := map[string]bool{}
+	if s := md.CurrentSchema(); s != nil {
+		for _, f := range s.Flatten() {
+			paths[f.Path] = true
+		}
+	}
+	keys := make([]string, 0, len(md.Properties))
+	for k := range md.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, prop := range keys {
+		field, ok := "", prop == TagsProperty
+		if !ok && strings.HasPrefix(prop, ColumnTagsPrefix) {
+			field, ok = strings.TrimPrefix(prop, ColumnTagsPrefix), true
+			if !paths[field] {
+				warns = append(warns, fmt.Sprintf("table %s: property %s names column %q, which the current schema does not have: not sent (rule: column-tags-path)", table, prop, field))
+				continue
+			}
+		}
+		if !ok {
+			continue
+		}
+		for entry := range strings.SplitSeq(md.Properties[prop], ",") {
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(entry, "=")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if k == "" {
+				warns = append(warns, fmt.Sprintf("table %s: property %s entry %q has no key: not sent (rule: tag-key)", table, prop, entry))
+				continue
+			}
+			out = append(out, catalogTag{Key: k, Value: v, Field: field})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name() < out[j].name() })
+	out = slices.CompactFunc(out, func(a, b catalogTag) bool { return a.name() == b.name() })
+	if len(out) > MaxTablePropertyTags {
+		warns = append(warns, fmt.Sprintf("table %s: %d tags in its properties, only the first %d sent (rule: MaxTablePropertyTags)", table, len(out), MaxTablePropertyTags))
+		out = out[:MaxTablePropertyTags]
+	}
+	return out, warns
+}
+
+// sameTags reports whether the catalog's tags are the ones the graph has in force from the sync (both sorted).
+func sameTags(tags []catalogTag, inForce []string) bool {
+	return slices.EqualFunc(tags, inForce, func(t catalogTag, n string) bool { return t.name() == n })
+}
+
+// tagsFacet is the standard tags facet carrying the full list (an empty list removes every tag: the facet
+// replaces the dataset's list).
+func tagsFacet(tags []catalogTag) map[string]any {
+	list := make([]any, 0, len(tags))
+	for _, t := range tags {
+		e := map[string]any{"key": t.Key, "source": TagSource}
+		if t.Value != "" {
+			e["value"] = t.Value
+		}
+		if t.Field != "" {
+			e["field"] = t.Field
+		}
+		list = append(list, e)
+	}
+	return facet(map[string]any{"_schemaURL": tagsFacetURL, "tags": list})
+}

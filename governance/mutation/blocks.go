@@ -57,12 +57,5 @@ func wireBlocks(bs []graph.BlockInterval) []map[string]any {
 
 // blockTimes is the latest event time of the dataset's block history (0 for none).
 func blockTimes(h []graph.BlockInterval) int64 {
-	var t int64
-	for _, iv := range h {
-		t = max(t, iv.ValidFrom)
-		if iv.ValidTo != graph.OpenEnd {
-			t = max(t, iv.ValidTo)
-		}
-	}
-	return t
+	return latestTime(h, func(iv graph.BlockInterval) (int64, int64) { return iv.ValidFrom, iv.ValidTo })
 }

@@ -9,16 +9,7 @@ import (
 )
 
 // tagName renders a tag as Dataset.tags does: `[field:]key[=value]` (the projector's rendering).
-func tagName(t olevent.Tag) string {
-	s := t.Key
-	if t.Value != "" {
-		s += "=" + t.Value
-	}
-	if t.Field != "" {
-		s = t.Field + ":" + s
-	}
-	return s
-}
+func tagName(t olevent.Tag) string { return t.Name() }
 
 // tagsInForce are the tags named names (the dataset's tags in force at t) as facet entries: taken from the latest
 // tags facet (raw) where it lists them, else read back from the rendered name (the first ':' ends the field, the
@@ -138,11 +129,17 @@ func wireTags(tags []olevent.Tag) []map[string]string {
 
 // tagTimes is the latest event time of the dataset's tag history (0 for none).
 func tagTimes(h []graph.TagInterval) int64 {
+	return latestTime(h, func(iv graph.TagInterval) (int64, int64) { return iv.ValidFrom, iv.ValidTo })
+}
+
+// latestTime is the latest validFrom or closed validTo of a history (0 for none).
+func latestTime[T any](h []T, span func(T) (from, to int64)) int64 {
 	var t int64
 	for _, iv := range h {
-		t = max(t, iv.ValidFrom)
-		if iv.ValidTo != graph.OpenEnd {
-			t = max(t, iv.ValidTo)
+		from, to := span(iv)
+		t = max(t, from)
+		if to != graph.OpenEnd {
+			t = max(t, to)
 		}
 	}
 	return t

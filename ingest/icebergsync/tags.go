@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // Catalog tags (ADR 0075): table properties that carry governance tags, sent as OpenLineage's standard tags
@@ -32,14 +33,7 @@ type catalogTag struct{ Key, Value, Field string }
 
 // name renders the tag as Dataset.tags and the tag history do: `[field:]key[=value]`.
 func (t catalogTag) name() string {
-	s := t.Key
-	if t.Value != "" {
-		s += "=" + t.Value
-	}
-	if t.Field != "" {
-		s = t.Field + ":" + s
-	}
-	return s
+	return olevent.Tag{Key: t.Key, Value: t.Value, Field: t.Field}.Name()
 }
 
 // catalogTags are the tags of a table's properties, sorted by name and without repeats, and a warning per

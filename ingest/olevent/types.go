@@ -246,6 +246,19 @@ type Tag struct {
 	Field  string // set when the tag applies to a field
 }
 
+// Name renders the tag as Dataset.tags and the tag history do: `[field:]key[=value]` (the projector's rendering,
+// which the governance mutations and the catalog sync compare against).
+func (t Tag) Name() string {
+	s := t.Key
+	if t.Value != "" {
+		s += "=" + t.Value
+	}
+	if t.Field != "" {
+		s = t.Field + ":" + s
+	}
+	return s
+}
+
 // Block is one explicit block of the headwater_governance_block facet (ADR 0067): propagation stops at Field
 // (of the event's dataset), or, with Edge, only across the column edge into Field from Edge's upstream field
 // through Edge's job. By and Reason are who asked and why.

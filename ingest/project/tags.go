@@ -47,16 +47,7 @@ func (st *dsState) mergeTags(obs []tagObs) {
 }
 
 // tagName renders a tag as Dataset.tags does: `[field:]key[=value]`.
-func tagName(t olevent.Tag) string {
-	s := t.Key
-	if t.Value != "" {
-		s += "=" + t.Value
-	}
-	if t.Field != "" {
-		s = t.Field + ":" + s
-	}
-	return s
-}
+func tagName(t olevent.Tag) string { return t.Name() }
 
 // tagHistory derives the tag history from a sorted tag log: one interval per tag and stretch in force, ordered
 // by name then start.

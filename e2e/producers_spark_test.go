@@ -35,6 +35,12 @@ func TestProducerSpark(t *testing.T) {
 	// both happen here from run to run, and both are right, so that one version is masked.
 	a.mask = append(a.mask, masking{regexp.MustCompile(`^(run hw_producers_spark\.append_data\.ice_db_orders#1 output \S+ \S+ version=)\S+`),
 		"${1}(the CTAS snapshot, or none)"})
+	// A quick command (the ALTER TABLE ... RENAME COLUMN, job alter_table.db_orders) sometimes gets no START from the
+	// listener: its QueryExecution is gone when the listener handles SQLExecutionStart (OpenLineage issues #1646,
+	// #2322; seen in a CI rehearsal at load 25, and not in two reruns at load 25 right after). Headwater's answer
+	// is then started=unknown, which is the honest one; the run's state, end, outputs and version are still compared.
+	a.mask = append(a.mask, masking{regexp.MustCompile(`^(run hw_producers_spark\.alter_table\.db_orders#1 state=COMPLETE .*started=)(known|unknown)( .*)$`),
+		"${1}(known, or unknown without a START)${3}"})
 	compareGolden(t, "spark", a.build())
 }
 

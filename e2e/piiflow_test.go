@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/headwater-data/headwater/authn/apitoken"
+	"github.com/headwater-data/headwater/ingest/kafkaio"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -26,7 +27,8 @@ type piiWorld struct {
 	policy string // the policy file serve runs with
 	t0     time.Time
 	ids    []string
-	args   []string // more arguments of serve (an archive directory)
+	args   []string       // more arguments of serve (an archive directory)
+	kc     kafkaio.Config // the topics every serve of the world shares (set by the first)
 }
 
 // col is one column-lineage input: "dataset.field TYPE/SUBTYPE[/mask] ..." (dataset in dsNS unless it starts
@@ -159,7 +161,10 @@ func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string
 	if !consumer {
 		args = append(args, "--no-consumer")
 	}
-	start(t, testenv.KafkaConfig(t), env, args...)
+	if w.kc.EventsTopic == "" {
+		w.kc = testenv.KafkaConfig(t)
+	}
+	start(t, w.kc, env, args...)
 	waitHTTP(t, "http://"+addr+"/readyz", 60*time.Second)
 }
 

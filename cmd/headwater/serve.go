@@ -19,8 +19,10 @@ import (
 	"github.com/headwater-data/headwater/authz/auditkafka"
 	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/governance/flowexport"
+	"github.com/headwater-data/headwater/governance/lease"
 	"github.com/headwater-data/headwater/governance/mutation"
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/graph/catalogread"
 	"github.com/headwater-data/headwater/ingest/archive"
 	"github.com/headwater-data/headwater/ingest/consumer"
 	"github.com/headwater-data/headwater/ingest/declare"
@@ -157,7 +159,9 @@ func (s serveCmd) Run(rc *runCtx) error {
 		Log: log, Registerer: reg, Clock: time.Now, Auditor: perms.RequestAuditor, Manager: perms.Manager, AuditReader: auditReader,
 		Limits: s.GraphQL, Tokens: apitoken.NewManager(tokens, perms.Policy, perms.Auditor, time.Now),
 		Trust: trustSvc, Inventory: inv, Canaries: canaryReg, Release: impacts,
-		Governance: mutation.New(q.catalog, gw, perms.Policy, time.Now)}) // tag and block mutations through gw (ADR 0067)
+		// tag and block mutations through gw (ADR 0067), one at a time per dataset across processes (ADR 0081)
+		Governance: mutation.New(q.catalog, gw, perms.Policy, time.Now).
+			WithLease(lease.New(rdb, mutation.LeaseTTL, mutation.LeaseWait), catalogread.New(p.store))})
 	if err != nil {
 		return err
 	}

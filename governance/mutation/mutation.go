@@ -9,6 +9,10 @@
 // sensitive tag (the policy's sensitive tags) also needs VIEW_SENSITIVE (governance-view-sensitive). The write
 // check the gateway applies is this package's guard: the one DatasetEvent on the one dataset checked, owned.
 // Every call notes its operation, decision and dataset on the request's audit trail (one record per request).
+//
+// With a lease (WithLease, ADR 0081) a mutation holds its dataset's lease, shared by every serve process, from
+// reading the state in force until its own event is projected (at most ProjectionWait), so the next mutation on
+// the dataset computes its list from a state that includes this one: nothing is lost however many run at once.
 package mutation
 
 import (
@@ -23,6 +27,7 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/governance/lease"
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/gateway"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -41,6 +46,22 @@ const (
 	MaxReasonBytes = 1000
 	// MaxBlocksPerDataset bounds a dataset's block list (the facet's own bound).
 	MaxBlocksPerDataset = 1000
+)
+
+// The lease of a dataset (ADR 0081). The whole of a mutation (LeaseWait + ProjectionWait + a publish) stays
+// well under the HTTP server's default write timeout (60 s).
+const (
+	// LeaseWait bounds how long a mutation waits for the dataset's lease; then it answers UNAVAILABLE (retry).
+	LeaseWait = 15 * time.Second
+	// ProjectionWait bounds how long a mutation holding the lease waits for its event to be projected (or
+	// quarantined); past it the answer is given and the lease is kept until it expires (LeaseTTL).
+	ProjectionWait = 15 * time.Second
+	// LeaseTTL is the lease's expiry: past ProjectionWait and the publish, so it is never lost while held.
+	LeaseTTL = 25 * time.Second
+	// projectionPoll is how often the event's status is read while waiting for it.
+	projectionPoll = 20 * time.Millisecond
+	// leaseKeyPrefix starts a dataset's lease key (the dataset's stable key follows).
+	leaseKeyPrefix = "governance:dataset:"
 )
 
 // The rules a refusal names.
@@ -74,6 +95,18 @@ type Submitter interface {
 	SubmitWith(ctx context.Context, events [][]byte, guard gateway.Guard) (gateway.Submission, error)
 }
 
+// Leases takes a dataset's lease (lease.Redis): lease.ErrBusy when another holder kept it for the whole wait,
+// lease.ErrUnavailable when Redis fails.
+type Leases interface {
+	Acquire(ctx context.Context, key string) (lease.Release, error)
+}
+
+// EventStates reads an event's status by its stored key graph.EventKey(principal, id) (graph.Store), the path
+// the API's event(id) answers from.
+type EventStates interface {
+	EventStatus(ctx context.Context, key string) (graph.EventStatusRow, error)
+}
+
 // Policy answers the privilege checks and the sensitive tags (authz.Policy).
 type Policy interface {
 	Check(ctx context.Context, p authz.Principal, checks []authz.Check) ([]bool, error)
@@ -86,6 +119,9 @@ type Service struct {
 	sub    Submitter
 	policy Policy
 	clock  func() time.Time
+	leases Leases      // nil: no lease (a test's single caller)
+	events EventStates // with leases
+	wait   time.Duration
 }
 
 // New returns the service; a nil clock is time.Now.
@@ -93,7 +129,14 @@ func New(cat Catalog, sub Submitter, policy Policy, clock func() time.Time) *Ser
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{cat: cat, sub: sub, policy: policy, clock: clock}
+	return &Service{cat: cat, sub: sub, policy: policy, clock: clock, wait: ProjectionWait}
+}
+
+// WithLease makes every mutation hold its dataset's lease from reading the state until its event is projected
+// (read from events), waiting at most ProjectionWait for it (ADR 0081).
+func (s *Service) WithLease(l Leases, events EventStates) *Service {
+	s.leases, s.events = l, events
+	return s
 }
 
 // Tag is one tag a mutation names; Value "" is none (removeTags: any value).
@@ -206,18 +249,20 @@ func (s *Service) tagMutation(ctx context.Context, op, ns, name, field string, t
 			break
 		}
 	}
-	cur, err := s.currentTags(ctx, c)
-	if err != nil {
-		return Accepted{}, err
-	}
-	var next []olevent.Tag
-	if set {
-		next = setTags(cur, field, tags, SourcePrefix+c.who.Subject)
-	} else if next, err = removeTags(cur, field, tags); err != nil {
-		return Accepted{}, c.deny(err)
-	}
-	facet := map[string]any{"_producer": Producer, "_schemaURL": tagsFacetURL, "tags": wireTags(next)}
-	return s.submit(ctx, c, olevent.FacetTags, facet, tagTimes(c.row.TagHistory))
+	return s.leased(ctx, c, ns, name, field, func() (Accepted, error) {
+		cur, err := s.currentTags(ctx, c)
+		if err != nil {
+			return Accepted{}, err
+		}
+		var next []olevent.Tag
+		if set {
+			next = setTags(cur, field, tags, SourcePrefix+c.who.Subject)
+		} else if next, err = removeTags(cur, field, tags); err != nil {
+			return Accepted{}, c.deny(err)
+		}
+		facet := map[string]any{"_producer": Producer, "_schemaURL": tagsFacetURL, "tags": wireTags(next)}
+		return s.submit(ctx, c, olevent.FacetTags, facet, tagTimes(c.row.TagHistory))
+	})
 }
 
 func (s *Service) blockMutation(ctx context.Context, op string, t Target, reason string, add bool) (Accepted, error) {
@@ -235,13 +280,76 @@ func (s *Service) blockMutation(ctx context.Context, op string, t Target, reason
 	if err != nil {
 		return Accepted{}, c.deny(err)
 	}
-	cur := c.row.BlocksAt(c.nowMs)
-	next, err := nextBlocks(cur, graph.BlockInterval{Field: t.Field, Edge: edge, By: c.who.Subject, Reason: reason}, add)
-	if err != nil {
+	return s.leased(ctx, c, t.Namespace, t.Name, t.Field, func() (Accepted, error) {
+		cur := c.row.BlocksAt(max(c.nowMs, blockTimes(c.row.BlockHistory)))
+		next, err := nextBlocks(cur, graph.BlockInterval{Field: t.Field, Edge: edge, By: c.who.Subject, Reason: reason}, add)
+		if err != nil {
+			return Accepted{}, c.deny(err)
+		}
+		facet := map[string]any{"_producer": Producer, "_schemaURL": blockFacetURL, "blocks": wireBlocks(next)}
+		return s.submit(ctx, c, olevent.FacetGovernanceBlock, facet, blockTimes(c.row.BlockHistory))
+	})
+}
+
+// leased runs publish (read the state in force, compute the list, submit) holding the dataset's lease, on the
+// dataset read again under it, and keeps the lease until the event is projected: released then, or left to
+// expire (LeaseTTL) when ProjectionWait passes first, so the next mutation still waits for it. A lease not had
+// within LeaseWait, or Redis failing, is UNAVAILABLE and nothing is sent.
+func (s *Service) leased(ctx context.Context, c *call, ns, name, field string, publish func() (Accepted, error)) (Accepted, error) {
+	if s.leases == nil {
+		return publish()
+	}
+	key := c.row.Key
+	release, err := s.leases.Acquire(ctx, leaseKeyPrefix+key)
+	switch {
+	case errors.Is(err, lease.ErrBusy):
+		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable, Cause: err, Message: fmt.Sprintf(
+			"another governance mutation on %s %s is still being projected (waited %s); nothing was changed; retry",
+			c.row.CurrentNS, c.row.CurrentName, LeaseWait)})
+	case err != nil:
+		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable, Cause: err,
+			Message: "the governance mutations' per-dataset lease (Redis) is unavailable; nothing was changed; retry later"})
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			_ = release(context.WithoutCancel(ctx)) // unreleased, it expires at LeaseTTL
+		}
+	}()
+	c.nowMs = s.clock().UnixMilli() // the state read under the lease, at the instant it is had
+	if err := s.find(ctx, c, ns, name, field); err != nil {
 		return Accepted{}, c.deny(err)
 	}
-	facet := map[string]any{"_producer": Producer, "_schemaURL": blockFacetURL, "blocks": wireBlocks(next)}
-	return s.submit(ctx, c, olevent.FacetGovernanceBlock, facet, blockTimes(c.row.BlockHistory))
+	if c.row.Key != key { // renamed over by another dataset while waiting: its checks were not made
+		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable,
+			Message: fmt.Sprintf("%s %s changed while the mutation waited; nothing was changed; retry", ns, name)})
+	}
+	a, err := publish()
+	if err != nil {
+		return a, err
+	}
+	kept = !s.projected(ctx, c.who.Subject, a.EventID)
+	return a, nil
+}
+
+// projected waits (at most s.wait) for the event to be projected or quarantined (a quarantined event changed
+// nothing): true once it is, false when the wait passed or the status could not be read.
+func (s *Service) projected(ctx context.Context, subject, id string) bool {
+	deadline := time.Now().Add(s.wait)
+	for {
+		row, err := s.events.EventStatus(ctx, graph.EventKey(subject, id))
+		if err == nil && (row.Projected || row.Quarantined) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(projectionPoll):
+		}
+	}
 }
 
 // find resolves the dataset (and the field, when one is named) as the caller may see it now.
@@ -309,7 +417,8 @@ func (s *Service) require(ctx context.Context, c *call, priv authz.Privilege, ru
 
 // currentTags are the dataset's tags in force now, each as its facet entry (key, value, field, source).
 func (s *Service) currentTags(ctx context.Context, c *call) ([]olevent.Tag, error) {
-	names := c.row.TagsAt(c.nowMs)
+	at := max(c.nowMs, tagTimes(c.row.TagHistory)) // the latest list, which the mutation's event follows
+	names := c.row.TagsAt(at)
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -317,7 +426,7 @@ func (s *Service) currentTags(ctx context.Context, c *call) ([]olevent.Tag, erro
 	if err != nil {
 		return nil, err
 	}
-	return tagsInForce(names, c.row, raw, c.nowMs), nil
+	return tagsInForce(names, c.row, raw, at), nil
 }
 
 // submit sends the one DatasetEvent carrying facet on the dataset, at the mutation's time or just after the

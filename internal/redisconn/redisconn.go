@@ -1,5 +1,7 @@
 // Package redisconn opens the Redis client Headwater uses for its cache and generations.
-// Redis is an accelerator: callers must stay correct when it is unreachable.
+// Redis is an accelerator: callers must stay correct when it is unreachable. The one thing that needs it is
+// the governance mutations' per-dataset lease (governance/lease, ADR 0081): without Redis they refuse (UNAVAILABLE)
+// rather than risk a lost update.
 package redisconn
 
 import (

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headwater-data/headwater/ingest/icebergsync"
 	"github.com/headwater-data/headwater/internal/obs"
 )
 
@@ -23,11 +24,23 @@ type Leases interface {
 	Report(ctx context.Context, catalog, holder string, at time.Time, syncErr string) error
 }
 
-// SyncFunc syncs one catalog once and says how many events it published.
-type SyncFunc func(ctx context.Context, c Catalog) (events int, err error)
+// SyncFunc syncs one catalog once and says how many events it published and what it did not send.
+type SyncFunc func(ctx context.Context, c Catalog) (Outcome, error)
+
+// Outcome is what one sync published and the warnings of what it did not send (ADR 0075: table properties
+// carrying tags the sync cannot read).
+type Outcome struct {
+	Events   int
+	Warnings []icebergsync.Warning
+}
 
 // MaxErrorText bounds the error text kept on the lease and logged per failure.
 const MaxErrorText = 300
+
+// WarningRelogInterval is how often a warning that every sync of a catalog repeats is logged again: once when it
+// first appears (or reappears after a sync without it), then at most once per interval, so a table that warns on
+// every sync does not flood the log.
+const WarningRelogInterval = time.Hour
 
 // Scheduler runs the syncs of one process.
 type Scheduler struct {
@@ -41,11 +54,14 @@ type Scheduler struct {
 
 	mu    sync.Mutex
 	state map[string]Lease // as last seen on the lease, per catalog
+
+	warned map[string]map[icebergsync.Warning]time.Time // per catalog: the last sync's warnings, when each was last logged
 }
 
 // New builds a scheduler; holder names this process on the leases (unique per process: host, pid, start).
 func New(f File, leases Leases, sync SyncFunc, holder string, m *Metrics, log *slog.Logger, now func() time.Time) *Scheduler {
-	return &Scheduler{file: f, leases: leases, sync: sync, holder: holder, m: m, log: log, now: now, state: map[string]Lease{}}
+	return &Scheduler{file: f, leases: leases, sync: sync, holder: holder, m: m, log: log, now: now, state: map[string]Lease{},
+		warned: map[string]map[icebergsync.Warning]time.Time{}}
 }
 
 // Run runs every catalog's loop until ctx ends, then gives up the leases this process holds.
@@ -124,7 +140,8 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 		}
 	})
 	start := s.now()
-	events, err := s.sync(sctx, c)
+	out, err := s.sync(sctx, c)
+	events := out.Events
 	close(stop)
 	wg.Wait()
 	select {
@@ -134,6 +151,9 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 	}
 	s.m.seconds.WithLabelValues(c.Name).Observe(s.now().Sub(start).Seconds())
 	s.m.events.WithLabelValues(c.Name).Add(float64(events))
+	if err == nil {
+		s.warn(c.Name, out.Warnings)
+	}
 	text := ""
 	if err != nil {
 		text = short(err.Error())
@@ -150,6 +170,33 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 		s.noteOutcome(c.Name, text)
 	}
 	return err
+}
+
+// warn logs the warnings of a catalog's sync, one line each naming the table, the property and the rule: a
+// warning the previous sync did not have at once, one every sync repeats at most once per WarningRelogInterval;
+// and sets the catalog's warnings gauge (per rule) to this sync's count.
+func (s *Scheduler) warn(catalog string, warns []icebergsync.Warning) {
+	now := s.now()
+	prev := s.warned[catalog]
+	next := make(map[icebergsync.Warning]time.Time, len(warns))
+	byRule := map[string]int{}
+	for _, w := range warns {
+		byRule[w.Rule]++
+		if _, dup := next[w]; dup {
+			continue
+		}
+		last, seen := prev[w]
+		if !seen || now.Sub(last) >= WarningRelogInterval {
+			s.log.Warn("catalog sync did not send a table property", "catalog", catalog, "table", w.Table,
+				"property", w.Property, "rule", w.Rule, "detail", w.Detail, "repeated", seen)
+			last = now
+		}
+		next[w] = last
+	}
+	s.warned[catalog] = next
+	for _, rule := range []string{icebergsync.RuleColumnTagsPath, icebergsync.RuleTagKey, icebergsync.RuleMaxTablePropertyTags} {
+		s.m.warnings.WithLabelValues(catalog, rule).Set(float64(byRule[rule]))
+	}
 }
 
 // backoff is the wait before retrying a catalog after n consecutive failures.

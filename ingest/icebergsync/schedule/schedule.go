@@ -82,8 +82,8 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 	failures := 0
 	defer s.release(c)
 	for {
-		lease, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL)
-		leader := err == nil && lease.Holder == s.holder
+		lease, valid, err := s.acquire(ctx, c.Name, time.Time{})
+		leader := err == nil && lease.Holder == s.holder && time.Now().Before(valid)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("catalog sync lease unavailable", "catalog", c.Name, "err", err)
 		}
@@ -92,7 +92,7 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 		}
 		s.m.leader.WithLabelValues(c.Name).Set(b2f(leader))
 		if leader && !s.now().Before(due) {
-			if err := s.runOnce(ctx, c); err != nil {
+			if err := s.runOnce(ctx, c, valid); err != nil {
 				failures++
 				due = s.now().Add(s.backoff(c, failures))
 			} else {
@@ -116,8 +116,30 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 	}
 }
 
-// runOnce syncs c with the lease renewed beside it; losing the lease cancels the sync.
-func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
+// HolderMarginDivisor: a holder stops acting on its lease TTL/HolderMarginDivisor before the lease could lapse,
+// the time its cancelled sync needs to stop.
+const HolderMarginDivisor = 10
+
+// acquire takes or renews the catalog's lease and says until when this process may act on it by its own
+// monotonic clock: the time the call was sent plus the TTL, less the margin. Neo4j's expiry is its timestamp() of the statement
+// plus the TTL, which is never earlier, so the holder stops believing it holds the lease before a standby can take
+// it over (ADR 0049, "self-fencing"). The call fails when it has not answered by held (the expiry of the lease
+// being renewed; zero: the new lease's), so a renewal Neo4j is slow to answer does not outlive the lease.
+func (s *Scheduler) acquire(ctx context.Context, catalog string, held time.Time) (Lease, time.Time, error) {
+	sent := time.Now()
+	valid := sent.Add(s.file.LeaseTTL - s.file.LeaseTTL/HolderMarginDivisor)
+	if held.IsZero() {
+		held = valid
+	}
+	actx, cancel := context.WithDeadline(ctx, held)
+	defer cancel()
+	l, err := s.leases.Acquire(actx, catalog, s.holder, s.file.LeaseTTL)
+	return l, valid, err
+}
+
+// runOnce syncs c with the lease renewed beside it; losing the lease, or not renewing it before it would lapse
+// (valid: until when the last renewal holds), cancels the sync and drops the leader gauge at once.
+func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) error {
 	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	lost := make(chan struct{})
@@ -126,16 +148,28 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 	wg.Go(func() {
 		t := time.NewTicker(s.file.LeaseTTL / 3)
 		defer t.Stop()
+		lapse := time.NewTimer(time.Until(valid))
+		defer lapse.Stop()
+		loss := func() {
+			s.m.leader.WithLabelValues(c.Name).Set(0)
+			close(lost)
+			cancel()
+		}
 		for {
 			select {
 			case <-stop:
 				return
+			case <-lapse.C:
+				loss()
+				return
 			case <-t.C:
-				if l, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL); err != nil || l.Holder != s.holder {
-					close(lost)
-					cancel()
+				l, v, err := s.acquire(ctx, c.Name, valid)
+				if err != nil || l.Holder != s.holder {
+					loss()
 					return
 				}
+				valid = v
+				lapse.Reset(time.Until(valid))
 			}
 		}
 	})

@@ -208,3 +208,55 @@ func TestScheduledSyncLogsTagWarningsWithoutFlooding(t *testing.T) {
 		t.Errorf("a warning that came back logged %q, want it at once", got)
 	}
 }
+
+// stuckLeases answers holder's first Acquire and blocks every later one until its context ends (a renewal that
+// Neo4j, under load, does not answer in time); until is when the answered lease expires.
+type stuckLeases struct {
+	memLeases
+	calls int
+	until time.Time
+}
+
+func (m *stuckLeases) Acquire(ctx context.Context, c, holder string, ttl time.Duration) (Lease, error) {
+	m.mu.Lock()
+	m.calls++
+	first := m.calls == 1
+	m.mu.Unlock()
+	if !first {
+		<-ctx.Done()
+		return Lease{}, ctx.Err()
+	}
+	l, err := m.memLeases.Acquire(ctx, c, holder, ttl)
+	m.until = l.Until
+	return l, err
+}
+
+// A holder whose renewal does not come back stops syncing and stops calling itself the leader before its lease
+// can lapse, so a standby that takes the lapsed lease over never syncs beside it (the e2e's "2 syncing
+// processes" at load 25, ADR 0049).
+func TestAHolderThatCannotRenewStopsBeforeItsLeaseLapses(t *testing.T) {
+	leases := &stuckLeases{memLeases: memLeases{l: map[string]Lease{}}}
+	f := testFile(time.Hour)
+	var s *Scheduler
+	type seen struct {
+		at    time.Time
+		gauge float64
+	}
+	stopped := make(chan seen, 1)
+	sync := func(ctx context.Context, _ Catalog) (Outcome, error) {
+		<-ctx.Done()
+		stopped <- seen{time.Now(), testutil.ToFloat64(s.m.leader.WithLabelValues("lake"))}
+		return Outcome{}, ctx.Err()
+	}
+	s = New(f, leases, sync, "a", NewMetrics(prometheus.NewRegistry()), quiet(), time.Now)
+	ctx, stop := context.WithTimeout(context.Background(), 4*f.LeaseTTL)
+	defer stop()
+	go func() { _ = s.Run(ctx) }()
+	got := <-stopped
+	if !got.at.Before(leases.until) {
+		t.Errorf("the sync ran until %s, past the lease's expiry %s (a standby could sync beside it)", got.at.Format(time.StampMilli), leases.until.Format(time.StampMilli))
+	}
+	if got.gauge != 0 {
+		t.Errorf("when its sync was stopped the process still said it was the leader (gauge %v)", got.gauge)
+	}
+}

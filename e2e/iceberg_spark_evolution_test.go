@@ -114,7 +114,7 @@ func datasetIDs(v map[string]any) []string {
 // snapshot id of its icebergScanReport input facet (as Spark sent it).
 func sparkReadVersion(t *testing.T, raw []byte, output string) (version, scanned string) {
 	t.Helper()
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(string(raw)), "\n") {
 		var ev struct {
 			EventType string
 			Inputs    []struct {

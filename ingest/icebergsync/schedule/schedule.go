@@ -81,9 +81,14 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 	var due time.Time // zero: at once
 	failures := 0
 	defer s.release(c)
+	var held time.Time // while leader: until when the lease it renews holds (a renewal must answer by then)
 	for {
-		lease, valid, err := s.acquire(ctx, c.Name, time.Time{})
+		lease, valid, err := s.acquire(ctx, c.Name, held)
 		leader := err == nil && lease.Holder == s.holder && time.Now().Before(valid)
+		held = time.Time{}
+		if leader {
+			held = valid
+		}
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("catalog sync lease unavailable", "catalog", c.Name, "err", err)
 		}
@@ -92,7 +97,8 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 		}
 		s.m.leader.WithLabelValues(c.Name).Set(b2f(leader))
 		if leader && !s.now().Before(due) {
-			if err := s.runOnce(ctx, c, valid); err != nil {
+			var serr error
+			if held, serr = s.runOnce(ctx, c, valid); serr != nil {
 				failures++
 				due = s.now().Add(s.backoff(c, failures))
 			} else {
@@ -138,8 +144,9 @@ func (s *Scheduler) acquire(ctx context.Context, catalog string, held time.Time)
 }
 
 // runOnce syncs c with the lease renewed beside it; losing the lease, or not renewing it before it would lapse
-// (valid: until when the last renewal holds), cancels the sync and drops the leader gauge at once.
-func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) error {
+// (valid: until when the last renewal holds), cancels the sync and drops the leader gauge at once. It returns
+// until when the last renewal holds (zero: lost).
+func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (time.Time, error) {
 	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	lost := make(chan struct{})
@@ -151,6 +158,7 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) err
 		lapse := time.NewTimer(time.Until(valid))
 		defer lapse.Stop()
 		loss := func() {
+			valid = time.Time{}
 			s.m.leader.WithLabelValues(c.Name).Set(0)
 			close(lost)
 			cancel()
@@ -203,7 +211,7 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) err
 		}
 		s.noteOutcome(c.Name, text)
 	}
-	return err
+	return valid, err
 }
 
 // warn logs the warnings of a catalog's sync, one line each naming the table, the property and the rule: a

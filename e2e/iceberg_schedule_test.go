@@ -77,7 +77,7 @@ func TestScheduledCatalogSyncsHaveOneActiveSyncer(t *testing.T) {
 	}))
 	defer failing.Close()
 	file := filepath.Join(t.TempDir(), "catalogs.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, `leaseTTL: 3s
+	if err := os.WriteFile(file, fmt.Appendf(nil, `leaseTTL: 6s
 backoff: {initial: 1s, max: 4s}
 catalogs:
   - {name: %s, uri: '%s', root: %s, interval: 2s, principal: '%s'}

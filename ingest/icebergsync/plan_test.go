@@ -2,6 +2,7 @@ package icebergsync
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -216,7 +217,7 @@ func TestPlanSendsCatalogTagsOnlyWhenTheyChange(t *testing.T) {
 	}
 	_, rep := Plan(cat, ScanResult{Tables: []TableState{tagged("m1", props)}}, nil, nil, now)
 	for _, want := range []string{`property headwater.column-tags.gone names column "gone", which the current schema does not have`, `entry "=x" has no key`} {
-		if !strings.Contains(strings.Join(rep.Warnings, "\n"), want) {
+		if !strings.Contains(fmt.Sprint(rep.Warnings), want) {
 			t.Errorf("warnings %q lack %s", rep.Warnings, want)
 		}
 	}

@@ -101,7 +101,7 @@ type Report struct {
 	Tables, Unchanged, New, Changed, Renamed, Dropped, Snapshots int
 	// Warnings name what of the catalog was not sent and why (a table property carrying tags the sync cannot
 	// read, ADR 0075); the rest of the sync went on.
-	Warnings []string
+	Warnings []Warning
 	// EventIDs are the ids the gateway gave the events (none: the sync wrote nothing).
 	EventIDs []string
 }

@@ -36,13 +36,34 @@ func (t catalogTag) name() string {
 	return olevent.Tag{Key: t.Key, Value: t.Value, Field: t.Field}.Name()
 }
 
+// The rules a Warning names.
+const (
+	RuleColumnTagsPath       = "column-tags-path"
+	RuleTagKey               = "tag-key"
+	RuleMaxTablePropertyTags = "MaxTablePropertyTags"
+)
+
+// Warning is one thing of the catalog the sync did not send: the table, the property (empty when the rule is
+// about the table's properties as a whole), the rule, and what was not sent.
+type Warning struct {
+	Table, Property, Rule, Detail string
+}
+
+// String is the warning as the CLI prints it and the scheduled sync logs it.
+func (w Warning) String() string {
+	if w.Property == "" {
+		return fmt.Sprintf("table %s: %s (rule: %s)", w.Table, w.Detail, w.Rule)
+	}
+	return fmt.Sprintf("table %s: property %s %s (rule: %s)", w.Table, w.Property, w.Detail, w.Rule)
+}
+
 // catalogTags are the tags of a table's properties, sorted by name and without repeats, and a warning per
 // property entry that is not sent (naming the table, the property and the rule): an entry with no key, a column
 // path the current schema does not have (a column renamed or dropped after it was tagged), more than
 // MaxTablePropertyTags.
-func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []string) {
+func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []Warning) {
 	var out []catalogTag
-	var warns []string
+	var warns []Warning
 	paths := map[string]bool{}
 	if s := md.CurrentSchema(); s != nil {
 		for _, f := range s.Flatten() {
@@ -59,7 +80,8 @@ func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []s
 		if !ok && strings.HasPrefix(prop, ColumnTagsPrefix) {
 			field, ok = strings.TrimPrefix(prop, ColumnTagsPrefix), true
 			if !paths[field] {
-				warns = append(warns, fmt.Sprintf("table %s: property %s names column %q, which the current schema does not have: not sent (rule: column-tags-path)", table, prop, field))
+				warns = append(warns, Warning{Table: table, Property: prop, Rule: RuleColumnTagsPath,
+					Detail: fmt.Sprintf("names column %q, which the current schema does not have: not sent", field)})
 				continue
 			}
 		}
@@ -74,7 +96,8 @@ func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []s
 			k, v, _ := strings.Cut(entry, "=")
 			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 			if k == "" {
-				warns = append(warns, fmt.Sprintf("table %s: property %s entry %q has no key: not sent (rule: tag-key)", table, prop, entry))
+				warns = append(warns, Warning{Table: table, Property: prop, Rule: RuleTagKey,
+					Detail: fmt.Sprintf("entry %q has no key: not sent", entry)})
 				continue
 			}
 			out = append(out, catalogTag{Key: k, Value: v, Field: field})
@@ -83,7 +106,8 @@ func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []s
 	sort.Slice(out, func(i, j int) bool { return out[i].name() < out[j].name() })
 	out = slices.CompactFunc(out, func(a, b catalogTag) bool { return a.name() == b.name() })
 	if len(out) > MaxTablePropertyTags {
-		warns = append(warns, fmt.Sprintf("table %s: %d tags in its properties, only the first %d sent (rule: MaxTablePropertyTags)", table, len(out), MaxTablePropertyTags))
+		warns = append(warns, Warning{Table: table, Rule: RuleMaxTablePropertyTags,
+			Detail: fmt.Sprintf("%d tags in its properties, only the first %d sent", len(out), MaxTablePropertyTags)})
 		out = out[:MaxTablePropertyTags]
 	}
 	return out, warns

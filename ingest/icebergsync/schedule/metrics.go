@@ -14,6 +14,7 @@ type Metrics struct {
 	events      *prometheus.CounterVec
 	failures    *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
+	warnings    *prometheus.GaugeVec
 }
 
 // NewMetrics registers the series with reg (nil: unregistered).
@@ -32,5 +33,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Failed syncs of the catalog since its last success, as this process counted them while it held the lease."}, cat)),
 		lastSuccess: obs.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "headwater_catalog_sync_last_success_timestamp_seconds",
 			Help: "When a sync of the catalog last succeeded, by any process (from the lease); 0: never."}, cat)),
+		warnings: obs.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "headwater_catalog_sync_warnings",
+			Help: "What the catalog's last successful sync by this process did not send, by rule (ADR 0075: table properties carrying tags it cannot read)."},
+			[]string{"catalog", "rule"})),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headwater-data/headwater/ingest/icebergsync"
 	"github.com/headwater-data/headwater/internal/obs"
 )
 
@@ -23,11 +24,23 @@ type Leases interface {
 	Report(ctx context.Context, catalog, holder string, at time.Time, syncErr string) error
 }
 
-// SyncFunc syncs one catalog once and says how many events it published.
-type SyncFunc func(ctx context.Context, c Catalog) (events int, err error)
+// SyncFunc syncs one catalog once and says how many events it published and what it did not send.
+type SyncFunc func(ctx context.Context, c Catalog) (Outcome, error)
+
+// Outcome is what one sync published and the warnings of what it did not send (ADR 0075: table properties
+// carrying tags the sync cannot read).
+type Outcome struct {
+	Events   int
+	Warnings []icebergsync.Warning
+}
 
 // MaxErrorText bounds the error text kept on the lease and logged per failure.
 const MaxErrorText = 300
+
+// WarningRelogInterval is how often a warning that every sync of a catalog repeats is logged again: once when it
+// first appears (or reappears after a sync without it), then at most once per interval, so a table that warns on
+// every sync does not flood the log.
+const WarningRelogInterval = time.Hour
 
 // Scheduler runs the syncs of one process.
 type Scheduler struct {
@@ -41,11 +54,14 @@ type Scheduler struct {
 
 	mu    sync.Mutex
 	state map[string]Lease // as last seen on the lease, per catalog
+
+	warned map[string]map[icebergsync.Warning]time.Time // per catalog: the last sync's warnings, when each was last logged
 }
 
 // New builds a scheduler; holder names this process on the leases (unique per process: host, pid, start).
 func New(f File, leases Leases, sync SyncFunc, holder string, m *Metrics, log *slog.Logger, now func() time.Time) *Scheduler {
-	return &Scheduler{file: f, leases: leases, sync: sync, holder: holder, m: m, log: log, now: now, state: map[string]Lease{}}
+	return &Scheduler{file: f, leases: leases, sync: sync, holder: holder, m: m, log: log, now: now, state: map[string]Lease{},
+		warned: map[string]map[icebergsync.Warning]time.Time{}}
 }
 
 // Run runs every catalog's loop until ctx ends, then gives up the leases this process holds.
@@ -65,9 +81,14 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 	var due time.Time // zero: at once
 	failures := 0
 	defer s.release(c)
+	var held time.Time // while leader: until when the lease it renews holds (a renewal must answer by then)
 	for {
-		lease, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL)
-		leader := err == nil && lease.Holder == s.holder
+		lease, valid, err := s.acquire(ctx, c.Name, held)
+		leader := err == nil && lease.Holder == s.holder && time.Now().Before(valid)
+		held = time.Time{}
+		if leader {
+			held = valid
+		}
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("catalog sync lease unavailable", "catalog", c.Name, "err", err)
 		}
@@ -76,7 +97,8 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 		}
 		s.m.leader.WithLabelValues(c.Name).Set(b2f(leader))
 		if leader && !s.now().Before(due) {
-			if err := s.runOnce(ctx, c); err != nil {
+			var serr error
+			if held, serr = s.runOnce(ctx, c, valid); serr != nil {
 				failures++
 				due = s.now().Add(s.backoff(c, failures))
 			} else {
@@ -100,8 +122,31 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 	}
 }
 
-// runOnce syncs c with the lease renewed beside it; losing the lease cancels the sync.
-func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
+// HolderMarginDivisor: a holder stops acting on its lease TTL/HolderMarginDivisor before the lease could lapse,
+// the time its cancelled sync needs to stop.
+const HolderMarginDivisor = 10
+
+// acquire takes or renews the catalog's lease and says until when this process may act on it by its own
+// monotonic clock: the time the call was sent plus the TTL, less the margin. Neo4j's expiry is its timestamp() of the statement
+// plus the TTL, which is never earlier, so the holder stops believing it holds the lease before a standby can take
+// it over (ADR 0049, "self-fencing"). The call fails when it has not answered by held (the expiry of the lease
+// being renewed; zero: the new lease's), so a renewal Neo4j is slow to answer does not outlive the lease.
+func (s *Scheduler) acquire(ctx context.Context, catalog string, held time.Time) (Lease, time.Time, error) {
+	sent := time.Now()
+	valid := sent.Add(s.file.LeaseTTL - s.file.LeaseTTL/HolderMarginDivisor)
+	if held.IsZero() {
+		held = valid
+	}
+	actx, cancel := context.WithDeadline(ctx, held)
+	defer cancel()
+	l, err := s.leases.Acquire(actx, catalog, s.holder, s.file.LeaseTTL)
+	return l, valid, err
+}
+
+// runOnce syncs c with the lease renewed beside it; losing the lease, or not renewing it before it would lapse
+// (valid: until when the last renewal holds), cancels the sync and drops the leader gauge at once. It returns
+// until when the last renewal holds (zero: lost).
+func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (time.Time, error) {
 	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	lost := make(chan struct{})
@@ -110,21 +155,35 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 	wg.Go(func() {
 		t := time.NewTicker(s.file.LeaseTTL / 3)
 		defer t.Stop()
+		lapse := time.NewTimer(time.Until(valid))
+		defer lapse.Stop()
+		loss := func() {
+			valid = time.Time{}
+			s.m.leader.WithLabelValues(c.Name).Set(0)
+			close(lost)
+			cancel()
+		}
 		for {
 			select {
 			case <-stop:
 				return
+			case <-lapse.C:
+				loss()
+				return
 			case <-t.C:
-				if l, err := s.leases.Acquire(ctx, c.Name, s.holder, s.file.LeaseTTL); err != nil || l.Holder != s.holder {
-					close(lost)
-					cancel()
+				l, v, err := s.acquire(ctx, c.Name, valid)
+				if err != nil || l.Holder != s.holder {
+					loss()
 					return
 				}
+				valid = v
+				lapse.Reset(time.Until(valid))
 			}
 		}
 	})
 	start := s.now()
-	events, err := s.sync(sctx, c)
+	out, err := s.sync(sctx, c)
+	events := out.Events
 	close(stop)
 	wg.Wait()
 	select {
@@ -134,6 +193,9 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 	}
 	s.m.seconds.WithLabelValues(c.Name).Observe(s.now().Sub(start).Seconds())
 	s.m.events.WithLabelValues(c.Name).Add(float64(events))
+	if err == nil {
+		s.warn(c.Name, out.Warnings)
+	}
 	text := ""
 	if err != nil {
 		text = short(err.Error())
@@ -149,7 +211,34 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog) error {
 		}
 		s.noteOutcome(c.Name, text)
 	}
-	return err
+	return valid, err
+}
+
+// warn logs the warnings of a catalog's sync, one line each naming the table, the property and the rule: a
+// warning the previous sync did not have at once, one every sync repeats at most once per WarningRelogInterval;
+// and sets the catalog's warnings gauge (per rule) to this sync's count.
+func (s *Scheduler) warn(catalog string, warns []icebergsync.Warning) {
+	now := s.now()
+	prev := s.warned[catalog]
+	next := make(map[icebergsync.Warning]time.Time, len(warns))
+	byRule := map[string]int{}
+	for _, w := range warns {
+		byRule[w.Rule]++
+		if _, dup := next[w]; dup {
+			continue
+		}
+		last, seen := prev[w]
+		if !seen || now.Sub(last) >= WarningRelogInterval {
+			s.log.Warn("catalog sync did not send a table property", "catalog", catalog, "table", w.Table,
+				"property", w.Property, "rule", w.Rule, "detail", w.Detail, "repeated", seen)
+			last = now
+		}
+		next[w] = last
+	}
+	s.warned[catalog] = next
+	for _, rule := range []string{icebergsync.RuleColumnTagsPath, icebergsync.RuleTagKey, icebergsync.RuleMaxTablePropertyTags} {
+		s.m.warnings.WithLabelValues(catalog, rule).Set(float64(byRule[rule]))
+	}
 }
 
 // backoff is the wait before retrying a catalog after n consecutive failures.

@@ -1,13 +1,20 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/headwater-data/headwater/ingest/icebergsync"
 )
 
 // memLeases is the lease rule in memory, for the scheduler's logic (the Neo4j store has its own test).
@@ -59,11 +66,11 @@ type calls struct {
 }
 
 func (c *calls) sync(holder string, err error) SyncFunc {
-	return func(_ context.Context, cat Catalog) (int, error) {
+	return func(_ context.Context, cat Catalog) (Outcome, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.by[holder] = append(c.by[holder], time.Now())
-		return 1, err
+		return Outcome{Events: 1}, err
 	}
 }
 
@@ -151,5 +158,105 @@ func TestBackoffNeverExceedsTheInterval(t *testing.T) {
 	}
 	if got := s.backoff(Catalog{Interval: time.Hour}, 30); got != 10*time.Minute {
 		t.Errorf("after 30 failures: %s, want the 10m cap", got)
+	}
+}
+
+// The tag warnings of a scheduled sync (ADR 0075) are logged one line each naming the table, the property and
+// the rule: a new one at once, one every sync repeats once per WarningRelogInterval, one that went away and came
+// back at once; the gauge counts the last sync's warnings per rule.
+func TestScheduledSyncLogsTagWarningsWithoutFlooding(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := New(testFile(time.Minute), nil, nil, "a", NewMetrics(prometheus.NewRegistry()), log, func() time.Time { return now })
+	path := icebergsync.Warning{Table: "sales.orders", Property: "headwater.column-tags.customer", Rule: icebergsync.RuleColumnTagsPath,
+		Detail: `names column "customer", which the current schema does not have: not sent`}
+	key := icebergsync.Warning{Table: "sales.orders", Property: "headwater.tags", Rule: icebergsync.RuleTagKey, Detail: `entry "=x" has no key: not sent`}
+	lines := func() []string {
+		defer buf.Reset()
+		return strings.FieldsFunc(buf.String(), func(r rune) bool { return r == '\n' })
+	}
+	gauge := func(rule string) float64 { return testutil.ToFloat64(s.m.warnings.WithLabelValues("lake", rule)) }
+
+	s.warn("lake", []icebergsync.Warning{path, key})
+	got := lines()
+	if len(got) != 2 || !strings.Contains(got[0], "table=sales.orders") || !strings.Contains(got[0], "property=headwater.column-tags.customer") ||
+		!strings.Contains(got[0], "rule=column-tags-path") || !strings.Contains(got[1], "rule=tag-key") {
+		t.Fatalf("first sync logged %q, want one line per warning naming table, property and rule", got)
+	}
+	if gauge(icebergsync.RuleColumnTagsPath) != 1 || gauge(icebergsync.RuleTagKey) != 1 {
+		t.Errorf("gauge %v/%v, want 1 per rule", gauge(icebergsync.RuleColumnTagsPath), gauge(icebergsync.RuleTagKey))
+	}
+	for range 10 { // every sync for the next minutes repeats both: nothing logged
+		now = now.Add(time.Minute)
+		s.warn("lake", []icebergsync.Warning{path, key})
+	}
+	if got := lines(); len(got) != 0 {
+		t.Errorf("repeated warnings logged again within %s: %q", WarningRelogInterval, got)
+	}
+	now = now.Add(WarningRelogInterval)
+	s.warn("lake", []icebergsync.Warning{path}) // key fixed; path still there, due again
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "rule=column-tags-path") || !strings.Contains(got[0], "repeated=true") {
+		t.Errorf("after %s logged %q, want path's warning once more", WarningRelogInterval, got)
+	}
+	if gauge(icebergsync.RuleTagKey) != 0 || gauge(icebergsync.RuleColumnTagsPath) != 1 {
+		t.Errorf("gauge after key was fixed: %v/%v, want 0 and 1", gauge(icebergsync.RuleTagKey), gauge(icebergsync.RuleColumnTagsPath))
+	}
+	now = now.Add(time.Minute)
+	s.warn("lake", []icebergsync.Warning{path, key}) // key back: logged at once
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "rule=tag-key") || !strings.Contains(got[0], "repeated=false") {
+		t.Errorf("a warning that came back logged %q, want it at once", got)
+	}
+}
+
+// stuckLeases answers holder's first Acquire and blocks every later one until its context ends (a renewal that
+// Neo4j, under load, does not answer in time); until is when the answered lease expires.
+type stuckLeases struct {
+	memLeases
+	calls int
+	until time.Time
+}
+
+func (m *stuckLeases) Acquire(ctx context.Context, c, holder string, ttl time.Duration) (Lease, error) {
+	m.mu.Lock()
+	m.calls++
+	first := m.calls == 1
+	m.mu.Unlock()
+	if !first {
+		<-ctx.Done()
+		return Lease{}, ctx.Err()
+	}
+	l, err := m.memLeases.Acquire(ctx, c, holder, ttl)
+	m.until = l.Until
+	return l, err
+}
+
+// A holder whose renewal does not come back stops syncing and stops calling itself the leader before its lease
+// can lapse, so a standby that takes the lapsed lease over never syncs beside it (the e2e's "2 syncing
+// processes" at load 25, ADR 0049).
+func TestAHolderThatCannotRenewStopsBeforeItsLeaseLapses(t *testing.T) {
+	leases := &stuckLeases{memLeases: memLeases{l: map[string]Lease{}}}
+	f := testFile(time.Hour)
+	var s *Scheduler
+	type seen struct {
+		at    time.Time
+		gauge float64
+	}
+	stopped := make(chan seen, 1)
+	sync := func(ctx context.Context, _ Catalog) (Outcome, error) {
+		<-ctx.Done()
+		stopped <- seen{time.Now(), testutil.ToFloat64(s.m.leader.WithLabelValues("lake"))}
+		return Outcome{}, ctx.Err()
+	}
+	s = New(f, leases, sync, "a", NewMetrics(prometheus.NewRegistry()), quiet(), time.Now)
+	ctx, stop := context.WithTimeout(context.Background(), 4*f.LeaseTTL)
+	defer stop()
+	go func() { _ = s.Run(ctx) }()
+	got := <-stopped
+	if !got.at.Before(leases.until) {
+		t.Errorf("the sync ran until %s, past the lease's expiry %s (a standby could sync beside it)", got.at.Format(time.StampMilli), leases.until.Format(time.StampMilli))
+	}
+	if got.gauge != 0 {
+		t.Errorf("when its sync was stopped the process still said it was the leader (gauge %v)", got.gauge)
 	}
 }

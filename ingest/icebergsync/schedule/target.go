@@ -72,15 +72,15 @@ type Syncer struct {
 }
 
 // Sync implements SyncFunc.
-func (s Syncer) Sync(ctx context.Context, c Catalog) (int, error) {
+func (s Syncer) Sync(ctx context.Context, c Catalog) (Outcome, error) {
 	cat, err := c.Target()
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	client, err := c.Client(ctx, s.Env)
 	if err != nil {
-		return 0, fmt.Errorf("catalog %s: %w", c.Name, err)
+		return Outcome{}, fmt.Errorf("catalog %s: %w", c.Name, err)
 	}
 	rep, err := icebergsync.Sync(ctx, client, cat, s.State, s.Publisher(c), icebergsync.Options{Root: c.RootNamespace()})
-	return len(rep.EventIDs), err
+	return Outcome{Events: len(rep.EventIDs), Warnings: rep.Warnings}, err
 }

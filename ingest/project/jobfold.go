@@ -90,7 +90,10 @@ type jobFoldState struct {
 // used clean entry (jobCached.Size plus foldstate.EntryOverhead per job; --consumer-job-state-mib). It replaces
 // the bound of foldstate.DefaultCapacity entries (4,096), which on the design-size world (~20,000 jobs, picked at
 // random per run) pushed an entry out about a minute after its last touch, so a dirty job was saved once per touch
-// whatever jobSaveEvery said. XXX
+// whatever jobSaveEvery said. A job of the load generator's realistic mix keeps ~13 KB
+// (TestJobStateSizeEstimatesTheResidentHeap), so 512 MiB holds ~40,000 such jobs: the design world's ~20,000 in
+// ~260 MB, with room for jobs twice that size. With the dataset state's 1 GiB and the recent events' 256 MiB the caches stay under half of the
+// projector's 4 GiB soft memory limit (docs/adr/0079-job-state-saved-write-behind.md, amendment).
 const JobStateMaxBytes int64 = 512 << 20
 
 // newJobFoldState builds the job fold state bounded by the states' resident bytes (jobCached.Size;

@@ -11,7 +11,8 @@ import (
 )
 
 // Resident-size estimates of what the projector keeps in memory between transactions: a dataset's fold state
-// (dsCached.Size, which the fold-state cache sums against --consumer-fold-state-mib) and a committed event
+// (dsCached.Size, which the fold-state cache sums against --consumer-fold-state-mib), a job's (jobCached.Size,
+// against --consumer-job-state-mib; TestJobStateSizeEstimatesTheResidentHeap) and a committed event
 // (rec.size, which the recent-events cache sums against --consumer-recent-events-mib). They count the heap a
 // value keeps reachable: struct and slice backing arrays by their Go sizes, string and raw-JSON bytes by length,
 // maps by an estimate of their slots. Estimates, not measurements: TestFoldStateResidentSizePerDataset and

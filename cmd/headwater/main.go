@@ -15,9 +15,9 @@ import (
 // A warm projector's live heap was ~1.1 GB (the recent-events cache of 60,000 events ~0.5-0.7 GB; the dataset
 // fold state; in-flight batches): under a 2 GiB limit the collector ran whenever the few hundred MB left were
 // allocated again and took a third of the process's CPU; at 4 GiB it takes under a fifth, with ~3 GB in use
-// (docs/adr/0040-ingest-cpu-bisect.md). The two caches are now bounded by bytes (--consumer-recent-events-mib
-// 256, --consumer-fold-state-mib 1024; docs/adr/0046-memory-bounds-by-bytes.md), so the live heap stays under
-// half of this limit. Set GOGC / GOMEMLIMIT to override.
+// (docs/adr/0040-ingest-cpu-bisect.md). The caches are now bounded by bytes (--consumer-recent-events-mib
+// 256, --consumer-fold-state-mib 1024; docs/adr/0046-memory-bounds-by-bytes.md; --consumer-job-state-mib 512,
+// docs/adr/0079-job-state-saved-write-behind.md), so the live heap stays under half of this limit. Set GOGC / GOMEMLIMIT to override.
 const (
 	defaultGCPercent   = 400
 	defaultMemoryLimit = 4 << 30 // bytes

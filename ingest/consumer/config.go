@@ -62,20 +62,23 @@ type Config struct {
 	// robin between backlogged producers and what they lose to per-transaction overhead (~45 ms a transaction
 	// on the 2-core machine: ~90 % of the unshared throughput at 500 ms; docs/permissions.md, issue 13 item 8).
 	FairSlice time.Duration `help:"Projection time a backlogged producer takes per transaction while other producers are active." default:"500ms" env:"HEADWATER_CONSUMER_FAIR_SLICE" yaml:"fairSlice"`
-	// FoldStateMiB and RecentEventsMiB bound the projector's two in-memory caches by their estimated resident
-	// bytes: the dataset fold state (foldstate.DefaultMaxBytes, 1 GiB) and the recent committed events
-	// (project.RecentEventsMaxBytes, 256 MiB). Together with in-flight batches they are the projector's live heap,
-	// which should stay under half of the soft memory limit (GOMEMLIMIT, 4 GiB by default; ADR 0046).
+	// FoldStateMiB, JobStateMiB and RecentEventsMiB bound the projector's three in-memory caches by their
+	// estimated resident bytes: the dataset fold state (foldstate.DefaultMaxBytes, 1 GiB), the job fold state
+	// (project.JobStateMaxBytes, 512 MiB; ADR 0079) and the recent committed events (project.RecentEventsMaxBytes,
+	// 256 MiB). Together with in-flight batches they are the projector's live heap, which should stay under half of
+	// the soft memory limit (GOMEMLIMIT, 4 GiB by default; ADR 0046).
 	FoldStateMiB    int `name:"fold-state-mib" help:"MiB of dataset fold state the projector keeps in memory (0: the default, 1024)." default:"1024" env:"HEADWATER_CONSUMER_FOLD_STATE_MIB" yaml:"foldStateMiB"`
+	JobStateMiB     int `name:"job-state-mib" help:"MiB of job fold state the projector keeps in memory (0: the default, 512)." default:"512" env:"HEADWATER_CONSUMER_JOB_STATE_MIB" yaml:"jobStateMiB"`
 	RecentEventsMiB int `name:"recent-events-mib" help:"MiB of recently committed events the projector keeps in memory (0: the default, 256)." default:"256" env:"HEADWATER_CONSUMER_RECENT_EVENTS_MIB" yaml:"recentEventsMiB"`
 }
 
-// maxCacheMiB bounds FoldStateMiB and RecentEventsMiB (64 GiB).
+// maxCacheMiB bounds FoldStateMiB, JobStateMiB and RecentEventsMiB (64 GiB).
 const maxCacheMiB = 64 << 10
 
 // MemoryBounds is the projector's cache bounds this configuration sets (zero fields: the projector's defaults).
 func (c Config) MemoryBounds() project.MemoryBounds {
-	return project.MemoryBounds{FoldStateBytes: int64(c.FoldStateMiB) << 20, RecentEventsBytes: int64(c.RecentEventsMiB) << 20}
+	return project.MemoryBounds{FoldStateBytes: int64(c.FoldStateMiB) << 20, JobStateBytes: int64(c.JobStateMiB) << 20,
+		RecentEventsBytes: int64(c.RecentEventsMiB) << 20}
 }
 
 // fairSlice is FairSlice, or its default when unset.
@@ -143,6 +146,9 @@ func (c Config) Validate() error {
 	}
 	if c.FoldStateMiB < 0 || c.FoldStateMiB > maxCacheMiB {
 		return fmt.Errorf("consumer.fold-state-mib: must be between 0 (the default, 1024) and %d, got %d", maxCacheMiB, c.FoldStateMiB)
+	}
+	if c.JobStateMiB < 0 || c.JobStateMiB > maxCacheMiB {
+		return fmt.Errorf("consumer.job-state-mib: must be between 0 (the default, 512) and %d, got %d", maxCacheMiB, c.JobStateMiB)
 	}
 	if c.RecentEventsMiB < 0 || c.RecentEventsMiB > maxCacheMiB {
 		return fmt.Errorf("consumer.recent-events-mib: must be between 0 (the default, 256) and %d, got %d", maxCacheMiB, c.RecentEventsMiB)

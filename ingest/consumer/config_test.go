@@ -21,8 +21,8 @@ func TestMemoryBoundsSettings(t *testing.T) {
 	if b := c.MemoryBounds(); b != (project.MemoryBounds{}) {
 		t.Fatalf("zero settings give %+v, want the projector's defaults (zero bounds)", b)
 	}
-	c.FoldStateMiB, c.RecentEventsMiB = 512, 64
-	if b := c.MemoryBounds(); b.FoldStateBytes != 512<<20 || b.RecentEventsBytes != 64<<20 {
+	c.FoldStateMiB, c.JobStateMiB, c.RecentEventsMiB = 512, 128, 64
+	if b := c.MemoryBounds(); b.FoldStateBytes != 512<<20 || b.JobStateBytes != 128<<20 || b.RecentEventsBytes != 64<<20 {
 		t.Fatalf("bounds %+v", b)
 	}
 	for _, bad := range []struct {
@@ -31,6 +31,8 @@ func TestMemoryBoundsSettings(t *testing.T) {
 	}{
 		{"consumer.fold-state-mib", func(c *Config) { c.FoldStateMiB = -1 }},
 		{"consumer.fold-state-mib", func(c *Config) { c.FoldStateMiB = maxCacheMiB + 1 }},
+		{"consumer.job-state-mib", func(c *Config) { c.JobStateMiB = -1 }},
+		{"consumer.job-state-mib", func(c *Config) { c.JobStateMiB = maxCacheMiB + 1 }},
 		{"consumer.recent-events-mib", func(c *Config) { c.RecentEventsMiB = -1 }},
 	} {
 		c := validConfig()

@@ -3,8 +3,8 @@ package project
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,7 +33,7 @@ import (
 // Nothing stored changes form. The job's state is recoverable from what is written through every transaction
 // (Runs and their READ/WROTE, the datasets' cuts and fields, the Job's evidence, the edges): the head checkpoint
 // (Job.edgeCkpt) is only the point a reload folds from. So it is saved write-behind, with no replay point: only
-// when the entry is dirty and at most every jobSaveEvery, beyond the cache's capacity, at a rebalance or
+// when the entry is dirty and at most every jobSaveEvery, beyond the cache's bound (JobStateMaxBytes), at a rebalance or
 // shutdown, with the stamp it is current at (Job.projSnap; a loader finding projSnap < projSeq counts the state
 // behind, folds it from the runs since the stored head and saves it with the change; ADR 0079). It is saved with
 // the change whenever the stored one may no longer be a valid starting point: a fold that did not start from the
@@ -81,11 +81,27 @@ type jobFoldState struct {
 	conflicts prometheus.Counter
 	behind    prometheus.Counter
 	entries   prometheus.GaugeFunc
+	bytes     prometheus.GaugeFunc
 	saves     *prometheus.CounterVec
 	disabled  bool // tests: no cache (every batch loads every job, as before)
 }
 
-func newJobFoldState(capacity int) *jobFoldState {
+// JobStateMaxBytes is the resident bytes of job fold state the projector keeps before evicting the least recently
+// used clean entry (jobCached.Size plus foldstate.EntryOverhead per job; --consumer-job-state-mib). It replaces
+// the bound of foldstate.DefaultCapacity entries (4,096), which on the design-size world (~20,000 jobs, picked at
+// random per run) pushed an entry out about a minute after its last touch, so a dirty job was saved once per touch
+// whatever jobSaveEvery said. A job of the load generator's realistic mix keeps ~13 KB
+// (TestJobStateSizeEstimatesTheResidentHeap), so 512 MiB holds ~40,000 such jobs: the design world's ~20,000 in
+// ~260 MB, with room for jobs twice that size. With the dataset state's 1 GiB and the recent events' 256 MiB the caches stay under half of the
+// projector's 4 GiB soft memory limit (docs/adr/0079-job-state-saved-write-behind.md, amendment).
+const JobStateMaxBytes int64 = 512 << 20
+
+// newJobFoldState builds the job fold state bounded by the states' resident bytes (jobCached.Size;
+// foldstate.NewSized; JobStateMaxBytes when maxBytes <= 0).
+func newJobFoldState(maxBytes int64) *jobFoldState {
+	if maxBytes <= 0 {
+		maxBytes = JobStateMaxBytes
+	}
 	f := &jobFoldState{now: time.Now,
 		requests: prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_projector_job_state_requests_total",
 			Help: "Job fold-state lookups in the projector's memory."}),
@@ -103,14 +119,17 @@ func newJobFoldState(capacity int) *jobFoldState {
 			Help: "Job checkpoint (edgeCkpt) writes, by why: with the change (through), due or flushed (behind)."},
 			[]string{"kind"}),
 	}
-	f.cache = foldstate.New[*jobCached](capacity, jobStats{f})
+	f.cache = foldstate.NewSized[*jobCached](maxBytes, jobStats{f})
 	f.entries = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_job_state_entries",
 		Help: "Jobs whose fold state the projector holds in memory."}, func() float64 { return float64(f.cache.Len()) })
+	f.bytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "headwater_projector_job_state_bytes",
+		Help: "Estimated resident bytes of the job fold state in memory (bounded by --consumer-job-state-mib)."},
+		func() float64 { return float64(f.cache.Bytes()) })
 	return f
 }
 
 func (f *jobFoldState) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.behind, f.entries, f.saves}
+	return []prometheus.Collector{f.requests, f.hits, f.conflicts, f.behind, f.entries, f.bytes, f.saves}
 }
 
 type jobStats struct{ f *jobFoldState }
@@ -209,14 +228,17 @@ func runsInMemory(k string, c *jobCached, changed map[string]*runState) []fold.R
 	return out
 }
 
-// jobRunOf is what loadJobRuns reads back of a run the run step has just written (runRow, ioRows).
+// jobRunOf is what loadJobRuns reads back of a run the run step has just written (runRow, ioRows). The run is
+// kept in the job fold state, so it owns its strings: the run step's values share the event's source bytes (the
+// decoder's strings point into them), and one such string held would keep the whole event in memory for as long
+// as the job stays cached (measured: ~9 KB a job, more than the state itself; TestJobStateSizeEstimatesTheResidentHeap).
 func jobRunOf(s *runState) fold.Run {
 	id := s.RunID
 	if id == "" {
 		id = s.Key
 	}
-	r := fold.Run{Key: s.Key, ID: id, State: s.State, Start: s.FirstEventAt, Last: s.LastEventTime,
-		Streaming: s.ProcessingType == "STREAMING"}
+	r := fold.Run{Key: strings.Clone(s.Key), ID: strings.Clone(id), State: strings.Clone(s.State),
+		Start: s.FirstEventAt, Last: s.LastEventTime, Streaming: s.ProcessingType == "STREAMING"}
 	if s.EndedAt != nil {
 		r.Ended = *s.EndedAt
 	}
@@ -230,12 +252,13 @@ func jobRunOf(s *runState) fold.Run {
 		}
 		for _, ds := range sortedIOKeys(m) {
 			io := m[ds]
-			x := fold.IO{Dir: dir, DS: ds, FirstAt: io.FirstAt, LastAt: io.LastAt, Producer: io.Producer, Version: io.Version}
-			if len(io.EventIDs) > 0 {
-				x.EventIDs = slices.Clone(io.EventIDs)
+			x := fold.IO{Dir: dir, DS: strings.Clone(ds), FirstAt: io.FirstAt, LastAt: io.LastAt,
+				Producer: strings.Clone(io.Producer), Version: strings.Clone(io.Version)}
+			for _, id := range io.EventIDs {
+				x.EventIDs = append(x.EventIDs, strings.Clone(id))
 			}
 			if dir == graph.RelWrote {
-				x.Pub = io.Publication
+				x.Pub = strings.Clone(io.Publication)
 				if io.Col != nil {
 					x.Cols = fold.DecodeCols(encodeCols(io.Col))
 				}
@@ -279,9 +302,19 @@ func freshDecls(k string, fresh []*rec) []fold.Decl {
 	var out []fold.Decl
 	for _, r := range fresh {
 		if r.Kind == string(olevent.KindJob) && r.Job != nil && r.Job.Key == k {
-			out = append(out, fold.Decl{ID: r.ID, Producer: r.Producer, T: r.Time, Inputs: okKeys(r.Inputs),
-				Outputs: okKeys(r.Outputs)})
+			// owned strings, as jobRunOf's: the decl is kept in the job fold state
+			out = append(out, fold.Decl{ID: strings.Clone(r.ID), Producer: strings.Clone(r.Producer), T: r.Time,
+				Inputs: ownedKeys(okKeys(r.Inputs)), Outputs: ownedKeys(okKeys(r.Outputs))})
 		}
+	}
+	return out
+}
+
+// ownedKeys is the set with its keys copied out of whatever memory they shared (freshDecls).
+func ownedKeys(m map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k, v := range m {
+		out[strings.Clone(k)] = v
 	}
 	return out
 }

@@ -5,12 +5,14 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // Resident-size estimates of what the projector keeps in memory between transactions: a dataset's fold state
-// (dsCached.Size, which the fold-state cache sums against --consumer-fold-state-mib) and a committed event
+// (dsCached.Size, which the fold-state cache sums against --consumer-fold-state-mib), a job's (jobCached.Size,
+// against --consumer-job-state-mib; TestJobStateSizeEstimatesTheResidentHeap) and a committed event
 // (rec.size, which the recent-events cache sums against --consumer-recent-events-mib). They count the heap a
 // value keeps reachable: struct and slice backing arrays by their Go sizes, string and raw-JSON bytes by length,
 // maps by an estimate of their slots. Estimates, not measurements: TestFoldStateResidentSizePerDataset and
@@ -332,6 +334,116 @@ func tagLogBytes(log []tagObs) int64 {
 		for _, t := range o.V {
 			n += int64(len(t.Key) + len(t.Value) + len(t.Source) + len(t.Field))
 		}
+	}
+	return n
+}
+
+// Size is a job's cached fold state's resident bytes (foldstate.Sizer, which the job fold-state cache sums against
+// --consumer-job-state-mib): the head checkpoint, the runs since it, the digests of the edges and COLUMN_FEEDS it
+// last wrote (with the datasets' fieldsSig, ADR 0077), the evidence last written and the declarations
+// (docs/adr/0079-job-state-saved-write-behind.md, amendment).
+func (c *jobCached) Size() int64 {
+	n := int64(unsafe.Sizeof(*c)) + checkpointBytes(c.ck) + anyMapBytes(c.edges) + anyMapBytes(c.ev) +
+		anyMapBytes(c.cols) + strsBytes(c.colOuts, srcRange{}) + strMapBytes(c.colSigs)
+	n += mapBytes(len(c.runs), strHeader+int64(unsafe.Sizeof(fold.Run{})))
+	for k, r := range c.runs {
+		n += int64(len(k)) + runBytes(&r)
+	}
+	n += int64(cap(c.decls)) * int64(unsafe.Sizeof(fold.Decl{}))
+	for i := range c.decls {
+		d := &c.decls[i]
+		n += int64(len(d.ID)+len(d.Producer)) + boolMapBytes(d.Inputs) + boolMapBytes(d.Outputs)
+	}
+	return n
+}
+
+func anyMapBytes(m map[string]any) int64 {
+	n := mapBytes(len(m), strHeader+anyHeader)
+	for k, v := range m {
+		n += int64(len(k)) + anyBytes(v)
+	}
+	return n
+}
+
+func strMapBytes(m map[string]string) int64 {
+	n := mapBytes(len(m), 2*strHeader)
+	for k, v := range m {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+func boolMapBytes(m map[string]bool) int64 {
+	n := mapBytes(len(m), strHeader+1)
+	for k := range m {
+		n += int64(len(k))
+	}
+	return n
+}
+
+// runBytes is what a run holds beyond its slot (its map slot in jobCached.runs).
+func runBytes(r *fold.Run) int64 {
+	n := int64(len(r.Key)+len(r.ID)+len(r.State)+len(r.JobVersion)) + int64(cap(r.IO))*int64(unsafe.Sizeof(fold.IO{}))
+	for i := range r.IO {
+		io := &r.IO[i]
+		n += int64(len(io.DS)+len(io.Pub)+len(io.Producer)+len(io.Version)) + strsBytes(io.EventIDs, srcRange{}) +
+			colsDocBytes(io.Cols) + strMapBytes(io.Schema)
+	}
+	return n
+}
+
+func colsDocBytes(d *fold.ColsDoc) int64 {
+	if d == nil {
+		return 0
+	}
+	n := int64(unsafe.Sizeof(*d)) + int64(cap(d.Fields))*int64(unsafe.Sizeof(fold.ColField{})) +
+		int64(cap(d.Dataset))*int64(unsafe.Sizeof(fold.ColDep{}))
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		n += int64(len(f.In)+len(f.InField)+len(f.Out)) + transformBytes(f.TT, srcRange{})
+	}
+	for i := range d.Dataset {
+		n += int64(len(d.Dataset[i].In)) + transformBytes(d.Dataset[i].TT, srcRange{})
+	}
+	return n
+}
+
+// intervalsBytes is an interval fold's (fold.EdgeAgg.Fold and the column aggregates') closed and open intervals.
+func intervalsBytes(closed []graph.Interval, open *graph.Interval) int64 {
+	n := int64(cap(closed)) * int64(unsafe.Sizeof(graph.Interval{}))
+	for i := range closed {
+		n += int64(len(closed[i].Pub))
+	}
+	if open != nil {
+		n += int64(unsafe.Sizeof(*open)) + int64(len(open.Pub))
+	}
+	return n
+}
+
+// checkpointBytes is a job's head checkpoint's resident bytes: per subject its edge aggregate, the column and
+// indirect aggregates and the fieldsSig of each dataset the column fold resolved.
+func checkpointBytes(ck *fold.Checkpoint) int64 {
+	if ck == nil {
+		return 0
+	}
+	n := int64(unsafe.Sizeof(*ck)) + int64(len(ck.LatestVersion.RunID)+len(ck.LatestVersion.Version)) +
+		strMapBytes(ck.FieldSigs)
+	n += mapBytes(len(ck.Subjects), strHeader+ptrSize)
+	for k, a := range ck.Subjects {
+		n += int64(len(k)) + int64(unsafe.Sizeof(*a)) + intervalsBytes(a.Fold.Closed, a.Fold.Open) +
+			strsBytes(a.EventIDs, srcRange{}) + int64(len(a.Latest.RunID)+len(a.Latest.RunState)+
+			len(a.Latest.JobVersion)+len(a.Latest.Producer)+len(a.Latest.Via))
+	}
+	n += mapBytes(len(ck.Cols), strHeader+ptrSize)
+	for k, a := range ck.Cols {
+		n += int64(len(k)) + int64(unsafe.Sizeof(*a)) + intervalsBytes(a.Fold.Closed, a.Fold.Open) +
+			int64(len(a.M.Out)+len(a.M.In)+len(a.M.InField)+len(a.M.OutField)+len(a.From)+len(a.To)+len(a.RunID)) +
+			transformBytes(a.TT, srcRange{})
+	}
+	n += mapBytes(len(ck.Inds), strHeader+ptrSize)
+	for k, a := range ck.Inds {
+		n += int64(len(k)) + int64(unsafe.Sizeof(*a)) + intervalsBytes(a.Fold.Closed, a.Fold.Open) +
+			int64(len(a.In)+len(a.Out)) + strsBytes(a.Subtypes, srcRange{})
 	}
 	return n
 }

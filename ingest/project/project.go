@@ -140,7 +140,7 @@ func New(store *graph.Store, canon Canonicalizer, gens GenerationBumper, log *sl
 			Help: "Datasets whose sealed observation log was restored because an event arrived with an earlier time."}),
 	}
 	p.fold = newFoldState(foldstate.DefaultMaxBytes)
-	p.jobs = newJobFoldState(foldstate.DefaultCapacity)
+	p.jobs = newJobFoldState(JobStateMaxBytes)
 	if reg != nil {
 		for _, c := range append(append([]prometheus.Collector{p.seconds, p.steps, p.stmts, p.events, p.restores, p.folds,
 			p.runs}, append(p.fold.collectors(), p.recent.collectors()...)...), p.jobs.collectors()...) {

@@ -8,15 +8,6 @@ import (
 	"github.com/headwater-data/headwater/ingest/fold"
 )
 
-// Run lifecycle lifecycle-state names from the lifecycleStateChange facet.
-const (
-	lcCreate    = "CREATE"
-	lcDrop      = "DROP"
-	lcRename    = "RENAME"
-	lcOverwrite = "OVERWRITE"
-	lcTruncate  = "TRUNCATE"
-)
-
 // order is where the event sits in the canonical event order (fold.Order.Before).
 func (r *rec) order() fold.Order {
 	return fold.Order{Time: r.Time, Type: r.Type, Recv: r.Recv, ID: r.ID}

@@ -41,24 +41,6 @@ func input(key string) func(*RunEvent) {
 	return func(r *RunEvent) { r.Inputs = append(r.Inputs, RunDataset{Key: key}) }
 }
 
-// permutations calls fn with every ordering of evs.
-func permutations(evs []RunEvent, fn func([]RunEvent)) {
-	var step func(int)
-	a := append([]RunEvent(nil), evs...)
-	step = func(k int) {
-		if k == len(a) {
-			fn(append([]RunEvent(nil), a...))
-			return
-		}
-		for i := k; i < len(a); i++ {
-			a[k], a[i] = a[i], a[k]
-			step(k + 1)
-			a[k], a[i] = a[i], a[k]
-		}
-	}
-	step(0)
-}
-
 func summary(s *RunState) string {
 	facets, _ := json.Marshal(s.Facets)
 	b := fmt.Sprintf("state=%s conflicting=%v started=%v ended=%v facets=%s err=%q", s.State, s.Conflicting,
@@ -127,7 +109,7 @@ func TestFoldRunPermutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			permutations(tc.evs, func(p []RunEvent) {
+			ordered.Permutations(tc.evs, func(p []RunEvent) {
 				got := summary(FoldRun("run", p))
 				if got != tc.want {
 					t.Fatalf("order %v:\n got %s\nwant %s", ids(p), got, tc.want)
@@ -148,7 +130,7 @@ func ids(evs []RunEvent) []string {
 func TestMergeFacetsIsPerKeyLatest(t *testing.T) {
 	evs := []RunEvent{runRec("a", "START", 1, facet("k", `1`)), runRec("b", "RUNNING", 2, deleted("k")),
 		runRec("c", "RUNNING", 3, facet("k", `3`))}
-	permutations(evs, func(p []RunEvent) {
+	ordered.Permutations(evs, func(p []RunEvent) {
 		sorted := make([]*RunEvent, len(p))
 		for i := range p {
 			sorted[i] = &p[i]

@@ -8,32 +8,6 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// permutations calls fn with every ordering of evs.
-func permutations(evs []*rec, fn func([]*rec)) {
-	var step func(int)
-	a := append([]*rec(nil), evs...)
-	step = func(k int) {
-		if k == len(a) {
-			fn(append([]*rec(nil), a...))
-			return
-		}
-		for i := k; i < len(a); i++ {
-			a[k], a[i] = a[i], a[k]
-			step(k + 1)
-			a[k], a[i] = a[i], a[k]
-		}
-	}
-	step(0)
-}
-
-func ids(evs []*rec) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
-	}
-	return out
-}
-
 // TestFoldRunOfRecords checks what the run fold is given of the projector's records (runEventOf): unresolved
 // datasets and column inputs are skipped, a column-lineage facet of only unresolved inputs still records the
 // output's column lineage (empty), the definition, the dbt job and the parent come through, and a DatasetEvent

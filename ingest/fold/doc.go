@@ -1,12 +1,21 @@
-// Package fold holds the projector's pure job folds: from a job's runs (Run, as the job fold sees them), the cut
-// times and field histories of its datasets and its declarations (Decl) to the validity intervals of its
-// INPUT_TO / OUTPUT_TO edges (ObservedEdges, DeclaredEdges), its COLUMN_FEEDS and INDIRECT_FEEDS (FoldColumns,
-// FoldIndirect), the evidence it shares with them (SharedEvidence) and the checkpoint a later fold starts from
-// (AdvanceCheckpoint). Every function is a function of its arguments: no Neo4j, no clock, no shared state; the
-// same inputs in any order give the same edges (docs/adr/0006-projection-and-intervals.md).
+// Package fold holds the projector's pure folds:
+//   - the run fold (FoldRun): a run's state from its events (RunEvent, the event as the run fold sees it);
+//   - the field-history fold (FieldHistories, FoldFields): a dataset's field histories from its observation log
+//     (Obs, the log's stored entries, in ObsLess order), continuing from a sealed base (FieldBase), and the
+//     dataset's cut times (LifecycleTimes);
+//   - the job folds: from a job's runs (Run, as the job fold sees them), the cut times and field histories of its
+//     datasets and its declarations (Decl) to the validity intervals of its INPUT_TO / OUTPUT_TO edges
+//     (ObservedEdges, DeclaredEdges), its COLUMN_FEEDS and INDIRECT_FEEDS (FoldColumns, FoldIndirect), the
+//     evidence it shares with them (SharedEvidence) and the checkpoint a later fold starts from
+//     (AdvanceCheckpoint).
 //
-// ingest/project reads the inputs from the graph or its fold state, calls these functions and writes what they
-// return; it also stamps the derived properties with the projection version (the stored form is its own) and
-// owns the encodings of what it stores (packState). The run fold (an event record to a run's state) and the
-// dataset log fold stay in ingest/project beside the record they fold (docs/adr/0061-the-job-folds-in-their-own-package.md).
+// Every function is a function of its arguments: no Neo4j, no clock, no shared state; the same inputs in any
+// order give the same result (docs/adr/0006-projection-and-intervals.md).
+//
+// ingest/project reads the inputs from the graph or its fold state, converts its event record to what these
+// folds read (runEventOf) and a run's state to a job's run (jobRunOf), calls them and writes what they return; it
+// also stamps the derived properties with the projection version (the stored form is its own) and owns the
+// encodings of what it stores (packState, encodeCols, the log's chunks). The dataset log itself (merge, seal,
+// restore of the dataset state) stays in ingest/project (docs/adr/0061-the-job-folds-in-their-own-package.md,
+// docs/adr/0077-column-feeds-digests-in-the-job-fold-state-and-the-remaining-fold-moves.md part 2).
 package fold

@@ -113,7 +113,7 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 }
 
 func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
-	oldCuts, _ := lifecycleTimes(st.Log)
+	oldCuts, _ := fold.LifecycleTimes(st.Log)
 	oldFields := st.FieldsSig
 	// The common case (the schema in force, reported again later) cannot change the field histories: skip the
 	// fold and keep the digest.
@@ -122,7 +122,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		oldFields = fieldsDigest(key, fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
 	}
 	st.merge(c)
-	cuts, dropped := lifecycleTimes(st.Log)
+	cuts, dropped := fold.LifecycleTimes(st.Log)
 	var hists []*fold.FieldHist
 	fieldsChanged := false
 	if !unchanged {
@@ -162,7 +162,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 			w.touch(fk)
 		}
 	}
-	if hasKind(c.obs, obsDecl) {
+	if hasKind(c.obs, fold.ObsDecl) {
 		out.declDatasets = append(out.declDatasets, key)
 		out.declLogs[key] = st.Log
 		for _, e := range declaredFeeds(st.Log) {
@@ -232,7 +232,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 func declaredFeeds(log []dsObs) []fold.Edge {
 	var decls []fold.Decl
 	for _, o := range log {
-		if o.Kind != obsDecl {
+		if o.Kind != fold.ObsDecl {
 			continue
 		}
 		d := fold.Decl{ID: o.Event, Producer: o.Prod, T: o.T, Inputs: map[string]bool{}}

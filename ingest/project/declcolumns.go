@@ -15,7 +15,7 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.Field
 	type target struct{ from, to string }
 	var decls []dsObs
 	for _, o := range log {
-		if o.Kind == obsDecl {
+		if o.Kind == fold.ObsDecl {
 			decls = append(decls, o)
 		}
 	}
@@ -45,7 +45,7 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.Field
 		f := latest[tg]
 		ev := append([]fold.Sighting(nil), lists[tg]...)
 		for _, o := range decls {
-			if !o.declares(f) {
+			if !declares(o, f) {
 				ev = append(ev, fold.Sighting{Start: o.T, CanClose: true, CloseAt: o.T})
 			}
 		}
@@ -61,7 +61,8 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.Field
 	return out
 }
 
-func (o dsObs) declares(f declField) bool {
+// declares tells whether the lineage-facet observation o declares the mapping f.
+func declares(o dsObs, f declField) bool {
 	for _, d := range o.DeclFields {
 		if d.In == f.In && d.InField == f.InField && d.Out == f.Out {
 			return true

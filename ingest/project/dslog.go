@@ -47,10 +47,13 @@ type dsChunk struct {
 // chunkKey is the DatasetLogChunk key of a dataset's seq-th chunk.
 func chunkKey(datasetKey string, seq int) string { return fmt.Sprintf("%s#log%d", datasetKey, seq) }
 
-func sealable(o dsObs) bool { return o.Kind == obsSchema || o.Kind == obsMention }
-
-// foldable observations are those the field fold (and so the base) depends on.
-func foldable(o dsObs) bool { return sealable(o) || o.Kind == obsLife }
+// fields is the base as the field fold continues from it (nil: no base).
+func (b *dsBase) fields() *fold.FieldBase {
+	if b == nil {
+		return nil
+	}
+	return &fold.FieldBase{T: b.T, Hists: b.Hists}
+}
 
 // lateFor returns the earliest time of the change's foldable observations when it is at or before the state's
 // sealed base (the chunks from there on must be restored first), and false otherwise.
@@ -60,7 +63,7 @@ func (st *dsState) lateFor(c *dsChange) (int64, bool) {
 	}
 	t, late := int64(math.MaxInt64), false
 	for _, o := range c.obs {
-		if foldable(o) && o.T <= st.Base.T {
+		if fold.Foldable(o) && o.T <= st.Base.T {
 			t, late = min(t, o.T), true
 		}
 	}
@@ -92,21 +95,21 @@ func (st *dsState) seal() *dsChunk { return st.sealAt(dsLogHotMax, dsLogHotKeep)
 func (st *dsState) sealAt(hotMax, keep int) *dsChunk {
 	var hot []dsObs
 	for _, o := range st.Log {
-		if sealable(o) {
+		if fold.Sealable(o) {
 			hot = append(hot, o)
 		}
 	}
 	if len(hot) <= hotMax {
 		return nil
 	}
-	sort.SliceStable(hot, func(i, j int) bool { return obsLess(hot[i], hot[j]) })
+	sort.SliceStable(hot, func(i, j int) bool { return fold.ObsLess(hot[i], hot[j]) })
 	cut := hot[len(hot)-keep-1].T
 	var upTo, sealed, kept []dsObs
 	for _, o := range st.Log {
 		switch {
 		case o.T > cut:
 			kept = append(kept, o)
-		case sealable(o):
+		case fold.Sealable(o):
 			sealed, upTo = append(sealed, o), append(upTo, o)
 		default:
 			kept, upTo = append(kept, o), append(upTo, o)
@@ -118,11 +121,11 @@ func (st *dsState) sealAt(hotMax, keep int) *dsChunk {
 		c.From, next.Seq = st.Base.T, st.Base.Seq+1
 	}
 	c.Seq = next.Seq
-	for _, h := range foldFields(st.Base, upTo, st.Schemas) {
+	for _, h := range fold.FoldFields(st.Base.fields(), upTo, st.Schemas) {
 		next.Hists = append(next.Hists, *h)
 	}
 	for _, o := range sealed {
-		if o.Kind == obsSchema {
+		if o.Kind == fold.ObsSchema {
 			c.Schemas[o.Hash] = st.Schemas[o.Hash]
 		}
 	}
@@ -135,7 +138,7 @@ func (st *dsState) sealAt(hotMax, keep int) *dsChunk {
 func (st *dsState) pruneSchemas() {
 	used := map[string]bool{}
 	for _, o := range st.Log {
-		if o.Kind == obsSchema {
+		if o.Kind == fold.ObsSchema {
 			used[o.Hash] = true
 		}
 	}

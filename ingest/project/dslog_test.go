@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -16,11 +17,11 @@ func randomObs(rng *rand.Rand, t int64, id string) dsObs {
 	o := dsObs{T: t, Event: id}
 	switch n := rng.IntN(20); {
 	case n == 0:
-		o.Kind, o.State = obsLife, []string{lcDrop, lcCreate}[rng.IntN(2)]
+		o.Kind, o.State = fold.ObsLife, []string{fold.LifeDrop, fold.LifeCreate}[rng.IntN(2)]
 	case n < 4:
-		o.Kind, o.Paths = obsMention, []string{[]string{"a", "b", "d"}[rng.IntN(3)]}
+		o.Kind, o.Paths = fold.ObsMention, []string{[]string{"a", "b", "d"}[rng.IntN(3)]}
 	default:
-		o.Kind = obsSchema
+		o.Kind = fold.ObsSchema
 		for _, p := range []string{"a", "b", "c", "d"} {
 			if rng.IntN(4) != 0 {
 				f := olevent.SchemaField{Path: p, Type: []string{"int", "string"}[rng.IntN(2)]}
@@ -31,7 +32,7 @@ func randomObs(rng *rand.Rand, t int64, id string) dsObs {
 			}
 		}
 	}
-	if o.Kind != obsLife && rng.IntN(3) == 0 {
+	if o.Kind != fold.ObsLife && rng.IntN(3) == 0 {
 		o.R = true // observed on read: the read layer of the fold
 	}
 	return o
@@ -71,7 +72,7 @@ func TestSealedLogFoldsLikeTheWholeLog(t *testing.T) {
 			sealed.merge(copyChange(c))
 			whole.merge(copyChange(c))
 			got := fieldsDigest("k", fieldHistoriesFrom(sealed.Base, sealed.Log, sealed.Schemas))
-			want := fieldsDigest("k", fieldHistories(whole.Log, whole.Schemas))
+			want := fieldsDigest("k", fieldHistoriesFrom(nil, whole.Log, whole.Schemas))
 			if got != want || sealed.lastUpdate() != whole.lastUpdate() {
 				t.Fatalf("seed %d step %d: sealed log folds differently (updated %d vs %d)", seed, step,
 					sealed.lastUpdate(), whole.lastUpdate())

@@ -1,8 +1,6 @@
 package project
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,6 +8,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -78,7 +77,7 @@ type schemaTimes struct {
 
 // plainSchemaObs is a schema observation carrying nothing but its time and hash (merge makes them so).
 func plainSchemaObs(o dsObs) bool {
-	return o.Kind == obsSchema && o.Event == "" && o.Hash != "" && o.Fields == nil && o.Paths == nil &&
+	return o.Kind == fold.ObsSchema && o.Event == "" && o.Hash != "" && o.Fields == nil && o.Paths == nil &&
 		o.State == "" && o.Keys == nil && o.Prod == "" && o.DeclFields == nil
 }
 
@@ -98,10 +97,10 @@ func decodeState(v any) (*dsState, error) {
 				} else {
 					t += d
 				}
-				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: obsSchema, R: r.R})
+				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: fold.ObsSchema, R: r.R})
 			}
 		}
-		sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
+		sort.SliceStable(st.Log, func(i, j int) bool { return fold.ObsLess(st.Log[i], st.Log[j]) })
 	}
 	if st.Meta == nil {
 		st.Meta = map[string]stamped{}
@@ -113,7 +112,7 @@ func decodeState(v any) (*dsState, error) {
 }
 
 func (st *dsState) encode() ([]byte, error) {
-	sort.SliceStable(st.Log, func(i, j int) bool { return obsLess(st.Log[i], st.Log[j]) })
+	sort.SliceStable(st.Log, func(i, j int) bool { return fold.ObsLess(st.Log[i], st.Log[j]) })
 	w := &dsStateWire{Schemas: st.Schemas, Meta: st.Meta, Facets: st.Facets, FieldsSig: st.FieldsSig, Base: st.Base,
 		Off: st.Off, Tags: st.Tags, Blocks: st.Blocks, IceSchemas: st.IceSchemas}
 	type series struct {
@@ -197,21 +196,21 @@ func isOutput(r *rec, d *dsRec) bool {
 func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema bool) {
 	c := get(d.ID.Key)
 	base := dsObs{T: r.Time, Event: r.ID}
-	if d.Lifecycle == lcDrop || d.Lifecycle == lcCreate || d.Lifecycle == lcRename {
+	if d.Lifecycle == fold.LifeDrop || d.Lifecycle == fold.LifeCreate || d.Lifecycle == fold.LifeRename {
 		o := base
-		o.Kind, o.State = obsLife, d.Lifecycle
+		o.Kind, o.State = fold.ObsLife, d.Lifecycle
 		c.obs = append(c.obs, o)
 	}
-	if withSchema && d.Schema != nil && d.Lifecycle != lcDrop {
+	if withSchema && d.Schema != nil && d.Lifecycle != fold.LifeDrop {
 		o := base
-		o.Kind, o.Fields, o.Hash = obsSchema, d.Schema, schemaHash(d.Schema) // hashed once, here
+		o.Kind, o.Fields, o.Hash = fold.ObsSchema, d.Schema, fold.SchemaHash(d.Schema) // hashed once, here
 		o.R = d.Read
 		c.obs = append(c.obs, o)
 	}
 	addMentions(get, d, base)
 	if d.HasLineage {
 		o := base
-		o.Kind, o.Prod = obsDecl, r.Producer
+		o.Kind, o.Prod = fold.ObsDecl, r.Producer
 		for _, in := range d.Declared {
 			if in.ok() && in.Key != d.ID.Key {
 				o.Keys = append(o.Keys, in.Key)
@@ -251,7 +250,7 @@ func addMentions(get func(string) *dsChange, d *dsRec, base dsObs) {
 	for t, paths := range byKey {
 		sort.Strings(paths)
 		o := base
-		o.Kind, o.Paths, o.R = obsMention, compactStrings(paths), t.read
+		o.Kind, o.Paths, o.R = fold.ObsMention, compactStrings(paths), t.read
 		get(t.key).obs = append(get(t.key).obs, o)
 	}
 }
@@ -287,13 +286,13 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 func versionOf(d *dsRec, t int64) *versionRow {
 	lc := ""
 	switch d.Lifecycle {
-	case lcOverwrite, lcTruncate, lcCreate:
+	case fold.LifeOverwrite, fold.LifeTruncate, fold.LifeCreate:
 		lc = d.Lifecycle
 	}
 	switch {
 	case d.Version != "":
 		return &versionRow{Version: d.Version, Lifecycle: lc, T: t, Snapshot: d.Snapshot}
-	case lc == lcOverwrite || lc == lcTruncate:
+	case lc == fold.LifeOverwrite || lc == fold.LifeTruncate:
 		return &versionRow{Version: fmt.Sprintf("%s@%d", strings.ToLower(lc), t), Lifecycle: lc, T: t}
 	}
 	return nil
@@ -309,13 +308,13 @@ func (st *dsState) merge(c *dsChange) {
 	}
 	seen := map[timeHash]bool{}
 	for _, o := range st.Log {
-		if o.Kind == obsSchema {
+		if o.Kind == fold.ObsSchema {
 			seen[timeHash{o.T, o.Hash, o.R}] = true
 		}
 	}
 	for _, o := range c.obs {
-		if o.Kind == obsSchema && o.Fields != nil {
-			o.Hash, o.Event = o.schemaKey(), ""
+		if o.Kind == fold.ObsSchema && o.Fields != nil {
+			o.Hash, o.Event = o.SchemaKey(), ""
 			if st.Schemas == nil {
 				st.Schemas = map[string][]olevent.SchemaField{}
 			}
@@ -412,19 +411,4 @@ func declFields(m map[string][]colInput) []declField {
 		return a.Out+"\x00"+a.In+"\x00"+a.InField < b.Out+"\x00"+b.In+"\x00"+b.InField
 	})
 	return out
-}
-
-// schemaKey is a schema observation's hash: the one it carries, else computed from its fields.
-func (o dsObs) schemaKey() string {
-	if o.Hash != "" {
-		return o.Hash
-	}
-	return schemaHash(o.Fields)
-}
-
-// schemaHash identifies a schema by its content.
-func schemaHash(fields []olevent.SchemaField) string {
-	b, _ := json.Marshal(fields)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
 }

@@ -43,7 +43,7 @@ func (w *txWriter) bindIdentities(recs []*rec) error {
 	}
 	for _, r := range sorted {
 		for _, d := range r.datasets() {
-			if d.Lifecycle == lcRename && d.Prev != nil && d.Prev.Unresolved == "" && d.ID.Unresolved == "" {
+			if d.Lifecycle == fold.LifeRename && d.Prev != nil && d.Prev.Unresolved == "" && d.ID.Unresolved == "" {
 				u, err := w.rename(d.Prev, d.ID, r)
 				if err != nil {
 					return err

@@ -212,7 +212,7 @@ func (t *jobTx) hits(jobs []string, q jobQueue) (map[string]*jobEntry, []string)
 // runsInMemory are the job's runs since its cached head: the cached ones the batch did not change, and the ones
 // it changed that are now the job's (a run another job's events re-filed leaves it), sorted as loadJobRuns sorts.
 // changed are the runs the run step folded, by run key.
-func runsInMemory(k string, c *jobCached, changed map[string]*runState) []fold.Run {
+func runsInMemory(k string, c *jobCached, changed map[string]*fold.RunState) []fold.Run {
 	out := make([]fold.Run, 0, len(c.runs)+1)
 	for key, r := range c.runs {
 		if _, ok := changed[key]; !ok {
@@ -232,7 +232,7 @@ func runsInMemory(k string, c *jobCached, changed map[string]*runState) []fold.R
 // kept in the job fold state, so it owns its strings: the run step's values share the event's source bytes (the
 // decoder's strings point into them), and one such string held would keep the whole event in memory for as long
 // as the job stays cached (measured: ~9 KB a job, more than the state itself; TestJobStateSizeEstimatesTheResidentHeap).
-func jobRunOf(s *runState) fold.Run {
+func jobRunOf(s *fold.RunState) fold.Run {
 	id := s.RunID
 	if id == "" {
 		id = s.Key

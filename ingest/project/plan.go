@@ -15,6 +15,8 @@ package project
 // What stays on the writer is the attempt's context (the transaction, the fold-state attempts, the metrics) and the
 // two accumulators that flow into the Result only: the keys touched and the count of unresolved identifiers.
 
+import "github.com/headwater-data/headwater/ingest/fold"
+
 // claimed is the claim step's outcome: the events this attempt applies, those whose id names a stored event with
 // other content, and the events projected before that are read again from their stored payload after a crash.
 type claimed struct {
@@ -82,13 +84,13 @@ func (q *jobQueue) allFull() {
 
 // runFolds is the run step's outcome: the runs it folded and wrote, by run key, and the jobs they queue.
 type runFolds struct {
-	states map[string]*runState
+	states map[string]*fold.RunState
 	jobs   jobQueue
 }
 
 // jobPlan is the job-edge step's whole input.
 type jobPlan struct {
 	jobQueue
-	runs  map[string]*runState // the runs this attempt folded, by run key: what a held job's runs are updated with
-	fresh []*rec               // the events this attempt claimed: a held job's new declarations, its positions
+	runs  map[string]*fold.RunState // the runs this attempt folded, by run key: what a held job's runs are updated with
+	fresh []*rec                    // the events this attempt claimed: a held job's new declarations, its positions
 }

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 	"github.com/headwater-data/headwater/ingest/normalize"
 	"github.com/headwater-data/headwater/ingest/olevent"
@@ -278,7 +279,7 @@ func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
 	}
 	if d.Lifecycle != nil {
 		out.Lifecycle = strings.ToUpper(d.Lifecycle.State)
-		if p := d.Lifecycle.PreviousIdentifier; p != nil && out.Lifecycle == lcRename {
+		if p := d.Lifecycle.PreviousIdentifier; p != nil && out.Lifecycle == fold.LifeRename {
 			out.Prev = newIdent(p.Namespace, p.Name, canon)
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/headwater-data/headwater/ingest/fold"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 func dsStateOf(obs ...dsObs) *dsState {
@@ -21,8 +24,8 @@ func digestOf(st *dsState) string {
 
 // TestRepeatsLatestSchemaCases checks the cases the shortcut must refuse, each of which changes the fields.
 func TestRepeatsLatestSchemaCases(t *testing.T) {
-	mention := dsObs{T: 15, Event: "m", Kind: obsMention, Paths: []string{"x"}}
-	drop := dsObs{T: 15, Event: "d", Kind: obsLife, State: lcDrop}
+	mention := dsObs{T: 15, Event: "m", Kind: fold.ObsMention, Paths: []string{"x"}}
+	drop := dsObs{T: 15, Event: "d", Kind: fold.ObsLife, State: fold.LifeDrop}
 	cases := []struct {
 		name   string
 		log    []dsObs
@@ -36,7 +39,7 @@ func TestRepeatsLatestSchemaCases(t *testing.T) {
 		{"another schema", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a", "b")}, false},
 		{"the same instant", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(10, "a")}, false},
 		{"earlier", []dsObs{schemaObs(10, "a"), schemaObs(30, "a", "b")}, []dsObs{schemaObs(20, "a", "b")}, false},
-		{"with a mention", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), {T: 21, Event: "m2", Kind: obsMention, Paths: []string{"z"}}}, false},
+		{"with a mention", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), {T: 21, Event: "m2", Kind: fold.ObsMention, Paths: []string{"z"}}}, false},
 		{"nothing before", nil, []dsObs{schemaObs(20, "a")}, false},
 	}
 	for _, c := range cases {
@@ -65,9 +68,9 @@ func TestRepeatsLatestSchemaNeverHidesAChange(t *testing.T) {
 		st := &dsState{}
 		for step := range 80 {
 			c := &dsChange{}
-			if last := latestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
-				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: obsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
-				if last.Kind != obsSchema {
+			if last := fold.LatestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
+				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: fold.ObsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
+				if last.Kind != fold.ObsSchema {
 					o.Fields = randomObs(rng, 0, "").Fields
 				}
 				c.obs = append(c.obs, o)
@@ -112,7 +115,7 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 		for step := range 60 {
 			o := randomObs(rng, int64(step*7+rng.IntN(20)), fmt.Sprintf("e%d", step))
 			if rng.IntN(10) == 0 {
-				o = dsObs{T: o.T, Event: o.Event, Kind: obsDecl, Keys: []string{"up"}, Prod: "p"}
+				o = dsObs{T: o.T, Event: o.Event, Kind: fold.ObsDecl, Keys: []string{"up"}, Prod: "p"}
 			}
 			st.merge(&dsChange{obs: []dsObs{o}})
 		}
@@ -152,4 +155,13 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 	if len(raw)*4 > len(legacyJSON) {
 		t.Fatalf("400 repeated schema observations: %d bytes of JSON, the earlier form %d", len(raw), len(legacyJSON))
 	}
+}
+
+// schemaObs is a schema observation at t of string fields.
+func schemaObs(t int64, paths ...string) dsObs {
+	o := dsObs{T: t, Event: fmt.Sprint("s", t), Kind: fold.ObsSchema}
+	for _, p := range paths {
+		o.Fields = append(o.Fields, olevent.SchemaField{Path: p, Type: "string"})
+	}
+	return o
 }

@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
@@ -57,7 +58,7 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) (runFolds, error) {
 	if err != nil {
 		return out, err
 	}
-	states := make([]*runState, 0, len(runs))
+	states := make([]*fold.RunState, 0, len(runs))
 	for _, k := range runs {
 		if !hasRunEvent(events[k]) {
 			continue // a parent placeholder (no events of its own yet): only its own job's events make it a run
@@ -65,7 +66,7 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) (runFolds, error) {
 		st := foldRun(k, events[k])
 		states = append(states, st)
 		if out.states == nil {
-			out.states = map[string]*runState{}
+			out.states = map[string]*fold.RunState{}
 		}
 		out.states[k] = st
 		w.touch(k, st.JobKey)
@@ -206,7 +207,7 @@ func freshByRun(runs []string, fresh []*rec) map[string][]*rec {
 // writeRuns rewrites the runs' properties and links. Links that are still right are kept (MERGE, and SET of
 // properties that did not change writes nothing); only links to other targets are deleted, so a run's next event
 // does not delete and re-create all its relationships.
-func (w *txWriter) writeRuns(states []*runState) error {
+func (w *txWriter) writeRuns(states []*fold.RunState) error {
 	rows := make([]any, 0, len(states))
 	keep := make([]any, 0, len(states))
 	var io []any
@@ -310,7 +311,7 @@ func (w *txWriter) writeRunIO(links []any, io []any) error {
 	return err
 }
 
-func runRow(s *runState) (map[string]any, error) {
+func runRow(s *fold.RunState) (map[string]any, error) {
 	facets, err := json.Marshal(s.Facets)
 	if err != nil {
 		return nil, err
@@ -359,7 +360,7 @@ func runRow(s *runState) (map[string]any, error) {
 // ioRows are the run's READ / WROTE rows. What every row of a run shares is kept once on the Run (docs/adr/0035):
 // a row's lastAt when it is the run's ioLastAt, its eventIds when they are the run's ioEventIds (runIOLatest);
 // readers take coalesce(row value, run value). A READ's publication is the run's (runPub), derived by readers.
-func ioRows(s *runState) []any {
+func ioRows(s *fold.RunState) []any {
 	var out []any
 	lastAt, ids := runIOLatest(s)
 	for _, dir := range []string{graph.RelRead, graph.RelWrote} {
@@ -396,9 +397,9 @@ func ioRows(s *runState) []any {
 // runIOLatest is the lastAt and the event ids the run's rows share: those of its latest-listed row (by lastAt, then
 // READ before WROTE and dataset key). A RunEvent that lists no dataset (RUNNING) changes neither. nil when the run
 // has no rows.
-func runIOLatest(s *runState) (any, []string) {
-	var best *runIO
-	for _, m := range []map[string]*runIO{s.Inputs, s.Outputs} {
+func runIOLatest(s *fold.RunState) (any, []string) {
+	var best *fold.RunIO
+	for _, m := range []map[string]*fold.RunIO{s.Inputs, s.Outputs} {
 		for _, k := range sortedIOKeys(m) {
 			if io := m[k]; best == nil || io.LastAt > best.LastAt {
 				best = io
@@ -411,7 +412,7 @@ func runIOLatest(s *runState) (any, []string) {
 	return best.LastAt, best.EventIDs
 }
 
-func sortedIOKeys(m map[string]*runIO) []string {
+func sortedIOKeys(m map[string]*fold.RunIO) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -1,158 +1,43 @@
 package project
 
 import (
-	"encoding/json"
-	"fmt"
-	"reflect"
 	"testing"
 
-	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
+
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-func runRec(id, typ string, t int64, mods ...func(*rec)) *rec {
-	r := &rec{ID: id, Kind: string(olevent.KindRun), Type: typ, Time: t, Recv: 1000 + t, Producer: "p",
-		RunID: "run", Job: &jobRec{Key: "job", NS: "ns", Name: "j"}}
-	for _, m := range mods {
-		m(r)
+// TestFoldRunOfRecords checks what the run fold is given of the projector's records (runEventOf): unresolved
+// datasets and column inputs are skipped, a column-lineage facet of only unresolved inputs still records the
+// output's column lineage (empty), the definition, the dbt job and the parent come through, and a DatasetEvent
+// sets the publication of the run's output. The fold's own rules are fold.TestFoldRunPermutations.
+func TestFoldRunOfRecords(t *testing.T) {
+	ok := func(k string) *ident { return &ident{Key: k} }
+	bad := &ident{Key: "x", Unresolved: "refused"}
+	start := &rec{ID: "e1", Kind: string(olevent.KindRun), Type: olevent.TypeStart, Time: 10, Recv: 11, Producer: "p",
+		Job: &jobRec{Key: "dbtjob", DbtRole: "model", SQL: "select 1"}, Parent: &parentRec{RunID: "pr", JobKey: "pj"},
+		Inputs: []*dsRec{{ID: ok("a")}, {ID: bad}},
+		Outputs: []*dsRec{{ID: ok("b"), Version: "v1", ColFields: map[string][]colInput{
+			"o": {{DS: ok("a"), Field: "i"}, {DS: bad, Field: "j"}}}},
+			{ID: ok("c"), ColDataset: []colInput{{DS: bad}}}, {ID: bad}}}
+	done := &rec{ID: "e2", Kind: string(olevent.KindRun), Type: olevent.TypeComplete, Time: 20, Recv: 21, Producer: "p",
+		Job: &jobRec{Key: "namejob"}}
+	gate := &rec{ID: "e3", Kind: string(olevent.KindDataset), Time: 30, Recv: 31, Subject: &dsRec{ID: ok("b"), Publication: "WITHHELD"}}
+	s := foldRun("run", []*rec{gate, done, start})
+	if s.JobKey != "dbtjob" || s.Def == nil || s.Def.SQL != "select 1" || s.DefHash != start.Job.defHash() {
+		t.Fatalf("job %q def %+v hash %q", s.JobKey, s.Def, s.DefHash)
 	}
-	return r
-}
-
-func facet(k, v string) func(*rec) {
-	return func(r *rec) {
-		if r.RunFacets == nil {
-			r.RunFacets = map[string]json.RawMessage{}
-		}
-		r.RunFacets[k] = json.RawMessage(v)
+	if s.Parent == nil || *s.Parent != (fold.RunRef{RunID: "pr", JobKey: "pj"}) {
+		t.Fatalf("parent %+v", s.Parent)
 	}
-}
-
-func deleted(k string) func(*rec) { return func(r *rec) { r.Deleted = append(r.Deleted, k) } }
-
-func output(key, pub string) func(*rec) {
-	return func(r *rec) {
-		r.Outputs = append(r.Outputs, &dsRec{ID: &ident{Key: key}, Publication: pub})
+	if len(s.Inputs) != 1 || s.Inputs["a"] == nil || len(s.Outputs) != 2 {
+		t.Fatalf("inputs %v outputs %v", s.Inputs, s.Outputs)
 	}
-}
-
-func input(key string) func(*rec) {
-	return func(r *rec) { r.Inputs = append(r.Inputs, &dsRec{ID: &ident{Key: key}}) }
-}
-
-// permutations calls fn with every ordering of evs.
-func permutations(evs []*rec, fn func([]*rec)) {
-	var step func(int)
-	a := append([]*rec(nil), evs...)
-	step = func(k int) {
-		if k == len(a) {
-			fn(append([]*rec(nil), a...))
-			return
-		}
-		for i := k; i < len(a); i++ {
-			a[k], a[i] = a[i], a[k]
-			step(k + 1)
-			a[k], a[i] = a[i], a[k]
-		}
+	if b := s.Outputs["b"]; b.Version != "v1" || b.Publication != "WITHHELD" || len(b.Col.Fields) != 1 {
+		t.Fatalf("output b %+v cols %+v", b, b.Col)
 	}
-	step(0)
-}
-
-func summary(s *runState) string {
-	facets, _ := json.Marshal(s.Facets)
-	b := fmt.Sprintf("state=%s conflicting=%v started=%v ended=%v facets=%s err=%q", s.State, s.Conflicting,
-		deref(s.StartedAt), deref(s.EndedAt), facets, s.ErrorMsg)
-	for _, k := range sortedIOKeys(s.Inputs) {
-		io := s.Inputs[k]
-		b += fmt.Sprintf(" in:%s[%d,%d]", k, io.FirstAt, io.LastAt)
+	if c := s.Outputs["c"]; c.Col == nil || len(c.Col.Dataset) != 0 || encodeCols(c.Col) != "{}" {
+		t.Fatalf("output c cols %+v", c.Col)
 	}
-	for _, k := range sortedIOKeys(s.Outputs) {
-		io := s.Outputs[k]
-		b += fmt.Sprintf(" out:%s[%d,%d]%s", k, io.FirstAt, io.LastAt, io.Publication)
-	}
-	return b
-}
-
-func deref(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func TestFoldRunPermutations(t *testing.T) {
-	C, F, A, S, R, O := olevent.TypeComplete, olevent.TypeFail, olevent.TypeAbort, olevent.TypeStart,
-		olevent.TypeRunning, olevent.TypeOther
-	cases := []struct {
-		name string
-		evs  []*rec
-		want string
-	}{
-		{"start running complete other", []*rec{
-			runRec("e1", S, 10, input("a"), facet("x", `1`)),
-			runRec("e2", R, 20, facet("x", `2`)),
-			runRec("e3", C, 30, output("b", ""), facet("y", `3`)),
-			runRec("e4", O, 40, facet("z", `4`)),
-		}, `state=COMPLETE conflicting=[] started=10 ended=30 facets={"x":2,"y":3,"z":4} err="" in:a[10,10] out:b[30,30]PUBLISHED`},
-		{"late start after complete does not reopen", []*rec{
-			runRec("e1", C, 30, output("b", "")),
-			runRec("e2", S, 10, input("a")),
-			runRec("e3", R, 35),
-		}, `state=COMPLETE conflicting=[] started=10 ended=30 facets={} err="" in:a[10,10] out:b[30,30]PUBLISHED`},
-		{"several starts: earliest", []*rec{runRec("e1", S, 20), runRec("e2", S, 10), runRec("e3", R, 25)},
-			`state=RUNNING conflicting=[] started=10 ended=<nil> facets={} err=""`},
-		{"fail with partial output is attempted", []*rec{
-			runRec("e1", S, 10, output("b", "")),
-			runRec("e2", F, 20, func(r *rec) { r.ErrorMsg = "boom" }),
-		}, `state=FAIL conflicting=[] started=10 ended=20 facets={} err="boom" out:b[10,10]ATTEMPTED`},
-		{"abort", []*rec{runRec("e1", S, 10, output("b", "")), runRec("e2", A, 20)},
-			`state=ABORT conflicting=[] started=10 ended=20 facets={} err="" out:b[10,10]ATTEMPTED`},
-		{"two terminal states: latest wins, flagged", []*rec{
-			runRec("e1", S, 10, output("b", "")), runRec("e2", F, 20), runRec("e3", C, 30),
-		}, `state=COMPLETE conflicting=[COMPLETE FAIL] started=10 ended=30 facets={} err="" out:b[10,10]PUBLISHED`},
-		{"same-time tie: terminal after non-terminal", []*rec{runRec("e1", C, 10), runRec("e2", R, 10)},
-			`state=COMPLETE conflicting=[] started=<nil> ended=10 facets={} err=""`},
-		{"retried complete keeps the first end", []*rec{runRec("e1", S, 5), runRec("e2", C, 10), runRec("e3", C, 15)},
-			`state=COMPLETE conflicting=[] started=5 ended=10 facets={} err=""`},
-		{"facet delete and older late facet", []*rec{
-			runRec("e1", S, 10, facet("x", `"old"`), facet("y", `1`)),
-			runRec("e2", R, 20, facet("x", `"new"`), deleted("y")),
-			runRec("e3", O, 15, facet("x", `"late-but-older"`), facet("y", `2`)),
-		}, `state=RUNNING conflicting=[] started=10 ended=<nil> facets={"x":"new"} err=""`},
-		{"withheld output", []*rec{runRec("e1", S, 10), runRec("e2", C, 20, output("b", graph.PubWithheld))},
-			`state=COMPLETE conflicting=[] started=10 ended=20 facets={} err="" out:b[20,20]WITHHELD`},
-		{"other only adds metadata", []*rec{runRec("e1", O, 10, facet("m", `1`))},
-			`state=OTHER conflicting=[] started=<nil> ended=<nil> facets={"m":1} err=""`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			permutations(tc.evs, func(p []*rec) {
-				got := summary(foldRun("run", p))
-				if got != tc.want {
-					t.Fatalf("order %v:\n got %s\nwant %s", ids(p), got, tc.want)
-				}
-			})
-		})
-	}
-}
-
-func ids(evs []*rec) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
-	}
-	return out
-}
-
-func TestMergeFacetsIsPerKeyLatest(t *testing.T) {
-	evs := []*rec{runRec("a", "START", 1, facet("k", `1`)), runRec("b", "RUNNING", 2, deleted("k")),
-		runRec("c", "RUNNING", 3, facet("k", `3`))}
-	permutations(evs, func(p []*rec) {
-		sorted := append([]*rec(nil), p...)
-		sortEvents(sorted)
-		got := mergeFacets(sorted)
-		if !reflect.DeepEqual(got, map[string]json.RawMessage{"k": json.RawMessage(`3`)}) {
-			t.Fatalf("got %s", got)
-		}
-	})
 }

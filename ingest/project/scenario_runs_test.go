@@ -9,6 +9,7 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // runEvents is one run of job "load": START reads a, writes b; RUNNING; COMPLETE with b's schema and column
@@ -42,28 +43,25 @@ func TestScenarioEveryOrderGivesTheSameGraph(t *testing.T) {
 		}
 	}
 	n := 0
-	permutations(toRecsOrder(evs), func(order []*rec) {
+	idx := make([]int, len(evs))
+	for i := range idx {
+		idx[i] = i
+	}
+	ordered.Permutations(idx, func(order []int) {
 		n++
 		s.wipe()
-		for _, r := range order {
-			s.apply(evs[r.Time])
+		ids := make([]string, len(order))
+		for i, k := range order {
+			s.apply(evs[k])
+			ids[i] = evs[k].ID
 		}
 		if got := s.dump(); got != want {
-			t.Fatalf("order %v gives a different graph:\n%s", ids(order), diffLines(want, got))
+			t.Fatalf("order %v gives a different graph:\n%s", ids, diffLines(want, got))
 		}
 	})
 	if n != 24 {
 		t.Fatalf("tried %d orders", n)
 	}
-}
-
-// toRecsOrder wraps event indexes so permutations can reorder them.
-func toRecsOrder(evs []olevent.Event) []*rec {
-	out := make([]*rec, len(evs))
-	for i, e := range evs {
-		out[i] = &rec{ID: e.ID, Time: int64(i)}
-	}
-	return out
 }
 
 func TestScenarioDuplicatesChangeNothing(t *testing.T) {

@@ -21,3 +21,19 @@ func TestKeysAreSortedAndNeverNil(t *testing.T) {
 		}
 	}
 }
+
+func TestPermutationsGivesEveryOrderOnce(t *testing.T) {
+	in := []int{1, 2, 3}
+	seen := map[[3]int]bool{}
+	Permutations(in, func(p []int) {
+		q := [3]int(p)
+		if s := slices.Sorted(slices.Values(p)); !slices.Equal(s, in) {
+			t.Fatalf("%v is not an order of %v", p, in)
+		}
+		seen[q] = true
+		p[0] = 0 // fn may change its slice: the next orders do not see it
+	})
+	if len(seen) != 6 || !slices.Equal(in, []int{1, 2, 3}) {
+		t.Fatalf("%d distinct orders (want 6), input now %v", len(seen), in)
+	}
+}

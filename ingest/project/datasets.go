@@ -20,9 +20,9 @@ type dsWrites struct {
 	fieldDatasets, declDatasets   []any
 	fieldKeep, declKeep           []any
 	queueJobsOf                   []any
-	chunks                        []any              // sealed DatasetLogChunk rows
-	declLogs                      map[string][]dsObs // datasets whose declared column lineage is recomputed
-	jobs                          jobQueue           // the jobs whose edges the changes make stale
+	chunks                        []any                 // sealed DatasetLogChunk rows
+	declLogs                      map[string][]fold.Obs // datasets whose declared column lineage is recomputed
+	jobs                          jobQueue              // the jobs whose edges the changes make stale
 }
 
 // projectDatasets folds the batch's observations into each affected dataset's state (under the node's write
@@ -46,7 +46,7 @@ func (w *txWriter) projectDatasets(recs, replayed []*rec) (jobQueue, error) {
 	if err := w.restoreLate(states, changes); err != nil {
 		return jobQueue{}, err
 	}
-	out := dsWrites{declLogs: map[string][]dsObs{}}
+	out := dsWrites{declLogs: map[string][]fold.Obs{}}
 	for _, k := range keys {
 		if err := w.deriveDataset(&out, k, states[k], changes[k]); err != nil {
 			return jobQueue{}, err
@@ -192,7 +192,7 @@ func fieldsDigest(key string, hists []*fold.FieldHist) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-func hasKind(obs []dsObs, kind string) bool {
+func hasKind(obs []fold.Obs, kind string) bool {
 	for _, o := range obs {
 		if o.Kind == kind {
 			return true
@@ -229,7 +229,7 @@ func datasetProps(st *dsState, cuts []int64, dropped *int64) map[string]any {
 
 // declaredFeeds derives the DECLARED_FEEDS into a dataset from its lineage-facet observations: each facet
 // states the full upstream set at its time; a later facet that omits an upstream withdraws it.
-func declaredFeeds(log []dsObs) []fold.Edge {
+func declaredFeeds(log []fold.Obs) []fold.Edge {
 	var decls []fold.Decl
 	for _, o := range log {
 		if o.Kind != fold.ObsDecl {

@@ -11,16 +11,16 @@ import (
 // declaredColumnEdges derives the DECLARED COLUMN_FEEDS into dataset key from its lineage-facet observations:
 // a mapping's interval opens at a facet that states it and closes at a later facet that omits it. Fields are
 // resolved to the history valid at the declaration time. jobKey is "" (declared without a job).
-func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.FieldHist) []fold.ColEdge {
+func declaredColumnEdges(key string, log []fold.Obs, hists map[string][]*fold.FieldHist) []fold.ColEdge {
 	type target struct{ from, to string }
-	var decls []dsObs
+	var decls []fold.Obs
 	for _, o := range log {
 		if o.Kind == fold.ObsDecl {
 			decls = append(decls, o)
 		}
 	}
 	lists := map[target][]fold.Sighting{}
-	latest := map[target]declField{}
+	latest := map[target]fold.DeclField{}
 	latestAt := map[target]int64{}
 	for _, o := range decls {
 		for _, f := range o.DeclFields {
@@ -62,7 +62,7 @@ func declaredColumnEdges(key string, log []dsObs, hists map[string][]*fold.Field
 }
 
 // declares tells whether the lineage-facet observation o declares the mapping f.
-func declares(o dsObs, f declField) bool {
+func declares(o fold.Obs, f fold.DeclField) bool {
 	for _, d := range o.DeclFields {
 		if d.In == f.In && d.InField == f.InField && d.Out == f.Out {
 			return true
@@ -72,7 +72,7 @@ func declares(o dsObs, f declField) bool {
 }
 
 // projectDeclaredColumns recomputes the DECLARED COLUMN_FEEDS of the datasets whose lineage facet changed.
-func (w *txWriter) projectDeclaredColumns(logs map[string][]dsObs) error {
+func (w *txWriter) projectDeclaredColumns(logs map[string][]fold.Obs) error {
 	if len(logs) == 0 {
 		return nil
 	}

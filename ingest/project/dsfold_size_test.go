@@ -7,6 +7,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/foldstate"
 )
 
@@ -38,7 +39,7 @@ func busyState(i int) *dsState {
 	for k := range dsLogHotMax {
 		o := schemaObs(int64(1_795_990_000_000+i+k*60_000), paths[k%3]...)
 		o.R = k%2 == 0
-		st.merge(&dsChange{obs: []dsObs{o}})
+		st.merge(&dsChange{obs: []fold.Obs{o}})
 	}
 	facet, _ := json.Marshal(map[string]string{"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.24.2/integration/dbt",
 		"_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DataSourceDatasetFacet.json", "name": "warehouse", "uri": "postgres://db:5432"})
@@ -57,7 +58,7 @@ func TestFoldStateResidentSizePerDataset(t *testing.T) {
 	small := residentBytes(2000, func(i int) any {
 		st := &dsState{Meta: map[string]stamped{}, Facets: map[string]stamped{}}
 		for k := range 8 {
-			st.merge(&dsChange{obs: []dsObs{schemaObs(int64(1_795_990_000_000+i+k*86_400_000), "id", "amount", "status")}})
+			st.merge(&dsChange{obs: []fold.Obs{schemaObs(int64(1_795_990_000_000+i+k*86_400_000), "id", "amount", "status")}})
 		}
 		return st
 	})
@@ -70,7 +71,7 @@ func TestFoldStateResidentSizePerDataset(t *testing.T) {
 func smallState(i int) *dsState {
 	st := &dsState{Meta: map[string]stamped{}, Facets: map[string]stamped{}}
 	for k := range 8 {
-		st.merge(&dsChange{obs: []dsObs{schemaObs(int64(1_795_990_000_000+i+k*86_400_000), "id", "amount", "status")}})
+		st.merge(&dsChange{obs: []fold.Obs{schemaObs(int64(1_795_990_000_000+i+k*86_400_000), "id", "amount", "status")}})
 	}
 	return st
 }
@@ -92,7 +93,7 @@ func TestFoldStateSizeEstimatesTheResidentHeap(t *testing.T) {
 		{"small", 4000, func(i int) *dsCached { return &dsCached{st: smallState(i)} }},
 		{"small with last and pending", 4000, func(i int) *dsCached {
 			return &dsCached{st: smallState(i), last: last(),
-				pending: []*dsChange{{obs: []dsObs{schemaObs(int64(1_796_000_000_000+i), "id", "amount")}}}}
+				pending: []*dsChange{{obs: []fold.Obs{schemaObs(int64(1_796_000_000_000+i), "id", "amount")}}}}
 		}},
 	}
 	for _, c := range cases {

@@ -40,7 +40,7 @@ type dsChunk struct {
 	From    int64                            `json:"from"`
 	To      int64                            `json:"to"`
 	Base    *dsBase                          `json:"base,omitempty"`
-	Obs     []dsObs                          `json:"obs"`
+	Obs     []fold.Obs                       `json:"obs"`
 	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"`
 }
 
@@ -93,7 +93,7 @@ func (st *dsState) restore(chunks []dsChunk) {
 func (st *dsState) seal() *dsChunk { return st.sealAt(dsLogHotMax, dsLogHotKeep) }
 
 func (st *dsState) sealAt(hotMax, keep int) *dsChunk {
-	var hot []dsObs
+	var hot []fold.Obs
 	for _, o := range st.Log {
 		if fold.Sealable(o) {
 			hot = append(hot, o)
@@ -104,7 +104,7 @@ func (st *dsState) sealAt(hotMax, keep int) *dsChunk {
 	}
 	sort.SliceStable(hot, func(i, j int) bool { return fold.ObsLess(hot[i], hot[j]) })
 	cut := hot[len(hot)-keep-1].T
-	var upTo, sealed, kept []dsObs
+	var upTo, sealed, kept []fold.Obs
 	for _, o := range st.Log {
 		switch {
 		case o.T > cut:

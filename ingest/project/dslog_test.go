@@ -13,8 +13,8 @@ import (
 // randomObs is one event's observation of a dataset: mostly a schema, sometimes a mention, rarely a DROP or
 // CREATE; a third of the schemas and mentions are observed on read. Fields a..d come and go; c keeps a stable
 // field id so a re-created c reopens its history.
-func randomObs(rng *rand.Rand, t int64, id string) dsObs {
-	o := dsObs{T: t, Event: id}
+func randomObs(rng *rand.Rand, t int64, id string) fold.Obs {
+	o := fold.Obs{T: t, Event: id}
 	switch n := rng.IntN(20); {
 	case n == 0:
 		o.Kind, o.State = fold.ObsLife, []string{fold.LifeDrop, fold.LifeCreate}[rng.IntN(2)]

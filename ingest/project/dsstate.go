@@ -31,7 +31,7 @@ func (s stamped) newer(o stamped) bool {
 // dsState is the per-dataset projection state kept (as JSON) on the Dataset node: the observation log from which
 // fields, drops and declared lineage are derived, and per-key latest metadata.
 type dsState struct {
-	Log     []dsObs                          `json:"log,omitempty"`
+	Log     []fold.Obs                       `json:"log,omitempty"`
 	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"` // distinct schemas by hash
 	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
 	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
@@ -54,7 +54,7 @@ type dsState struct {
 // JSON work, of one object per observation. States written before this form (all observations in "log") read
 // the same.
 type dsStateWire struct {
-	Log        []dsObs                          `json:"log,omitempty"`
+	Log        []fold.Obs                       `json:"log,omitempty"`
 	Repeats    []schemaTimes                    `json:"sr,omitempty"`
 	Schemas    map[string][]olevent.SchemaField `json:"schemas,omitempty"`
 	Meta       map[string]stamped               `json:"meta,omitempty"`
@@ -76,7 +76,7 @@ type schemaTimes struct {
 }
 
 // plainSchemaObs is a schema observation carrying nothing but its time and hash (merge makes them so).
-func plainSchemaObs(o dsObs) bool {
+func plainSchemaObs(o fold.Obs) bool {
 	return o.Kind == fold.ObsSchema && o.Event == "" && o.Hash != "" && o.Fields == nil && o.Paths == nil &&
 		o.State == "" && o.Keys == nil && o.Prod == "" && o.DeclFields == nil
 }
@@ -97,7 +97,7 @@ func decodeState(v any) (*dsState, error) {
 				} else {
 					t += d
 				}
-				st.Log = append(st.Log, dsObs{T: t, Hash: r.Hash, Kind: fold.ObsSchema, R: r.R})
+				st.Log = append(st.Log, fold.Obs{T: t, Hash: r.Hash, Kind: fold.ObsSchema, R: r.R})
 			}
 		}
 		sort.SliceStable(st.Log, func(i, j int) bool { return fold.ObsLess(st.Log[i], st.Log[j]) })
@@ -148,7 +148,7 @@ func setStamped(m map[string]stamped, k string, s stamped) {
 
 // dsChange is what one batch contributes to one dataset.
 type dsChange struct {
-	obs      []dsObs
+	obs      []fold.Obs
 	meta     map[string]stamped
 	facets   map[string]stamped
 	versions []versionRow
@@ -195,7 +195,7 @@ func isOutput(r *rec, d *dsRec) bool {
 
 func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema bool) {
 	c := get(d.ID.Key)
-	base := dsObs{T: r.Time, Event: r.ID}
+	base := fold.Obs{T: r.Time, Event: r.ID}
 	if d.Lifecycle == fold.LifeDrop || d.Lifecycle == fold.LifeCreate || d.Lifecycle == fold.LifeRename {
 		o := base
 		o.Kind, o.State = fold.ObsLife, d.Lifecycle
@@ -229,7 +229,7 @@ func addDatasetChange(get func(string) *dsChange, d *dsRec, r *rec, withSchema b
 // addMentions records the fields named by column lineage (output paths and input fields) so they have Field nodes.
 // The dataset's own paths are its writer's (or, for a read dataset, observed on read); input fields of another
 // dataset are always observed on read: naming a column as a source is reading it.
-func addMentions(get func(string) *dsChange, d *dsRec, base dsObs) {
+func addMentions(get func(string) *dsChange, d *dsRec, base fold.Obs) {
 	type target struct {
 		key  string
 		read bool
@@ -397,12 +397,12 @@ func (st *dsState) lastUpdate() int64 {
 }
 
 // declFields flattens the lineage facet's field mappings, sorted.
-func declFields(m map[string][]colInput) []declField {
-	var out []declField
+func declFields(m map[string][]colInput) []fold.DeclField {
+	var out []fold.DeclField
 	for path, ins := range m {
 		for _, in := range ins {
 			if in.DS.ok() && in.Field != "" {
-				out = append(out, declField{In: in.DS.Key, InField: in.Field, Out: path, TT: in.TT})
+				out = append(out, fold.DeclField{In: in.DS.Key, InField: in.Field, Out: path, TT: in.TT})
 			}
 		}
 	}

@@ -5,14 +5,8 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-// dsObs is one observation of a dataset's log (fold.Obs: its stored form and the field fold's input).
-type dsObs = fold.Obs
-
-// declField is one declared field mapping of a lineage facet (fold.DeclField).
-type declField = fold.DeclField
-
 // fieldHistoriesFrom is the dataset's field histories: fold.FieldHistories from its sealed base (nil: none).
-func fieldHistoriesFrom(base *dsBase, log []dsObs, schemas map[string][]olevent.SchemaField) []*fold.FieldHist {
+func fieldHistoriesFrom(base *dsBase, log []fold.Obs, schemas map[string][]olevent.SchemaField) []*fold.FieldHist {
 	return fold.FieldHistories(base.fields(), log, schemas)
 }
 

@@ -156,7 +156,7 @@ func TestFieldFoldsFromOneBaseShareNoNames(t *testing.T) {
 	names[0], names[1] = fold.FieldName{P: "a", F: 0}, fold.FieldName{P: "b", F: 10}
 	base := &dsBase{T: 10, Hists: []fold.FieldHist{{Path: "b", FieldID: "1", From: 0, To: graph.OpenEnd, Names: names}}}
 	renameTo := func(path string) []*fold.FieldHist {
-		return fieldHistoriesFrom(base, []dsObs{{T: 20, Kind: fold.ObsSchema, Hash: path,
+		return fieldHistoriesFrom(base, []fold.Obs{{T: 20, Kind: fold.ObsSchema, Hash: path,
 			Fields: []olevent.SchemaField{{Path: path, FieldID: "1"}}}}, nil)
 	}
 	first := renameTo("c")

@@ -100,10 +100,10 @@ func transformBytes(tt []olevent.Transformation, sr srcRange) int64 {
 }
 
 // obsBytes is what an observation holds beyond its slot in the log.
-func obsBytes(o *dsObs) int64 {
+func obsBytes(o *fold.Obs) int64 {
 	n := int64(len(o.Event)+len(o.Hash)+len(o.State)+len(o.Prod)) + schemaBytes(o.Fields, srcRange{}) +
 		strsBytes(o.Paths, srcRange{}) + strsBytes(o.Keys, srcRange{})
-	n += int64(cap(o.DeclFields)) * int64(unsafe.Sizeof(declField{}))
+	n += int64(cap(o.DeclFields)) * int64(unsafe.Sizeof(fold.DeclField{}))
 	for i := range o.DeclFields {
 		d := &o.DeclFields[i]
 		n += int64(len(d.In)+len(d.InField)+len(d.Out)) + transformBytes(d.TT, srcRange{})
@@ -111,8 +111,8 @@ func obsBytes(o *dsObs) int64 {
 	return n
 }
 
-func obsSliceBytes(log []dsObs) int64 {
-	n := int64(cap(log)) * int64(unsafe.Sizeof(dsObs{}))
+func obsSliceBytes(log []fold.Obs) int64 {
+	n := int64(cap(log)) * int64(unsafe.Sizeof(fold.Obs{}))
 	for i := range log {
 		n += obsBytes(&log[i])
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
-func dsStateOf(obs ...dsObs) *dsState {
+func dsStateOf(obs ...fold.Obs) *dsState {
 	st := &dsState{}
 	st.merge(&dsChange{obs: obs})
 	return st
@@ -24,23 +24,23 @@ func digestOf(st *dsState) string {
 
 // TestRepeatsLatestSchemaCases checks the cases the shortcut must refuse, each of which changes the fields.
 func TestRepeatsLatestSchemaCases(t *testing.T) {
-	mention := dsObs{T: 15, Event: "m", Kind: fold.ObsMention, Paths: []string{"x"}}
-	drop := dsObs{T: 15, Event: "d", Kind: fold.ObsLife, State: fold.LifeDrop}
+	mention := fold.Obs{T: 15, Event: "m", Kind: fold.ObsMention, Paths: []string{"x"}}
+	drop := fold.Obs{T: 15, Event: "d", Kind: fold.ObsLife, State: fold.LifeDrop}
 	cases := []struct {
 		name   string
-		log    []dsObs
-		change []dsObs
+		log    []fold.Obs
+		change []fold.Obs
 		want   bool
 	}{
-		{"the schema in force, later", []dsObs{schemaObs(10, "a", "b")}, []dsObs{schemaObs(20, "a", "b")}, true},
-		{"twice, later", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), schemaObs(30, "a")}, true},
-		{"a mention since", []dsObs{schemaObs(10, "a"), mention}, []dsObs{schemaObs(20, "a")}, false},
-		{"a drop since", []dsObs{schemaObs(10, "a"), drop}, []dsObs{schemaObs(20, "a")}, false},
-		{"another schema", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a", "b")}, false},
-		{"the same instant", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(10, "a")}, false},
-		{"earlier", []dsObs{schemaObs(10, "a"), schemaObs(30, "a", "b")}, []dsObs{schemaObs(20, "a", "b")}, false},
-		{"with a mention", []dsObs{schemaObs(10, "a")}, []dsObs{schemaObs(20, "a"), {T: 21, Event: "m2", Kind: fold.ObsMention, Paths: []string{"z"}}}, false},
-		{"nothing before", nil, []dsObs{schemaObs(20, "a")}, false},
+		{"the schema in force, later", []fold.Obs{schemaObs(10, "a", "b")}, []fold.Obs{schemaObs(20, "a", "b")}, true},
+		{"twice, later", []fold.Obs{schemaObs(10, "a")}, []fold.Obs{schemaObs(20, "a"), schemaObs(30, "a")}, true},
+		{"a mention since", []fold.Obs{schemaObs(10, "a"), mention}, []fold.Obs{schemaObs(20, "a")}, false},
+		{"a drop since", []fold.Obs{schemaObs(10, "a"), drop}, []fold.Obs{schemaObs(20, "a")}, false},
+		{"another schema", []fold.Obs{schemaObs(10, "a")}, []fold.Obs{schemaObs(20, "a", "b")}, false},
+		{"the same instant", []fold.Obs{schemaObs(10, "a")}, []fold.Obs{schemaObs(10, "a")}, false},
+		{"earlier", []fold.Obs{schemaObs(10, "a"), schemaObs(30, "a", "b")}, []fold.Obs{schemaObs(20, "a", "b")}, false},
+		{"with a mention", []fold.Obs{schemaObs(10, "a")}, []fold.Obs{schemaObs(20, "a"), {T: 21, Event: "m2", Kind: fold.ObsMention, Paths: []string{"z"}}}, false},
+		{"nothing before", nil, []fold.Obs{schemaObs(20, "a")}, false},
 	}
 	for _, c := range cases {
 		st := dsStateOf(c.log...)
@@ -52,7 +52,7 @@ func TestRepeatsLatestSchemaCases(t *testing.T) {
 	// The refusals matter: with a mention since the last schema, the repeated schema closes the mentioned field.
 	st := dsStateOf(schemaObs(10, "a"), mention)
 	before := digestOf(st)
-	st.merge(&dsChange{obs: []dsObs{schemaObs(20, "a")}})
+	st.merge(&dsChange{obs: []fold.Obs{schemaObs(20, "a")}})
 	if digestOf(st) == before {
 		t.Fatal("a schema after a mention left the fields as they were; the case above proves nothing")
 	}
@@ -69,7 +69,7 @@ func TestRepeatsLatestSchemaNeverHidesAChange(t *testing.T) {
 		for step := range 80 {
 			c := &dsChange{}
 			if last := fold.LatestFoldable(st.Log); last != nil && rng.IntN(3) == 0 {
-				o := dsObs{T: last.T + int64(rng.IntN(3)), Kind: fold.ObsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
+				o := fold.Obs{T: last.T + int64(rng.IntN(3)), Kind: fold.ObsSchema, Fields: st.Schemas[last.Hash], R: rng.IntN(3) == 0}
 				if last.Kind != fold.ObsSchema {
 					o.Fields = randomObs(rng, 0, "").Fields
 				}
@@ -115,9 +115,9 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 		for step := range 60 {
 			o := randomObs(rng, int64(step*7+rng.IntN(20)), fmt.Sprintf("e%d", step))
 			if rng.IntN(10) == 0 {
-				o = dsObs{T: o.T, Event: o.Event, Kind: fold.ObsDecl, Keys: []string{"up"}, Prod: "p"}
+				o = fold.Obs{T: o.T, Event: o.Event, Kind: fold.ObsDecl, Keys: []string{"up"}, Prod: "p"}
 			}
-			st.merge(&dsChange{obs: []dsObs{o}})
+			st.merge(&dsChange{obs: []fold.Obs{o}})
 		}
 		enc, err := st.encode() // sorts st.Log
 		if err != nil {
@@ -144,7 +144,7 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 	}
 	busy := &dsState{}
 	for i := range 400 {
-		busy.merge(&dsChange{obs: []dsObs{schemaObs(int64(1_795_990_000_000+i*731_506), "id", "status", "price")}})
+		busy.merge(&dsChange{obs: []fold.Obs{schemaObs(int64(1_795_990_000_000+i*731_506), "id", "status", "price")}})
 	}
 	enc, _ := busy.encode()
 	legacyJSON, _ := json.Marshal(busy)
@@ -158,8 +158,8 @@ func TestStateEncodingRoundTrips(t *testing.T) {
 }
 
 // schemaObs is a schema observation at t of string fields.
-func schemaObs(t int64, paths ...string) dsObs {
-	o := dsObs{T: t, Event: fmt.Sprint("s", t), Kind: fold.ObsSchema}
+func schemaObs(t int64, paths ...string) fold.Obs {
+	o := fold.Obs{T: t, Event: fmt.Sprint("s", t), Kind: fold.ObsSchema}
 	for _, p := range paths {
 		o.Fields = append(o.Fields, olevent.SchemaField{Path: p, Type: "string"})
 	}

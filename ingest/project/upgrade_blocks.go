@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
@@ -88,7 +89,7 @@ func (w *txWriter) refoldDatasetChanges(changes map[string]*dsChange) (int, erro
 		return 0, err
 	}
 	n := 0
-	dw := dsWrites{declLogs: map[string][]dsObs{}}
+	dw := dsWrites{declLogs: map[string][]fold.Obs{}}
 	for _, k := range keys {
 		st, d := states[k], w.fold.works[k]
 		if st == nil || d == nil {

@@ -117,16 +117,16 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 	oldFields := st.FieldsSig
 	// The common case (the schema in force, reported again later) cannot change the field histories: skip the
 	// fold and keep the digest.
-	unchanged := oldFields != "" && repeatsLatestSchema(st, c)
+	unchanged := oldFields != "" && st.RepeatsLatestSchema(c.obs)
 	if oldFields == "" {
-		oldFields = fieldsDigest(key, fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
+		oldFields = fieldsDigest(key, st.FieldHistories())
 	}
 	st.merge(c)
 	cuts, dropped := fold.LifecycleTimes(st.Log)
 	var hists []*fold.FieldHist
 	fieldsChanged := false
 	if !unchanged {
-		hists = fieldHistoriesFrom(st.Base, st.Log, st.Schemas)
+		hists = st.FieldHistories()
 		st.FieldsSig = fieldsDigest(key, hists)
 		fieldsChanged = st.FieldsSig != oldFields
 	}
@@ -253,7 +253,7 @@ func declaredFeeds(log []fold.Obs) []fold.Edge {
 func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*dsChange) error {
 	var rows []any
 	for k, st := range states {
-		if t, late := st.lateFor(changes[k]); late {
+		if t, late := st.LateFor(changes[k].obs); late {
 			rows = append(rows, map[string]any{"k": k, "t": t, "seq": st.Base.Seq})
 		}
 	}
@@ -269,7 +269,7 @@ func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*d
 	if err != nil {
 		return err
 	}
-	chunks := map[string][]dsChunk{}
+	chunks := map[string][]fold.LogChunk{}
 	var del []any
 	for _, row := range out {
 		k, _ := row.Get("k")
@@ -284,7 +284,7 @@ func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*d
 	}
 	for k, cs := range chunks {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Seq < cs[j].Seq })
-		states[k].restore(cs)
+		states[k].Restore(cs)
 		w.fold.works[k].save = true // the restored chunks are deleted: the snapshot must hold them now
 	}
 	_, err = w.run(`UNWIND $keys AS k MATCH (c:DatasetLogChunk {key: k}) DELETE c`, map[string]any{"keys": del})

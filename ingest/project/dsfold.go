@@ -489,8 +489,7 @@ func sortedKeys(m map[string]bool) []string {
 // values, the sealed base) are never changed in place.
 func (st *dsState) clone() *dsState {
 	c := *st
-	c.Log = append([]fold.Obs(nil), st.Log...)
-	c.Schemas = maps.Clone(st.Schemas)
+	c.DatasetLog = st.DatasetLog.Clone()
 	c.Meta = maps.Clone(st.Meta)
 	c.Facets = maps.Clone(st.Facets)
 	c.Off = maps.Clone(st.Off)

@@ -31,17 +31,16 @@ func (s stamped) newer(o stamped) bool {
 // dsState is the per-dataset projection state kept (as JSON) on the Dataset node: the observation log from which
 // fields, drops and declared lineage are derived, and per-key latest metadata.
 type dsState struct {
-	Log     []fold.Obs                       `json:"log,omitempty"`
-	Schemas map[string][]olevent.SchemaField `json:"schemas,omitempty"` // distinct schemas by hash
-	Meta    map[string]stamped               `json:"meta,omitempty"`    // description, owners, tags
-	Facets  map[string]stamped               `json:"facets,omitempty"`  // dataset facets by key
-	Tags    []tagObs                         `json:"tags,omitempty"`    // every tags facet, sorted (tags.go)
-	Blocks  []blockObs                       `json:"blocks,omitempty"`  // every block facet, sorted (blocks.go)
+	// DatasetLog is the observation log (Log), the schemas it references (Schemas) and its sealed part (Base,
+	// nil while nothing is sealed): the fold's (ingest/fold), stored by encode as dsStateWire.
+	fold.DatasetLog
+	Meta   map[string]stamped `json:"meta,omitempty"`   // description, owners, tags
+	Facets map[string]stamped `json:"facets,omitempty"` // dataset facets by key
+	Tags   []tagObs           `json:"tags,omitempty"`   // every tags facet, sorted (tags.go)
+	Blocks []blockObs         `json:"blocks,omitempty"` // every block facet, sorted (blocks.go)
 	// FieldsSig is the digest of the field histories the log gives (fieldsDigest), kept so the next batch
 	// need not fold the whole log a second time to tell whether fields changed. "" (older states): recomputed.
 	FieldsSig string `json:"fs,omitempty"`
-	// Base is the sealed part of the log (dslog.go): nil while nothing is sealed.
-	Base *dsBase `json:"base,omitempty"`
 	// Off is, per source partition, the offset after the last event of it folded in (dsfold.go): a saved
 	// snapshot holds every event of the partition before it, so a replay after a crash folds only what is after.
 	Off map[string]int64 `json:"off,omitempty"`
@@ -62,7 +61,7 @@ type dsStateWire struct {
 	Tags       []tagObs                         `json:"tags,omitempty"`
 	Blocks     []blockObs                       `json:"blocks,omitempty"`
 	FieldsSig  string                           `json:"fs,omitempty"`
-	Base       *dsBase                          `json:"base,omitempty"`
+	Base       *fold.LogBase                    `json:"base,omitempty"`
 	Off        map[string]int64                 `json:"off,omitempty"`
 	IceSchemas iceSchemas                       `json:"is,omitempty"`
 }
@@ -86,8 +85,8 @@ func decodeState(v any) (*dsState, error) {
 	if _, err := unpackState(v, w); err != nil {
 		return nil, fmt.Errorf("decode dataset state: %w", err)
 	}
-	st := &dsState{Log: w.Log, Schemas: w.Schemas, Meta: w.Meta, Facets: w.Facets, FieldsSig: w.FieldsSig,
-		Base: w.Base, Off: w.Off, Tags: w.Tags, Blocks: w.Blocks, IceSchemas: w.IceSchemas}
+	st := &dsState{DatasetLog: fold.DatasetLog{Log: w.Log, Schemas: w.Schemas, Base: w.Base}, Meta: w.Meta,
+		Facets: w.Facets, FieldsSig: w.FieldsSig, Off: w.Off, Tags: w.Tags, Blocks: w.Blocks, IceSchemas: w.IceSchemas}
 	if len(w.Repeats) > 0 {
 		for _, r := range w.Repeats {
 			var t int64
@@ -298,35 +297,10 @@ func versionOf(d *dsRec, t int64) *versionRow {
 	return nil
 }
 
-// merge folds a batch's change into the state. A schema observation is stored as (time, hash) with the schema
-// kept once per distinct hash; the same schema at the same time is stored once.
+// merge folds a batch's change into the state: its observations into the log (fold.DatasetLog.Merge), its
+// metadata, facets, tags, blocks and Iceberg schemas into theirs.
 func (st *dsState) merge(c *dsChange) {
-	type timeHash struct {
-		t int64
-		h string
-		r bool
-	}
-	seen := map[timeHash]bool{}
-	for _, o := range st.Log {
-		if o.Kind == fold.ObsSchema {
-			seen[timeHash{o.T, o.Hash, o.R}] = true
-		}
-	}
-	for _, o := range c.obs {
-		if o.Kind == fold.ObsSchema && o.Fields != nil {
-			o.Hash, o.Event = o.SchemaKey(), ""
-			if st.Schemas == nil {
-				st.Schemas = map[string][]olevent.SchemaField{}
-			}
-			st.Schemas[o.Hash], o.Fields = o.Fields, nil
-			if k := (timeHash{o.T, o.Hash, o.R}); seen[k] {
-				continue
-			} else {
-				seen[k] = true
-			}
-		}
-		st.Log = append(st.Log, o)
-	}
+	st.Merge(c.obs)
 	for k, v := range c.meta {
 		setStamped(st.Meta, k, v)
 	}
@@ -379,7 +353,7 @@ func (st *dsState) facetsJSON() string {
 	return string(b)
 }
 
-// lastUpdate is the latest event time of the metadata and facets.
+// lastUpdate is the latest event time of the metadata, facets and observations.
 func (st *dsState) lastUpdate() int64 {
 	var t int64
 	for _, m := range []map[string]stamped{st.Meta, st.Facets} {
@@ -387,13 +361,7 @@ func (st *dsState) lastUpdate() int64 {
 			t = max(t, v.T)
 		}
 	}
-	for _, o := range st.Log {
-		t = max(t, o.T)
-	}
-	if st.Base != nil {
-		t = max(t, st.Base.T) // the latest sealed observation is at the base's time
-	}
-	return t
+	return max(t, st.LatestTime())
 }
 
 // declFields flattens the lineage facet's field mappings, sorted.

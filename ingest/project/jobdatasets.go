@@ -211,7 +211,7 @@ func (d *dsWork) noteHists(unchanged bool, folded []*fold.FieldHist, st *dsState
 	case d.base.Value != nil && d.base.Value.histsKnown && !d.loaded:
 		d.hists = d.base.Value.hists
 	default:
-		d.hists = storedHists(fieldHistoriesFrom(st.Base, st.Log, st.Schemas))
+		d.hists = storedHists(st.FieldHistories())
 	}
 	d.histsKnown = true
 }

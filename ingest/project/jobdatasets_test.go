@@ -6,8 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
@@ -146,25 +144,5 @@ func TestJobFoldStateHitServedDatasetMovedByAnotherWriter(t *testing.T) {
 	s.apply(append(append([]olevent.Event(nil), src.log...), other.log...)...)
 	if got := s.dump(); got != live {
 		t.Fatalf("two writers with a moved dataset differ from projecting every event at once:\n%s", diffLines(got, live))
-	}
-}
-
-// Two folds from one sealed base that each rename the base's renamed field leave each other's histories (and the
-// base) as they were: a rename never appends into the base's Names array (no Neo4j).
-func TestFieldFoldsFromOneBaseShareNoNames(t *testing.T) {
-	names := make([]fold.FieldName, 2, 8) // room to append in place
-	names[0], names[1] = fold.FieldName{P: "a", F: 0}, fold.FieldName{P: "b", F: 10}
-	base := &dsBase{T: 10, Hists: []fold.FieldHist{{Path: "b", FieldID: "1", From: 0, To: graph.OpenEnd, Names: names}}}
-	renameTo := func(path string) []*fold.FieldHist {
-		return fieldHistoriesFrom(base, []fold.Obs{{T: 20, Kind: fold.ObsSchema, Hash: path,
-			Fields: []olevent.SchemaField{{Path: path, FieldID: "1"}}}}, nil)
-	}
-	first := renameTo("c")
-	second := renameTo("d")
-	if got := first[0].Names[len(first[0].Names)-1].P; got != "c" {
-		t.Fatalf("the first fold's last name is %q after a second fold from the same base, want c", got)
-	}
-	if second[0].Names[2].P != "d" || len(base.Hists[0].Names) != 2 {
-		t.Fatalf("second fold %v, base %v", second[0].Names, base.Hists[0].Names)
 	}
 }

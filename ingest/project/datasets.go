@@ -31,24 +31,25 @@ type dsWrites struct {
 //
 // The states come from the projector's memory (dsfold.go), else from their snapshot; events replayed after a
 // crash (replayed) fold into the datasets whose snapshot does not hold them.
-func (w *txWriter) projectDatasets(recs, replayed []*rec) (jobQueue, error) {
-	changes, err := w.datasetChanges(recs, replayed)
+func (w *txWriter) projectDatasets(recs, replayed []*rec, refold []string) (jobQueue, error) {
+	changes, err := w.datasetChanges(recs, replayed, refold)
 	if err != nil {
 		return jobQueue{}, err
 	}
 	keys := make([]string, 0, len(changes))
-	states := map[string]*dsState{}
+	works, states := map[string]*dsWork{}, map[string]*dsState{}
 	for k := range changes {
 		keys = append(keys, k)
-		states[k] = w.fold.works[k].st
+		works[k] = w.fold.works[k]
+		states[k] = works[k].st
 	}
 	sort.Strings(keys)
-	if err := w.restoreLate(states, changes); err != nil {
+	if err := w.restoreLate(works, changes); err != nil {
 		return jobQueue{}, err
 	}
 	out := dsWrites{declLogs: map[string][]fold.Obs{}}
 	for _, k := range keys {
-		if err := w.deriveDataset(&out, k, states[k], changes[k]); err != nil {
+		if err := w.deriveDataset(&out, works[k], changes[k]); err != nil {
 			return jobQueue{}, err
 		}
 	}
@@ -112,7 +113,10 @@ func (w *txWriter) queueColumnDependents(out *dsWrites, states map[string]*dsSta
 	return nil
 }
 
-func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsChange) error {
+// deriveDataset folds the change into the dataset's working state d and adds what derives from it to out; it
+// marks d to be saved when the log sealed a chunk.
+func (w *txWriter) deriveDataset(out *dsWrites, d *dsWork, c *dsChange) error {
+	key, st := d.key, d.st
 	oldCuts, _ := fold.LifecycleTimes(st.Log)
 	oldFields := st.FieldsSig
 	// The common case (the schema in force, reported again later) cannot change the field histories: skip the
@@ -131,7 +135,7 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		fieldsChanged = st.FieldsSig != oldFields
 	}
 	if ch := st.seal(); ch != nil {
-		w.fold.works[key].save = true // the snapshot names the chunks: saved with them
+		d.save = true // the snapshot names the chunks: saved with them
 		data, err := encodeChunk(ch)
 		if err != nil {
 			return err
@@ -139,8 +143,8 @@ func (w *txWriter) deriveDataset(out *dsWrites, key string, st *dsState, c *dsCh
 		out.chunks = append(out.chunks, map[string]any{"key": chunkKey(key, ch.Seq), "ds": key, "seq": ch.Seq,
 			"from": ch.From, "to": ch.To, "data": data})
 	}
-	w.fold.works[key].noteHists(unchanged, hists, st)
-	row, err := w.fold.datasetRow(w.fold.works[key], datasetProps(st, cuts, dropped), w.fold.a.f.now())
+	d.noteHists(unchanged, hists, st)
+	row, err := w.fold.datasetRow(d, datasetProps(st, cuts, dropped), w.fold.a.f.now())
 	if err != nil {
 		return err
 	}
@@ -248,13 +252,13 @@ func declaredFeeds(log []fold.Obs) []fold.Edge {
 	return edges
 }
 
-// restoreLate puts back into the log the sealed chunks a late observation falls into (dslog.go), and deletes them:
-// the state is sealed again as it grows.
-func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*dsChange) error {
+// restoreLate puts back into the log of each working state the sealed chunks a late observation falls into
+// (dslog.go), marks it to be saved, and deletes them: the state is sealed again as it grows.
+func (w *txWriter) restoreLate(works map[string]*dsWork, changes map[string]*dsChange) error {
 	var rows []any
-	for k, st := range states {
-		if t, late := st.LateFor(changes[k].obs); late {
-			rows = append(rows, map[string]any{"k": k, "t": t, "seq": st.Base.Seq})
+	for k, d := range works {
+		if t, late := d.st.LateFor(changes[k].obs); late {
+			rows = append(rows, map[string]any{"k": k, "t": t, "seq": d.st.Base.Seq})
 		}
 	}
 	if len(rows) == 0 {
@@ -284,8 +288,8 @@ func (w *txWriter) restoreLate(states map[string]*dsState, changes map[string]*d
 	}
 	for k, cs := range chunks {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Seq < cs[j].Seq })
-		states[k].Restore(cs)
-		w.fold.works[k].save = true // the restored chunks are deleted: the snapshot must hold them now
+		works[k].st.Restore(cs)
+		works[k].save = true // the restored chunks are deleted: the snapshot must hold them now
 	}
 	_, err = w.run(`UNWIND $keys AS k MATCH (c:DatasetLogChunk {key: k}) DELETE c`, map[string]any{"keys": del})
 	return err

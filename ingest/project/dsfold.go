@@ -381,8 +381,9 @@ func (w *txWriter) loadDatasetStates(keys []string) (map[string]*dsWork, error) 
 }
 
 // datasetChanges gathers each dataset's change: the pending changes of a reloaded entry, the fresh events', and
-// the replayed events' a dataset's snapshot does not cover. keys are every dataset the events name.
-func (w *txWriter) datasetChanges(fresh, replayed []*rec) (map[string]*dsChange, error) {
+// the replayed events' a dataset's snapshot does not cover, and an empty one for each refused dataset to refold
+// (refold) with nothing pending.
+func (w *txWriter) datasetChanges(fresh, replayed []*rec, refold []string) (map[string]*dsChange, error) {
 	perRec := make([]map[string]*dsChange, 0, len(fresh)+len(replayed))
 	keySet := map[string]bool{}
 	all := append(append([]*rec(nil), fresh...), replayed...)
@@ -393,7 +394,7 @@ func (w *txWriter) datasetChanges(fresh, replayed []*rec) (map[string]*dsChange,
 			keySet[k] = true
 		}
 	}
-	for _, k := range w.refold {
+	for _, k := range refold {
 		keySet[k] = true
 	}
 	keys := sortedKeys(keySet)
@@ -409,7 +410,7 @@ func (w *txWriter) datasetChanges(fresh, replayed []*rec) (map[string]*dsChange,
 			}
 		}
 	}
-	for _, k := range w.refold {
+	for _, k := range refold {
 		switch d := w.fold.works[k]; {
 		case d == nil:
 			w.fold.gone = append(w.fold.gone, k) // no such node any more: nothing to write its changes onto

@@ -236,9 +236,9 @@ func (p *Projector) write(ctx context.Context, batch []Envelope, recs []*rec) (R
 		}
 		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}, stepTimes: p.stepTimes,
 			steps: p.steps, statements: p.stmts, recent: p.recent, restores: p.restores,
-			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin(), refold: p.fold.staleDirty()}
+			folds: p.folds, foldRuns: p.runs, fold: fold.begin(), jobs: p.jobs.begin()}
 		jobs = w.jobs
-		res, fresh, err := w.apply(these)
+		res, fresh, err := w.apply(these, p.fold.staleDirty())
 		if err == nil {
 			err = w.saveDueJobs() // due job checkpoints, written behind
 		}

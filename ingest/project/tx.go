@@ -31,10 +31,6 @@ type txWriter struct {
 	recent     *recentEvents // committed events' recs, whose payloads need not be read back
 	fold       *foldTx       // the attempt's dataset fold-state work (dsfold.go)
 	jobs       *jobTx        // the attempt's job fold-state work (jobfold.go; nil: none, write through)
-	// refold are datasets this instance holds unsaved changes of whose save or write was refused (another writer
-	// wrote the node, from a state without those changes): reloaded, the changes re-applied and every derived
-	// value written again (dsfold.go, refoldStale).
-	refold []string
 }
 
 func (w *txWriter) run(query string, params map[string]any) ([]*neo4j.Record, error) {
@@ -90,8 +86,11 @@ func (w *txWriter) touch(keys ...string) {
 
 // apply runs the projection steps in a fixed order: claim events, bind identities, store payloads, jobs,
 // datasets, runs, job edges. Each step's outcome is passed to the steps that use it (plan.go); it returns the
-// Result and the events this attempt applied.
-func (w *txWriter) apply(recs []*rec) (Result, []*rec, error) {
+// Result and the events this attempt applied. refold are the datasets this instance holds unsaved changes of
+// whose save or write was refused (another writer wrote the node, from a state without those changes): the
+// dataset step reloads them, re-applies the changes and writes every derived value again (dsfold.go,
+// refoldStale).
+func (w *txWriter) apply(recs []*rec, refold []string) (Result, []*rec, error) {
 	var c claimed
 	if err := w.step("claim events", func() (err error) { c, err = w.claimEvents(recs); return err }); err != nil {
 		return Result{}, nil, err
@@ -99,7 +98,7 @@ func (w *txWriter) apply(recs []*rec) (Result, []*rec, error) {
 	fresh := c.fresh
 	res := Result{Duplicates: len(recs) - len(fresh) - len(c.conflicts), Projected: len(fresh),
 		IDConflicts: len(c.conflicts)}
-	if len(fresh) == 0 && len(c.replayed) == 0 && len(w.refold) == 0 {
+	if len(fresh) == 0 && len(c.replayed) == 0 && len(refold) == 0 {
 		return res, fresh, nil
 	}
 	// With only replayed events or refolded states, the dataset state runs, and the job edges its changes queue.
@@ -113,7 +112,7 @@ func (w *txWriter) apply(recs []*rec) (Result, []*rec, error) {
 		{"bind identities", false, func() error { return w.bindIdentities(fresh) }},
 		{"store events", false, func() error { return w.storeEvents(fresh) }},
 		{"upsert jobs", false, func() (err error) { jobs, err = w.upsertJobs(fresh); return err }},
-		{"project datasets", true, func() (err error) { datasets, err = w.projectDatasets(fresh, c.replayed); return err }},
+		{"project datasets", true, func() (err error) { datasets, err = w.projectDatasets(fresh, c.replayed, refold); return err }},
 		{"project runs", false, func() (err error) { runs, err = w.projectRuns(fresh); return err }},
 		{"project job edges", true, func() error {
 			plan := jobPlan{runs: runs.states, fresh: fresh}

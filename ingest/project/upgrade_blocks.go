@@ -98,7 +98,7 @@ func (w *txWriter) refoldDatasetChanges(changes map[string]*dsChange) (int, erro
 		c := changes[k]
 		c.own()
 		d.changes, d.save = append(d.changes, c), true
-		if err := w.deriveDataset(&dw, k, st, c); err != nil {
+		if err := w.deriveDataset(&dw, d, c); err != nil {
 			return n, err
 		}
 		n++

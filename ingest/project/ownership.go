@@ -17,7 +17,7 @@ import (
 //
 //   - inputs (and, defensively, written datasets outside the owned set) are reads: their lifecycle changes
 //     (RENAME, DROP, ...), documentation, ownership, tags, lineage facet and facet deletions are dropped; their
-//     schema and the fields they name are kept as observed on read (fields.go), their other facets never win over
+//     schema and the fields they name are kept as observed on read (fold.Obs.R), their other facets never win over
 //     an owner's;
 //   - a RENAME whose previous identifier lies outside the owned set is not applied: the identifier is unresolved;
 //   - a symlink into a namespace outside the owned set is not bound: it is an unresolved identity.

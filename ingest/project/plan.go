@@ -6,8 +6,9 @@ package project
 //	claimEvents(recs)                 -> claimed{fresh, conflicts, replayed}
 //	bindIdentities(fresh), storeEvents(fresh)
 //	upsertJobs(fresh)                 -> jobQueue (the jobs whose metadata the batch stamped)
-//	projectDatasets(fresh, replayed)  -> jobQueue (jobs of datasets whose cuts changed: folded in full; jobs whose
-//	                                     column lineage touches changed fields)
+//	projectDatasets(fresh, replayed,  -> jobQueue (jobs of datasets whose cuts changed: folded in full; jobs whose
+//	                refold)              column lineage touches changed fields; refold: the refused datasets to
+//	                                     write again, staleDirty)
 //	projectRuns(fresh)                -> runFolds{states, jobQueue} (the runs folded and written; their jobs and
 //	                                     the earliest start of a changed run per job)
 //	projectJobEdges(jobPlan)          <- the three queues merged, the runs folded, the claimed events

@@ -6,9 +6,10 @@
 // inputs/outputs, lineage intervals, field histories, declared lineage) is recomputed from the applied events, so
 // any prefix, permutation or repetition of a set of events gives the graph of applying each once in eventTime
 // order. The only order-sensitive step is identity binding (renames, symlinks), which never merges two nodes: a
-// conflict becomes an UnresolvedIdentity. The pure parts live in runstate.go (run state machine, facet merge) and
-// fields.go (field histories) here and in ingest/fold (intervals, the job's edges and column lineage, the
-// resumable edge fold and its checkpoint); the transaction's steps pass each other typed values (plan.go). Dump
+// conflict becomes an UnresolvedIdentity. The pure parts live in ingest/fold (the run state machine, the dataset
+// log and its field histories, intervals, the job's edges and column lineage, the resumable edge fold and its
+// checkpoint); this package converts its records into their inputs (runstate.go, dsstate.go) and keeps the
+// stored encodings; the transaction's steps pass each other typed values (plan.go). Dump
 // renders a namespace's projection as deterministic text for tests and reconciliation.
 package project
 

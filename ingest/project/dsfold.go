@@ -490,7 +490,7 @@ func sortedKeys(m map[string]bool) []string {
 // values, the sealed base) are never changed in place.
 func (st *dsState) clone() *dsState {
 	c := *st
-	c.DatasetLog = st.DatasetLog.Clone()
+	c.DatasetLog = st.Clone() // fold.DatasetLog.Clone: the log and the schema map copied
 	c.Meta = maps.Clone(st.Meta)
 	c.Facets = maps.Clone(st.Facets)
 	c.Off = maps.Clone(st.Off)

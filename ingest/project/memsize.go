@@ -264,7 +264,7 @@ func dsRecBytes(d *dsRec, sr srcRange) int64 {
 	if d == nil {
 		return 0
 	}
-	n := int64(unsafe.Sizeof(*d)) + identBytes(d.ID, sr) + identBytes(d.Prev, sr) + sr.str(d.Version) +
+	n := int64(unsafe.Sizeof(*d)) + identBytes(d.ID, sr) + identBytes(d.Prev, sr) + sr.str(d.Version) + sr.str(d.Scan) +
 		sr.str(d.Publication) + sr.str(d.Lifecycle) + schemaBytes(d.Schema, sr) + colMapBytes(d.ColFields, sr) +
 		colInputsBytes(d.ColDataset, sr) + colMapBytes(d.DeclFields, sr) + rawMapBytes(d.Facets, sr) +
 		strsBytes(d.Deleted, sr) + rawMapBytes(d.IOFacets, sr) + snapshotBytes(d.Snapshot)

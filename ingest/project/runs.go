@@ -27,8 +27,15 @@ func (w *txWriter) projectRuns(recs []*rec) (runFolds, error) {
 			ids[r.PubRunID] = true
 		}
 	}
+	late, err := w.lateScanRuns(recs) // ADR 0084 (scansnap.go)
+	if err != nil {
+		return runFolds{}, err
+	}
+	for _, k := range late {
+		set[k] = true
+	}
 	if len(ids) == 0 {
-		return runFolds{}, nil
+		return w.refoldRuns(ordered.Keys(set), recs)
 	}
 	siblings, err := w.runsWithIDs(ordered.Keys(ids))
 	if err != nil {
@@ -81,6 +88,9 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) (runFolds, error) {
 				out.jobs.changed(e.Job.Key, st.FirstEventAt)
 			}
 		}
+	}
+	if err := w.resolveScans(states); err != nil { // ADR 0084 (scansnap.go)
+		return out, err
 	}
 	return out, w.writeRuns(states)
 }
@@ -377,6 +387,10 @@ func ioRows(s *fold.RunState) []any {
 			}
 			if !slices.Equal(io.EventIDs, ids) {
 				props["eventIds"] = toAny(io.EventIDs)
+			}
+			if io.Scan != "" { // ADR 0084 (scansnap.go)
+				props["scanSnapshotId"], props["scanMatch"] = io.Scan, io.ScanMatch
+				props["reportedVersion"] = nilIfEmpty(io.Reported)
 			}
 			if len(io.Facets) > 0 {
 				b, _ := json.Marshal(io.Facets)

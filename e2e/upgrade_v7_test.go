@@ -42,13 +42,23 @@ func fixtureTimeTravelRead(t *testing.T, store *graph.Store, fx string) string {
 	return b.String()
 }
 
+// tagSetters lists the by of each tag interval, comma-separated.
+func tagSetters(h []graph.TagInterval) string {
+	var by []string
+	for _, iv := range h {
+		by = append(by, iv.By)
+	}
+	return strings.Trim(strings.Join(by, ","), ",")
+}
+
 // The upgrade from projection version 7 with a graph version 7 really wrote: testdata/upgrade-v7 holds what
 // version 7's binary (ccee23d, main when version 8 began) wrote and answered for upgrade-v6's world plus a
 // catalog table synced twice (snapshot S1 under schema 0, then customer renamed, amount dropped and re-added, S2)
 // and a time-travel read of S1 shaped as OpenLineage 1.53.0's Spark integration sends it: version S2, the scan
 // report naming S1 as a JSON double (testdata/upgrade-v7/README.md). Version 7 named S2 on the READ and put
 // amount's edge on the re-added field 6; version 8 (docs/adr/0084-the-scanned-snapshot-of-a-time-travel-read.md)
-// names S1 from the scan report, keeps S2 as the reported version, and amount's edge comes from the closed field 3.
+// names S1 from the scan report, keeps S2 as the reported version, and amount's edge comes from the closed field 3;
+// and each tag interval records the principal of the event that set it (ADR 0086), filled from the archive.
 // The upgrade does that from the archive, keeps every node, id and other history (the upgrade-v2 answers, tags and
 // blocks), and gives the graph version 8 projects from the archive into an empty database.
 func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
@@ -72,6 +82,9 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 	before := evidenceAnswers(t, api, v7)
 	at := func(min int64) int64 { return graph.Millis(v7.World.T0) + min*60_000 }
 	tagsBefore := fixtureTags(t, store, fx, "mart/daily")
+	if by := tagSetters(tagsBefore.TagHistory); by != "" {
+		t.Fatalf("version 7 recorded who set mart/daily's tags: %s", by)
+	}
 	blocksBefore := fixtureBlocks(t, store, fx, "mart/daily")
 
 	out := runOnce(t, "upgrade", "--dir="+copyArchiveDir(t, fixtureDirV7), "--namespace-prefix="+fx+"-", "--neo4j-query-timeout=10m")
@@ -91,6 +104,11 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 		if tags := fixtureTags(t, store, fx, "mart/daily"); strings.Join(tags.TagsAt(at(73)), ",") != strings.Join(tagsBefore.TagsAt(at(73)), ",") ||
 			strings.Join(tags.TagsAt(at(73)), ",") != "confidential,day:pii" {
 			t.Errorf("%s: tags at minute 73: %v", label, tags.TagsAt(at(73)))
+		}
+		for _, name := range []string{"mart/daily", "curated/orders_v2"} { // ADR 0086: the principal of the setting event
+			if by := tagSetters(fixtureTags(t, store, fx, name).TagHistory); by == "" || strings.Trim(strings.ReplaceAll(by, fx+"-admin", ""), ",") != "" {
+				t.Errorf("%s: %s's tag intervals were set by %q, want %s-admin each", label, name, by, fx)
+			}
 		}
 		if blocks := fixtureBlocks(t, store, fx, "mart/daily"); len(blocks.BlocksAt(at(77))) != 2 ||
 			len(blocks.BlocksAt(at(77))) != len(blocksBefore.BlocksAt(at(77))) {

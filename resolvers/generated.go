@@ -821,6 +821,7 @@ type ComplexityRoot struct {
 	}
 
 	TagInterval struct {
+		By        func(childComplexity int) int
 		Class     func(childComplexity int) int
 		EventID   func(childComplexity int) int
 		Field     func(childComplexity int) int
@@ -4427,6 +4428,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TagHistory.PermissionsFiltered(childComplexity), true
 
+	case "TagInterval.by":
+		if e.ComplexityRoot.TagInterval.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.By(childComplexity), true
 	case "TagInterval.class":
 		if e.ComplexityRoot.TagInterval.Class == nil {
 			break
@@ -4941,6 +4948,11 @@ type TagInterval {
   validTo: Time
   "The event whose tags facet set it (look it up with event(id)); null for a graph loaded without events."
   eventId: String
+  """
+  The principal whose event set it (the authenticated sender, never a name the facet claims; ADR 0086), shown with
+  the entry as blockHistory's ` + "`" + `by` + "`" + ` is; null for a graph loaded without events.
+  """
+  by: String
   "The class is sensitive (policy file): shown only with VIEW_SENSITIVE on the dataset."
   sensitive: Boolean!
 }
@@ -7488,6 +7500,8 @@ func (ec *executionContext) childFields_TagInterval(ctx context.Context, field g
 		return ec.fieldContext_TagInterval_validTo(ctx, field)
 	case "eventId":
 		return ec.fieldContext_TagInterval_eventId(ctx, field)
+	case "by":
+		return ec.fieldContext_TagInterval_by(ctx, field)
 	case "sensitive":
 		return ec.fieldContext_TagInterval_sensitive(ctx, field)
 	}
@@ -22954,6 +22968,29 @@ func (ec *executionContext) fieldContext_TagInterval_eventId(_ context.Context, 
 	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
 }
 
+func (ec *executionContext) _TagInterval_by(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
 func (ec *executionContext) _TagInterval_sensitive(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30352,6 +30389,11 @@ func (ec *executionContext) _TagInterval(ctx context.Context, sel ast.SelectionS
 			}
 		case "eventId":
 			out.Values[i] = ec._TagInterval_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._TagInterval_by(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -330,7 +330,7 @@ func (r *rec) size() int64 {
 func tagLogBytes(log []tagObs) int64 {
 	n := int64(cap(log)) * int64(unsafe.Sizeof(tagObs{}))
 	for _, o := range log {
-		n += int64(len(o.E)) + int64(cap(o.V))*int64(unsafe.Sizeof(olevent.Tag{}))
+		n += int64(len(o.E)+len(o.B)) + int64(cap(o.V))*int64(unsafe.Sizeof(olevent.Tag{}))
 		for _, t := range o.V {
 			n += int64(len(t.Key) + len(t.Value) + len(t.Source) + len(t.Field))
 		}

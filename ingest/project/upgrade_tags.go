@@ -120,7 +120,7 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 				c = &dsChange{meta: map[string]stamped{}, facets: map[string]stamped{}}
 				changes[was[i].ID.Key] = c
 			}
-			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, V: d.Meta.Tags})
+			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, B: r.Principal, V: d.Meta.Tags})
 			v, _ := json.Marshal(d.Meta.Tags) // the latest facet, an empty one too, is the current list
 			setStamped(c.meta, "tags", stamped{T: r.Time, E: r.ID, V: v})
 		}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -116,6 +117,12 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 		}
 	}
 	check("upgraded")
+	// GraphQL shows the READ's scan report and what was made of it (RunIO.scan).
+	ans := gqlOK(t, api, token, `query($ns: String!) { dataset(namespace: $ns, name: "export/orders_s1") {
+		lastWrittenBy { inputs { version scan { snapshotId match reportedVersion } } } } }`, map[string]any{"ns": "s3://" + fx + "-lake"})
+	if got, _ := json.Marshal(ans); !strings.Contains(string(got), `"inputs":[{"scan":{"match":"MATCHED","reportedVersion":"`+s2+`","snapshotId":"`+s1Double+`"},"version":"`+s1+`"}]`) {
+		t.Errorf("the time-travel run's inputs through GraphQL: %s", got)
+	}
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 8 projects from the same archive, from nothing.

@@ -78,7 +78,7 @@ func TestSparkReadsAnEvolvedIcebergTableAtTwoSnapshots(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("column edges: read of S1 %v, want customer <- %s (the renamed field), amount <- %s (of the version Spark reported; re-added %s);"+
+			t.Fatalf("column edges: read of S1 %v, want customer <- %s (the renamed field), amount <- %s (the closed field of the dropped column, S1's; re-added %s);"+
 				" read of S2 %v, want customer_name <- %s, amount <- %s (the re-added field)\nSpark's events:\n%s",
 				gotS1, before["customer"], wantS1Amount, after["amount"], gotS2, before["customer"], after["amount"], tail(string(raw), 6000))
 		}

@@ -14,10 +14,15 @@ import (
 // carries them; they never make a field an origin.
 const jobTagsField = "jobTags"
 
-// jobTagsJSON renders a job tags facet as jobTagsField stores it; "" for no facet or an empty one.
+// jobTagsJSON renders a job tags facet as jobTagsField stores it; "" for no facet, "[]" for an empty one, which is
+// then the latest stamp and clears the job's tags from its event time (projection version 8, ADR 0086; version 7
+// skipped it as no value).
 func jobTagsJSON(tags []olevent.Tag) string {
-	if len(tags) == 0 {
+	if tags == nil {
 		return ""
+	}
+	if len(tags) == 0 {
+		return "[]"
 	}
 	names := make([]string, 0, len(tags))
 	for _, t := range tags {

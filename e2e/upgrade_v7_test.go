@@ -43,6 +43,18 @@ func fixtureTimeTravelRead(t *testing.T, store *graph.Store, fx string) string {
 	return b.String()
 }
 
+// fixtureJobTags is the fixture's tagged_job's jobTags.
+func fixtureJobTags(t *testing.T, store *graph.Store, fx string) any {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(context.Background(), store.Driver, `MATCH (j:Job {namespace: $ns, name: 'tagged_job'}) RETURN j.jobTags AS t`,
+		map[string]any{"ns": fx + "-jobs"}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(store.Database))
+	if err != nil || len(res.Records) != 1 {
+		t.Fatalf("read tagged_job: %v (%d rows)", err, len(res.Records))
+	}
+	v, _ := res.Records[0].Get("t")
+	return v
+}
+
 // tagSetters lists the by of each tag interval, comma-separated.
 func tagSetters(h []graph.TagInterval) string {
 	var by []string
@@ -59,7 +71,8 @@ func tagSetters(h []graph.TagInterval) string {
 // report naming S1 as a JSON double (testdata/upgrade-v7/README.md). Version 7 named S2 on the READ and put
 // amount's edge on the re-added field 6; version 8 (docs/adr/0084-the-scanned-snapshot-of-a-time-travel-read.md)
 // names S1 from the scan report, keeps S2 as the reported version, and amount's edge comes from the closed field 3;
-// and each tag interval records the principal of the event that set it (ADR 0086), filled from the archive.
+// and each tag interval records the principal of the event that set it, and the empty job tags facet clears the
+// job's tags (ADR 0086), both from the archive.
 // The upgrade does that from the archive, keeps every node, id and other history (the upgrade-v2 answers, tags and
 // blocks), and gives the graph version 8 projects from the archive into an empty database.
 func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
@@ -77,6 +90,9 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 	v7Read := "version=" + s2 + " scan=<nil> match=<nil> reported=<nil>; amount<-6 customer<-2"
 	if got := fixtureTimeTravelRead(t, store, fx); got != v7Read {
 		t.Fatalf("version 7's time-travel read: %s, want %s", got, v7Read)
+	}
+	if got := fixtureJobTags(t, store, fx); got != `["nightly","team=finance"]` {
+		t.Fatalf("version 7's job tags: %v, want both (it ignored the empty facet)", got)
 	}
 	api := serveFixtureAPI(t, fx)
 	checkV3Answers(t, api, v7)
@@ -110,6 +126,9 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 			if by := tagSetters(fixtureTags(t, store, fx, name).TagHistory); by == "" || strings.Trim(strings.ReplaceAll(by, fx+"-admin", ""), ",") != "" {
 				t.Errorf("%s: %s's tag intervals were set by %q, want %s-admin each", label, name, by, fx)
 			}
+		}
+		if got := fixtureJobTags(t, store, fx); got != `[]` { // ADR 0086: the empty facet at minute 152 cleared them
+			t.Errorf("%s: job tags %v, want none ([])", label, got)
 		}
 		if blocks := fixtureBlocks(t, store, fx, "mart/daily"); len(blocks.BlocksAt(at(77))) != 2 ||
 			len(blocks.BlocksAt(at(77))) != len(blocksBefore.BlocksAt(at(77))) {

@@ -18,7 +18,9 @@ import (
 // re-added) and snapshot S2 at minute 134; at minute 140 a Spark-shaped run reads it `VERSION AS OF S1` the way
 // OpenLineage 1.53.0 reports it: version.datasetVersion S2 (the current snapshot) and
 // inputFacets.icebergScanReport.snapshotId S1 as a JSON double, with column lineage naming customer and amount.
-// Version 7 names S2 on the READ and puts amount's edge on field 6; version 8 names S1 and field 3.
+// Version 7 names S2 on the READ and puts amount's edge on field 6; version 8 names S1 and field 3. And job
+// tagged_job gets a tags facet (team=finance, nightly) at minute 150 and an empty one at 152, which version 7
+// ignored and version 8 reads as clearing them.
 var scansWorld bool
 
 // The snapshot ids real Spark produced in TestSparkReadsAnEvolvedIcebergTableAtTwoSnapshots (ADR 0065's
@@ -79,5 +81,13 @@ func (w *world) scanPosts() ([]post, error) {
 	out = append(out,
 		post{"admin", w.runEvent("", "START", 140, jobs, "read_orders_s1", w.run["scan"], "", in, ""), "time-travel read start", http.StatusAccepted},
 		post{"admin", w.runEvent("", "COMPLETE", 141, jobs, "read_orders_s1", w.run["scan"], "", in, outDS), "time-travel read complete", http.StatusAccepted})
+	// A job tags facet, then an empty one (ADR 0086): version 7 kept the tags, version 8 clears them at minute 152.
+	jobEvent := func(min int, tags string) []byte {
+		return []byte(fmt.Sprintf(`{"eventTime":%q,"producer":%q,"schemaURL":"%sJobEvent","job":{"namespace":%q,"name":"tagged_job","facets":{%s}}}`,
+			w.at(min), producer, schemaURL, jobs, tagsFacet(tags)))
+	}
+	out = append(out,
+		post{"admin", jobEvent(150, `{"key":"team","value":"finance","source":"airflow"},{"key":"nightly","source":"airflow"}`), "job tags", http.StatusAccepted},
+		post{"admin", jobEvent(152, ``), "empty job tags facet", http.StatusAccepted})
 	return out, nil
 }

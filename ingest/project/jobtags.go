@@ -9,8 +9,8 @@ import (
 )
 
 // jobTagsField is the Job property holding the job tags facet's tags (projection version 6, ADR 0068): a JSON
-// list of `key[=value]` strings, sorted, from the latest event (by event time, then id) carrying a non-empty
-// facet, like the job's other descriptive properties (jobMetaFields). The flows show them on the steps whose job
+// list of `key[=value]` strings, sorted, from the latest event (by event time, then id) carrying a facet (an
+// empty one too since version 8, ADR 0086: `[]`), like the job's other descriptive properties (jobMetaFields). The flows show them on the steps whose job
 // carries them; they never make a field an origin.
 const jobTagsField = "jobTags"
 

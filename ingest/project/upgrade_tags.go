@@ -109,7 +109,8 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 		if r.Job != nil && r.Job.Tags != "" && stored.Job != nil && namespaceUnder(r.Job.NS, prefix) {
 			was := stored.Job.Tags
 			stored.Job.Tags = r.Job.Tags // onto the job the stored event names (its dbt node's, ADR 0027)
-			if was != r.Job.Tags { // an empty facet version 7 stored as none (ADR 0086): the payload says it too
+			// an empty facet version 7 stored as none (ADR 0086): the payload says it too
+			if was != r.Job.Tags {
 				payload, err := encodePayload(stored)
 				if err != nil {
 					return n, err

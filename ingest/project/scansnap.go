@@ -15,8 +15,12 @@ import (
 // the reported version, and READ.scanMatch says which (fold.ScanMatched, ScanUnmatched, ScanAmbiguous). A snapshot
 // recorded later re-folds the runs whose scan it matches (queueLateScans), so the order of arrival does not matter.
 
-// resolveScans matches the runs' inputs with a scan report to their datasets' recorded snapshots, in place.
-func (w *txWriter) resolveScans(states []*fold.RunState) error {
+// resolveScans matches the runs' inputs with a scan report to their datasets' recorded snapshots, in place, and
+// returns the jobs to fold from all their runs: those of runs whose READ now names another snapshot than the one
+// reported. The job fold keeps what it resolved a run's column references to from its earlier events (a START
+// without the scan report resolved through the reported snapshot's schema), so only a full fold re-resolves them
+// through the scanned one. Reads that match the reported version, or none, change nothing a full fold would.
+func (w *txWriter) resolveScans(states []*fold.RunState) ([]string, error) {
 	want := map[string]bool{}
 	for _, st := range states {
 		for k, io := range st.Inputs {
@@ -26,12 +30,13 @@ func (w *txWriter) resolveScans(states []*fold.RunState) error {
 		}
 	}
 	if len(want) == 0 {
-		return nil
+		return nil, nil
 	}
 	snaps, err := w.recordedSnapshots(ordered.Keys(want))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	full := map[string]bool{}
 	for _, st := range states {
 		for k, io := range st.Inputs {
 			if io.Scan == "" {
@@ -42,9 +47,12 @@ func (w *txWriter) resolveScans(states []*fold.RunState) error {
 			if how == fold.ScanMatched && id != io.Version {
 				io.Reported, io.Version = io.Version, id
 			}
+			if io.Reported != "" && st.JobKey != "" {
+				full[st.JobKey] = true
+			}
 		}
 	}
-	return nil
+	return ordered.Keys(full), nil
 }
 
 // recordedSnapshots are the snapshot ids the catalog sync recorded per dataset (sorted keys).

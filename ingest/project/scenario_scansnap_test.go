@@ -26,8 +26,10 @@ func TestScenarioATimeTravelReadNamesTheScannedSnapshot(t *testing.T) {
 		out.ColumnLineage = &olevent.ColumnLineage{Fields: map[string][]olevent.InputField{
 			"amount": {{Namespace: cat.Namespace, Name: "db.t", Field: "amount", Transformations: []olevent.Transformation{{Type: "DIRECT", Subtype: "IDENTITY"}}}},
 		}}
+		start := in
+		start.ScanSnapshot = "" // Spark sends the scan report once the scan is done: not on the START
 		return []olevent.Event{
-			s.runEv("rs", olevent.TypeStart, 50, "report", "r1", []olevent.Dataset{in}, nil),
+			s.runEv("rs", olevent.TypeStart, 50, "report", "r1", []olevent.Dataset{start}, []olevent.Dataset{out}),
 			s.runEv("rc", olevent.TypeComplete, 55, "report", "r1", []olevent.Dataset{in}, []olevent.Dataset{out}),
 		}
 	}
@@ -63,6 +65,7 @@ func TestScenarioATimeTravelReadNamesTheScannedSnapshot(t *testing.T) {
 		{"run between the syncs", func() { s.apply(sync[:2]...); s.apply(run...); s.apply(sync[2:]...) }},
 		{"snapshots last", func() { s.apply(sync[0], sync[2]); s.apply(run...); s.apply(sync[1], sync[3]) }},
 		{"delivered twice", func() { s.apply(run...); s.apply(sync...); s.apply(run...); s.apply(sync[1]) }},
+		{"start, then complete", func() { s.apply(sync...); s.apply(run[0]); s.apply(run[1]) }},
 	} {
 		wipe()
 		o.apply()

@@ -21,6 +21,7 @@ type TagInterval struct {
 	ValidFrom time.Time
 	ValidTo   *time.Time
 	EventID   *string
+	By        *string // the principal of the event that set it (ADR 0086); nil when not recorded
 	Sensitive bool
 }
 

@@ -261,6 +261,18 @@ type RunIO struct {
 	Publication     Publication
 	FirstObservedAt *time.Time
 	ObservedAt      time.Time
+	Scan            *RunIOScan // an input with an Iceberg scan report (ADR 0084); nil otherwise
+}
+
+// ScanMatch is how an input's Iceberg scan report was matched to the table's recorded snapshots (ADR 0084):
+// MATCHED, UNMATCHED or AMBIGUOUS (fold.ScanMatched, ...).
+type ScanMatch string
+
+// RunIOScan is what an input's Iceberg scan report said (SnapshotID as sent) and what was made of it.
+type RunIOScan struct {
+	SnapshotID      string
+	Match           ScanMatch
+	ReportedVersion *string
 }
 
 // RunEventSummary is one projected event of a run.

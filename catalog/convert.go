@@ -156,8 +156,13 @@ func runIOOf(r graph.RunIORow) *api.RunIO {
 	if observed == 0 {
 		observed = r.FirstAt
 	}
-	return &api.RunIO{Role: role, DatasetKey: r.DatasetKey, Version: strOrNil(r.DatasetVersion), Publication: pub,
+	io := &api.RunIO{Role: role, DatasetKey: r.DatasetKey, Version: strOrNil(r.DatasetVersion), Publication: pub,
 		FirstObservedAt: timeOrNil(r.FirstAt), ObservedAt: graph.FromMillis(observed)}
+	if r.ScanSnapshotID != "" {
+		io.Scan = &api.RunIOScan{SnapshotID: r.ScanSnapshotID, Match: api.ScanMatch(r.ScanMatch),
+			ReportedVersion: strOrNil(r.ReportedVersion)}
+	}
+	return io
 }
 
 func eventOf(r graph.EventRow) *api.RunEventSummary {

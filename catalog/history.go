@@ -123,7 +123,7 @@ func (s *Catalog) tagHistory(ctx context.Context, row graph.DatasetRow, mayView 
 		shownSensitive = shownSensitive || sensitive
 		out.Entries = append(out.Entries, &api.TagInterval{Name: iv.Name, Field: strOrNil(t.Field), Class: t.Class,
 			Value: strOrNil(t.Value), Source: strOrNil(iv.Source), ValidFrom: graph.FromMillis(iv.ValidFrom),
-			ValidTo: timeOrNil(iv.ValidTo), EventID: strOrNil(iv.EventID), Sensitive: sensitive})
+			ValidTo: timeOrNil(iv.ValidTo), EventID: strOrNil(iv.EventID), By: strOrNil(iv.By), Sensitive: sensitive})
 	}
 	if a := authz.RequestAuditFrom(ctx); a != nil && shownSensitive {
 		a.Touched(authz.Candidate{Kind: authz.KindDataset, Key: row.Key, Namespace: row.CurrentNS, Name: row.CurrentName})

@@ -17,21 +17,21 @@ import (
 
 const historyQ = `query($ns: String!) {
   customers: dataset(namespace: $ns, name: "customers") {
-    tagHistory { permissionsFiltered entries { name field class value source validFrom validTo eventId sensitive } }
-    fields { path tagHistory { permissionsFiltered entries { name field validFrom validTo } } } }
+    tagHistory { permissionsFiltered entries { name field class value source validFrom validTo eventId by sensitive } }
+    fields { path tagHistory { permissionsFiltered entries { name field validFrom validTo by } } } }
   copy: dataset(namespace: $ns, name: "copy") {
     blockHistory { permissionsFiltered entries { field by reason validFrom validTo eventId
       edge { job { namespace name } from { namespace name field } } } } } }`
 
-// historyLines renders a tag history's entries as "name field class value source from..to event? sensitive", the
+// historyLines renders a tag history's entries as "name field class value source from..to event? by sensitive", the
 // times as offsets from t0.
 func (w *piiWorld) historyLines(t *testing.T, h map[string]any) []string {
 	t.Helper()
 	var out []string
 	for _, x := range h["entries"].([]any) {
 		e := x.(map[string]any)
-		out = append(out, fmt.Sprintf("%v field=%v class=%v value=%v source=%v %s..%s event=%v sensitive=%v", e["name"], e["field"],
-			e["class"], e["value"], e["source"], w.offset(t, e["validFrom"]), w.offset(t, e["validTo"]), e["eventId"] != nil, e["sensitive"]))
+		out = append(out, fmt.Sprintf("%v field=%v class=%v value=%v source=%v %s..%s event=%v by=%v sensitive=%v", e["name"], e["field"],
+			e["class"], e["value"], e["source"], w.offset(t, e["validFrom"]), w.offset(t, e["validTo"]), e["eventId"] != nil, e["by"], e["sensitive"]))
 	}
 	return out
 }
@@ -103,9 +103,9 @@ func TestTagAndBlockHistoryThroughTheGateway(t *testing.T) {
 	}
 	cust := d["customers"].(map[string]any)
 	wantLines(t, "customers' tag history", w.historyLines(t, cust["tagHistory"].(map[string]any)), []string{
-		"confidential=true field=<nil> class=confidential value=true source=e2e +2m0s..+40m0s event=true sensitive=false",
-		"email:pii=true field=email class=pii value=true source=e2e +2m0s..+30m0s event=true sensitive=true",
-		"phone:pii.phone=true field=phone class=pii.phone value=true source=e2e +30m0s..+40m0s event=true sensitive=true",
+		"confidential=true field=<nil> class=confidential value=true source=e2e +2m0s..+40m0s event=true by=" + subject + " sensitive=false",
+		"email:pii=true field=email class=pii value=true source=e2e +2m0s..+30m0s event=true by=" + subject + " sensitive=true",
+		"phone:pii.phone=true field=phone class=pii.phone value=true source=e2e +30m0s..+40m0s event=true by=" + subject + " sensitive=true",
 	})
 	if cust["tagHistory"].(map[string]any)["permissionsFiltered"] != false {
 		t.Errorf("the admin holds VIEW_SENSITIVE: permissionsFiltered should be false: %s", raw)
@@ -115,6 +115,9 @@ func TestTagAndBlockHistoryThroughTheGateway(t *testing.T) {
 		f := x.(map[string]any)
 		for _, e := range f["tagHistory"].(map[string]any)["entries"].([]any) {
 			fields[f["path"].(string)] = append(fields[f["path"].(string)], fmt.Sprint(e.(map[string]any)["name"]))
+			if by := e.(map[string]any)["by"]; by != subject { // ADR 0086: the principal of the setting event
+				t.Errorf("field %v's tag %v was set by %v, want %s", f["path"], e.(map[string]any)["name"], by, subject)
+			}
 		}
 	}
 	if got := fmt.Sprint(fields); got != "map[email:[confidential=true email:pii=true] id:[confidential=true] phone:[confidential=true phone:pii.phone=true]]" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -16,7 +17,8 @@ import (
 // amount dropped and re-added; S2), both syncs run through the gateway, and then REAL Spark 3.5 with the
 // OpenLineage listener and iceberg-spark-runtime reads the table through the REST catalog in one session: S1 by
 // time travel (`VERSION AS OF <S1>`, customer and amount) and the current snapshot (customer_name and amount),
-// each into a parquet directory. The inputs resolve to the synced table (Spark names it by its location: ADR
+// each into a parquet directory. Spark reports S2 as the version of the S1 read; its scan report names S1 as a
+// double, which the projector matches to S1 (ADR 0084). The inputs resolve to the synced table (Spark names it by its location: ADR
 // 0083's binding, no second node), and the column edges land on the right Field nodes: customer and customer_name
 // on the one renamed Field, S1's amount on the closed Field of the dropped column, the current amount on the
 // re-added one.
@@ -56,15 +58,16 @@ func TestSparkReadsAnEvolvedIcebergTableAtTwoSnapshots(t *testing.T) {
 	// What Spark reports as the version it read, and the snapshot its scan report names (a lossy double).
 	verS1, scanS1 := sparkReadVersion(t, raw, readS1)
 	t.Logf("Spark's time-travel read of S1 (%s): version.datasetVersion %q, icebergScanReport.snapshotId %s (S2 %s)", s1, verS1, scanS1, s2)
-	wantS1Amount := before["amount"]
-	if verS1 == s2 {
-		// OpenLineage 1.53.0 names the table's CURRENT snapshot as the version of a time-travel read (ADR 0065,
-		// "what real Spark reports"); the event then says S2, and the column edge follows the event: the re-added
-		// amount. Resolving by the scan report's snapshot id is left to a projection version (the ADR).
-		wantS1Amount = after["amount"]
-	} else if verS1 != s1 {
+	// OpenLineage 1.53.0 names the table's CURRENT snapshot (S2) as the version of a time-travel read (ADR 0065,
+	// "what real Spark reports"); the scanned snapshot is only in the scan report, a double. Either way the
+	// projector names S1: the one recorded snapshot that double rounds to (ADR 0084).
+	if verS1 != s1 && verS1 != s2 {
 		t.Fatalf("Spark reported version %q for the read of S1 (%s), neither S1 nor S2 (%s)", verS1, s1, s2)
 	}
+	if id, how := fold.MatchScanSnapshot(scanS1, []string{s1, s2}); id != s1 {
+		t.Fatalf("Spark's scan report of the read of S1 says %q: matches %q (%s) of S1 %s, S2 %s; want S1", scanS1, id, how, s1, s2)
+	}
+	wantS1Amount := before["amount"] // the closed Field of the dropped column, whatever version Spark reported
 	want := func(id, path string) string { return id + "(" + path + ")" }
 	var gotS1, gotS2 map[string]string
 	for deadline := time.Now().Add(projectTimeout); ; time.Sleep(time.Second) {
@@ -75,10 +78,25 @@ func TestSparkReadsAnEvolvedIcebergTableAtTwoSnapshots(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("column edges: read of S1 %v, want customer <- %s (the renamed field), amount <- %s (of the version Spark reported; re-added %s);"+
+			t.Fatalf("column edges: read of S1 %v, want customer <- %s (the renamed field), amount <- %s (the closed field of the dropped column, S1's; re-added %s);"+
 				" read of S2 %v, want customer_name <- %s, amount <- %s (the re-added field)\nSpark's events:\n%s",
 				gotS1, before["customer"], wantS1Amount, after["amount"], gotS2, before["customer"], after["amount"], tail(string(raw), 6000))
 		}
+	}
+
+	// The READ of the time-travel run names S1, and keeps what Spark sent (ADR 0084).
+	reads, err := p.store.ReadRecords(t.Context(), `MATCH (r:Run)-[w:WROTE]->(:Dataset {name: $out})
+		MATCH (r)-[x:READ]->(:Dataset)
+		RETURN x.datasetVersion AS v, x.scanSnapshotId AS scan, x.scanMatch AS m, x.reportedVersion AS rv`, map[string]any{"out": readS1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRV := any(nil)
+	if verS1 != s1 {
+		wantRV = verS1
+	}
+	if len(reads) != 1 || reads[0]["v"] != s1 || reads[0]["scan"] != scanS1 || reads[0]["m"] != fold.ScanMatched || reads[0]["rv"] != wantRV {
+		t.Errorf("READ of the time-travel run: %v, want version %s, scan %s, MATCHED, reported %v", reads, s1, scanS1, wantRV)
 	}
 
 	// Both reads' input is the synced table: its upstream, and no second Dataset for it under its location.

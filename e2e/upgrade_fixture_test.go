@@ -95,7 +95,7 @@ func readFixtureDir(t *testing.T, fixtureDir string) (*v1Graph, *v1Answers) {
 // fixtureScopes are the namespace prefixes the fixture's world lives under.
 func fixtureScopes(fx string) []string {
 	return []string{fx + "-", "s3://" + fx + "-", "postgres://" + fx + "-", "hive://" + fx + "-", "mysql://" + fx + "-",
-		"hdfs://" + fx + "-", "kafka://" + fx + "-", "snowflake://" + fx + "-"}
+		"hdfs://" + fx + "-", "kafka://" + fx + "-", "snowflake://" + fx + "-", "http://" + fx + "-", "iceberg://" + fx + "-"}
 }
 
 // lockFixture serializes this test across every worktree of the machine: the fixture is loaded under its own fixed

@@ -140,6 +140,9 @@ type RunRow struct {
 type RunIORow struct {
 	Rel, DatasetKey, DatasetVersion, Publication string
 	FirstAt, LastAt                              int64
+	// ScanSnapshotID, ScanMatch and ReportedVersion are an input's Iceberg scan report as matched by the
+	// projector (READ.scanSnapshotId, scanMatch, reportedVersion; ADR 0084); "" without a scan report.
+	ScanSnapshotID, ScanMatch, ReportedVersion string
 }
 
 // EventRow is one projected event of a run.

@@ -15,6 +15,9 @@ type TagInterval struct {
 	ValidFrom int64  `json:"f"`
 	ValidTo   int64  `json:"t"`
 	EventID   string `json:"e,omitempty"`
+	// By is the authenticated principal of the event that set it (projection version 8, ADR 0086); "" for an
+	// interval written before.
+	By string `json:"b,omitempty"`
 }
 
 // ParseTagHistory decodes a stored tagHistory (nil for none or an unreadable one).

@@ -776,7 +776,14 @@ type ComplexityRoot struct {
 		ObservedAt      func(childComplexity int) int
 		Publication     func(childComplexity int) int
 		Role            func(childComplexity int) int
+		Scan            func(childComplexity int) int
 		Version         func(childComplexity int) int
+	}
+
+	RunIOScan struct {
+		Match           func(childComplexity int) int
+		ReportedVersion func(childComplexity int) int
+		SnapshotID      func(childComplexity int) int
 	}
 
 	SearchConnection struct {
@@ -814,6 +821,7 @@ type ComplexityRoot struct {
 	}
 
 	TagInterval struct {
+		By        func(childComplexity int) int
 		Class     func(childComplexity int) int
 		EventID   func(childComplexity int) int
 		Field     func(childComplexity int) int
@@ -4269,12 +4277,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RunIO.Role(childComplexity), true
+	case "RunIO.scan":
+		if e.ComplexityRoot.RunIO.Scan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunIO.Scan(childComplexity), true
 	case "RunIO.version":
 		if e.ComplexityRoot.RunIO.Version == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RunIO.Version(childComplexity), true
+
+	case "RunIOScan.match":
+		if e.ComplexityRoot.RunIOScan.Match == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunIOScan.Match(childComplexity), true
+	case "RunIOScan.reportedVersion":
+		if e.ComplexityRoot.RunIOScan.ReportedVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunIOScan.ReportedVersion(childComplexity), true
+	case "RunIOScan.snapshotId":
+		if e.ComplexityRoot.RunIOScan.SnapshotID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunIOScan.SnapshotID(childComplexity), true
 
 	case "SearchConnection.endCursor":
 		if e.ComplexityRoot.SearchConnection.EndCursor == nil {
@@ -4395,6 +4428,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TagHistory.PermissionsFiltered(childComplexity), true
 
+	case "TagInterval.by":
+		if e.ComplexityRoot.TagInterval.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagInterval.By(childComplexity), true
 	case "TagInterval.class":
 		if e.ComplexityRoot.TagInterval.Class == nil {
 			break
@@ -4909,6 +4948,11 @@ type TagInterval {
   validTo: Time
   "The event whose tags facet set it (look it up with event(id)); null for a graph loaded without events."
   eventId: String
+  """
+  The principal whose event set it (the authenticated sender, never a name the facet claims; ADR 0086), shown with
+  the entry as blockHistory's ` + "`" + `by` + "`" + ` is; null for a graph loaded without events.
+  """
+  by: String
   "The class is sensitive (policy file): shown only with VIEW_SENSITIVE on the dataset."
   sensitive: Boolean!
 }
@@ -5140,6 +5184,32 @@ type RunIO {
   firstObservedAt: Time
   "When the run last reported it."
   observedAt: Time!
+  """
+  For an input whose events carried an Iceberg scan report (the OpenLineage Spark integration's
+  ` + "`" + `icebergScanReport` + "`" + ` input facet): the snapshot it names and how ` + "`" + `version` + "`" + ` was decided from it (a ` + "`" + `VERSION AS
+  OF` + "`" + ` read reports the table's current snapshot as its version; the scanned one is only in the scan report).
+  null otherwise.
+  """
+  scan: RunIOScan
+}
+
+"How the snapshot an input's Iceberg scan report names was matched to the table's recorded snapshots."
+enum ScanMatch {
+  "Exactly one snapshot the catalog sync recorded rounds to the scan report's id: ` + "`" + `version` + "`" + ` is that snapshot."
+  MATCHED
+  "No recorded snapshot matches (not synced yet, or not this table's): ` + "`" + `version` + "`" + ` is the reported one."
+  UNMATCHED
+  "Several recorded snapshots round to the same id: ` + "`" + `version` + "`" + ` is the reported one rather than a guess."
+  AMBIGUOUS
+}
+
+"What an input's Iceberg scan report said and what Headwater made of it."
+type RunIOScan {
+  "` + "`" + `icebergScanReport.snapshotId` + "`" + ` exactly as sent (a JSON double may have lost digits: never an id by itself)."
+  snapshotId: String!
+  match: ScanMatch!
+  "The version the events reported (` + "`" + `version.datasetVersion` + "`" + `) when ` + "`" + `version` + "`" + ` is the matched snapshot instead."
+  reportedVersion: String
 }
 
 """
@@ -7326,8 +7396,22 @@ func (ec *executionContext) childFields_RunIO(ctx context.Context, field graphql
 		return ec.fieldContext_RunIO_firstObservedAt(ctx, field)
 	case "observedAt":
 		return ec.fieldContext_RunIO_observedAt(ctx, field)
+	case "scan":
+		return ec.fieldContext_RunIO_scan(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RunIO", field.Name)
+}
+
+func (ec *executionContext) childFields_RunIOScan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "snapshotId":
+		return ec.fieldContext_RunIOScan_snapshotId(ctx, field)
+	case "match":
+		return ec.fieldContext_RunIOScan_match(ctx, field)
+	case "reportedVersion":
+		return ec.fieldContext_RunIOScan_reportedVersion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RunIOScan", field.Name)
 }
 
 func (ec *executionContext) childFields_SearchConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7416,6 +7500,8 @@ func (ec *executionContext) childFields_TagInterval(ctx context.Context, field g
 		return ec.fieldContext_TagInterval_validTo(ctx, field)
 	case "eventId":
 		return ec.fieldContext_TagInterval_eventId(ctx, field)
+	case "by":
+		return ec.fieldContext_TagInterval_by(ctx, field)
 	case "sensitive":
 		return ec.fieldContext_TagInterval_sensitive(ctx, field)
 	}
@@ -22106,6 +22192,107 @@ func (ec *executionContext) fieldContext_RunIO_observedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("RunIO", field, false, false, "Time")
 }
 
+func (ec *executionContext) _RunIO_scan(ctx context.Context, field graphql.CollectedField, obj *api.RunIO) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunIO_scan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.RunIOScan) graphql.Marshaler {
+			return ec.marshalORunIOScan2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIOScan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RunIO_scan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RunIO",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunIOScan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RunIOScan_snapshotId(ctx context.Context, field graphql.CollectedField, obj *api.RunIOScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunIOScan_snapshotId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SnapshotID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunIOScan_snapshotId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunIOScan", field, false, false, "String")
+}
+
+func (ec *executionContext) _RunIOScan_match(ctx context.Context, field graphql.CollectedField, obj *api.RunIOScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunIOScan_match(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Match, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v api.ScanMatch) graphql.Marshaler {
+			return ec.marshalNScanMatch2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐScanMatch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunIOScan_match(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunIOScan", field, false, false, "ScanMatch")
+}
+
+func (ec *executionContext) _RunIOScan_reportedVersion(ctx context.Context, field graphql.CollectedField, obj *api.RunIOScan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunIOScan_reportedVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReportedVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RunIOScan_reportedVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunIOScan", field, false, false, "String")
+}
+
 func (ec *executionContext) _SearchConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *api.SearchConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22778,6 +22965,29 @@ func (ec *executionContext) _TagInterval_eventId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TagInterval_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
+}
+
+func (ec *executionContext) _TagInterval_by(ctx context.Context, field graphql.CollectedField, obj *api.TagInterval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagInterval_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagInterval_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TagInterval", field, false, false, "String")
 }
 
@@ -29831,6 +30041,54 @@ func (ec *executionContext) _RunIO(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "scan":
+			out.Values[i] = ec._RunIO_scan(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var runIOScanImplementors = []string{"RunIOScan"}
+
+func (ec *executionContext) _RunIOScan(ctx context.Context, sel ast.SelectionSet, obj *api.RunIOScan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, runIOScanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RunIOScan")
+		case "snapshotId":
+			out.Values[i] = ec._RunIOScan_snapshotId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "match":
+			out.Values[i] = ec._RunIOScan_match(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportedVersion":
+			out.Values[i] = ec._RunIOScan_reportedVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30131,6 +30389,11 @@ func (ec *executionContext) _TagInterval(ctx context.Context, sel ast.SelectionS
 			}
 		case "eventId":
 			out.Values[i] = ec._TagInterval_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._TagInterval_by(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -32241,6 +32504,21 @@ func (ec *executionContext) marshalNRunState2ᚕgithubᚗcomᚋheadwaterᚑdata�
 	return ret
 }
 
+func (ec *executionContext) unmarshalNScanMatch2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐScanMatch(ctx context.Context, v any) (api.ScanMatch, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := api.ScanMatch(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNScanMatch2githubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐScanMatch(ctx context.Context, sel ast.SelectionSet, v api.ScanMatch) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ScanMatch!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNSearchConnection2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐSearchConnection(ctx context.Context, sel ast.SelectionSet, v *api.SearchConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SearchConnection!")
@@ -33125,6 +33403,13 @@ func (ec *executionContext) marshalORun2ᚖgithubᚗcomᚋheadwaterᚑdataᚋhea
 		return graphql.Null
 	}
 	return ec._Run(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORunIOScan2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunIOScan(ctx context.Context, sel ast.SelectionSet, v *api.RunIOScan) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RunIOScan(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORunState2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐRunState(ctx context.Context, v any) (*api.RunState, error) {

@@ -142,7 +142,7 @@ func replayArchive(ctx context.Context, dir string, dec *decode.Decoder, proj ba
 // then replays the archive (idempotent) to project what the earlier version could not. Stop the consumers first.
 type upgradeCmd struct {
 	replayCmd
-	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), rewrite only identities and grants whose namespace, or its part after '://', starts with it, move only those jobs' events onto their dbt node's job, and rebuild only those datasets' tag and block histories; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
+	NamespacePrefix string `help:"Re-key only the runs of jobs whose namespace starts with this prefix (and the placeholder parents they name), rewrite only identities and grants whose namespace, or its part after '://', starts with it, move only those jobs' events onto their dbt node's job, and rebuild only those datasets' tag and block histories and match only those jobs' reads to their scanned snapshots; empty: all. Events are re-keyed by the archive's ids, quarantine records all." default:""`
 }
 
 func (u upgradeCmd) Run(rc *runCtx) error {
@@ -199,6 +199,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if err != nil {
 		return err
 	}
+	rescanned, err := u.upgradeScans(ctx, p.projector, rc.log)
+	if err != nil {
+		return err
+	}
 	if _, err := fmt.Fprintf(rc.stdout, "re-keyed %d events, %d quarantine records, %d runs to projection version %s\n",
 		keyed, quarantined, runs, project.NormVersion); err != nil {
 		return err
@@ -220,7 +224,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if _, err = fmt.Fprintf(rc.stdout, "%s: %d datasets, %d jobs\n", project.UpgradeNoteV6, retagged.Datasets, retagged.Jobs); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(rc.stdout, "%s: %d datasets\n", project.UpgradeNoteV7, reblocked)
+	if _, err = fmt.Fprintf(rc.stdout, "%s: %d datasets\n", project.UpgradeNoteV7, reblocked); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "%s: %d runs\n", project.UpgradeNoteV8, rescanned)
 	return err
 }
 

@@ -80,7 +80,8 @@ func (s *Store) RunIO(ctx context.Context, runKey string) ([]graph.RunIORow, err
 	recs, err := s.ReadRecords(ctx, `MATCH (r:Run {key: $k})-[x:READ|WROTE]->(d:Dataset)
 RETURN type(x) AS rel, d.key AS ds, x.datasetVersion AS v,
   CASE WHEN type(x) = 'READ' THEN `+graph.RunPublicationCypher("r")+` ELSE x.publication END AS pub,
-  x.firstAt AS fa, coalesce(x.lastAt, r.ioLastAt) AS la
+  x.firstAt AS fa, coalesce(x.lastAt, r.ioLastAt) AS la,
+  x.scanSnapshotId AS scan, x.scanMatch AS sm, x.reportedVersion AS rv
 ORDER BY rel, ds`, map[string]any{"k": runKey})
 	if err != nil {
 		return nil, err
@@ -89,7 +90,8 @@ ORDER BY rel, ds`, map[string]any{"k": runKey})
 	for i, r := range recs {
 		p := graph.Props(r)
 		out[i] = graph.RunIORow{Rel: p.Str("rel"), DatasetKey: p.Str("ds"), DatasetVersion: p.Str("v"),
-			Publication: p.Str("pub"), FirstAt: p.Int("fa"), LastAt: p.Int("la")}
+			Publication: p.Str("pub"), FirstAt: p.Int("fa"), LastAt: p.Int("la"),
+			ScanSnapshotID: p.Str("scan"), ScanMatch: p.Str("sm"), ReportedVersion: p.Str("rv")}
 	}
 	return out, nil
 }

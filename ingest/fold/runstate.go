@@ -68,6 +68,7 @@ type RunRef struct{ RunID, JobKey string }
 type RunDataset struct {
 	Key         string
 	Version     string
+	Scan        string                     // inputs: icebergScanReport.snapshotId as sent (ADR 0084), "" without
 	Publication string                     // the headwater_publication state, upper case
 	Facets      map[string]json.RawMessage // the event's inputFacets or outputFacets
 	ColFields   map[string][]ColIn         // column lineage: output field -> its input fields
@@ -85,12 +86,16 @@ type ColIn struct {
 type RunIO struct {
 	FirstAt, LastAt int64
 	Version         string
-	Publication     string // outputs only (computed)
-	Producer        string
-	EventIDs        []string
-	pubFacet        string // latest headwater_publication state by event order
-	Col             *RunCols
-	Facets          map[string]json.RawMessage // input or output facets, per key latest by event order
+	// Scan is the latest icebergScanReport.snapshotId (as sent) of an input, by event order; "" without. The
+	// projector matches it to the table's recorded snapshots (ADR 0084) and, on a match, sets Version to the
+	// snapshot, Reported to the version the events named and ScanMatch to the outcome (fold.ScanMatched, ...).
+	Scan, Reported, ScanMatch string
+	Publication               string // outputs only (computed)
+	Producer                  string
+	EventIDs                  []string
+	pubFacet                  string // latest headwater_publication state by event order
+	Col                       *RunCols
+	Facets                    map[string]json.RawMessage // input or output facets, per key latest by event order
 }
 
 // RunCols is a run's column lineage for one output dataset: mappings accumulated over its events.
@@ -293,6 +298,9 @@ func accumulate(m map[string]*RunIO, d *RunDataset, e *RunEvent) *RunIO {
 	}
 	if d.Version != "" {
 		io.Version = d.Version
+	}
+	if d.Scan != "" {
+		io.Scan = d.Scan
 	}
 	io.Producer = e.Producer
 	io.EventIDs = LastFew(append(io.EventIDs, e.ID))

@@ -15,6 +15,9 @@ const (
 	FacetIceberg = "headwater_iceberg"
 	// FacetGovernanceBlock is the governance block list of a dataset (ADR 0067): a full list, like tags.
 	FacetGovernanceBlock = "headwater_governance_block"
+	// FacetIcebergScanReport is the input facet the OpenLineage Spark integration sends for an Iceberg scan: its
+	// snapshotId is the snapshot the read scanned (ADR 0084), a JSON double that may have lost digits.
+	FacetIcebergScanReport = "icebergScanReport"
 )
 
 // Lifecycle states and publication states.

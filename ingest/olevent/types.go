@@ -136,11 +136,15 @@ type Dataset struct {
 	Symlinks      []Identifier
 	Lifecycle     *Lifecycle
 	Version       string // version.datasetVersion
-	Publication   *Publication
-	Owners        []Owner
-	Tags          []Tag
-	Description   string
-	Lineage       *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
+	// ScanSnapshot is an input's inputFacets.icebergScanReport.snapshotId exactly as sent (the number's literal,
+	// e.g. "8.1756558994744289E18", or the string's text): the snapshot a time-travel read scanned, which the
+	// projector matches to the table's recorded snapshot ids (ADR 0084); "" without the facet.
+	ScanSnapshot string
+	Publication  *Publication
+	Owners       []Owner
+	Tags         []Tag
+	Description  string
+	Lineage      *LineageFacet // the OpenLineage `lineage` facet (declared lineage)
 	// Blocks is the headwater_governance_block facet's list (ADR 0067); nil without the facet, empty when it
 	// lists none (it removes every block).
 	Blocks []Block

@@ -268,7 +268,7 @@ func addMeta(c *dsChange, d *dsRec, r *rec) {
 		}
 		if m.Tags != nil { // an empty tags facet removes every tag (version 6)
 			setStamped(c.meta, "tags", st(m.Tags))
-			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, V: m.Tags})
+			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, B: r.Principal, V: m.Tags})
 		}
 		if m.Blocks != nil { // an empty block facet removes every block
 			c.blocks = append(c.blocks, blockObs{T: r.Time, E: r.ID, B: r.Principal, V: *m.Blocks})

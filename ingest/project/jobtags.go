@@ -9,15 +9,20 @@ import (
 )
 
 // jobTagsField is the Job property holding the job tags facet's tags (projection version 6, ADR 0068): a JSON
-// list of `key[=value]` strings, sorted, from the latest event (by event time, then id) carrying a non-empty
-// facet, like the job's other descriptive properties (jobMetaFields). The flows show them on the steps whose job
+// list of `key[=value]` strings, sorted, from the latest event (by event time, then id) carrying a facet (an
+// empty one too since version 8, ADR 0086: `[]`), like the job's other descriptive properties (jobMetaFields). The flows show them on the steps whose job
 // carries them; they never make a field an origin.
 const jobTagsField = "jobTags"
 
-// jobTagsJSON renders a job tags facet as jobTagsField stores it; "" for no facet or an empty one.
+// jobTagsJSON renders a job tags facet as jobTagsField stores it; "" for no facet, "[]" for an empty one, which is
+// then the latest stamp and clears the job's tags from its event time (projection version 8, ADR 0086; version 7
+// skipped it as no value).
 func jobTagsJSON(tags []olevent.Tag) string {
-	if len(tags) == 0 {
+	if tags == nil {
 		return ""
+	}
+	if len(tags) == 0 {
+		return "[]"
 	}
 	names := make([]string, 0, len(tags))
 	for _, t := range tags {

@@ -264,7 +264,7 @@ func dsRecBytes(d *dsRec, sr srcRange) int64 {
 	if d == nil {
 		return 0
 	}
-	n := int64(unsafe.Sizeof(*d)) + identBytes(d.ID, sr) + identBytes(d.Prev, sr) + sr.str(d.Version) +
+	n := int64(unsafe.Sizeof(*d)) + identBytes(d.ID, sr) + identBytes(d.Prev, sr) + sr.str(d.Version) + sr.str(d.Scan) +
 		sr.str(d.Publication) + sr.str(d.Lifecycle) + schemaBytes(d.Schema, sr) + colMapBytes(d.ColFields, sr) +
 		colInputsBytes(d.ColDataset, sr) + colMapBytes(d.DeclFields, sr) + rawMapBytes(d.Facets, sr) +
 		strsBytes(d.Deleted, sr) + rawMapBytes(d.IOFacets, sr) + snapshotBytes(d.Snapshot)
@@ -330,7 +330,7 @@ func (r *rec) size() int64 {
 func tagLogBytes(log []tagObs) int64 {
 	n := int64(cap(log)) * int64(unsafe.Sizeof(tagObs{}))
 	for _, o := range log {
-		n += int64(len(o.E)) + int64(cap(o.V))*int64(unsafe.Sizeof(olevent.Tag{}))
+		n += int64(len(o.E)+len(o.B)) + int64(cap(o.V))*int64(unsafe.Sizeof(olevent.Tag{}))
 		for _, t := range o.V {
 			n += int64(len(t.Key) + len(t.Value) + len(t.Source) + len(t.Field))
 		}

@@ -49,7 +49,12 @@ import (
 // blocks.go); a version-6 graph's block histories are rebuilt from the archive (UpgradeBlocks, ADR 0067).
 // Version 7 (also, issue 18): Iceberg column lineage through the snapshot schema: the dataset state and node keep
 // every schema the catalog sync recorded (icebergSchemas), DatasetVersion its schemaId (ADR 0065; schemarefs.go).
-const NormVersion = "7"
+// Version 8 (issues 18, 19): a time-travel read names the snapshot it scanned: an input's icebergScanReport.snapshotId
+// (kept as sent) matched to the table's recorded snapshot ids sets READ.datasetVersion, with scanSnapshotId,
+// scanMatch and reportedVersion (scansnap.go); a version-7 graph's reads are matched from the archive
+// (UpgradeScans, ADR 0084); each tag interval records its setting event's principal and an empty job tags facet
+// clears the job's tags (tags.go, jobtags.go; refilled from the archive by UpgradeTags, ADR 0086).
+const NormVersion = "8"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

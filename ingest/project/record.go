@@ -53,6 +53,7 @@ type dsRec struct {
 	ID          *ident
 	Read        bool                       `json:",omitempty"` // referenced, not written by an owner (ownership.go)
 	Version     string                     `json:",omitempty"`
+	Scan        string                     `json:",omitempty"` // an input's icebergScanReport.snapshotId as sent (ADR 0084)
 	Publication string                     `json:",omitempty"`
 	Lifecycle   string                     `json:",omitempty"`
 	Prev        *ident                     `json:",omitempty"`
@@ -263,7 +264,7 @@ func newIdent(ns, name string, canon Canonicalizer) *ident {
 }
 
 func buildDS(d *olevent.Dataset, canon Canonicalizer) *dsRec {
-	out := &dsRec{ID: newIdent(d.Namespace, d.Name, canon), Version: d.Version, Schema: d.Schema, Facets: d.Facets,
+	out := &dsRec{ID: newIdent(d.Namespace, d.Name, canon), Version: d.Version, Scan: d.ScanSnapshot, Schema: d.Schema, Facets: d.Facets,
 		Deleted: d.Deleted, IOFacets: d.InputFacets}
 	if len(d.OutputFacets) > 0 {
 		out.IOFacets = d.OutputFacets

@@ -27,8 +27,17 @@ func (w *txWriter) projectRuns(recs []*rec) (runFolds, error) {
 			ids[r.PubRunID] = true
 		}
 	}
+	late, err := w.lateScanRuns(recs) // ADR 0084 (scansnap.go)
+	if err != nil {
+		return runFolds{}, err
+	}
+	for _, k := range late {
+		set[k] = true
+	}
 	if len(ids) == 0 {
-		return runFolds{}, nil
+		out, err := w.refoldRuns(ordered.Keys(set), recs)
+		fullFoldLate(&out, late)
+		return out, err
 	}
 	siblings, err := w.runsWithIDs(ordered.Keys(ids))
 	if err != nil {
@@ -44,7 +53,19 @@ func (w *txWriter) projectRuns(recs []*rec) (runFolds, error) {
 	for _, keys := range siblings {
 		w.touch(keys...) // their runIdConflict may have changed (read-time flag, lineage.Run)
 	}
-	return w.refoldRuns(ordered.Keys(set), recs)
+	out, err := w.refoldRuns(ordered.Keys(set), recs)
+	fullFoldLate(&out, late)
+	return out, err
+}
+
+// fullFoldLate queues, to be folded from all their runs, the jobs of the runs re-folded because their scanned
+// snapshot was recorded late (lateScanRuns): the READ's version may have changed either way (ADR 0084).
+func fullFoldLate(out *runFolds, late []string) {
+	for _, k := range late {
+		if _, job := graph.SplitRunKey(k); job != "" {
+			out.jobs.addFull(job)
+		}
+	}
 }
 
 // refoldRuns folds the runs (sorted keys) from all their applied events, fresh being this batch's, and rewrites
@@ -81,6 +102,13 @@ func (w *txWriter) refoldRuns(runs []string, fresh []*rec) (runFolds, error) {
 				out.jobs.changed(e.Job.Key, st.FirstEventAt)
 			}
 		}
+	}
+	full, err := w.resolveScans(states) // ADR 0084 (scansnap.go)
+	if err != nil {
+		return out, err
+	}
+	for _, j := range full {
+		out.jobs.addFull(j)
 	}
 	return out, w.writeRuns(states)
 }
@@ -377,6 +405,10 @@ func ioRows(s *fold.RunState) []any {
 			}
 			if !slices.Equal(io.EventIDs, ids) {
 				props["eventIds"] = toAny(io.EventIDs)
+			}
+			if io.Scan != "" { // ADR 0084 (scansnap.go)
+				props["scanSnapshotId"], props["scanMatch"] = io.Scan, io.ScanMatch
+				props["reportedVersion"] = nilIfEmpty(io.Reported)
 			}
 			if len(io.Facets) > 0 {
 				b, _ := json.Marshal(io.Facets)

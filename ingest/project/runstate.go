@@ -54,7 +54,7 @@ func runDatasetsOf(ds []*dsRec) []fold.RunDataset {
 	}
 	out := make([]fold.RunDataset, len(ds))
 	for i, d := range ds {
-		out[i] = fold.RunDataset{Key: resolvedKey(d.ID), Version: d.Version, Publication: d.Publication,
+		out[i] = fold.RunDataset{Key: resolvedKey(d.ID), Version: d.Version, Scan: d.Scan, Publication: d.Publication,
 			Facets: d.IOFacets, ColDataset: colInsOf(d.ColDataset)}
 		if d.ColFields != nil {
 			out[i].ColFields = make(map[string][]fold.ColIn, len(d.ColFields))

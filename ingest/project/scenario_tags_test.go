@@ -193,3 +193,29 @@ func TestScenarioJobTagsAreTheLatestFacets(t *testing.T) {
 		t.Fatalf("job tags %v, want the latest facet's", j["t"])
 	}
 }
+
+// An empty job tags facet clears the job's tags from its event time (projection version 8, ADR 0086), whatever the
+// arrival order; an earlier facet arriving after it does not bring them back, a later one does.
+func TestScenarioAnEmptyJobTagsFacetClearsThem(t *testing.T) {
+	s := newScen(t)
+	with := func(tags ...string) evMod {
+		return func(e *olevent.Event) {
+			e.Job.Tags = []olevent.Tag{}
+			for _, k := range tags {
+				e.Job.Tags = append(e.Job.Tags, olevent.Tag{Key: k})
+			}
+		}
+	}
+	tags := func() any {
+		return s.one(`MATCH (j:Job {key: $k}) RETURN j.jobTags AS t`, map[string]any{"k": s.jobKey("load")})["t"]
+	}
+	s.apply(s.runEv("b", olevent.TypeComplete, 20, "load", "r2", nil, nil, with())) // empty
+	s.apply(s.runEv("a", olevent.TypeComplete, 10, "load", "r1", nil, nil, with("pii-job")))
+	if got := tags(); got != `[]` {
+		t.Fatalf("job tags %v after an empty facet at 20 and a tagged one at 10, want none ([])", got)
+	}
+	s.apply(s.runEv("c", olevent.TypeComplete, 30, "load", "r3", nil, nil, with("nightly")))
+	if got := tags(); got != `["nightly"]` {
+		t.Fatalf("job tags %v, want the facet at 30's", got)
+	}
+}

@@ -14,23 +14,33 @@ import (
 // facet its owners reported (time, event id, the tags), the tag log, next to the observation log; what derives
 // from it is the dataset's tag history: per tag, the intervals it was in force, from the event time of the facet
 // that set it to the event time of the first later facet without it (graph.OpenEnd while in force), with its
-// source and the event that set it. The latest facet replaces the previous one, as before; the current list
+// source, the event that set it and its principal (By, projection version 8, ADR 0086). The latest facet replaces the previous one, as before; the current list
 // (Dataset.tags) is the last interval's. The log, not the history, is the state, so the history is the same in
 // whatever order the facets arrive.
 
-// tagObs is one tags facet of a dataset's owner: at T, event E, the tags it listed (none: it removed them all).
+// tagObs is one tags facet of a dataset's owner: at T, event E sent by principal B (projection version 8, ADR
+// 0086; "" in a log version 7 wrote, until the upgrade fills it from the archive), the tags it listed (none: it
+// removed them all).
 type tagObs struct {
 	T int64         `json:"t"`
 	E string        `json:"e"`
+	B string        `json:"b,omitempty"`
 	V []olevent.Tag `json:"v,omitempty"`
 }
 
-func tagObsLess(a, b tagObs) bool { return a.T < b.T || (a.T == b.T && a.E < b.E) }
+func tagObsLess(a, b tagObs) bool {
+	return a.T < b.T || (a.T == b.T && (a.E < b.E || (a.E == b.E && a.B < b.B)))
+}
 
-// mergeTags adds a batch's tags facets to the tag log, sorted; a facet already there (same time and event: a
-// replay) is kept once.
+// mergeTags adds a batch's tags facets to the tag log, sorted; a facet already there (same time, event and
+// principal: a replay) is kept once, and one a version-7 log holds without its principal gets it.
 func (st *dsState) mergeTags(obs []tagObs) {
 	for _, o := range obs {
+		if o.B != "" {
+			if i := slices.IndexFunc(st.Tags, func(x tagObs) bool { return x.T == o.T && x.E == o.E && x.B == "" }); i >= 0 {
+				st.Tags = slices.Delete(st.Tags, i, i+1) // re-inserted below with its principal
+			}
+		}
 		i, found := slices.BinarySearchFunc(st.Tags, o, func(a, b tagObs) int {
 			switch {
 			case tagObsLess(a, b):
@@ -68,7 +78,7 @@ func tagHistory(log []tagObs) []graph.TagInterval {
 		}
 		for name, t := range now {
 			if _, ok := open[name]; !ok {
-				open[name] = &graph.TagInterval{Name: name, Source: t.Source, ValidFrom: o.T, ValidTo: graph.OpenEnd, EventID: o.E}
+				open[name] = &graph.TagInterval{Name: name, Source: t.Source, ValidFrom: o.T, ValidTo: graph.OpenEnd, EventID: o.E, By: o.B}
 			}
 		}
 	}

@@ -64,3 +64,21 @@ func TestTagLogCostPerFacet(t *testing.T) {
 		t.Errorf("%.1f B of snapshot per repeated tags facet", per)
 	}
 }
+
+// Each interval records the principal of the event that set it (projection version 8, ADR 0086), and a version-7
+// log entry (no principal) gets it when the upgrade merges the archived facet again: kept once.
+func TestTagIntervalsRecordWhoSetThem(t *testing.T) {
+	pii := []olevent.Tag{{Key: "pii"}}
+	st := &dsState{}
+	st.mergeTags([]tagObs{{T: 10, E: "a", V: pii}, {T: 20, E: "b", V: pii[:0]}, {T: 30, E: "c", B: "svc-dbt", V: pii}})
+	st.mergeTags([]tagObs{{T: 10, E: "a", B: "alice", V: pii}}) // the archive's principal for event a
+	if len(st.Tags) != 3 || st.Tags[0].B != "alice" {
+		t.Fatalf("tag log %+v: event a once, with its principal", st.Tags)
+	}
+	st.mergeTags([]tagObs{{T: 10, E: "a", B: "alice", V: pii}}) // a replay changes nothing
+	want := []graph.TagInterval{{Name: "pii", ValidFrom: 10, ValidTo: 20, EventID: "a", By: "alice"},
+		{Name: "pii", ValidFrom: 30, ValidTo: graph.OpenEnd, EventID: "c", By: "svc-dbt"}}
+	if got := tagHistory(st.Tags); len(st.Tags) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history %+v, want %+v", got, want)
+	}
+}

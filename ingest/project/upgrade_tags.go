@@ -97,6 +97,7 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 	}
 	changes := map[string]*dsChange{}
 	var jobs []*rec
+	var rewrite []any
 	for _, row := range out {
 		k, _ := row.Get("k")
 		pl, _ := row.Get("p")
@@ -106,7 +107,16 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 		}
 		r := byKey[asStr(k)]
 		if r.Job != nil && r.Job.Tags != "" && stored.Job != nil && namespaceUnder(r.Job.NS, prefix) {
+			was := stored.Job.Tags
 			stored.Job.Tags = r.Job.Tags // onto the job the stored event names (its dbt node's, ADR 0027)
+			// an empty facet version 7 stored as none (ADR 0086): the payload says it too
+			if was != r.Job.Tags {
+				payload, err := encodePayload(stored)
+				if err != nil {
+					return n, err
+				}
+				rewrite = append(rewrite, map[string]any{"key": stored.key(), "payload": payload})
+			}
 			jobs = append(jobs, stored)
 		}
 		was := stored.datasets()
@@ -120,13 +130,19 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 				c = &dsChange{meta: map[string]stamped{}, facets: map[string]stamped{}}
 				changes[was[i].ID.Key] = c
 			}
-			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, V: d.Meta.Tags})
+			c.tags = append(c.tags, tagObs{T: r.Time, E: r.ID, B: r.Principal, V: d.Meta.Tags})
 			v, _ := json.Marshal(d.Meta.Tags) // the latest facet, an empty one too, is the current list
 			setStamped(c.meta, "tags", stamped{T: r.Time, E: r.ID, V: v})
 		}
 	}
 	if n.Datasets, err = w.refoldDatasetChanges(changes); err != nil {
 		return n, err
+	}
+	if len(rewrite) > 0 {
+		if _, err := w.runAs("upgradeTags:payloads", `UNWIND $rows AS row
+			MATCH (e:Event {key: row.key}) SET e.payload = row.payload`, map[string]any{"rows": rewrite}); err != nil {
+			return n, err
+		}
 	}
 	if len(jobs) > 0 {
 		if _, err := w.upsertJobs(jobs); err != nil { // the job tags only: no job is refolded by a tag upgrade

@@ -211,3 +211,38 @@ func toBytes(m map[string]json.RawMessage) map[string][]byte {
 	}
 	return out
 }
+
+// The scan report's snapshotId is kept exactly as sent (ADR 0084): the double's literal, not a number parsed
+// from it; a malformed one is a facet issue naming the field and the rule, and the rest of the event is kept.
+func TestScanReportSnapshotKeptAsSent(t *testing.T) {
+	d := newTestDecoder(t, olevent.DefaultLimits())
+	for _, tt := range []struct {
+		name, raw, want, issueRule string
+	}{
+		{"double", `8.1756558994744289E18`, "8.1756558994744289E18", ""},
+		{"integer", `8175655899474428532`, "8175655899474428532", ""},
+		{"string", `"8175655899474428532"`, "8175655899474428532", ""},
+		{"not a number", `"S1"`, "", olevent.RuleType},
+		{"object", `{"id": 1}`, "", olevent.RuleType},
+		{"missing", `null`, "", olevent.RuleRequired},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := minimalRun()
+			ensure(item(m, "inputs", 0), "inputFacets")["icebergScanReport"] = map[string]any{
+				"snapshotId": json.RawMessage(tt.raw), "tableName": "lake.db.orders"}
+			ev := decodeOK(t, d, mustJSON(t, m))
+			if got := ev.Inputs[0].ScanSnapshot; got != tt.want {
+				t.Fatalf("ScanSnapshot = %q, want %q", got, tt.want)
+			}
+			var rule string
+			for _, fi := range ev.FacetIssues {
+				if fi.Path == "inputs[0].inputFacets.icebergScanReport.snapshotId" {
+					rule = fi.Rule
+				}
+			}
+			if rule != tt.issueRule {
+				t.Fatalf("issue rule = %q, want %q (issues %+v)", rule, tt.issueRule, ev.FacetIssues)
+			}
+		})
+	}
+}

@@ -73,6 +73,9 @@ func export(fx string, ids, runs []string, identities bool) (*Graph, error) {
 		ps = append(ps, "hive://"+fx+"-", "mysql://"+fx+"-", "hdfs://"+fx+"-", "kafka://"+fx+"-", "snowflake://"+fx+"-")
 		role = fx + "-pg-reader"
 	}
+	if scansWorld { // the catalog table of the time-travel read (scans.go)
+		ps = append(ps, "http://"+fx+"-", "iceberg://"+fx+"-")
+	}
 	recs, err := q(seedQuery, map[string]any{"ps": ps, "ids": ids, "runs": runs, "role": role})
 	if err != nil {
 		return nil, err

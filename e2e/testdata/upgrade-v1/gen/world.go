@@ -26,7 +26,7 @@ func newWorld(fx, demoDir string) *world {
 	w := &world{fx: fx, demoDir: demoDir, t0: time.Now().UTC().Truncate(time.Minute).Add(-3 * time.Hour),
 		run: map[string]string{}, ids: map[string]string{}}
 	for _, r := range []string{"A", "B", "C", "D", "rename1", "rename2", "mart", "nightly", "child", "orphan", "ghost", "victim", "evil",
-		"pg1", "pg2", "spark", "sf", "stream", "steal", "own"} {
+		"pg1", "pg2", "spark", "sf", "stream", "steal", "own", "scan"} {
 		w.run[r] = newUUID()
 	}
 	w.ids["squatted"] = "squat-" + newUUID() // B sends it first; A's COMPLETE under it is what version 1 dropped
@@ -162,6 +162,13 @@ func (w *world) posts() ([]post, error) {
 	}
 	if blocksWorld {
 		out = append(out, w.blockPosts()...)
+	}
+	if scansWorld {
+		ps, err := w.scanPosts()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
 	}
 	return out, nil
 }

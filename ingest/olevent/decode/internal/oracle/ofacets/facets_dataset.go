@@ -23,6 +23,9 @@ func BuildDataset(w *WireDataset, path string, issues *[]olevent.FacetIssue) ole
 	d := olevent.Dataset{Namespace: w.Namespace, Name: w.Name, Facets: live, Deleted: deleted,
 		InputFacets: w.InputFacets, OutputFacets: w.OutputFacets}
 	interpretDatasetFacets(s, live, &d)
+	if f := interpret(facetScope{path: path + ".inputFacets", issues: issues}, w.InputFacets, olevent.FacetIcebergScanReport, checkScanReport); f != nil {
+		d.ScanSnapshot = f.snapshot()
+	}
 	d.Publication = publication(facetScope{path: path + ".outputFacets", issues: issues}, w.OutputFacets, s, live)
 	return d
 }
@@ -216,4 +219,36 @@ func lossyNumber(raw json.RawMessage) bool {
 		return false
 	}
 	return strings.ContainsAny(lit, ".eE")
+}
+
+// wireScanReport is the part of the icebergScanReport input facet Headwater reads (ADR 0084): the scanned
+// snapshot's id, which the Spark integration writes as a JSON double. Its text is kept exactly as sent; the
+// projector matches it to the table's recorded snapshot ids, never parses it into an id of its own.
+type wireScanReport struct {
+	SnapshotID json.RawMessage `json:"snapshotId"`
+}
+
+func checkScanReport(r *wireScanReport) *problem {
+	lit := strings.TrimSpace(string(r.SnapshotID))
+	if lit == "" || lit == "null" {
+		return bad("snapshotId", olevent.RuleRequired, "snapshotId is required")
+	}
+	if r.snapshot() == "" {
+		return bad("snapshotId", olevent.RuleType, "snapshotId must be a number or a string of one, got %s", Truncate(lit))
+	}
+	return nil
+}
+
+// snapshot is the snapshotId's text: a number's literal, or a string holding a number literal; "" otherwise.
+func (r *wireScanReport) snapshot() string {
+	lit := strings.TrimSpace(string(r.SnapshotID))
+	var s string
+	if json.Unmarshal(r.SnapshotID, &s) == nil {
+		lit = strings.TrimSpace(s)
+	}
+	var n json.Number
+	if lit == "" || lit[0] == '"' || json.Unmarshal([]byte(lit), &n) != nil {
+		return ""
+	}
+	return lit
 }

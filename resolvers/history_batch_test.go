@@ -3,6 +3,7 @@ package resolvers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,20 +71,11 @@ MERGE (d)-[:HAS_FIELD]->(x)`, map[string]any{"d": ds, "th": string(tj), "fields"
 		for _, e := range f.TagHistory.Entries {
 			names = append(names, e.Name)
 		}
-		if len(names) != 2 || !contains(names, "finance") || !contains(names, f.Path+":owner="+f.Path) {
+		if len(names) != 2 || !slices.Contains(names, "finance") || !slices.Contains(names, f.Path+":owner="+f.Path) {
 			t.Fatalf("field %s: history %v, want its own tag and the dataset's", f.Path, names)
 		}
 	}
 	if reads > maxWideHistoryReads {
 		t.Errorf("%d Neo4j reads for the histories of %d fields, want at most %d (batched)", reads, wideFields, maxWideHistoryReads)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -122,7 +122,7 @@ const governanceLeaseTTL, governanceProjectionWait = 25 * time.Second, 15 * time
 func TestGovernanceSlowProjectionLosesNothing(t *testing.T) {
 	w := startPii(t)
 	apiB := freePort(t)
-	w.serve(t, apiB, false)
+	b := w.serve(t, apiB, false)
 	w.taggedAt(t, time.Minute, "customers", []string{"id", "email"})
 	waitEvents(t, testenv.Store(t), w.ids, 90*time.Second)
 
@@ -173,6 +173,15 @@ func TestGovernanceSlowProjectionLosesNothing(t *testing.T) {
 	for _, want := range []string{"email:slow=email", "id:slow=id"} {
 		if !strings.Contains(tags, want) {
 			t.Errorf("Field.tags %s: %s was lost", tags, want)
+		}
+	}
+	// the lease metrics of the serve that took both: two acquired, the first left pending, the second took it over
+	m := get(t, "http://"+b.metrics+"/metrics")
+	for _, want := range []string{"headwater_governance_lease_acquired_total 2", "headwater_governance_lease_left_pending_total 1",
+		"headwater_governance_lease_taken_over_total 1", "headwater_governance_lease_lost_total 0",
+		`headwater_governance_lease_wait_seconds_count{outcome="acquired"} 2`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics: no %q", want)
 		}
 	}
 }

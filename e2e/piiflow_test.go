@@ -158,7 +158,8 @@ bindings:
 func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string) *proc {
 	t.Helper()
 	env = append(env, "HEADWATER_AUTHZ_POLICY_FILE="+w.policy)
-	args := append([]string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + freePort(t)}, w.args...)
+	metrics := freePort(t)
+	args := append([]string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + metrics}, w.args...)
 	if !consumer {
 		args = append(args, "--no-consumer")
 	}
@@ -166,6 +167,7 @@ func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string
 		w.kc = testenv.KafkaConfig(t)
 	}
 	p := start(t, w.kc, env, args...)
+	p.metrics = metrics
 	waitHTTP(t, "http://"+addr+"/readyz", 60*time.Second)
 	return p
 }

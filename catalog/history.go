@@ -29,27 +29,70 @@ func (s *Catalog) DatasetTagHistory(ctx context.Context, d *api.Dataset) (*api.T
 	return s.tagHistory(ctx, row, mayView, func(graph.TagInterval, governance.Tag) bool { return true }), nil
 }
 
-// FieldTagHistory answers Field.tagHistory: the tags of the field, each matched by the path the field had when
-// the tag was set (a renamed field keeps the history of its earlier names), and the dataset-level tags of its
-// dataset (which apply to every field).
+// FieldTagHistory answers Field.tagHistory of one field (FieldTagHistories of one).
 func (s *Catalog) FieldTagHistory(ctx context.Context, f *api.Field) (*api.TagHistory, error) {
-	empty := &api.TagHistory{Entries: []*api.TagInterval{}, PermissionsFiltered: true}
-	fields, err := s.store.FieldsByKeys(ctx, []string{f.Key})
+	out, err := s.FieldTagHistories(ctx, []string{f.Key}, graph.Millis(f.AsOf))
+	if err != nil {
+		return nil, err
+	}
+	return out[f.Key], nil
+}
+
+// FieldTagHistories answers Field.tagHistory of many fields of one request at once (the resolvers' loader, ADR
+// 0088): the tags of each field, matched by the path the field had when the tag was set (a renamed field keeps
+// the history of its earlier names), and the dataset-level tags of its dataset (which apply to every field).
+// One fields read, one datasets read (named as at t) and one policy call for all of them, whatever the count;
+// each key gets an answer (an unknown field or a dataset the caller may not describe: an empty history).
+func (s *Catalog) FieldTagHistories(ctx context.Context, keys []string, t int64) (map[string]*api.TagHistory, error) {
+	out := make(map[string]*api.TagHistory, len(keys))
+	for _, k := range keys {
+		out[k] = &api.TagHistory{Entries: []*api.TagInterval{}, PermissionsFiltered: true}
+	}
+	fields, err := s.store.FieldsByKeys(ctx, keys)
 	if err != nil {
 		return nil, api.StoreErr(err)
 	}
-	fr, found := fields[f.Key]
-	if !found {
-		return empty, nil
+	var dsKeys []string
+	seen := map[string]bool{}
+	for _, fr := range fields {
+		if !seen[fr.DatasetKey] {
+			seen[fr.DatasetKey] = true
+			dsKeys = append(dsKeys, fr.DatasetKey)
+		}
 	}
-	row, mayView, ok, err := s.historyRow(ctx, fr.DatasetKey, graph.Millis(f.AsOf))
-	if err != nil || !ok {
-		return empty, err
+	if len(dsKeys) == 0 {
+		return out, nil
 	}
-	return s.tagHistory(ctx, row, mayView, func(iv graph.TagInterval, t governance.Tag) bool {
-		return t.Field == "" || t.Field == fr.PathAt(iv.ValidFrom)
-	}), nil
+	rows, err := s.store.DatasetsByKeys(ctx, dsKeys, t)
+	if err != nil {
+		return nil, api.StoreErr(err)
+	}
+	b := permcheck.NewBatch()
+	for k, row := range rows {
+		b.Add(describeID(k), authz.PrivDescribe, permcheck.DatasetCandidates(row)...)
+		b.Add(sensitiveID(k), authz.PrivViewSensitive, permcheck.DatasetCandidates(row)...)
+	}
+	if len(rows) > 0 {
+		if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range keys {
+		fr, found := fields[k]
+		row, ok := rows[fr.DatasetKey]
+		if !found || !ok || !b.OK(describeID(fr.DatasetKey)) {
+			continue
+		}
+		out[k] = s.tagHistory(ctx, row, b.OK(sensitiveID(fr.DatasetKey)), func(iv graph.TagInterval, t governance.Tag) bool {
+			return t.Field == "" || t.Field == fr.PathAt(iv.ValidFrom)
+		})
+	}
+	return out, nil
 }
+
+// describeID and sensitiveID are the batch ids of a dataset's DESCRIBE and VIEW_SENSITIVE checks.
+func describeID(datasetKey string) string  { return "describe\x00" + datasetKey }
+func sensitiveID(datasetKey string) string { return "sensitive\x00" + datasetKey }
 
 // DatasetBlockHistory answers Dataset.blockHistory: every block on the dataset's fields, with who, why and when.
 // An edge block whose job or upstream dataset the caller may not describe is left out whole (one policy call).

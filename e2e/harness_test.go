@@ -91,9 +91,10 @@ func freePort(t *testing.T) string {
 
 // proc is a running headwater process.
 type proc struct {
-	cmd  *exec.Cmd
-	done chan error
-	log  string
+	cmd     *exec.Cmd
+	done    chan error
+	log     string
+	metrics string // the metrics listener's host:port, when the starter records it
 }
 
 // start runs the binary with args and extra environment; the process is killed at test end if still running.

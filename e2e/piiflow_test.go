@@ -29,6 +29,7 @@ type piiWorld struct {
 	ids    []string
 	args   []string       // more arguments of serve (an archive directory)
 	kc     kafkaio.Config // the topics every serve of the world shares (set by the first)
+	proj   *proc          // the first serve, the one that runs the consumer
 }
 
 // col is one column-lineage input: "dataset.field TYPE/SUBTYPE[/mask] ..." (dataset in dsNS unless it starts
@@ -148,24 +149,27 @@ bindings:
 	}
 	w.policy = file
 	w.args = serveArgs
-	w.serve(t, w.api, true)
+	w.proj = w.serve(t, w.api, true)
 	return w
 }
 
 // serve starts a serve process on addr with the scenario's policy file and extra environment; consumer says
 // whether it projects (a second process only answers queries).
-func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string) {
+func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string) *proc {
 	t.Helper()
 	env = append(env, "HEADWATER_AUTHZ_POLICY_FILE="+w.policy)
-	args := append([]string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + freePort(t)}, w.args...)
+	metrics := freePort(t)
+	args := append([]string{"serve", "--http-addr=" + addr, "--http-metrics-addr=" + metrics}, w.args...)
 	if !consumer {
 		args = append(args, "--no-consumer")
 	}
 	if w.kc.EventsTopic == "" {
 		w.kc = testenv.KafkaConfig(t)
 	}
-	start(t, w.kc, env, args...)
+	p := start(t, w.kc, env, args...)
+	p.metrics = metrics
 	waitHTTP(t, "http://"+addr+"/readyz", 60*time.Second)
+	return p
 }
 
 // scenario sends the pipeline: customers (email, phone tagged pii, pii.phone) -> stage (identity, transformation,

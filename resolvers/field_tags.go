@@ -5,7 +5,14 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/api"
+	"github.com/headwater-data/headwater/graph"
 )
+
+// fieldTagHistory is Field.tagHistory through the request's loader: the histories of every field the request
+// asks for are read together (catalog.FieldTagHistories, ADR 0088).
+func (r *Resolver) fieldTagHistory(ctx context.Context, f *api.Field) (*api.TagHistory, error) {
+	return r.loadersFrom(ctx).tagHistory.Load(ctx, fieldKey{f.Key, graph.Millis(f.AsOf)})
+}
 
 // fieldTags are a field's own tags: its dataset's current tags (Dataset.tags, so with the same VIEW_SENSITIVE
 // filter and audit) whose entry names the field, as stored (`path:key[=value]`, ADR 0067 amendment). A

@@ -479,8 +479,9 @@ type ComplexityRoot struct {
 	}
 
 	GovernanceChange struct {
-		Accepted func(childComplexity int) int
-		EventID  func(childComplexity int) int
+		Accepted  func(childComplexity int) int
+		EventID   func(childComplexity int) int
+		Projected func(childComplexity int) int
 	}
 
 	ImpactEvidence struct {
@@ -2871,6 +2872,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GovernanceChange.EventID(childComplexity), true
+	case "GovernanceChange.projected":
+		if e.ComplexityRoot.GovernanceChange.Projected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GovernanceChange.Projected(childComplexity), true
 
 	case "ImpactEvidence.daysAgo":
 		if e.ComplexityRoot.ImpactEvidence.DaysAgo == nil {
@@ -5755,8 +5762,8 @@ extend type Mutation {
   """
   Sets tags on a dataset (field null) or one of its fields: a tag of the same key there is replaced. Publishes the
   dataset's full new tags list (the OpenLineage ` + "`" + `tags` + "`" + ` facet, each new entry with source ` + "`" + `headwater:<principal>` + "`" + `)
-  as a DatasetEvent through the ingestion path; answers once the event is durable, and the change is visible
-  after projection (poll ` + "`" + `event(id)` + "`" + `). Needs MANAGE_TAGS on the dataset, and VIEW_SENSITIVE for a sensitive tag;
+  as a DatasetEvent through the ingestion path; answers once the event is projected (` + "`" + `projected: true` + "`" + `, the change
+  is visible) or, past 15 s, once it is durable (` + "`" + `projected: false` + "`" + `: visible after projection, poll ` + "`" + `event(id)` + "`" + `). Needs MANAGE_TAGS on the dataset, and VIEW_SENSITIVE for a sensitive tag;
   a dataset you may not describe answers NOT_FOUND like one that does not exist. At most 100 tags per call, keys
   and values of at most 256 bytes, a reason of at most 1,000 bytes (kept in the audit record). Audited.
   """
@@ -5784,8 +5791,13 @@ input BlockTarget { dataset: DatasetRef!, field: String!, edge: BlockEdgeInput }
 "A column edge into the target field: from the upstream field ` + "`" + `from` + "`" + ` through ` + "`" + `job` + "`" + `."
 input BlockEdgeInput { job: JobRef!, from: FieldRef! }
 
-"A governance mutation's answer: its event was made durable (accepted) under eventId; poll event(id) to see it projected."
-type GovernanceChange { accepted: Boolean!, eventId: ID! }
+"""
+A governance mutation's answer: its event was made durable (accepted) under eventId. ` + "`" + `projected` + "`" + ` is true when the
+event was also projected (or quarantined) before the answer, so the change is visible; false when the projection
+took longer than the mutation waits (15 s): the change is accepted, not yet visible (poll event(id)), and the
+dataset's next mutation waits until it is projected, so it is never lost (ADR 0088).
+"""
+type GovernanceChange { accepted: Boolean!, eventId: ID!, projected: Boolean! }
 
 # --- end governance: tag and block mutations ---
 `, BuiltIn: false},
@@ -6888,6 +6900,8 @@ func (ec *executionContext) childFields_GovernanceChange(ctx context.Context, fi
 		return ec.fieldContext_GovernanceChange_accepted(ctx, field)
 	case "eventId":
 		return ec.fieldContext_GovernanceChange_eventId(ctx, field)
+	case "projected":
+		return ec.fieldContext_GovernanceChange_projected(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GovernanceChange", field.Name)
 }
@@ -16263,6 +16277,29 @@ func (ec *executionContext) _GovernanceChange_eventId(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_GovernanceChange_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GovernanceChange", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GovernanceChange_projected(ctx context.Context, field graphql.CollectedField, obj *model.GovernanceChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GovernanceChange_projected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Projected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GovernanceChange_projected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GovernanceChange", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ImpactEvidence_label(ctx context.Context, field graphql.CollectedField, obj *api.ImpactEvidence) (ret graphql.Marshaler) {
@@ -28080,6 +28117,11 @@ func (ec *executionContext) _GovernanceChange(ctx context.Context, sel ast.Selec
 			}
 		case "eventId":
 			out.Values[i] = ec._GovernanceChange_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "projected":
+			out.Values[i] = ec._GovernanceChange_projected(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -46,7 +46,7 @@ func changeOf(a mutation.Accepted, err error) (*model.GovernanceChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.GovernanceChange{Accepted: true, EventID: a.EventID}, nil
+	return &model.GovernanceChange{Accepted: true, EventID: a.EventID, Projected: a.Projected}, nil
 }
 
 func tagsOf(in []*model.TagInput) []mutation.Tag {

@@ -19,9 +19,17 @@ type datasetKey struct {
 	asOf int64
 }
 
-// loaders batch the node lookups of one request (runs' jobs, edges' jobs, run I/O datasets, fields' datasets).
+// fieldKey is a field asked as at an instant.
+type fieldKey struct {
+	key  string
+	asOf int64
+}
+
+// loaders batch the node lookups of one request (runs' jobs, edges' jobs, run I/O datasets, fields' datasets,
+// fields' tag histories).
 type loaders struct {
 	datasets    *dataloadgen.Loader[datasetKey, *api.Dataset]
+	tagHistory  *dataloadgen.Loader[fieldKey, *api.TagHistory]
 	jobs        *dataloadgen.Loader[string, *api.Job]
 	runs        *dataloadgen.Loader[string, *api.Run]
 	jobVersions *dataloadgen.Loader[string, *api.JobVersion]
@@ -34,6 +42,7 @@ func newLoaders(cat *catalog.Catalog) *loaders {
 	opt := dataloadgen.WithWait(loaderWait)
 	return &loaders{
 		datasets:    dataloadgen.NewMappedLoader(datasetBatch(cat), opt),
+		tagHistory:  dataloadgen.NewMappedLoader(tagHistoryBatch(cat), opt),
 		jobs:        dataloadgen.NewMappedLoader(cat.JobsByKeys, opt),
 		runs:        dataloadgen.NewMappedLoader(cat.RunsByKeys, opt),
 		jobVersions: dataloadgen.NewMappedLoader(cat.JobVersionsByKeys, opt),
@@ -56,6 +65,27 @@ func datasetBatch(cat *catalog.Catalog) func(context.Context, []datasetKey) (map
 			}
 			for k, d := range ds {
 				out[datasetKey{k, t}] = d
+			}
+		}
+		return out, nil
+	}
+}
+
+// tagHistoryBatch groups fields by instant: one catalog.FieldTagHistories per distinct asOf (usually one).
+func tagHistoryBatch(cat *catalog.Catalog) func(context.Context, []fieldKey) (map[fieldKey]*api.TagHistory, error) {
+	return func(ctx context.Context, keys []fieldKey) (map[fieldKey]*api.TagHistory, error) {
+		byAsOf := map[int64][]string{}
+		for _, k := range keys {
+			byAsOf[k.asOf] = append(byAsOf[k.asOf], k.key)
+		}
+		out := make(map[fieldKey]*api.TagHistory, len(keys))
+		for t, ks := range byAsOf {
+			hs, err := cat.FieldTagHistories(ctx, ks, t)
+			if err != nil {
+				return nil, err
+			}
+			for k, h := range hs {
+				out[fieldKey{k, t}] = h
 			}
 		}
 		return out, nil

@@ -94,7 +94,7 @@ func (r *fieldResolver) Tags(ctx context.Context, obj *api.Field) ([]*api.Tag, e
 }
 
 func (r *fieldResolver) TagHistory(ctx context.Context, obj *api.Field) (*api.TagHistory, error) {
-	return r.catalog.FieldTagHistory(ctx, obj)
+	return r.fieldTagHistory(ctx, obj)
 }
 
 // EffectiveTags is the resolver for the effectiveTags field.

@@ -161,7 +161,8 @@ func (s serveCmd) Run(rc *runCtx) error {
 		Trust: trustSvc, Inventory: inv, Canaries: canaryReg, Release: impacts,
 		// tag and block mutations through gw (ADR 0067), one at a time per dataset across processes (ADR 0081)
 		Governance: mutation.New(q.catalog, gw, perms.Policy, time.Now).
-			WithLease(lease.New(rdb, mutation.LeaseTTL, mutation.LeaseWait), catalogread.New(p.store))})
+			WithLease(lease.New(rdb, mutation.LeaseTTL, mutation.LeaseWait).WithMetrics(lease.NewMetrics(reg)),
+				catalogread.New(p.store))})
 	if err != nil {
 		return err
 	}

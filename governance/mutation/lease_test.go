@@ -65,41 +65,50 @@ func (k keyed) FindField(ctx context.Context, ref api.FieldRef, t int64) (graph.
 }
 
 // TestLeaseReleasedOnceProjected: a mutation whose event is projected releases the lease (the next one goes at
-// once), having asked the event's status under the caller's event key.
+// once) and answers Projected, having asked the event's status under the caller's event key of the id it sent.
 func TestLeaseReleasedOnceProjected(t *testing.T) {
 	ev := &fakeEvents{projected: true}
 	s, sub, _ := leasedService(t, ev, 5*time.Second, 100*time.Millisecond)
 	for range 2 {
-		if _, err := s.SetTags(asAlice(), ns, name, "", []Tag{{Key: "finance"}}, ""); err != nil {
-			t.Fatal(err)
+		a, err := s.SetTags(asAlice(), ns, name, "", []Tag{{Key: "finance"}}, "")
+		if err != nil || !a.Projected {
+			t.Fatalf("%+v %v", a, err)
+		}
+		if ev.asked[len(ev.asked)-1] != graph.EventKey("alice", a.EventID) || !strings.Contains(string(sub.sent[len(sub.sent)-1]), `"eventId":"`+a.EventID+`"`) {
+			t.Fatalf("asked %q for the event %s", ev.asked, sub.sent[len(sub.sent)-1])
 		}
 	}
-	if len(sub.sent) != 2 || len(ev.asked) == 0 || ev.asked[0] != graph.EventKey("alice", "ev-1") {
-		t.Fatalf("sent %d, asked %v", len(sub.sent), ev.asked)
+	if len(sub.sent) != 2 {
+		t.Fatalf("sent %d", len(sub.sent))
 	}
 }
 
-// TestLeaseKeptWhileNotProjected: a mutation whose event is not projected within the wait answers accepted but
-// keeps the lease: the next mutation on the dataset waits LeaseWait and is UNAVAILABLE naming the dataset, with
-// nothing sent; after the lease's expiry it goes.
-func TestLeaseKeptWhileNotProjected(t *testing.T) {
+// TestLeasePendingUntilProjected (ADR 0088): a mutation whose event is not projected within the wait answers
+// accepted, not projected, and leaves the lease pending on its event: the next mutation on the dataset waits
+// LeaseWait and is UNAVAILABLE naming the dataset, with nothing sent, also after the lease's ttl has passed (the
+// ADR 0081 lease lapsed there and the next one read a state without the first); once the event is projected the
+// next one takes the lease over and goes.
+func TestLeasePendingUntilProjected(t *testing.T) {
 	ev := &fakeEvents{}
-	s, sub, _ := leasedService(t, ev, 800*time.Millisecond, 100*time.Millisecond)
-	if a, err := s.SetTags(asAlice(), ns, name, "", []Tag{{Key: "finance"}}, ""); err != nil || a.EventID != "ev-1" {
+	s, sub, _ := leasedService(t, ev, 300*time.Millisecond, 100*time.Millisecond)
+	a, err := s.SetTags(asAlice(), ns, name, "", []Tag{{Key: "finance"}}, "")
+	if err != nil || a.EventID == "" || a.Projected {
 		t.Fatalf("%+v %v", a, err)
 	}
-	_, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked")
-	if !is(err, api.ErrUnavailable) || !errors.Is(err, lease.ErrBusy) ||
-		!strings.Contains(err.Error(), "another governance mutation on s3://lake crm.customers is still being projected") ||
-		!strings.Contains(err.Error(), "retry") || len(sub.sent) != 1 {
-		t.Fatalf("a mutation while the lease is kept: %v (sent %d)", err, len(sub.sent))
+	for _, after := range []string{"at once", "after the ttl"} {
+		_, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked")
+		if !is(err, api.ErrUnavailable) || !errors.Is(err, lease.ErrBusy) ||
+			!strings.Contains(err.Error(), "another governance mutation on s3://lake crm.customers is still being projected") ||
+			!strings.Contains(err.Error(), "retry") || len(sub.sent) != 1 {
+			t.Fatalf("a mutation while the first is not projected (%s): %v (sent %d)", after, err, len(sub.sent))
+		}
+		time.Sleep(400 * time.Millisecond)
 	}
-	time.Sleep(800 * time.Millisecond)
 	ev.mu.Lock()
 	ev.projected = true
 	ev.mu.Unlock()
-	if _, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked"); err != nil {
-		t.Fatalf("after the expiry: %v", err)
+	if b, err := s.Block(asAlice(), Target{Namespace: ns, Name: name, Field: "email"}, "masked"); err != nil || !b.Projected {
+		t.Fatalf("once the first is projected: %+v %v", b, err)
 	}
 }
 

@@ -10,9 +10,12 @@
 // check the gateway applies is this package's guard: the one DatasetEvent on the one dataset checked, owned.
 // Every call notes its operation, decision and dataset on the request's audit trail (one record per request).
 //
-// With a lease (WithLease, ADR 0081) a mutation holds its dataset's lease, shared by every serve process, from
-// reading the state in force until its own event is projected (at most ProjectionWait), so the next mutation on
-// the dataset computes its list from a state that includes this one: nothing is lost however many run at once.
+// With a lease (WithLease, ADR 0081, ADR 0088) a mutation holds its dataset's lease, shared by every serve process,
+// from reading the state in force until its own event is projected or quarantined, so the next mutation on the
+// dataset computes its list from a state that includes this one: nothing is lost however many run at once, and
+// however slow the projection. The mutation waits at most ProjectionWait for it; past that it answers accepted,
+// not yet projected, and leaves the lease pending on its event (in Redis, not in the process): the next mutation
+// takes it over once that event is projected or quarantined.
 package mutation
 
 import (
@@ -24,6 +27,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
@@ -48,16 +53,21 @@ const (
 	MaxBlocksPerDataset = 1000
 )
 
-// The lease of a dataset (ADR 0081). The whole of a mutation (LeaseWait + ProjectionWait + a publish) stays
-// well under the HTTP server's default write timeout (60 s).
+// The lease of a dataset (ADR 0081, ADR 0088). The whole of a mutation (LeaseWait + ProjectionWait + a publish)
+// stays well under the HTTP server's default write timeout (60 s).
 const (
 	// LeaseWait bounds how long a mutation waits for the dataset's lease; then it answers UNAVAILABLE (retry).
 	LeaseWait = 15 * time.Second
 	// ProjectionWait bounds how long a mutation holding the lease waits for its event to be projected (or
-	// quarantined); past it the answer is given and the lease is kept until it expires (LeaseTTL).
+	// quarantined); past it the answer is given (accepted, not yet projected) and the lease stays pending on the
+	// event until it is projected or quarantined (PendingTTL at most).
 	ProjectionWait = 15 * time.Second
-	// LeaseTTL is the lease's expiry: past ProjectionWait and the publish, so it is never lost while held.
+	// LeaseTTL is the lease's expiry once its holder stops renewing it (it renews every LeaseTTL/3 while it
+	// reads and publishes): a holder that dies before its event is durable frees the dataset after it.
 	LeaseTTL = 25 * time.Second
+	// PendingTTL bounds how long a lease stays pending on an event that is neither projected nor quarantined (a
+	// consumer stopped that long): then it lapses and the next mutation reads the state without that event.
+	PendingTTL = 24 * time.Hour
 	// projectionPoll is how often the event's status is read while waiting for it.
 	projectionPoll = 20 * time.Millisecond
 	// leaseKeyPrefix starts a dataset's lease key (the dataset's stable key follows).
@@ -95,10 +105,10 @@ type Submitter interface {
 	SubmitWith(ctx context.Context, events [][]byte, guard gateway.Guard) (gateway.Submission, error)
 }
 
-// Leases takes a dataset's lease (lease.Redis): lease.ErrBusy when another holder kept it for the whole wait,
-// lease.ErrUnavailable when Redis fails.
+// Leases takes a dataset's lease (lease.Redis), taking over a pending one whose event settled says is done:
+// lease.ErrBusy when another holder kept it for the whole wait, lease.ErrUnavailable when Redis fails.
 type Leases interface {
-	Acquire(ctx context.Context, key string) (lease.Release, error)
+	Acquire(ctx context.Context, key string, settled lease.Settled) (*lease.Lease, error)
 }
 
 // EventStates reads an event's status by its stored key graph.EventKey(principal, id) (graph.Store), the path
@@ -154,9 +164,11 @@ type Target struct {
 	Edge                   *Edge
 }
 
-// Accepted is a mutation's answer: its event was made durable under EventID.
+// Accepted is a mutation's answer: its event was made durable under EventID; Projected says it was also
+// projected (or quarantined) before the answer, so the change is visible (false: accepted, not yet visible).
 type Accepted struct {
-	EventID string
+	EventID   string
+	Projected bool
 }
 
 // SetTags sets tags on the dataset (field "") or one of its fields: a tag of the same key there is replaced.
@@ -249,19 +261,19 @@ func (s *Service) tagMutation(ctx context.Context, op, ns, name, field string, t
 			break
 		}
 	}
-	return s.leased(ctx, c, ns, name, field, func() (Accepted, error) {
+	return s.leased(ctx, c, ns, name, field, func() (change, error) {
 		cur, err := s.currentTags(ctx, c)
 		if err != nil {
-			return Accepted{}, err
+			return change{}, err
 		}
 		var next []olevent.Tag
 		if set {
 			next = setTags(cur, field, tags, SourcePrefix+c.who.Subject)
 		} else if next, err = removeTags(cur, field, tags); err != nil {
-			return Accepted{}, c.deny(err)
+			return change{}, c.deny(err)
 		}
 		facet := map[string]any{"_producer": Producer, "_schemaURL": tagsFacetURL, "tags": wireTags(next)}
-		return s.submit(ctx, c, olevent.FacetTags, facet, tagTimes(c.row.TagHistory))
+		return change{key: olevent.FacetTags, facet: facet, latest: tagTimes(c.row.TagHistory)}, nil
 	})
 }
 
@@ -280,40 +292,54 @@ func (s *Service) blockMutation(ctx context.Context, op string, t Target, reason
 	if err != nil {
 		return Accepted{}, c.deny(err)
 	}
-	return s.leased(ctx, c, t.Namespace, t.Name, t.Field, func() (Accepted, error) {
+	return s.leased(ctx, c, t.Namespace, t.Name, t.Field, func() (change, error) {
 		cur := c.row.BlocksAt(max(c.nowMs, blockTimes(c.row.BlockHistory)))
 		next, err := nextBlocks(cur, graph.BlockInterval{Field: t.Field, Edge: edge, By: c.who.Subject, Reason: reason}, add)
 		if err != nil {
-			return Accepted{}, c.deny(err)
+			return change{}, c.deny(err)
 		}
 		facet := map[string]any{"_producer": Producer, "_schemaURL": blockFacetURL, "blocks": wireBlocks(next)}
-		return s.submit(ctx, c, olevent.FacetGovernanceBlock, facet, blockTimes(c.row.BlockHistory))
+		return change{key: olevent.FacetGovernanceBlock, facet: facet, latest: blockTimes(c.row.BlockHistory)}, nil
 	})
 }
 
-// leased runs publish (read the state in force, compute the list, submit) holding the dataset's lease, on the
-// dataset read again under it, and keeps the lease until the event is projected: released then, or left to
-// expire (LeaseTTL) when ProjectionWait passes first, so the next mutation still waits for it. A lease not had
-// within LeaseWait, or Redis failing, is UNAVAILABLE and nothing is sent.
-func (s *Service) leased(ctx context.Context, c *call, ns, name, field string, publish func() (Accepted, error)) (Accepted, error) {
+// change is the one facet a mutation's event carries (key, the facet), and the latest event time of the facets of
+// its kind in force (the event follows it).
+type change struct {
+	key    string
+	facet  map[string]any
+	latest int64
+}
+
+// leased computes the change (from the state in force) holding the dataset's lease, on the dataset read again
+// under it, and sends it. Before the send the lease is made pending on the event (its key, so any process can tell
+// when it is projected); once the event is durable the lease is held for it in Redis (PendingTTL) and released
+// when it is projected or quarantined: by this mutation if within ProjectionWait, else by the next mutation,
+// which takes it over then (ADR 0088). A lease not had within LeaseWait, lost before the send, or Redis failing,
+// is UNAVAILABLE and nothing is sent.
+func (s *Service) leased(ctx context.Context, c *call, ns, name, field string, compute func() (change, error)) (Accepted, error) {
+	id := uuid.NewString()
 	if s.leases == nil {
-		return publish()
+		ch, err := compute()
+		if err != nil {
+			return Accepted{}, err
+		}
+		return s.submit(ctx, c, id, ch)
 	}
 	key := c.row.Key
-	release, err := s.leases.Acquire(ctx, leaseKeyPrefix+key)
+	l, err := s.leases.Acquire(ctx, leaseKeyPrefix+key, s.settled)
 	switch {
 	case errors.Is(err, lease.ErrBusy):
 		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable, Cause: err, Message: fmt.Sprintf(
 			"another governance mutation on %s %s is still being projected (waited %s); nothing was changed; retry",
 			c.row.CurrentNS, c.row.CurrentName, LeaseWait)})
 	case err != nil:
-		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable, Cause: err,
-			Message: "the governance mutations' per-dataset lease (Redis) is unavailable; nothing was changed; retry later"})
+		return Accepted{}, c.deny(leaseUnavailable(err))
 	}
-	kept := false
+	held := false // the lease is left to the event: pending in Redis, not released here
 	defer func() {
-		if !kept {
-			_ = release(context.WithoutCancel(ctx)) // unreleased, it expires at LeaseTTL
+		if !held {
+			_ = l.Release(context.WithoutCancel(ctx)) // unreleased, it lapses at LeaseTTL
 		}
 	}()
 	c.nowMs = s.clock().UnixMilli() // the state read under the lease, at the instant it is had
@@ -324,21 +350,50 @@ func (s *Service) leased(ctx context.Context, c *call, ns, name, field string, p
 		return Accepted{}, c.deny(&api.Error{Class: api.ErrUnavailable,
 			Message: fmt.Sprintf("%s %s changed while the mutation waited; nothing was changed; retry", ns, name)})
 	}
-	a, err := publish()
+	ch, err := compute()
+	if err != nil {
+		return Accepted{}, err
+	}
+	eventKey := graph.EventKey(c.who.Subject, id)
+	if err := l.Pend(ctx, eventKey); err != nil { // still ours, now naming the event it waits for
+		return Accepted{}, c.deny(leaseUnavailable(err))
+	}
+	a, err := s.submit(ctx, c, id, ch)
 	if err != nil {
 		return a, err
 	}
-	kept = !s.projected(ctx, c.who.Subject, a.EventID)
+	held = true
+	_ = l.Hold(context.WithoutCancel(ctx), PendingTTL) // a lease lost here is counted (lost); the event is durable
+	if a.Projected = s.projected(ctx, eventKey); a.Projected {
+		held = false
+	} else {
+		l.Leave()
+	}
 	return a, nil
+}
+
+// leaseUnavailable is the answer to a lease Redis failed for, or one lost before the event was sent.
+func leaseUnavailable(err error) error {
+	if errors.Is(err, lease.ErrLost) {
+		return &api.Error{Class: api.ErrUnavailable, Cause: err,
+			Message: "the dataset's governance lease lapsed before the event was sent; nothing was changed; retry"}
+	}
+	return &api.Error{Class: api.ErrUnavailable, Cause: err,
+		Message: "the governance mutations' per-dataset lease (Redis) is unavailable; nothing was changed; retry later"}
+}
+
+// settled says whether the event a pending lease names (its stored key) is projected or quarantined.
+func (s *Service) settled(ctx context.Context, eventKey string) (bool, error) {
+	row, err := s.events.EventStatus(ctx, eventKey)
+	return err == nil && (row.Projected || row.Quarantined), err
 }
 
 // projected waits (at most s.wait) for the event to be projected or quarantined (a quarantined event changed
 // nothing): true once it is, false when the wait passed or the status could not be read.
-func (s *Service) projected(ctx context.Context, subject, id string) bool {
+func (s *Service) projected(ctx context.Context, eventKey string) bool {
 	deadline := time.Now().Add(s.wait)
 	for {
-		row, err := s.events.EventStatus(ctx, graph.EventKey(subject, id))
-		if err == nil && (row.Projected || row.Quarantined) {
+		if ok, _ := s.settled(ctx, eventKey); ok {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -429,14 +484,14 @@ func (s *Service) currentTags(ctx context.Context, c *call) ([]olevent.Tag, erro
 	return tagsInForce(names, c.row, raw, at), nil
 }
 
-// submit sends the one DatasetEvent carrying facet on the dataset, at the mutation's time or just after the
-// latest facet of its kind (so the mutation is the latest, whatever a producer's clock said), and answers once
-// it is durable.
-func (s *Service) submit(ctx context.Context, c *call, key string, facet map[string]any, latest int64) (Accepted, error) {
-	at := max(c.nowMs, latest+1)
-	ev := map[string]any{"eventTime": time.UnixMilli(at).UTC().Format(time.RFC3339Nano), "producer": Producer,
+// submit sends the one DatasetEvent carrying the change on the dataset under the event id id, at the mutation's
+// time or just after the latest facet of its kind (so the mutation is the latest, whatever a producer's clock
+// said), and answers once it is durable.
+func (s *Service) submit(ctx context.Context, c *call, id string, ch change) (Accepted, error) {
+	at := max(c.nowMs, ch.latest+1)
+	ev := map[string]any{"eventId": id, "eventTime": time.UnixMilli(at).UTC().Format(time.RFC3339Nano), "producer": Producer,
 		"schemaURL": datasetEventSchema,
-		"dataset":   map[string]any{"namespace": c.row.CurrentNS, "name": c.row.CurrentName, "facets": map[string]any{key: facet}}}
+		"dataset":   map[string]any{"namespace": c.row.CurrentNS, "name": c.row.CurrentName, "facets": map[string]any{ch.key: ch.facet}}}
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return Accepted{}, err
@@ -456,7 +511,9 @@ func (s *Service) submit(ctx context.Context, c *call, key string, facet map[str
 		}
 		return Accepted{}, c.deny(api.BadRequest("%s", msg))
 	}
-	id := sub.Results[0].EventID
+	if got := sub.Results[0].EventID; got != id { // the id the lease waits for must be the event's
+		return Accepted{}, fmt.Errorf("governance mutation: the gateway gave the event id %q, not the one sent (%q)", got, id)
+	}
 	c.accepted(id)
 	return Accepted{EventID: id}, nil
 }

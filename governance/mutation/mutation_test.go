@@ -71,7 +71,9 @@ func (s *fakeSubmitter) SubmitWith(ctx context.Context, evs [][]byte, g gateway.
 	if _, d := g.Check(ctx, authz.FromContext(ctx), &ev); d != nil {
 		return gateway.Submission{Results: []gateway.Result{{Status: "rejected"}}}, nil
 	}
-	return gateway.Submission{Accepted: true, Results: []gateway.Result{{Status: "accepted", EventID: "ev-1"}}}, nil
+	var sent struct{ EventID string }
+	_ = json.Unmarshal(evs[0], &sent)
+	return gateway.Submission{Accepted: true, Results: []gateway.Result{{Status: "accepted", EventID: sent.EventID}}}, nil
 }
 
 // facetOf decodes the one facet of a sent event.

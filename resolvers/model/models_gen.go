@@ -211,10 +211,14 @@ type CreatedAPIToken struct {
 	Info  *APIToken `json:"info"`
 }
 
-// A governance mutation's answer: its event was made durable (accepted) under eventId; poll event(id) to see it projected.
+// A governance mutation's answer: its event was made durable (accepted) under eventId. `projected` is true when the
+// event was also projected (or quarantined) before the answer, so the change is visible; false when the projection
+// took longer than the mutation waits (15 s): the change is accepted, not yet visible (poll event(id)), and the
+// dataset's next mutation waits until it is projected, so it is never lost (ADR 0088).
 type GovernanceChange struct {
-	Accepted bool   `json:"accepted"`
-	EventID  string `json:"eventId"`
+	Accepted  bool   `json:"accepted"`
+	EventID   string `json:"eventId"`
+	Projected bool   `json:"projected"`
 }
 
 type GrantInput struct {

@@ -24,7 +24,7 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 	recs, err := g.Store.ReadRecords(ctx, `MATCH (n:DatasetName {namespace: $uns})-[:NAMES]->(d:Dataset)
 		RETURN n.name AS uuid, CASE WHEN d.namespace = $cns THEN d.name ELSE
 		    head([(c:DatasetName {namespace: $cns})-[r:NAMES]->(d) WHERE r.kind IN ['PRIMARY', 'SYMLINK'] AND r.validTo = $open
-		      | c.name]) END AS name,
+		      | c.name]) END AS name, d.namespace AS ownNamespace, d.name AS ownName,
 		  d.droppedAt IS NOT NULL AS dropped, d.facets AS facets,
 		  [(v:DatasetVersion)-[:VERSION_OF]->(d) | v.version] AS versions,
 		  [(v:DatasetVersion)-[:VERSION_OF]->(d) WHERE v.schemaId IS NOT NULL | v.version] AS withSchema,
@@ -36,12 +36,18 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 	out := make(map[string]Known, len(recs))
 	for _, r := range recs {
 		p := graph.Props(r)
-		if p.Str("name") == "" {
-			continue // a uuid identifier on a dataset with no current name in the catalog's namespace: not a table of this catalog
-		}
-		loc, owner := fromFacets(p.Str("facets"))
+		loc, owner, table := fromFacets(p.Str("facets"))
 		k := Known{UUID: strings.ToLower(p.Str("uuid")), Name: p.Str("name"), Dropped: p.Bool("dropped"),
 			MetadataLocation: loc, Owner: owner, Versions: map[string]bool{}}
+		if k.Name == "" {
+			// No name in the catalog's namespace: a table the sync names by its location (its catalog name is a
+			// metadata table's, ADR 0087), known by its uuid alone; its catalog name is the one the sync last sent.
+			// Without one it is no table of this catalog.
+			if table == "" {
+				continue
+			}
+			k.Name, k.RefNamespace, k.RefName = table, p.Str("ownNamespace"), p.Str("ownName")
+		}
 		for _, v := range p.Strs("versions") {
 			k.Versions[v] = true
 		}
@@ -66,12 +72,13 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 	return out, nil
 }
 
-// fromFacets reads headwater_iceberg.metadataLocation and the first ownership owner from a Dataset's facets JSON
-// ("" when absent).
-func fromFacets(facets string) (metadataLocation, owner string) {
+// fromFacets reads headwater_iceberg.metadataLocation and .table and the first ownership owner from a Dataset's
+// facets JSON ("" when absent).
+func fromFacets(facets string) (metadataLocation, owner, table string) {
 	var m struct {
 		Iceberg struct {
 			MetadataLocation string `json:"metadataLocation"`
+			Table            string `json:"table"`
 		} `json:"headwater_iceberg"`
 		Ownership struct {
 			Owners []struct {
@@ -80,10 +87,10 @@ func fromFacets(facets string) (metadataLocation, owner string) {
 		} `json:"ownership"`
 	}
 	if json.Unmarshal([]byte(facets), &m) != nil {
-		return "", ""
+		return "", "", ""
 	}
 	if len(m.Ownership.Owners) > 0 {
 		owner = m.Ownership.Owners[0].Name
 	}
-	return m.Iceberg.MetadataLocation, owner
+	return m.Iceberg.MetadataLocation, owner, m.Iceberg.Table
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // GraphState reads what earlier syncs left in the graph (ADR 0041): every Dataset a uuid identifier of the
@@ -61,12 +62,21 @@ func (g GraphState) Known(ctx context.Context, cat Catalog) (map[string]Known, e
 				k.Schemas[id] = true
 			}
 		}
+		var entries map[string]olevent.Tag // the latest tags facet's entries by name (structured), read when needed
 		for _, iv := range graph.ParseTagHistory(p.Str("tagHistory")) {
-			if iv.Source == TagSource && iv.ValidTo == graph.OpenEnd {
+			switch {
+			case iv.ValidTo != graph.OpenEnd:
+			case iv.Source == TagSource:
 				k.CatalogTags = append(k.CatalogTags, iv.Name)
+			default:
+				if entries == nil {
+					entries = tagEntries(p.Str("facets"))
+				}
+				k.OtherTags = append(k.OtherTags, otherTag(iv, entries))
 			}
 		}
 		sort.Strings(k.CatalogTags)
+		sort.Slice(k.OtherTags, func(i, j int) bool { return k.OtherTags[i].Name() < k.OtherTags[j].Name() })
 		out[k.UUID] = k
 	}
 	return out, nil
@@ -93,4 +103,42 @@ func fromFacets(facets string) (metadataLocation, owner, table string) {
 		owner = m.Ownership.Owners[0].Name
 	}
 	return m.Iceberg.MetadataLocation, owner, m.Iceberg.Table
+}
+
+// tagEntries are the entries of the latest tags facet in a Dataset's facets JSON, by rendered name.
+func tagEntries(facets string) map[string]olevent.Tag {
+	var m struct {
+		Tags struct {
+			Tags []struct {
+				Key    string `json:"key"`
+				Value  string `json:"value"`
+				Source string `json:"source"`
+				Field  string `json:"field"`
+			} `json:"tags"`
+		} `json:"tags"`
+	}
+	out := map[string]olevent.Tag{}
+	if json.Unmarshal([]byte(facets), &m) == nil {
+		for _, e := range m.Tags.Tags {
+			t := olevent.Tag{Key: e.Key, Value: e.Value, Source: e.Source, Field: e.Field}
+			out[t.Name()] = t
+		}
+	}
+	return out
+}
+
+// otherTag is another source's tag in force (iv) as a facet entry: from the latest tags facet where it lists it,
+// else read back from the rendered name as the governance mutations read it (the first ':' ends the field, the
+// first '=' the key); the source is the interval's.
+func otherTag(iv graph.TagInterval, entries map[string]olevent.Tag) olevent.Tag {
+	t, ok := entries[iv.Name]
+	if !ok {
+		n := iv.Name
+		if i := strings.IndexByte(n, ':'); i >= 0 && !strings.Contains(n[:i], "=") {
+			t.Field, n = n[:i], n[i+1:]
+		}
+		t.Key, t.Value, _ = strings.Cut(n, "=")
+	}
+	t.Source = iv.Source
+	return t
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // planTable is a loaded table for Plan: uuid, metadata location, snapshot ids (each the parent of the next).
@@ -295,6 +296,48 @@ func TestPlanNamesANestedTableWithAMetadataTableNameByItsLocation(t *testing.T) 
 		}
 		if c.name == "renamed: the state under the location, no RENAME" && (len(evs) != 1 || !strings.Contains(string(evs[0]), `"table":"db.orders.snaps"`)) {
 			t.Errorf("the renamed table's state lacks its new catalog name: %s", evs)
+		}
+	}
+}
+
+// The sync changes only its own tags (ADR 0087): its tags facet keeps every other source's tags in force as they
+// are (a tag both list stays the other's), its empty list removes only its own; when another source's facet
+// replaced the list after the table's last update, the sync's tags come back dated now, not at the last update.
+func TestPlanKeepsOtherSourcesTags(t *testing.T) {
+	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
+	now := time.UnixMilli(9_000_000)
+	tbl := func(loc string, props map[string]string) TableState {
+		tb := planTable("db", "t", "u1", loc)
+		tb.Result.Metadata.Properties = props
+		return tb
+	}
+	dbt := []olevent.Tag{{Key: "certified", Source: "dbt"}, {Key: "pii", Source: "dbt"}}
+	known := func(loc string, own ...string) map[string]Known {
+		return map[string]Known{"u1": {UUID: "u1", Name: "db.t", MetadataLocation: loc, Versions: map[string]bool{},
+			Schemas: map[string]bool{"0": true}, CatalogTags: own, OtherTags: dbt}}
+	}
+	tagged := map[string]string{TagsProperty: "finance, pii"}
+	const both = `"tags":[{"key":"certified","source":"dbt"},{"key":"pii","source":"dbt"},{"key":"finance","source":"ICEBERG_CATALOG"}]`
+	cases := []struct {
+		name, want, facet string
+		tbl               TableState
+		known             map[string]Known
+		at                string
+	}{
+		{"tagged in the catalog: the others kept, pii stays dbt's", "db.t:state", both, tbl("m2", tagged), known("m1"), "1970-01-01T00:00:01Z"},
+		{"in force (pii is dbt's): nothing", "", "", tbl("m1", tagged), known("m1", "finance"), ""},
+		{"displaced by another source's facet: back now", "db.t:state", both, tbl("m1", tagged), known("m1"), "1970-01-01T02:30:00Z"},
+		{"removed in the catalog: only the sync's go", "db.t:state", `"tags":[{"key":"certified","source":"dbt"},{"key":"pii","source":"dbt"}]}`,
+			tbl("m2", nil), known("m1", "finance"), "1970-01-01T00:00:01Z"},
+	}
+	for _, c := range cases {
+		evs, _ := Plan(cat, ScanResult{Tables: []TableState{c.tbl}}, c.known, nil, now)
+		if got := kinds(t, evs); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+			continue
+		}
+		if c.facet != "" && (!strings.Contains(string(evs[0]), c.facet) || !strings.Contains(string(evs[0]), `"eventTime":"`+c.at+`"`)) {
+			t.Errorf("%s: the event lacks %s at %s:\n%s", c.name, c.facet, c.at, evs[0])
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/ingest/olevent/facets"
 )
 
@@ -60,6 +61,9 @@ type Known struct {
 	// CatalogTags are the tags in force now whose source is the sync's (TagSource), rendered and sorted as
 	// Dataset.tags renders them (ADR 0075).
 	CatalogTags []string
+	// OtherTags are the tags in force now from every other source (a producer's tags facet, the governance
+	// mutations), sorted by name: the sync's tags facet keeps them as they are (ADR 0087).
+	OtherTags []olevent.Tag
 	// RefNamespace and RefName name a table the sync names by its location (its catalog name is a metadata
 	// table's, ADR 0087): the node's own name, which the sync's events for it use. Empty: the events name the
 	// table (cat.Namespace, Name).
@@ -221,8 +225,21 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 		owner := scan.Owner(t)
 		tags, warns := catalogTags(name, md)
 		rep.Warnings = append(rep.Warnings, warns...)
-		tagsChanged := !sameTags(tags, k.CatalogTags)
-		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) && !tagsChanged && !renamedByLocation {
+		tagsChanged := !sameTags(tags, k.CatalogTags, k.OtherTags)
+		unchanged := isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) && !renamedByLocation
+		if unchanged && tagsChanged {
+			// The table did not change, so its tags did not either: another source's tags facet replaced the
+			// list after the table's last update. The sync's tags come back now, beside the others' (ADR 0087);
+			// dated at the table's last update they would never be the latest.
+			rep.Changed++
+			fs := map[string]any{"tags": tagsFacet(tags, k.OtherTags), "symlinks": uuidSymlink(cat, u)}
+			if owner != k.Owner && owner != "" {
+				fs["ownership"] = ownershipFacet(owner)
+			}
+			out = append(out, event(now, eventNS, eventName, fs))
+			continue
+		}
+		if unchanged {
 			if owner != k.Owner && owner != "" { // the namespace's owner changed, the table did not
 				out = append(out, event(now, eventNS, eventName, map[string]any{"ownership": ownershipFacet(owner),
 					"symlinks": uuidSymlink(cat, u)}))
@@ -238,8 +255,8 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 			rep.New++
 		}
 		var tagsF map[string]any
-		if tagsChanged { // the full list, empty when the properties no longer carry any (ADR 0075)
-			tagsF = tagsFacet(tags)
+		if tagsChanged { // the full list, empty when the properties no longer carry any (ADR 0075), with every other source's tags in force (ADR 0087)
+			tagsF = tagsFacet(tags, k.OtherTags)
 		}
 		out = append(out, tableState(cat, u, ref, name, byLocation, t.Result, owner, isKnown && k.Dropped, k.Schemas, tagsF, clamp(md.LastUpdatedMs, oldest)))
 		for _, s := range md.Snapshots {

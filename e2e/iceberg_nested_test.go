@@ -82,6 +82,28 @@ func TestANestedTableNamedLikeAMetadataTableIsNotTheMetadataTable(t *testing.T) 
 		t.Errorf("the read of the real table comes from %q, want its field %s", got, byUUID.fieldIDs()["id"])
 	}
 
+	// ADR 0087: internal headwater_* facets are stored (Dataset.facets, graph-model.md) and answered only as what
+	// they mean (fields, aliases, versions, block history); no API field serves raw facets, and no answer about a
+	// synced table carries the headwater_iceberg facet's content.
+	schema := o.gql(t, `{ __schema { types { name fields { name } } } }`, nil)
+	for _, ty := range schema["__schema"].(map[string]any)["types"].([]any) {
+		tm := ty.(map[string]any)
+		fs, _ := tm["fields"].([]any)
+		for _, f := range fs {
+			if n := f.(map[string]any)["name"].(string); strings.Contains(strings.ToLower(n), "facet") {
+				t.Errorf("the API serves %s.%s: internal facets must not be served raw", tm["name"], n)
+			}
+		}
+	}
+	answer := jsonOf(o.gql(t, `query($ns: String!, $n: String!) { dataset(namespace: $ns, name: $n) { id name currentName
+		description fields { id path tags { name } } aliases { namespace name kind } owners { name } tags { name source }
+		versions(first: 20) { nodes { version operation summary { key value } } } } }`, map[string]any{"ns": uuidNS, "n": u}))
+	for _, internal := range []string{"headwater_", "metadataLocation", "fieldIds", "tableUuid"} {
+		if strings.Contains(answer, internal) {
+			t.Errorf("the synced table's answer carries %q: %s", internal, answer)
+		}
+	}
+
 	// known by its uuid alone: nothing to write
 	if line, ids := icebergSync(t, store, api, uri, cat, ns); len(ids) != 0 {
 		t.Errorf("a second sync with nothing changed wrote %d events (%s)", len(ids), line)

@@ -149,7 +149,11 @@ func TestCatalogAndProducerTagsOnOneTable(t *testing.T) {
 		}
 	}
 	catalog := []string{"customer:pii.name/ICEBERG_CATALOG", "finance/ICEBERG_CATALOG", "tier=gold/ICEBERG_CATALOG"}
-	union := func(p ...string) []string { out := append(append([]string{}, p...), catalog...); sort.Strings(out); return out }
+	union := func(p ...string) []string {
+		out := append(append([]string{}, p...), catalog...)
+		sort.Strings(out)
+		return out
+	}
 
 	icebergStep(t, "create", ns)
 	icebergSync(t, store, api, uri, cat, ns)

@@ -11,8 +11,9 @@ import (
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
-// icebergDo runs one of the pyiceberg driver's commands (table, namespace-owner, ...) against the fixture.
-func icebergDo(t *testing.T, args ...string) {
+// icebergDo runs one of the pyiceberg driver's commands (table, namespace-owner, ...) against the fixture and
+// returns the JSON it printed last.
+func icebergDo(t *testing.T, args ...string) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -20,6 +21,11 @@ func icebergDo(t *testing.T, args ...string) {
 	if err != nil {
 		t.Fatalf("pyiceberg %v: %v\n%s", args, err, out)
 	}
+	var st map[string]any
+	if err := json.Unmarshal(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:], &st); err != nil {
+		t.Fatalf("pyiceberg %v printed %s: %v", args, out, err)
+	}
+	return st
 }
 
 func owners(t *testing.T, api, tok, ns, name string) (string, bool) {

@@ -116,3 +116,69 @@ func TestIcebergCatalogTagsBecomeTags(t *testing.T) {
 		t.Errorf("the sync after the removal wrote %d events (%s), want none", len(ids), line)
 	}
 }
+
+// ADR 0087 end to end: real pyiceberg tags a table (headwater.tags, headwater.column-tags.customer) that a
+// producer also tags (a DatasetEvent's tags facet, source dbt). Each source changes only its own tags: the sync's
+// facet keeps the producer's (Dataset.tags is the union, each with its source); a later producer facet replaces the
+// list (the catalog's are gone until the next sync), and the next sync brings them back beside the producer's,
+// dated now; a sync with nothing changed writes nothing; removing the properties removes only the catalog's.
+func TestCatalogAndProducerTagsOnOneTable(t *testing.T) {
+	store := testenv.Store(t)
+	kc := testenv.KafkaConfig(t)
+	api := freePort(t)
+	start(t, kc, nil, "serve", "--http-addr="+api, "--http-metrics-addr="+freePort(t), "--archive-dir="+t.TempDir())
+	waitHTTP(t, "http://"+api+"/readyz", 60*time.Second)
+	tok := testenv.Token(4)
+	o := &ownTest{t: t, api: api, jobNS: runID + "-icetag2-" + tok}
+	uri := testenv.IcebergURI()
+	ns, cat := "hw_tags2_"+tok, "fx-t2-"+tok
+	orders := ns + ".orders"
+	producerTags := func(at time.Time, keys ...string) {
+		t.Helper()
+		var list []any
+		for _, k := range keys {
+			list = append(list, map[string]any{"key": k, "source": "dbt"})
+		}
+		ev := o.datasetEvent(o.ds(uri, orders, map[string]any{"tags": map[string]any{"_producer": "https://example.com/dbt",
+			"_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json", "tags": list}}))
+		ev["eventTime"] = at.UTC().Format(time.RFC3339Nano)
+		if code, body := o.post(t, token, ev); code != 202 {
+			t.Fatalf("producer tags: %d %v", code, body)
+		} else {
+			waitEvents(t, store, []string{body["eventId"].(string)}, projectTimeout)
+		}
+	}
+	catalog := []string{"customer:pii.name/ICEBERG_CATALOG", "finance/ICEBERG_CATALOG", "tier=gold/ICEBERG_CATALOG"}
+	union := func(p ...string) []string {
+		out := append(append([]string{}, p...), catalog...)
+		sort.Strings(out)
+		return out
+	}
+
+	icebergStep(t, "create", ns)
+	icebergSync(t, store, api, uri, cat, ns)
+	producerTags(time.Now().Add(-time.Minute), "certified")
+	icebergStep(t, "set-tags", ns)
+	icebergSync(t, store, api, uri, cat, ns)
+	if got, want := catalogTagsOf(t, o, uri, orders), union("certified/dbt"); !slices.Equal(got, want) {
+		t.Errorf("after the catalog tagged a table the producer tagged: %v, want %v", got, want)
+	}
+
+	producerTags(time.Now(), "certified", "reviewed") // the producer's latest facet replaces the list
+	if got, want := catalogTagsOf(t, o, uri, orders), []string{"certified/dbt", "reviewed/dbt"}; !slices.Equal(got, want) {
+		t.Errorf("after the producer's later facet: %v, want %v", got, want)
+	}
+	icebergSync(t, store, api, uri, cat, ns)
+	if got, want := catalogTagsOf(t, o, uri, orders), union("certified/dbt", "reviewed/dbt"); !slices.Equal(got, want) {
+		t.Errorf("after the next sync: %v, want %v (the catalog's back beside the producer's)", got, want)
+	}
+	if line, ids := icebergSync(t, store, api, uri, cat, ns); len(ids) != 0 {
+		t.Errorf("a sync with nothing changed wrote %d events (%s)", len(ids), line)
+	}
+
+	icebergStep(t, "unset-tags", ns)
+	icebergSync(t, store, api, uri, cat, ns)
+	if got, want := catalogTagsOf(t, o, uri, orders), []string{"certified/dbt", "reviewed/dbt"}; !slices.Equal(got, want) {
+		t.Errorf("after the catalog's properties were removed: %v, want only the producer's %v", got, want)
+	}
+}

@@ -156,8 +156,9 @@ func catalogScheduler(path string, store *graph.Store, gw *gateway.Gateway, log 
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano())
 	syncer := schedule.Syncer{State: icebergsync.GraphState{Store: store}, Env: os.Getenv,
-		Publisher: func(c schedule.Catalog) icebergsync.Publisher {
-			return icebergsync.SubmitPublisher{Sub: gw, Principal: authz.Principal{Subject: c.Principal, Kind: "service"}}
+		Publisher: func(c schedule.Catalog, h schedule.Held) icebergsync.Publisher {
+			return icebergsync.SubmitPublisher{Sub: gw, Principal: authz.Principal{Subject: c.Principal, Kind: "service"},
+				Fence: schedule.LeaseFence{Leases: schedule.Neo4jLeases{Store: store}, Held: h}}
 		}}
 	return schedule.New(f, schedule.Neo4jLeases{Store: store}, syncer.Sync, holder, schedule.NewMetrics(reg), log, time.Now), nil
 }

@@ -11,6 +11,7 @@ type Metrics struct {
 	produceSeconds prometheus.Histogram
 	shed           prometheus.Counter
 	inFlightBytes  prometheus.Gauge
+	fenced         prometheus.Counter
 }
 
 // NewMetrics registers the gateway's metrics on reg.
@@ -31,6 +32,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Requests answered 503 because the in-flight byte budget (gateway.max-in-flight-bytes) was full."})
 	m.inFlightBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "headwater_gateway_in_flight_bytes",
 		Help: "Request body bytes reserved by requests in flight."})
-	reg.MustRegister(m.events, m.facetIssues, m.rateLimited, m.unavailable, m.produceSeconds, m.shed, m.inFlightBytes)
+	m.fenced = prometheus.NewCounter(prometheus.CounterOpts{Name: "headwater_gateway_fenced_total",
+		Help: "Submissions refused by their fence right before producing, nothing produced (ADR 0087: a catalog sync whose lease is no longer its own)."})
+	reg.MustRegister(m.events, m.facetIssues, m.rateLimited, m.unavailable, m.produceSeconds, m.shed, m.inFlightBytes, m.fenced)
 	return m
 }

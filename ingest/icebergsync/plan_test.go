@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/olevent"
 )
 
 // planTable is a loaded table for Plan: uuid, metadata location, snapshot ids (each the parent of the next).
@@ -244,5 +245,99 @@ func TestPlanStateNamesTheTablesLocation(t *testing.T) {
 	evs, _ := Plan(Catalog{Name: "lake", Namespace: "http://cat:8181"}, ScanResult{Tables: []TableState{tbl}}, nil, nil, time.UnixMilli(5_000))
 	if want := `{"name":"db/t","namespace":"s3://lake","type":"LOCATION"}`; len(evs) != 1 || !strings.Contains(string(evs[0]), want) {
 		t.Errorf("state event lacks %s:\n%s", want, evs)
+	}
+}
+
+// A table whose catalog name is a metadata table's (table `snapshots` of namespace `db.orders`) is named by its
+// location, never by `db.orders.snapshots` (the decoder's name for `db.orders`'s snapshots metadata table, ADR
+// 0064): its events carry its catalog name in headwater_iceberg.table, and the next sync knows it by its uuid
+// alone (GraphState gives its node's own name as the ref): unchanged gives nothing, a rename keeps the location
+// name (no RENAME) and a drop names the location (ADR 0087).
+func TestPlanNamesANestedTableWithAMetadataTableNameByItsLocation(t *testing.T) {
+	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
+	now := time.UnixMilli(5_000)
+	nested := func(name, loc string, snaps ...string) TableState {
+		tbl := planTable("db", name, "u1", loc, snaps...)
+		tbl.Ident.Namespace = icebergrest.Namespace{"db", "orders"}
+		tbl.Result.Metadata.Location = "/wh/db/orders/" + name
+		return tbl
+	}
+	evs, _ := Plan(cat, ScanResult{Tables: []TableState{nested("snapshots", "m1", "1")}}, nil, nil, now)
+	if got := kinds(t, evs); got != "/wh/db/orders/snapshots:state /wh/db/orders/snapshots:snap=1" {
+		t.Fatalf("a new nested table named like a metadata table: %s", got)
+	}
+	for _, e := range evs {
+		if s := string(e); !strings.Contains(s, `"namespace":"file"`) || !strings.Contains(s, `"table":"db.orders.snapshots"`) || strings.Contains(s, `"LOCATION"`) {
+			t.Errorf("event not named by the location with its catalog name in headwater_iceberg.table (and no location identifier): %s", s)
+		}
+	}
+	// an ordinary nested name keeps the catalog name
+	if evs, _ := Plan(cat, ScanResult{Tables: []TableState{nested("lines", "m1")}}, nil, nil, now); kinds(t, evs) != "db.orders.lines:state" {
+		t.Errorf("an ordinary nested table: %s", kinds(t, evs))
+	}
+
+	k := Known{UUID: "u1", Name: "db.orders.snapshots", MetadataLocation: "m1", Versions: map[string]bool{"1": true},
+		Schemas: map[string]bool{"0": true}, RefNamespace: "file", RefName: "/wh/db/orders/snapshots"}
+	for _, c := range []struct {
+		name string
+		scan ScanResult
+		want string
+	}{
+		{"unchanged: nothing", ScanResult{Tables: []TableState{nested("snapshots", "m1", "1")}}, ""},
+		{"appended: under the location", ScanResult{Tables: []TableState{nested("snapshots", "m2", "1", "2")}},
+			"/wh/db/orders/snapshots:state /wh/db/orders/snapshots:snap=2"},
+		{"renamed: the state under the location, no RENAME", ScanResult{Tables: []TableState{nested("snaps", "m1", "1")}},
+			"/wh/db/orders/snapshots:state"},
+		{"gone: a DROP of the location", ScanResult{}, "/wh/db/orders/snapshots:DROP"},
+	} {
+		evs, _ := Plan(cat, c.scan, map[string]Known{"u1": k}, nil, now)
+		if got := kinds(t, evs); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+		if c.name == "renamed: the state under the location, no RENAME" && (len(evs) != 1 || !strings.Contains(string(evs[0]), `"table":"db.orders.snaps"`)) {
+			t.Errorf("the renamed table's state lacks its new catalog name: %s", evs)
+		}
+	}
+}
+
+// The sync changes only its own tags (ADR 0087): its tags facet keeps every other source's tags in force as they
+// are (a tag both list stays the other's), its empty list removes only its own; when another source's facet
+// replaced the list after the table's last update, the sync's tags come back dated now, not at the last update.
+func TestPlanKeepsOtherSourcesTags(t *testing.T) {
+	cat := Catalog{Name: "lake", Namespace: "http://cat:8181"}
+	now := time.UnixMilli(9_000_000)
+	tbl := func(loc string, props map[string]string) TableState {
+		tb := planTable("db", "t", "u1", loc)
+		tb.Result.Metadata.Properties = props
+		return tb
+	}
+	dbt := []olevent.Tag{{Key: "certified", Source: "dbt"}, {Key: "pii", Source: "dbt"}}
+	known := func(loc string, own ...string) map[string]Known {
+		return map[string]Known{"u1": {UUID: "u1", Name: "db.t", MetadataLocation: loc, Versions: map[string]bool{},
+			Schemas: map[string]bool{"0": true}, CatalogTags: own, OtherTags: dbt}}
+	}
+	tagged := map[string]string{TagsProperty: "finance, pii"}
+	const both = `"tags":[{"key":"certified","source":"dbt"},{"key":"pii","source":"dbt"},{"key":"finance","source":"ICEBERG_CATALOG"}]`
+	cases := []struct {
+		name, want, facet string
+		tbl               TableState
+		known             map[string]Known
+		at                string
+	}{
+		{"tagged in the catalog: the others kept, pii stays dbt's", "db.t:state", both, tbl("m2", tagged), known("m1"), "1970-01-01T00:00:01Z"},
+		{"in force (pii is dbt's): nothing", "", "", tbl("m1", tagged), known("m1", "finance"), ""},
+		{"displaced by another source's facet: back now", "db.t:state", both, tbl("m1", tagged), known("m1"), "1970-01-01T02:30:00Z"},
+		{"removed in the catalog: only the sync's go", "db.t:state", `"tags":[{"key":"certified","source":"dbt"},{"key":"pii","source":"dbt"}]}`,
+			tbl("m2", nil), known("m1", "finance"), "1970-01-01T00:00:01Z"},
+	}
+	for _, c := range cases {
+		evs, _ := Plan(cat, ScanResult{Tables: []TableState{c.tbl}}, c.known, nil, now)
+		if got := kinds(t, evs); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+			continue
+		}
+		if c.facet != "" && (!strings.Contains(string(evs[0]), c.facet) || !strings.Contains(string(evs[0]), `"eventTime":"`+c.at+`"`)) {
+			t.Errorf("%s: the event lacks %s at %s:\n%s", c.name, c.facet, c.at, evs[0])
+		}
 	}
 }

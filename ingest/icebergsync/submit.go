@@ -10,17 +10,20 @@ import (
 	"github.com/headwater-data/headwater/ingest/gateway"
 )
 
-// Submitter sends server-built events through the gateway's path (gateway.Gateway.Submit).
+// Submitter sends server-built events through the gateway's path (gateway.Gateway.SubmitFenced), checking fence
+// (nil: none) right before producing.
 type Submitter interface {
-	Submit(ctx context.Context, events [][]byte) (gateway.Submission, error)
+	SubmitFenced(ctx context.Context, events [][]byte, fence gateway.Fence) (gateway.Submission, error)
 }
 
 // SubmitPublisher publishes in-process, for the scheduled sync of `headwater serve`: the same per-event path as
 // the batch endpoint (validation, the produce check for Principal, the archive through Kafka), without a token or
-// an HTTP round trip. Principal is the catalog's service principal from the catalogs file.
+// an HTTP round trip. Principal is the catalog's service principal from the catalogs file; Fence is the sync's
+// lease, checked by the gateway right before each batch is produced (ADR 0087; nil: none).
 type SubmitPublisher struct {
 	Sub       Submitter
 	Principal authz.Principal
+	Fence     gateway.Fence
 }
 
 // Publish implements Publisher: PublishBatch events a submission, all or nothing each; a refused event ends the
@@ -34,7 +37,7 @@ func (p SubmitPublisher) Publish(ctx context.Context, events []json.RawMessage) 
 		for i, e := range batch {
 			raw[i] = e
 		}
-		sub, err := p.Sub.Submit(ctx, raw)
+		sub, err := p.Sub.SubmitFenced(ctx, raw, p.Fence)
 		if err != nil {
 			return ids, fmt.Errorf("gateway: %w", err)
 		}

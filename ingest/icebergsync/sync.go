@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/headwater-data/headwater/ingest/icebergsync/icebergrest"
+	"github.com/headwater-data/headwater/ingest/olevent"
+	"github.com/headwater-data/headwater/ingest/olevent/facets"
 )
 
 // The sync's names and limits (ADR 0041).
@@ -59,6 +61,35 @@ type Known struct {
 	// CatalogTags are the tags in force now whose source is the sync's (TagSource), rendered and sorted as
 	// Dataset.tags renders them (ADR 0075).
 	CatalogTags []string
+	// OtherTags are the tags in force now from every other source (a producer's tags facet, the governance
+	// mutations), sorted by name: the sync's tags facet keeps them as they are (ADR 0087).
+	OtherTags []olevent.Tag
+	// RefNamespace and RefName name a table the sync names by its location (its catalog name is a metadata
+	// table's, ADR 0087): the node's own name, which the sync's events for it use. Empty: the events name the
+	// table (cat.Namespace, Name).
+	RefNamespace, RefName string
+}
+
+// ref is the name the sync's events give a known table.
+func (k Known) ref(cat Catalog) (ns, name string) {
+	if k.RefNamespace != "" {
+		return k.RefNamespace, k.RefName
+	}
+	return cat.Namespace, k.Name
+}
+
+// newRef is the name the sync's events give a table the graph does not know: its catalog name in the catalog's
+// namespace, except a catalog name a metadata table has too (table `snapshots` of namespace `db.orders` is
+// `db.orders.snapshots`, the name the decoder gives `db.orders`'s snapshots metadata table, ADR 0064): that table is
+// named by its location, as Spark names it, and never takes the metadata table's node (ADR 0087). A location the
+// sync cannot name leaves the catalog name.
+func newRef(cat Catalog, name, location string) (ns, n string, byLocation bool) {
+	if facets.IsMetadataTableName(name) {
+		if ns, n, ok := locationName(location); ok {
+			return ns, n, true
+		}
+	}
+	return cat.Namespace, name, false
 }
 
 // missingSchemas reports whether the table's metadata has a schema, or a recorded snapshot a schema id, that the
@@ -170,27 +201,50 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 		u := strings.ToLower(md.TableUUID)
 		seen[u] = true
 		k, isKnown := known[u]
-		eventName := name
-		if isKnown && !k.Dropped && k.Name != name {
+		eventNS, eventName, byLocation := newRef(cat, name, md.Location)
+		if isKnown {
+			eventNS, eventName = k.ref(cat)
+			byLocation = k.RefNamespace != ""
+		}
+		renamed := isKnown && !k.Dropped && k.Name != name
+		if renamed {
 			rep.Renamed++
-			eventName = k.Name
+		}
+		if renamed && !byLocation {
 			out = append(out, event(now, cat.Namespace, name, map[string]any{
 				"lifecycleStateChange": facet(map[string]any{"lifecycleStateChange": "RENAME",
 					"previousIdentifier": map[string]any{"namespace": cat.Namespace, "name": k.Name}}),
 				"symlinks":          uuidSymlink(cat, u),
-				"headwater_iceberg": facet(icebergFacet(cat, u, t.Result.MetadataLocation, nil)),
+				"headwater_iceberg": facet(icebergFacet(cat, u, name, t.Result.MetadataLocation, nil)),
 			}))
 		}
+		// A table named by its location keeps that name when renamed: its state event carries the new catalog
+		// name (headwater_iceberg.table), which is how the next sync knows it (ADR 0087).
+		renamedByLocation := renamed && byLocation
+		ref := ident{eventNS, eventName}
 		owner := scan.Owner(t)
 		tags, warns := catalogTags(name, md)
 		rep.Warnings = append(rep.Warnings, warns...)
-		tagsChanged := !sameTags(tags, k.CatalogTags)
-		if isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) && !tagsChanged {
+		tagsChanged := !sameTags(tags, k.CatalogTags, k.OtherTags)
+		unchanged := isKnown && k.MetadataLocation == t.Result.MetadataLocation && !k.Dropped && !k.missingSchemas(md) && !renamedByLocation
+		if unchanged && tagsChanged {
+			// The table did not change, so its tags did not either: another source's tags facet replaced the
+			// list after the table's last update. The sync's tags come back now, beside the others' (ADR 0087);
+			// dated at the table's last update they would never be the latest.
+			rep.Changed++
+			fs := map[string]any{"tags": tagsFacet(tags, k.OtherTags), "symlinks": uuidSymlink(cat, u)}
+			if owner != k.Owner && owner != "" {
+				fs["ownership"] = ownershipFacet(owner)
+			}
+			out = append(out, event(now, eventNS, eventName, fs))
+			continue
+		}
+		if unchanged {
 			if owner != k.Owner && owner != "" { // the namespace's owner changed, the table did not
-				out = append(out, event(now, cat.Namespace, eventName, map[string]any{"ownership": ownershipFacet(owner),
+				out = append(out, event(now, eventNS, eventName, map[string]any{"ownership": ownershipFacet(owner),
 					"symlinks": uuidSymlink(cat, u)}))
 			}
-			if eventName == name {
+			if !renamed {
 				rep.Unchanged++
 			}
 			continue
@@ -201,16 +255,16 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 			rep.New++
 		}
 		var tagsF map[string]any
-		if tagsChanged { // the full list, empty when the properties no longer carry any (ADR 0075)
-			tagsF = tagsFacet(tags)
+		if tagsChanged { // the full list, empty when the properties no longer carry any (ADR 0075), with every other source's tags in force (ADR 0087)
+			tagsF = tagsFacet(tags, k.OtherTags)
 		}
-		out = append(out, tableState(cat, u, eventName, t.Result, owner, isKnown && k.Dropped, k.Schemas, tagsF, clamp(md.LastUpdatedMs, oldest)))
+		out = append(out, tableState(cat, u, ref, name, byLocation, t.Result, owner, isKnown && k.Dropped, k.Schemas, tagsF, clamp(md.LastUpdatedMs, oldest)))
 		for _, s := range md.Snapshots {
 			if isKnown && k.Versions[string(s.SnapshotID)] && (s.SchemaID == nil || k.VersionSchemas[string(s.SnapshotID)]) {
 				continue
 			}
 			rep.Snapshots++
-			out = append(out, snapshotEvent(cat, u, eventName, t.Result.MetadataLocation, s, clamp(s.TimestampMs, oldest)))
+			out = append(out, snapshotEvent(cat, u, ref, name, t.Result.MetadataLocation, s, clamp(s.TimestampMs, oldest)))
 		}
 	}
 	if len(scan.Vanished) > 0 {
@@ -225,7 +279,8 @@ func Plan(cat Catalog, scan ScanResult, known map[string]Known, root icebergrest
 	sort.Strings(gone)
 	for _, u := range gone {
 		rep.Dropped++
-		out = append(out, event(now, cat.Namespace, known[u].Name, map[string]any{
+		ns, name := known[u].ref(cat)
+		out = append(out, event(now, ns, name, map[string]any{
 			"lifecycleStateChange": facet(map[string]any{"lifecycleStateChange": "DROP"}),
 			"symlinks":             uuidSymlink(cat, u),
 		}))
@@ -246,16 +301,20 @@ func clamp(ms int64, oldest time.Time) time.Time {
 	return t
 }
 
-// tableState is the event of a table's current state: its schema (nested as the schema facet nests, with every
-// path's field id in headwater_iceberg), its uuid identifier, its owner (the table's owner property, else its
-// namespace's: ScanResult.Owner), its tags facet (nil: none sent); revived is a table the graph has as dropped
-// that the catalog lists again.
-func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, owner string, revived bool,
+// ident is a dataset's OpenLineage name.
+type ident struct{ ns, name string }
+
+// tableState is the event of a table's current state, named ref: its schema (nested as the schema facet nests,
+// with every path's field id in headwater_iceberg), its uuid identifier, its catalog name (headwater_iceberg.table),
+// its owner (the table's owner property, else its namespace's: ScanResult.Owner), its tags facet (nil: none
+// sent); revived is a table the graph has as dropped that the catalog lists again; byLocation is a table ref
+// names by its location (ADR 0087), which then needs no location identifier.
+func tableState(cat Catalog, u string, ref ident, table string, byLocation bool, r *icebergrest.LoadTableResult, owner string, revived bool,
 	recorded map[string]bool, tags map[string]any, at time.Time) json.RawMessage {
 	md := &r.Metadata
-	ice := icebergFacet(cat, u, r.MetadataLocation, nil)
+	ice := icebergFacet(cat, u, table, r.MetadataLocation, nil)
 	links := uuidSymlink(cat, u)
-	if ns, n, ok := locationName(md.Location); ok { // the name Spark's events give the table (ADR 0083)
+	if ns, n, ok := locationName(md.Location); ok && !byLocation { // the name Spark's events give the table (ADR 0083)
 		links["identifiers"] = append(links["identifiers"].([]any), map[string]any{"namespace": ns, "name": n, "type": locationIdentifierType})
 	}
 	facets := map[string]any{"symlinks": links}
@@ -295,11 +354,11 @@ func tableState(cat Catalog, u, name string, r *icebergrest.LoadTableResult, own
 	if revived {
 		facets["lifecycleStateChange"] = facet(map[string]any{"lifecycleStateChange": "CREATE"})
 	}
-	return event(at, cat.Namespace, name, facets)
+	return event(at, ref.ns, ref.name, facets)
 }
 
 // snapshotEvent records one snapshot as a dataset version (version.datasetVersion is the snapshot id as text).
-func snapshotEvent(cat Catalog, u, name, metadataLocation string, s icebergrest.Snapshot, at time.Time) json.RawMessage {
+func snapshotEvent(cat Catalog, u string, ref ident, table, metadataLocation string, s icebergrest.Snapshot, at time.Time) json.RawMessage {
 	snap := map[string]any{"id": string(s.SnapshotID), "timestampMs": s.TimestampMs, "sequenceNumber": s.SequenceNumber,
 		"operation": s.Operation(), "summary": orEmpty(s.Summary)}
 	if s.ParentSnapshotID != nil && *s.ParentSnapshotID != "-1" {
@@ -308,10 +367,10 @@ func snapshotEvent(cat Catalog, u, name, metadataLocation string, s icebergrest.
 	if s.SchemaID != nil {
 		snap["schemaId"] = *s.SchemaID
 	}
-	return event(at, cat.Namespace, name, map[string]any{
+	return event(at, ref.ns, ref.name, map[string]any{
 		"version":           facet(map[string]any{"datasetVersion": string(s.SnapshotID)}),
 		"symlinks":          uuidSymlink(cat, u),
-		"headwater_iceberg": facet(icebergFacet(cat, u, metadataLocation, snap)),
+		"headwater_iceberg": facet(icebergFacet(cat, u, table, metadataLocation, snap)),
 	})
 }
 
@@ -335,8 +394,11 @@ func refsOf(md *icebergrest.TableMetadata) map[string]string {
 	return out
 }
 
-func icebergFacet(cat Catalog, u, metadataLocation string, snap map[string]any) map[string]any {
-	f := map[string]any{"_schemaURL": icebergFacetURL, "catalog": cat.Name, "tableUuid": u, "metadataLocation": metadataLocation}
+// icebergFacet is the sync's headwater_iceberg facet: the catalog, the table's uuid, its catalog name (table: how
+// the next sync knows a table named by its location, ADR 0087), its metadata file and, on a snapshot's event, the
+// snapshot.
+func icebergFacet(cat Catalog, u, table, metadataLocation string, snap map[string]any) map[string]any {
+	f := map[string]any{"_schemaURL": icebergFacetURL, "catalog": cat.Name, "tableUuid": u, "table": table, "metadataLocation": metadataLocation}
 	if snap != nil {
 		f["snapshot"] = snap
 	}

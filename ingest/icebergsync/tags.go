@@ -113,16 +113,49 @@ func catalogTags(table string, md *icebergrest.TableMetadata) ([]catalogTag, []W
 	return out, warns
 }
 
-// sameTags reports whether the catalog's tags are the ones the graph has in force from the sync (both sorted).
-func sameTags(tags []catalogTag, inForce []string) bool {
+// sameTags reports whether the catalog's tags are the ones in force (both sorted): the sync's own (inForce), and
+// those of its tags another source set too (others), which stay that source's (ADR 0087).
+func sameTags(tags []catalogTag, inForce []string, others []olevent.Tag) bool {
+	if len(others) > 0 {
+		byOther := map[string]bool{}
+		for _, o := range others {
+			byOther[o.Name()] = true
+		}
+		var rest []catalogTag
+		for _, t := range tags {
+			if !byOther[t.name()] {
+				rest = append(rest, t)
+			}
+		}
+		tags = rest
+	}
 	return slices.EqualFunc(tags, inForce, func(t catalogTag, n string) bool { return t.name() == n })
 }
 
-// tagsFacet is the standard tags facet carrying the full list (an empty list removes every tag: the facet
-// replaces the dataset's list).
-func tagsFacet(tags []catalogTag) map[string]any {
-	list := make([]any, 0, len(tags))
+// tagsFacet is the standard tags facet carrying the catalog's full list (an empty list removes the sync's tags:
+// the facet replaces the dataset's list) and every other source's tags in force as they are (others), so the
+// sync changes only its own tags (ADR 0087); a tag another source set too stays that source's.
+func tagsFacet(tags []catalogTag, others []olevent.Tag) map[string]any {
+	list := make([]any, 0, len(tags)+len(others))
+	byOther := map[string]bool{}
+	for _, o := range others {
+		byOther[o.Name()] = true
+		e := map[string]any{"key": o.Key}
+		if o.Source != "" {
+			e["source"] = o.Source
+		}
+		if o.Value != "" {
+			e["value"] = o.Value
+		}
+		if o.Field != "" {
+			e["field"] = o.Field
+		}
+		list = append(list, e)
+	}
 	for _, t := range tags {
+		if byOther[t.name()] {
+			continue
+		}
 		e := map[string]any{"key": t.Key, "source": TagSource}
 		if t.Value != "" {
 			e["value"] = t.Value

@@ -146,8 +146,14 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if _, err := c.getJSON(ctx, "getConfig", "/v1/config", q, "", &c.config); err != nil {
 		return nil, err
 	}
-	if p, ok := c.config.Property("prefix"); ok && p != "" {
-		c.prefix = url.PathEscape(p)
+	if p, ok := c.config.Property("prefix"); ok && strings.Trim(p, "/") != "" {
+		// The prefix is path segments, used as pyiceberg and the Java client use it: a prefix of several
+		// segments (`catalogs/<id>`) keeps its slashes; each segment is escaped.
+		segs := strings.Split(strings.Trim(p, "/"), "/")
+		for i, s := range segs {
+			segs[i] = url.PathEscape(s)
+		}
+		c.prefix = strings.Join(segs, "/")
 	}
 	if s, ok := c.config.Property("namespace-separator"); ok && s != "" {
 		c.separator = s

@@ -65,7 +65,7 @@ func TestRepeatedPageTokenEndsTheListing(t *testing.T) {
 			_, _ = w.Write([]byte(`{"defaults": {}, "overrides": {"prefix": "wh/1"}}`))
 			return
 		}
-		if r.URL.EscapedPath() != "/v1/wh%2F1/namespaces" {
+		if r.URL.EscapedPath() != "/v1/wh/1/namespaces" { // the prefix as path segments, as pyiceberg uses it (ADR 0087)
 			http.Error(w, r.URL.EscapedPath(), http.StatusNotFound)
 			return
 		}

@@ -15,6 +15,7 @@ type Metrics struct {
 	failures    *prometheus.GaugeVec
 	lastSuccess *prometheus.GaugeVec
 	warnings    *prometheus.GaugeVec
+	fenced      *prometheus.CounterVec
 }
 
 // NewMetrics registers the series with reg (nil: unregistered).
@@ -36,5 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		warnings: obs.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "headwater_catalog_sync_warnings",
 			Help: "What the catalog's last successful sync by this process did not send, by rule (ADR 0075: table properties carrying tags it cannot read)."},
 			[]string{"catalog", "rule"})),
+		fenced: obs.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "headwater_catalog_sync_fenced_total",
+			Help: "Syncs of the catalog by this process whose batch the gateway refused because the lease was no longer theirs (ADR 0087); nothing of the batch was produced."}, cat)),
 	}
 }

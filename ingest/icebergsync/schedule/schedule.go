@@ -24,8 +24,9 @@ type Leases interface {
 	Report(ctx context.Context, catalog, holder string, at time.Time, syncErr string) error
 }
 
-// SyncFunc syncs one catalog once and says how many events it published and what it did not send.
-type SyncFunc func(ctx context.Context, c Catalog) (Outcome, error)
+// SyncFunc syncs one catalog once under the lease h and says how many events it published and what it did not
+// send; its batches must be fenced by h (ADR 0087).
+type SyncFunc func(ctx context.Context, c Catalog, h Held) (Outcome, error)
 
 // Outcome is what one sync published and the warnings of what it did not send (ADR 0075: table properties
 // carrying tags the sync cannot read).
@@ -98,7 +99,7 @@ func (s *Scheduler) loop(ctx context.Context, c Catalog) {
 		s.m.leader.WithLabelValues(c.Name).Set(b2f(leader))
 		if leader && !s.now().Before(due) {
 			var serr error
-			if held, serr = s.runOnce(ctx, c, valid); serr != nil {
+			if held, serr = s.runOnce(ctx, c, valid, lease.Token); serr != nil {
 				failures++
 				due = s.now().Add(s.backoff(c, failures))
 			} else {
@@ -145,8 +146,9 @@ func (s *Scheduler) acquire(ctx context.Context, catalog string, held time.Time)
 
 // runOnce syncs c with the lease renewed beside it; losing the lease, or not renewing it before it would lapse
 // (valid: until when the last renewal holds), cancels the sync and drops the leader gauge at once. It returns
-// until when the last renewal holds (zero: lost).
-func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (time.Time, error) {
+// until when the last renewal holds (zero: lost). token is the lease's: a renewal that answers with another (the
+// lease lapsed and was taken again) is a loss too.
+func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time, token int64) (time.Time, error) {
 	sctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	lost := make(chan struct{})
@@ -172,7 +174,7 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (ti
 				return
 			case <-t.C:
 				l, v, err := s.acquire(ctx, c.Name, valid)
-				if err != nil || l.Holder != s.holder {
+				if err != nil || l.Holder != s.holder || l.Token != token {
 					loss()
 					return
 				}
@@ -182,7 +184,7 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (ti
 		}
 	})
 	start := s.now()
-	out, err := s.sync(sctx, c)
+	out, err := s.sync(sctx, c, Held{Catalog: c.Name, Holder: s.holder, Token: token, MinRemaining: s.file.LeaseTTL / HolderMarginDivisor})
 	events := out.Events
 	close(stop)
 	wg.Wait()
@@ -200,6 +202,9 @@ func (s *Scheduler) runOnce(ctx context.Context, c Catalog, valid time.Time) (ti
 	if err != nil {
 		text = short(err.Error())
 		s.m.syncs.WithLabelValues(c.Name, "failed").Inc()
+		if errors.Is(err, ErrFenced) {
+			s.m.fenced.WithLabelValues(c.Name).Inc()
+		}
 		s.log.Warn("catalog sync failed", "catalog", c.Name, "events", events, "err", text)
 	} else {
 		s.m.syncs.WithLabelValues(c.Name, "ok").Inc()

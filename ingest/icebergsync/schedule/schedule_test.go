@@ -66,7 +66,7 @@ type calls struct {
 }
 
 func (c *calls) sync(holder string, err error) SyncFunc {
-	return func(_ context.Context, cat Catalog) (Outcome, error) {
+	return func(_ context.Context, cat Catalog, _ Held) (Outcome, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.by[holder] = append(c.by[holder], time.Now())
@@ -243,7 +243,7 @@ func TestAHolderThatCannotRenewStopsBeforeItsLeaseLapses(t *testing.T) {
 		gauge float64
 	}
 	stopped := make(chan seen, 1)
-	sync := func(ctx context.Context, _ Catalog) (Outcome, error) {
+	sync := func(ctx context.Context, _ Catalog, _ Held) (Outcome, error) {
 		<-ctx.Done()
 		stopped <- seen{time.Now(), testutil.ToFloat64(s.m.leader.WithLabelValues("lake"))}
 		return Outcome{}, ctx.Err()

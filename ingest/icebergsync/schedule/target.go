@@ -67,12 +67,12 @@ func (c Catalog) RootNamespace() icebergrest.Namespace {
 // catalog's changed prefix or endpoints are seen), the graph state read, the events published.
 type Syncer struct {
 	State     icebergsync.StateReader
-	Publisher func(c Catalog) icebergsync.Publisher
+	Publisher func(c Catalog, h Held) icebergsync.Publisher
 	Env       func(string) string
 }
 
 // Sync implements SyncFunc.
-func (s Syncer) Sync(ctx context.Context, c Catalog) (Outcome, error) {
+func (s Syncer) Sync(ctx context.Context, c Catalog, h Held) (Outcome, error) {
 	cat, err := c.Target()
 	if err != nil {
 		return Outcome{}, err
@@ -81,6 +81,6 @@ func (s Syncer) Sync(ctx context.Context, c Catalog) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("catalog %s: %w", c.Name, err)
 	}
-	rep, err := icebergsync.Sync(ctx, client, cat, s.State, s.Publisher(c), icebergsync.Options{Root: c.RootNamespace()})
+	rep, err := icebergsync.Sync(ctx, client, cat, s.State, s.Publisher(c, h), icebergsync.Options{Root: c.RootNamespace()})
 	return Outcome{Events: len(rep.EventIDs), Warnings: rep.Warnings}, err
 }

@@ -170,3 +170,12 @@ func hasField(d *olevent.Dataset, path string) bool {
 	}
 	return false
 }
+
+// IsMetadataTableName reports whether a dotted catalog name (`db.orders.snapshots`) has the shape the decoder
+// gives an Iceberg metadata table: at least namespace.table.metatable, the last part a metadata table's name. A
+// real table of a nested namespace can have that name too (table `snapshots` of namespace `db.orders`); the
+// catalog sync names such a table by its location instead (ADR 0087).
+func IsMetadataTableName(dotted string) bool {
+	parts := strings.Split(dotted, ".")
+	return len(parts) >= minMetadataSymlinkParts && icebergMetadataTables[strings.ToLower(parts[len(parts)-1])]
+}

@@ -88,23 +88,12 @@ func (p *Projector) UpgradeRuns(ctx context.Context, jobNamespacePrefix string) 
 	total := 0
 	for {
 		var n int
-		var touched []string
-		sess := p.store.Session(ctx, neo4j.AccessModeWrite)
-		_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-			w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
-			var err error
+		err := p.upgradeTx(ctx, func(w *txWriter) (err error) {
 			n, err = w.upgradeRuns(jobNamespacePrefix)
-			touched = ordered.Keys(w.touched)
-			return nil, err
-		}, neo4j.WithTxTimeout(p.store.TxTimeout()))
-		_ = sess.Close(context.Background())
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("upgrade runs: %w", err)
-		}
-		if len(touched) > 0 {
-			if err := p.gens.Bump(ctx, touched); err != nil {
-				return total, fmt.Errorf("%w: %w", ErrGenerationBump, err)
-			}
 		}
 		total += n
 		if n == 0 {
@@ -188,4 +177,28 @@ func (w *txWriter) upgradeRuns(prefix string) (int, error) {
 	plan.merge(folded.jobs)
 	plan.allFull() // the old runs mixed jobs: fold every affected job from all its runs
 	return len(old) + len(renames), w.projectJobEdges(plan)
+}
+
+// upgradeTx runs one write transaction of an in-place upgrade step and, once it commits, bumps the cache generations
+// of what it touched (UpgradeRuns, UpgradeDbtJobs, UpgradeIdentities, UpgradeEvidence, UpgradeScans; the steps over
+// the dataset fold state use inFoldedUpgrade).
+func (p *Projector) upgradeTx(ctx context.Context, body func(w *txWriter) error) error {
+	var touched []string
+	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
+	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
+		err := body(w)
+		touched = ordered.Keys(w.touched)
+		return nil, err
+	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
+	_ = sess.Close(context.Background())
+	if err != nil {
+		return err
+	}
+	if len(touched) > 0 {
+		if err := p.gens.Bump(ctx, touched); err != nil {
+			return fmt.Errorf("%w: %w", ErrGenerationBump, err)
+		}
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/headwater-data/headwater/internal/ordered"
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // UpgradeDbtJobs moves the already-projected events of dbt node jobs onto the job projection version 3 keys them
@@ -30,23 +29,12 @@ func (p *Projector) UpgradeDbtJobs(ctx context.Context, envs []Envelope, jobName
 		return 0, nil
 	}
 	var n int
-	var touched []string
-	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
-	defer func() { _ = sess.Close(context.Background()) }()
-	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
-		var err error
+	err := p.upgradeTx(ctx, func(w *txWriter) (err error) {
 		n, err = w.upgradeDbtJobs(want)
-		touched = ordered.Keys(w.touched)
-		return nil, err
-	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("upgrade dbt jobs: %w", err)
-	}
-	if len(touched) > 0 {
-		if err := p.gens.Bump(ctx, touched); err != nil {
-			return n, fmt.Errorf("%w: %w", ErrGenerationBump, err)
-		}
 	}
 	return n, nil
 }

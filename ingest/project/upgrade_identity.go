@@ -8,7 +8,6 @@ import (
 
 	"github.com/headwater-data/headwater/graph"
 	"github.com/headwater-data/headwater/ingest/fold"
-	"github.com/headwater-data/headwater/internal/ordered"
 )
 
 // Projection version 3 (docs/adr/0026-identity-in-answers.md) writes canonical namespaces with the default port
@@ -77,28 +76,6 @@ func (p *Projector) UpgradeIdentities(ctx context.Context, scope string) (Identi
 		return out, fmt.Errorf("upgrade identities: %w", err)
 	}
 	return out, nil
-}
-
-// upgradeTx runs one write transaction and bumps the cache generations of what it touched.
-func (p *Projector) upgradeTx(ctx context.Context, body func(w *txWriter) error) error {
-	var touched []string
-	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
-	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
-		err := body(w)
-		touched = ordered.Keys(w.touched)
-		return nil, err
-	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
-	_ = sess.Close(context.Background())
-	if err != nil {
-		return err
-	}
-	if len(touched) > 0 {
-		if err := p.gens.Bump(ctx, touched); err != nil {
-			return fmt.Errorf("%w: %w", ErrGenerationBump, err)
-		}
-	}
-	return nil
 }
 
 // inScope is the Cypher condition of the upgrade's scope on x.namespace.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/headwater-data/headwater/internal/ordered"
 )
 
@@ -40,23 +38,12 @@ func (p *Projector) UpgradeScans(ctx context.Context, envs []Envelope, jobNamesp
 		return 0, nil
 	}
 	var n int
-	var touched []string
-	sess := p.store.Session(ctx, neo4j.AccessModeWrite)
-	defer func() { _ = sess.Close(context.Background()) }()
-	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &txWriter{ctx: ctx, tx: tx, token: newToken(), touched: map[string]bool{}}
-		var err error
+	err := p.upgradeTx(ctx, func(w *txWriter) (err error) {
 		n, err = w.upgradeScans(byKey)
-		touched = ordered.Keys(w.touched)
-		return nil, err
-	}, neo4j.WithTxTimeout(p.store.TxTimeout()))
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("upgrade scans: %w", err)
-	}
-	if len(touched) > 0 {
-		if err := p.gens.Bump(ctx, touched); err != nil {
-			return n, fmt.Errorf("%w: %w", ErrGenerationBump, err)
-		}
 	}
 	return n, nil
 }

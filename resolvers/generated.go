@@ -4698,7 +4698,7 @@ var sources = []*ast.Source{
 #   in event time; omitted means now. Permissions always use the grants in force now.
 # - Errors carry ` + "`" + `extensions.code` + "`" + `: NOT_FOUND, FORBIDDEN, BAD_REQUEST, COMPLEXITY_LIMIT_EXCEEDED, UNAVAILABLE,
 #   INTERNAL. A node the caller may not see answers exactly like a node that does not exist.
-# - Not yet served: piiFlow (listed in API.md). coverage and the inventory operations are in trust.graphqls.
+# - coverage and the inventory operations are in trust.graphqls; piiFlow, tags and their histories: docs/governance.md.
 
 directive @goField(forceResolver: Boolean, name: String, omittable: Boolean, type: String) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 

@@ -3,6 +3,7 @@ package lineage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/headwater-data/headwater/api"
@@ -152,6 +153,7 @@ func (s *Service) flowAnswer(ctx context.Context, q flowRequest, origins []flowO
 		PermissionsFiltered: !q.scope.Global, Truncated: res.Truncated || q.clamped}
 	ans.Origins = originsOf(origins, fields)
 	ans.Reached, ans.Stops = reachesOf(flow, fields), stopsOf(flow, fields)
+	ans.Gaps = shownNoColumnGaps(ans.Gaps, flowFields(ans))
 	for _, st := range ans.Stops {
 		ans.Truncated = ans.Truncated || st.Reason == api.PiiStopDepth || st.Reason == api.PiiStopBudget
 	}
@@ -170,6 +172,27 @@ func flowFields(ans *api.PiiFlow) []api.Node {
 	}
 	for _, st := range ans.Stops {
 		out = append(out, st.Field)
+	}
+	return out
+}
+
+// shownNoColumnGaps keeps of the walk's NO_COLUMN_LINEAGE gaps those about a field the answer shows (an origin, a
+// field reached, or where the flow stopped). The walk goes on past a stop (a masked edge, an aggregation, a block)
+// to fields the tag never reaches; "unknown: no column lineage" there would be false, since the flow there is
+// known: it stopped. Other gaps are kept as they are (a TRUNCATED gap says the walk, and so the flow, is partial).
+func shownNoColumnGaps(gaps []api.Gap, shown []api.Node) []api.Gap {
+	ids := make(map[string]bool, len(shown))
+	for _, n := range shown {
+		if f, ok := n.(*api.Field); ok && f != nil {
+			ids[f.ID] = true
+		}
+	}
+	out := gaps[:0:0]
+	for _, g := range gaps {
+		if g.Kind == api.GapNoColumnLineage && !slices.ContainsFunc(g.Nodes, func(id string) bool { return ids[id] }) {
+			continue
+		}
+		out = append(out, g)
 	}
 	return out
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: starts the real stack and Headwater, sends a small real lineage (Airflow -> Spark -> dbt, with
 # column lineage, a duplicate, out-of-order events and a failed run) through the public HTTP gateway, waits
-# until Kafka -> consumer -> Neo4j has projected it, and prints a GraphQL lineage answer served from Neo4j.
+# until Kafka -> consumer -> Neo4j has projected it, and prints GraphQL answers served from Neo4j: the lineage, the
+# column-level lineage, and a piiFlow of the pii tag the extract sets on a column (stopped where the Spark job hashes it).
 #   scripts/demo.sh        run it (idempotent: reuses a running stack and server)
 #   scripts/demo.sh stop   stop Headwater and the stack
 set -euo pipefail
@@ -131,6 +132,36 @@ for e in d["edges"]:
     tr = ", ".join(f'{t["type"]}/{t["subtype"]}' + (" masked" if t["masking"] else "") + (f' ({t["description"]})' if t.get("description") else "") for t in e["transformations"])
     print(f'  {names.get(e["from"], e["from"])}  ->  {names.get(e["to"], e["to"])}   via {e["job"]["name"] if e.get("job") else "-"}  [{tr}]')
 PY
+PQUERY='query Pii($ns: String!, $name: String!, $field: String!) {
+  piiFlow(tag: "pii", from: {field: {namespace: $ns, name: $name, field: $field}}) {
+    origins { field { path dataset { name } } tags { name } }
+    reached { field { path dataset { name } } effect distance path { rule explanation } }
+    stops { field { path dataset { name } } reason message next { path dataset { name } } }
+    truncated gaps { kind message }
+  }
+}'
+pbody=$(python3 -c 'import json,sys; print(json.dumps({"query": sys.argv[1], "variables": {"ns": "s3://demo-lake", "name": "raw/orders", "field": "customer_email"}}))' "$PQUERY")
+pans=$(curl -sS -H 'Content-Type: application/json' -H "Authorization: Bearer $ANALYST_TOKEN" --data-binary "$pbody" "$API/graphql")
+echo
+echo "Governance: where does the pii tag the extract set on raw/orders.customer_email go (piiFlow; docs/governance.md)?"
+python3 - "$pans" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+if d.get("errors"):
+    print("  error:", d["errors"][0].get("message")); sys.exit(0)
+d = d["data"]["piiFlow"]
+fq = lambda f: f'{f["dataset"]["name"]}.{f["path"]}' if f else "-"
+for o in d["origins"]:
+    print(f'  origin   {fq(o["field"])}  tags: {", ".join(t["name"] for t in o["tags"])}')
+for r in d["reached"]:
+    print(f'  reached  {fq(r["field"])}  {r["effect"]} at distance {r["distance"]}: {"; ".join(s["explanation"] for s in r["path"])}')
+for s in d["stops"]:
+    print(f'  stopped  {fq(s["field"])} -> {fq(s.get("next"))}  {s["reason"]}: {s["message"]}')
+if not d["reached"] and not d["stops"]:
+    print("  (the tag went nowhere)")
+print("  truncated:", d["truncated"], " gaps:", [g["kind"] for g in d["gaps"]] or "none")
+PY
+
 echo
 echo "Ask it yourself (the analyst token is valid for 24 h):"
 echo "  curl -s -H 'Content-Type: application/json' -H 'Authorization: Bearer $ANALYST_TOKEN' --data-binary '$body' $API/graphql"

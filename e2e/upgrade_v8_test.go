@@ -30,7 +30,7 @@ func jobTagHistoryAnswer(t *testing.T, api, fx string, t0 int64) (string, string
 			TagHistory struct {
 				PermissionsFiltered bool
 				Entries             []struct {
-					Name, ValidFrom string
+					Name, ValidFrom  string
 					ValidTo, EventID *string
 					By               *string
 					Field            *string

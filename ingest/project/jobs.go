@@ -160,7 +160,7 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 	for _, k := range keys {
 		b := batch[k]
 		row := map[string]any{"key": k, "ns": b.job.NS, "name": b.job.Name, "first": b.first, "last": b.last,
-			"dbt": nil, "role": nil}
+			"dbt": nil, "role": nil, "tags": len(b.tags) > 0}
 		if b.job.DbtRole != "" {
 			row["name"], row["dbt"], row["role"] = nil, b.job.DbtUniqueID, b.job.DbtRole
 		}
@@ -173,7 +173,7 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
 		RETURN row.key AS k, [f IN $fields | [j['stampT_' + f], j['stampE_' + f], j[f]]] AS stamps,
-			j.metaStamps AS v3, coalesce(j.names, []) AS names, j[$tagLog] AS tagLog`,
+			j.metaStamps AS v3, coalesce(j.names, []) AS names, CASE WHEN row.tags THEN j[$tagLog] END AS tagLog`,
 		map[string]any{"rows": rows, "nv": NormVersion, "fields": toAny(stampFields), "tagLog": jobTagLogField})
 	if err != nil {
 		return nil, err

@@ -34,17 +34,31 @@ func (s *Catalog) JobTags(ctx context.Context, j *api.Job) ([]*api.Tag, error) {
 	return out, nil
 }
 
-// JobTagHistory answers Job.tagHistory (projection version 9, ADR 0090): every job tag with the stretches it was
+// JobTagHistories answers Job.tagHistory (projection version 9, ADR 0090): every job tag with the stretches it was
 // in force, who set it and with which event, by name then start. An entry of a sensitive class only with
 // VIEW_SENSITIVE on the job, left out whole otherwise (its name, times and principal never shown);
 // PermissionsFiltered whenever the caller lacks VIEW_SENSITIVE on the job, whether or not there was one (one
 // policy call). The job itself was already shown (a job the caller may not describe is answered as missing, so
 // its history never is); a sensitive entry shown records the job in the request's audit.
-func (s *Catalog) JobTagHistory(ctx context.Context, j *api.Job) (*api.TagHistory, error) {
-	mayView, err := s.mayViewJobSensitive(ctx, j)
-	if err != nil {
+// Many jobs of one request are answered at once (the resolvers' loader, as Field.tagHistory's, ADR 0088): one
+// policy call for all of them, whatever the count.
+func (s *Catalog) JobTagHistories(ctx context.Context, jobs []*api.Job) (map[*api.Job]*api.TagHistory, error) {
+	b := permcheck.NewBatch()
+	for _, j := range jobs {
+		b.Add(j.Key, authz.PrivViewSensitive, jobCandidate(j))
+	}
+	if err := b.Run(ctx, s.gate, authz.FromContext(ctx)); err != nil {
 		return nil, err
 	}
+	out := make(map[*api.Job]*api.TagHistory, len(jobs))
+	for _, j := range jobs {
+		out[j] = s.jobTagHistory(ctx, j, b.OK(j.Key))
+	}
+	return out, nil
+}
+
+// jobTagHistory renders a job's history, without the sensitive entries unless mayView.
+func (s *Catalog) jobTagHistory(ctx context.Context, j *api.Job, mayView bool) *api.TagHistory {
 	set := s.gate.Settings()
 	out := &api.TagHistory{Entries: []*api.TagInterval{}, PermissionsFiltered: !mayView}
 	shownSensitive := false
@@ -61,7 +75,7 @@ func (s *Catalog) JobTagHistory(ctx context.Context, j *api.Job) (*api.TagHistor
 	if a := authz.RequestAuditFrom(ctx); a != nil && shownSensitive {
 		a.Touched(jobCandidate(j))
 	}
-	return out, nil
+	return out
 }
 
 // mayViewJobSensitive checks VIEW_SENSITIVE on the job (one policy call).

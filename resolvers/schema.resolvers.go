@@ -117,7 +117,7 @@ func (r *jobResolver) Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error
 }
 
 func (r *jobResolver) TagHistory(ctx context.Context, obj *api.Job) (*api.TagHistory, error) {
-	return r.catalog.JobTagHistory(ctx, obj)
+	return r.loadersFrom(ctx).jobTags.Load(ctx, obj)
 }
 
 // Job is the resolver for the job field.

@@ -212,7 +212,10 @@ type Job struct {
 	// TagNames are the job tags facet's tags as stored; Job.tags answers them through Catalog.JobTags (a
 	// sensitive one only with VIEW_SENSITIVE on the job).
 	TagNames []string
-	AsOf     time.Time
+	// TagIntervals are the job's tag history as stored (projection version 9, ADR 0090; Sensitive not yet set):
+	// Job.tagHistory answers them through Catalog.JobTagHistory.
+	TagIntervals []*TagInterval
+	AsOf         time.Time
 }
 
 // IsNode implements Node.

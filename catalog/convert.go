@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/governance"
 	"github.com/headwater-data/headwater/graph"
 )
 
@@ -112,7 +114,13 @@ func jobOf(r graph.JobRow, asOf time.Time) *api.Job {
 	j := &api.Job{ID: api.JobID(r.Key), Key: r.Key, Namespace: r.Namespace, Name: r.Name,
 		ProcessingType: strOrNil(r.ProcessingType), JobType: strOrNil(r.JobType), Integration: strOrNil(r.Integration),
 		Description: strOrNil(r.Description), FirstSeenAt: timeOrNil(r.FirstSeenAt), LastSeenAt: timeOrNil(r.LastSeenAt),
-		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, TagNames: r.Tags, AsOf: asOf}
+		DbtUniqueID: strOrNil(r.DbtUniqueID), Names: r.Names, TagNames: r.TagsAt(graph.Millis(asOf)), AsOf: asOf}
+	for _, iv := range r.TagHistory {
+		key, value, _ := strings.Cut(iv.Name, "=") // a job tag names no field (ADR 0090)
+		j.TagIntervals = append(j.TagIntervals, &api.TagInterval{Name: iv.Name, Class: governance.CanonicalClass(key), Value: strOrNil(value),
+			Source: strOrNil(iv.Source), ValidFrom: graph.FromMillis(iv.ValidFrom), ValidTo: timeOrNil(iv.ValidTo),
+			EventID: strOrNil(iv.EventID), By: strOrNil(iv.By)})
+	}
 	if r.DbtRole != "" {
 		role := api.DbtRole(r.DbtRole)
 		j.DbtRole = &role

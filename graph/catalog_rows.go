@@ -79,6 +79,9 @@ type JobRow struct {
 	Names                []string
 	// Tags are the job tags facet's tags (`key[=value]`, sorted; projection version 6, ADR 0068), nil for none.
 	Tags []string
+	// TagHistory is every job tag's validity, derived from the job tag log (projection version 9, ADR 0090; nil
+	// before, or for a job no job tags facet named): TagsAt.
+	TagHistory []TagInterval
 }
 
 // JobVersionRow is one definition of a job.

@@ -6,6 +6,7 @@ import (
 )
 
 // TagInterval is one stretch of time a tag was in force on a dataset (Dataset.tagHistory, projection version 6,
+// and a job's: Job.tagHistory, version 9, ADR 0090, whose Name is `key[=value]`,
 // docs/adr/0066-temporal-tags.md): Name is the tag as Dataset.tags renders it (`[field:]key[=value]`), Source
 // the facet entry's source, EventID the event whose tags facet set it; [ValidFrom, ValidTo) by event time,
 // ValidTo OpenEnd while it is in force.
@@ -38,8 +39,21 @@ func (r DatasetRow) TagsAt(t int64) []string {
 	if len(r.TagHistory) == 0 {
 		return r.Tags
 	}
+	return tagsAt(r.TagHistory, t)
+}
+
+// TagsAt are the job's tags in force at t, sorted. A job without a tag history (no job tags facet, or a graph not
+// upgraded to version 9) answers its current tags (ADR 0090).
+func (r JobRow) TagsAt(t int64) []string {
+	if len(r.TagHistory) == 0 {
+		return r.Tags
+	}
+	return tagsAt(r.TagHistory, t)
+}
+
+func tagsAt(h []TagInterval, t int64) []string {
 	var out []string
-	for _, iv := range r.TagHistory {
+	for _, iv := range h {
 		if iv.ValidFrom <= t && t < iv.ValidTo && (len(out) == 0 || out[len(out)-1] != iv.Name) {
 			out = append(out, iv.Name)
 		}

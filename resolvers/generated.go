@@ -539,6 +539,7 @@ type ComplexityRoot struct {
 		Namespace      func(childComplexity int) int
 		ProcessingType func(childComplexity int) int
 		Runs           func(childComplexity int, first *int, after *string, state *api.RunState) int
+		TagHistory     func(childComplexity int) int
 		Tags           func(childComplexity int) int
 		Version        func(childComplexity int) int
 	}
@@ -921,6 +922,7 @@ type JobResolver interface {
 	Runs(ctx context.Context, obj *api.Job, first *int, after *string, state *api.RunState) (*api.RunConnection, error)
 
 	Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error)
+	TagHistory(ctx context.Context, obj *api.Job) (*api.TagHistory, error)
 }
 type LineageEdgeResolver interface {
 	Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error)
@@ -3123,6 +3125,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Runs(childComplexity, args["first"].(*int), args["after"].(*string), args["state"].(*api.RunState)), true
+	case "Job.tagHistory":
+		if e.ComplexityRoot.Job.TagHistory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.TagHistory(childComplexity), true
 	case "Job.tags":
 		if e.ComplexityRoot.Job.Tags == nil {
 			break
@@ -4965,8 +4973,8 @@ type TagInterval {
 }
 
 """
-A dataset's or a field's tag history, by name then start. ` + "`" + `permissionsFiltered` + "`" + ` is true whenever you lack
-VIEW_SENSITIVE on the dataset: the entries of sensitive tags, if there are any, are left out, neither named nor
+A dataset's, a field's or a job's tag history, by name then start. ` + "`" + `permissionsFiltered` + "`" + ` is true whenever you lack
+VIEW_SENSITIVE on the dataset (the job for Job.tagHistory): the entries of sensitive tags, if there are any, are left out, neither named nor
 counted, and the flag says the same whether or not there were any.
 """
 type TagHistory {
@@ -5127,9 +5135,20 @@ type Job implements Node {
   """
   The job's tags (the job tags facet of its latest event carrying one, ` + "`" + `key[=value]` + "`" + `; ADR 0068): shown on the steps of
   a flow whose job carries them (` + "`" + `piiFlow { reached { path { edge { job { tags { name } } } } } }` + "`" + `). A tag of a
-  sensitive class only with VIEW_SENSITIVE on the job. Job tags never make a field an origin.
+  sensitive class only with VIEW_SENSITIVE on the job. Job tags never make a field an origin. Those in force at the
+  asOf the job was looked up at (` + "`" + `job` + "`" + `, ` + "`" + `dbtJob` + "`" + `, ` + "`" + `node` + "`" + `; projection version 9, ADR 0090); a job reached through a
+  lineage or flow edge answers its current tags.
   """
   tags: [Tag!]!
+  """
+  The job's tag history (projection version 9, ADR 0090): per tag, the stretches it was in force, from the event
+  time of the job tags facet that set it to that of the first later facet without it (an empty facet clears them
+  all), with the event and its sender (` + "`" + `by` + "`" + `). ` + "`" + `field` + "`" + ` is always null. An entry of a sensitive class only with
+  VIEW_SENSITIVE on the job, left out whole otherwise; ` + "`" + `permissionsFiltered` + "`" + ` is true whenever you lack it. Every
+  facet of the last three days (JobTagWindow, at least the newest 256) is kept in full, so a late one is placed
+  exactly; a facet arriving later than that is folded against the change points before the window.
+  """
+  tagHistory: TagHistory!
   """
   Every name the job was reported under, sorted: for a dbt node's job one per dbt-ol command or mode (` + "`" + `name` + "`" + ` is
   the latest event's); for any other job just ` + "`" + `name` + "`" + `.
@@ -7018,6 +7037,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_dbtRole(ctx, field)
 	case "tags":
 		return ec.fieldContext_Job_tags(ctx, field)
+	case "tagHistory":
+		return ec.fieldContext_Job_tagHistory(ctx, field)
 	case "names":
 		return ec.fieldContext_Job_names(ctx, field)
 	}
@@ -17319,6 +17340,38 @@ func (ec *executionContext) fieldContext_Job_tags(_ context.Context, field graph
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Job_tagHistory(ctx context.Context, field graphql.CollectedField, obj *api.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_tagHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().TagHistory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *api.TagHistory) graphql.Marshaler {
+			return ec.marshalNTagHistory2ᚖgithubᚗcomᚋheadwaterᚑdataᚋheadwaterᚋapiᚐTagHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_tagHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagHistory(ctx, field)
 		},
 	}
 	return fc, nil
@@ -28495,6 +28548,12 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Job_tags(ctx, field, obj)
+				})
+		case "tagHistory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_tagHistory(ctx, field, obj)
 				})
 		case "names":
 			out.Values[i] = ec._Job_names(ctx, field, obj)

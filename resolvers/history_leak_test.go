@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headwater-data/headwater/graph"
@@ -162,6 +163,43 @@ func (w *world) checkHistories() {
 		}
 		if got := blockNames(a); !slices.Equal(got, wantBlocks) || !a.Data.Dataset.BlockHistory.PermissionsFiltered {
 			w.t.Errorf("%s's block history: %v, want %v (permissionsFiltered)\n%s", p, got, wantBlocks, raw)
+		}
+	}
+}
+
+// The leak suite's case for Job.tagHistory (ADR 0090): pub.j1's history (a sensitive pii.email entry and a plain
+// team=crm), the hidden job's (a tag naming a secret), asked of pub.j1 by name and of every job on pub.mid's
+// lineage edges (the hidden job's edge among them).
+const leakJobTagHistoryQ = `query($ns: String!) {
+  job(namespace: $ns, name: "pub.j1") { tagHistory { permissionsFiltered entries { name class value validFrom validTo eventId by sensitive } } }
+  lineage(start: {dataset: {namespace: $ns, name: "pub.mid"}}, direction: BOTH, depth: 3) {
+    edges { job { name tags { name } tagHistory { permissionsFiltered entries { name by sensitive } } } } } }`
+
+// buildJobTagHistories writes pub.j1's and the hidden job's tag histories as projection version 9 stores them.
+func (w *world) buildJobTagHistories() {
+	t0, t1 := graph.Millis(w.fx.T0.Add(-2*time.Hour)), graph.Millis(w.fx.T0.Add(-time.Hour))
+	w.setJobTagHistory(graph.JobKey(w.fx.NS, "pub.j1"), []graph.TagInterval{
+		{Name: "pii.email", ValidFrom: t0, ValidTo: graph.OpenEnd, EventID: "ev-job-pii", By: "job-pii-sender"},
+		{Name: "team=crm", ValidFrom: t0, ValidTo: t1, EventID: "ev-job-team", By: "dbt"},
+	}, `["pii.email"]`)
+	secret := w.hidden("jobtag")
+	w.setJobTagHistory(w.jHidden, []graph.TagInterval{{Name: secret, ValidFrom: t0, ValidTo: graph.OpenEnd, EventID: "ev-h", By: "dbt"}},
+		`["`+secret+`"]`)
+}
+
+// checkJobTagHistories: narrow (no VIEW_SENSITIVE) gets pub.j1's team=crm entry only, permissionsFiltered, never
+// the pii entry's sender, nor pii.email in the job's tags; narrow2 both entries.
+func (w *world) checkJobTagHistories() {
+	w.t.Helper()
+	for _, p := range []string{w.narrow, w.narrow2} {
+		body := string(w.post(p, leakJobTagHistoryQ, map[string]any{"ns": w.fx.NS}))
+		hasPii := strings.Contains(body, "pii.email") || strings.Contains(body, "job-pii-sender")
+		if p == w.narrow && (hasPii || !strings.Contains(body, `"job":{"tagHistory":{"permissionsFiltered":true,"entries":[{"name":"team=crm"`)) {
+			w.t.Errorf("narrow's job tag history should hold team=crm only, permissionsFiltered:\n%s", body)
+		}
+		if p == w.narrow2 && (!strings.Contains(body, `"job":{"tagHistory":{"permissionsFiltered":false,"entries":[{"name":"pii.email"`) ||
+			!strings.Contains(body, "job-pii-sender")) {
+			w.t.Errorf("narrow2's job tag history should hold the pii.email entry and its sender:\n%s", body)
 		}
 	}
 }

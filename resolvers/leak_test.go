@@ -87,6 +87,7 @@ func (w *world) operations() map[string]struct {
 		"effectiveTags behind": {effectiveQ, map[string]any{"ns": ns, "name": "pub.behind", "infl": true}},
 		"effectiveTags out":    {effectiveQ, map[string]any{"ns": ns, "name": "pub.out", "infl": true}},
 		"governance histories": {leakHistoryQ, map[string]any{"ns": ns}},
+		"job tag histories":    {leakJobTagHistoryQ, map[string]any{"ns": ns}},
 		"search hidden": {`query($q: String!) { search(query: $q) { nodes { __typename ... on Dataset { id name } }
   endCursor hasNextPage permissionsFiltered } }`, map[string]any{"q": w.secrets[0][:9]}},
 	}
@@ -102,11 +103,12 @@ func TestLeakSuite(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			w := newWorld(t, worldOpt{mode: mode, cache: true})
 			w.buildHistories(false)
+			w.buildJobTagHistories()
 			w.sampleTrends()
 			for round := range 2 { // the second round is served from the result cache
 				for name, op := range w.operations() {
 					adminBody := w.post(w.admin, op.q, op.vars)
-					if round == 0 && len(w.leaks(string(adminBody))) == 0 && (name == "lineage both" || name == "coverage" || name == "piiFlow from dataset" || name == "governance histories") {
+					if round == 0 && len(w.leaks(string(adminBody))) == 0 && (name == "lineage both" || name == "coverage" || name == "piiFlow from dataset" || name == "governance histories" || name == "job tag histories") {
 						t.Errorf("admin answer should name hidden nodes (the suite would be vacuous): %s", adminBody)
 					}
 					for _, p := range []string{w.narrow, w.narrow2} {
@@ -124,6 +126,7 @@ func TestLeakSuite(t *testing.T) {
 			w.checkShape(mode)
 			w.checkTrustGaps()
 			w.checkHistories()
+			w.checkJobTagHistories()
 		})
 	}
 }

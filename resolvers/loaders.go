@@ -26,10 +26,11 @@ type fieldKey struct {
 }
 
 // loaders batch the node lookups of one request (runs' jobs, edges' jobs, run I/O datasets, fields' datasets,
-// fields' tag histories).
+// fields' and jobs' tag histories).
 type loaders struct {
 	datasets    *dataloadgen.Loader[datasetKey, *api.Dataset]
 	tagHistory  *dataloadgen.Loader[fieldKey, *api.TagHistory]
+	jobTags     *dataloadgen.Loader[*api.Job, *api.TagHistory] // Job.tagHistory (ADR 0090)
 	jobs        *dataloadgen.Loader[string, *api.Job]
 	runs        *dataloadgen.Loader[string, *api.Run]
 	jobVersions *dataloadgen.Loader[string, *api.JobVersion]
@@ -43,6 +44,7 @@ func newLoaders(cat *catalog.Catalog) *loaders {
 	return &loaders{
 		datasets:    dataloadgen.NewMappedLoader(datasetBatch(cat), opt),
 		tagHistory:  dataloadgen.NewMappedLoader(tagHistoryBatch(cat), opt),
+		jobTags:     dataloadgen.NewMappedLoader(cat.JobTagHistories, opt),
 		jobs:        dataloadgen.NewMappedLoader(cat.JobsByKeys, opt),
 		runs:        dataloadgen.NewMappedLoader(cat.RunsByKeys, opt),
 		jobVersions: dataloadgen.NewMappedLoader(cat.JobVersionsByKeys, opt),

@@ -116,6 +116,10 @@ func (r *jobResolver) Tags(ctx context.Context, obj *api.Job) ([]*api.Tag, error
 	return r.catalog.JobTags(ctx, obj)
 }
 
+func (r *jobResolver) TagHistory(ctx context.Context, obj *api.Job) (*api.TagHistory, error) {
+	return r.loadersFrom(ctx).jobTags.Load(ctx, obj)
+}
+
 // Job is the resolver for the job field.
 func (r *lineageEdgeResolver) Job(ctx context.Context, obj *api.LineageEdge) (*api.Job, error) {
 	if obj.JobKey == "" {

@@ -227,7 +227,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if _, err = fmt.Fprintf(rc.stdout, "%s: %d datasets\n", project.UpgradeNoteV7, reblocked); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(rc.stdout, "%s: %d runs\n", project.UpgradeNoteV8, rescanned)
+	if _, err = fmt.Fprintf(rc.stdout, "%s: %d runs\n", project.UpgradeNoteV8, rescanned); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(rc.stdout, "%s: %d jobs\n", project.UpgradeNoteV9, retagged.Jobs)
 	return err
 }
 

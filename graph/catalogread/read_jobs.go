@@ -8,13 +8,14 @@ import (
 )
 
 const jobProjection = `j{.key, .namespace, .name, .processingType, .jobType, .integration, .description, .firstSeenAt, .lastSeenAt,
-.dbtUniqueId, .dbtRole, .names, .jobTags}`
+.dbtUniqueId, .dbtRole, .names, .jobTags, .jobTagHistory}`
 
 func jobRowOf(p graph.Props) graph.JobRow {
 	return graph.JobRow{Key: p.Str("key"), Namespace: p.Str("namespace"), Name: p.Str("name"),
 		ProcessingType: p.Str("processingType"), JobType: p.Str("jobType"), Integration: p.Str("integration"),
 		Description: p.Str("description"), FirstSeenAt: p.Int("firstSeenAt"), LastSeenAt: p.Int("lastSeenAt"),
-		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names"), Tags: jobTagsOf(p.Str("jobTags"))}
+		DbtUniqueID: p.Str("dbtUniqueId"), DbtRole: p.Str("dbtRole"), Names: p.Strs("names"), Tags: jobTagsOf(p.Str("jobTags")),
+		TagHistory: graph.ParseTagHistory(p.Str("jobTagHistory"))}
 }
 
 // JobsByKeys reads jobs by key.

@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/headwater-data/headwater/graph"
+	"github.com/headwater-data/headwater/ingest/fold"
 	"github.com/headwater-data/headwater/ingest/olevent"
 	"github.com/headwater-data/headwater/internal/ordered"
 )
@@ -36,7 +37,8 @@ type jobBatch struct {
 	job         *jobRec
 	first, last int64
 	meta        map[string]jobStamp
-	names       map[string]bool // a dbt node job's reported names (ADR 0027)
+	names       map[string]bool    // a dbt node job's reported names (ADR 0027)
+	tags        []fold.JobTagEntry // the batch's job tags facets (jobtags.go)
 }
 
 // jobStamp is the (eventTime, event id digest) of the event a stamped Job property was taken from, and its value.
@@ -107,6 +109,9 @@ func (w *txWriter) upsertJobs(recs []*rec) (jobQueue, error) {
 				setJobStamp(b.meta, f, jobStamp{T: r.Time, E: eventDigest(r.ID), V: v})
 			}
 		}
+		if e, ok := jobTagEntry(r); ok {
+			b.tags = append(b.tags, e)
+		}
 	}
 	if len(batch) == 0 {
 		return q, nil
@@ -119,6 +124,9 @@ func (w *txWriter) upsertJobs(recs []*rec) (jobQueue, error) {
 	rows := make([]any, 0, len(keys))
 	for _, k := range keys {
 		props := mergeJobMeta(stamps[k].stamps, batch[k].meta)
+		if err := jobTagProps(stamps[k].tagLog, batch[k].tags, props); err != nil {
+			return q, fmt.Errorf("job %s: %w", k, err)
+		}
 		if names := batch[k].names; names != nil {
 			for _, n := range stamps[k].names {
 				names[n] = true
@@ -141,6 +149,7 @@ func (w *txWriter) upsertJobs(recs []*rec) (jobQueue, error) {
 type storedJob struct {
 	stamps map[string]jobStamp
 	names  []string
+	tagLog string // jobTagLogField
 }
 
 // lockJobMeta MERGEs the jobs (in key order, taking their write locks), updates identity and first/last seen,
@@ -151,7 +160,7 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 	for _, k := range keys {
 		b := batch[k]
 		row := map[string]any{"key": k, "ns": b.job.NS, "name": b.job.Name, "first": b.first, "last": b.last,
-			"dbt": nil, "role": nil}
+			"dbt": nil, "role": nil, "tags": len(b.tags) > 0}
 		if b.job.DbtRole != "" {
 			row["name"], row["dbt"], row["role"] = nil, b.job.DbtUniqueID, b.job.DbtRole
 		}
@@ -164,8 +173,8 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 			j.firstSeenAt = CASE WHEN j.firstSeenAt IS NULL OR row.first < j.firstSeenAt THEN row.first ELSE j.firstSeenAt END,
 			j.lastSeenAt = CASE WHEN j.lastSeenAt IS NULL OR row.last > j.lastSeenAt THEN row.last ELSE j.lastSeenAt END
 		RETURN row.key AS k, [f IN $fields | [j['stampT_' + f], j['stampE_' + f], j[f]]] AS stamps,
-			j.metaStamps AS v3, coalesce(j.names, []) AS names`,
-		map[string]any{"rows": rows, "nv": NormVersion, "fields": toAny(stampFields)})
+			j.metaStamps AS v3, coalesce(j.names, []) AS names, CASE WHEN row.tags THEN j[$tagLog] END AS tagLog`,
+		map[string]any{"rows": rows, "nv": NormVersion, "fields": toAny(stampFields), "tagLog": jobTagLogField})
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +189,7 @@ func (w *txWriter) lockJobMeta(keys []string, batch map[string]*jobBatch) (map[s
 		for _, n := range rm["names"].([]any) {
 			names = append(names, asStr(n))
 		}
-		m[asStr(rm["k"])] = storedJob{stamps: st, names: names}
+		m[asStr(rm["k"])] = storedJob{stamps: st, names: names, tagLog: asStr(rm["tagLog"])}
 	}
 	return m, nil
 }

@@ -53,8 +53,11 @@ import (
 // (kept as sent) matched to the table's recorded snapshot ids sets READ.datasetVersion, with scanSnapshotId,
 // scanMatch and reportedVersion (scansnap.go); a version-7 graph's reads are matched from the archive
 // (UpgradeScans, ADR 0084); each tag interval records its setting event's principal and an empty job tags facet
-// clears the job's tags (tags.go, jobtags.go; refilled from the archive by UpgradeTags, ADR 0086).
-const NormVersion = "8"
+// clears the job's tags (tags.go, jobtags.go; refilled from the archive by UpgradeTags, ADR 0086). Version 9
+// (issue 19): a job tag log on the Job node (jobTagLog: every job tags facet of a recent window in full, change
+// points before it; fold.JobTagLog) and the job's tag history derived from it (jobTagHistory); a version-8
+// graph's logs are filled from the archive (UpgradeTags, ADR 0090).
+const NormVersion = "9"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -142,7 +142,7 @@ func (w *txWriter) restateJobs(jobs []string) (jobQueue, error) {
 		}
 		WITH j, k, collect(e.payload) AS ps
 		SET j.firstSeenAt = null, j.lastSeenAt = null, j.metaStamps = null, j.processingType = null,
-			j.jobType = null, j.integration = null, j.description = null
+			j.jobType = null, j.integration = null, j.description = null, j.jobTagLog = null, j.jobTagHistory = null
 		SET j += $noStamps
 		RETURN k, ps`, map[string]any{"jobs": toAny(jobs), "noStamps": noStamps()})
 	if err != nil {

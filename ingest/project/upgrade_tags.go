@@ -14,6 +14,9 @@ import (
 // UpgradeNoteV6 is what `headwater upgrade` says of projection version 6 (docs/adr/0066-temporal-tags.md).
 const UpgradeNoteV6 = "projection version 6 (ADR 0066, 0068): tag histories and job tags rebuilt from the archive's tags facets"
 
+// UpgradeNoteV9 is what `headwater upgrade` says of projection version 9 (docs/adr/0090-job-tag-history.md).
+const UpgradeNoteV9 = "projection version 9 (ADR 0090): job tag logs and histories filled from the archive's job tags facets"
+
 // TagsUpgraded is what UpgradeTags rewrote.
 type TagsUpgraded struct{ Datasets, Jobs int }
 
@@ -26,7 +29,8 @@ type TagsUpgraded struct{ Datasets, Jobs int }
 // after the upgrade. Only datasets whose (canonical) namespace, or its part after '://', starts with namespacePrefix
 // ("" for all) change.
 // Job tags facets (ADR 0068) are written onto the stored event's job as its other descriptive properties are
-// (latest by event time; jobs of any namespace under the prefix rule). Idempotent: a facet already in a
+// (latest by event time; jobs of any namespace under the prefix rule), and so into the job's tag log (projection
+// version 9, ADR 0090). Idempotent: a facet already in a
 // dataset's tag log is kept once, a job's latest stamp wins again. It returns how many datasets and jobs it
 // rewrote.
 func (p *Projector) UpgradeTags(ctx context.Context, envs []Envelope, namespacePrefix string) (TagsUpgraded, error) {
@@ -109,6 +113,9 @@ func (w *txWriter) upgradeTags(byKey map[string]*rec, prefix string) (TagsUpgrad
 		if r.Job != nil && r.Job.Tags != "" && stored.Job != nil && namespaceUnder(r.Job.NS, prefix) {
 			was := stored.Job.Tags
 			stored.Job.Tags = r.Job.Tags // onto the job the stored event names (its dbt node's, ADR 0027)
+			if stored.Principal == "" {
+				stored.Principal = r.Principal // the job tag log's entry names the archive's sender (ADR 0090)
+			}
 			// an empty facet version 7 stored as none (ADR 0086): the payload says it too
 			if was != r.Job.Tags {
 				payload, err := encodePayload(stored)

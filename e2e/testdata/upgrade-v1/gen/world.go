@@ -170,6 +170,9 @@ func (w *world) posts() ([]post, error) {
 		}
 		out = append(out, ps...)
 	}
+	if jobTagsWorld {
+		out = append(out, w.jobTagPosts()...)
+	}
 	return out, nil
 }
 

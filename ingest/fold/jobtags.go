@@ -17,8 +17,8 @@ import (
 // force where the in-order replay has [a] again from t3 (ADR 0086's design note).
 //
 // So the log keeps a recent window in full and compacts only what is older: every entry whose event time is
-// within JobTagWindow of the log's latest entry, and at least the newest JobTagWindowEntries entries whatever
-// their times (the window is the shorter of the two), is kept as it came; an older entry repeating the list of
+// within JobTagWindow of the log's latest entry and among the newest JobTagWindowEntries entries (the window is
+// the shorter of the two), is kept as it came; an older entry repeating the list of
 // the entry before it is dropped (a change-point log). A late facet inside the window is therefore exact (the
 // history is what in-order application gives, whatever the arrival order); the one inexactness: a late facet
 // older than the window is folded against the change points, so when it splits a run of repeats the run resumes
@@ -31,11 +31,14 @@ import (
 // restarted after a weekend outage).
 const JobTagWindow int64 = 3 * 24 * 60 * 60 * 1000
 
-// JobTagWindowEntries bounds the window by count: at most this many of the newest entries are sure to be kept
-// in full (a job with more events in JobTagWindow, 200,000 runs a day say, keeps a window this long instead). It
-// bounds the node: the log holds at most this many entries plus one per real change of the job's tags before
-// them.
-const JobTagWindowEntries = 256
+// JobTagWindowEntries bounds the window by count: at most this many of the newest entries are kept in full (a
+// job with more events in JobTagWindow keeps a window this long instead: an hourly Airflow task sending the facet
+// on three events a run keeps about 21 hours). It bounds the node, and what each event carrying the facet
+// rewrites: the log holds at most this many entries (about 81 bytes each with OpenLineage's sha256 event ids)
+// plus one per real change of the job's tags before them. 64, not 256 (2026-12-03, ADR 0090): 256 entries are
+// 21 KB rewritten per event of a busy job, as much again as the whole transaction log of a projected event
+// (issue 17's profile); 64 are about 5 KB.
+const JobTagWindowEntries = 64
 
 // JobTagEntry is one job tags facet: at T, event E sent by principal B, the tags it listed (`key[=value]`,
 // sorted; empty: it cleared them, ADR 0086).

@@ -5145,7 +5145,7 @@ type Job implements Node {
   time of the job tags facet that set it to that of the first later facet without it (an empty facet clears them
   all), with the event and its sender (` + "`" + `by` + "`" + `). ` + "`" + `field` + "`" + ` is always null. An entry of a sensitive class only with
   VIEW_SENSITIVE on the job, left out whole otherwise; ` + "`" + `permissionsFiltered` + "`" + ` is true whenever you lack it. Every
-  facet of the last three days (JobTagWindow, at least the newest 256) is kept in full, so a late one is placed
+  facet of the last three days (JobTagWindow) among the newest 64 is kept in full, so a late one is placed
   exactly; a facet arriving later than that is folded against the change points before the window.
   """
   tagHistory: TagHistory!

@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // TagInterval is one stretch of time a tag was in force on a dataset (Dataset.tagHistory, projection version 6,
@@ -70,4 +73,14 @@ func (r DatasetRow) TagAt(name string, t int64) (TagInterval, bool) {
 		}
 	}
 	return TagInterval{}, false
+}
+
+// SortTagIntervals orders a tag history as it is stored and answered: by name, then start.
+func SortTagIntervals(h []TagInterval) {
+	slices.SortStableFunc(h, func(a, b TagInterval) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ValidFrom, b.ValidFrom)
+	})
 }

@@ -2,7 +2,6 @@ package fold
 
 import (
 	"slices"
-	"sort"
 
 	json "github.com/goccy/go-json"
 
@@ -141,12 +140,7 @@ func (l JobTagLog) History() []graph.TagInterval {
 	for _, iv := range open {
 		out = append(out, *iv)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].ValidFrom < out[j].ValidFrom
-	})
+	graph.SortTagIntervals(out)
 	return out
 }
 

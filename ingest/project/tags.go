@@ -2,7 +2,6 @@ package project
 
 import (
 	"slices"
-	"sort"
 
 	json "github.com/goccy/go-json"
 
@@ -85,12 +84,7 @@ func tagHistory(log []tagObs) []graph.TagInterval {
 	for _, iv := range open {
 		out = append(out, *iv)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].ValidFrom < out[j].ValidFrom
-	})
+	graph.SortTagIntervals(out)
 	return out
 }
 

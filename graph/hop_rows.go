@@ -1,5 +1,7 @@
 package graph
 
+import "sort"
+
 // The rows of the lineage walk's hop reads (graph/hopread) and the identity helpers the reads share: the
 // vocabulary the walk, its caches and the permission check name.
 
@@ -34,6 +36,35 @@ type Rel struct {
 	TSubtypes     []string `json:"ts,omitempty"`
 	TMasking      []bool   `json:"tm,omitempty"`
 	TDescriptions []string `json:"td,omitempty"`
+	// THistory is the transformation history of a column edge whose runs did not all report the same kinds
+	// (stored as ColumnTransformHistoryProp; nil when they did): read them with TransformationsAt.
+	THistory []TransformationsFrom `json:"th,omitempty"`
+}
+
+// ColumnTransformHistoryProp is the COLUMN_FEEDS property holding its transformation history (JSON of
+// []TransformationsFrom), present only when the kinds changed (projection version 10, ADR 0091).
+const ColumnTransformHistoryProp = "tHistory"
+
+// TransformationsFrom is what a column edge's runs reported from At (epoch ms: the first listing of the stretch)
+// until the next entry: the transformations of the stretch's latest run listing the mapping.
+type TransformationsFrom struct {
+	At           int64    `json:"a"`
+	Types        []string `json:"tt,omitempty"`
+	Subtypes     []string `json:"ts,omitempty"`
+	Masking      []bool   `json:"tm,omitempty"`
+	Descriptions []string `json:"td,omitempty"`
+}
+
+// TransformationsAt are the transformations of the column edge in force at t (epoch ms): those of the latest
+// history entry starting at or before t (the first entry when t precedes them all), or, without a history, the
+// latest run's.
+func (r *Rel) TransformationsAt(t int64) (types, subtypes []string, masking []bool, descriptions []string) {
+	if len(r.THistory) == 0 {
+		return r.TTypes, r.TSubtypes, r.TMasking, r.TDescriptions
+	}
+	i := max(sort.Search(len(r.THistory), func(i int) bool { return r.THistory[i].At > t })-1, 0)
+	h := r.THistory[i]
+	return h.Types, h.Subtypes, h.Masking, h.Descriptions
 }
 
 // NameRef is a dataset identity (the one valid at the hop's AsOf).

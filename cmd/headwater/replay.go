@@ -230,7 +230,10 @@ func (u upgradeCmd) inPlace(rc *runCtx) error {
 	if _, err = fmt.Fprintf(rc.stdout, "%s: %d runs\n", project.UpgradeNoteV8, rescanned); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(rc.stdout, "%s: %d jobs\n", project.UpgradeNoteV9, retagged.Jobs)
+	if _, err = fmt.Fprintf(rc.stdout, "%s: %d jobs\n", project.UpgradeNoteV9, retagged.Jobs); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(rc.stdout, project.UpgradeNoteV10)
 	return err
 }
 

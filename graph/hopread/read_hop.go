@@ -2,6 +2,7 @@ package hopread
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/headwater-data/headwater/graph"
 )
@@ -141,7 +142,21 @@ func relOf(p graph.Props) *graph.Rel {
 		Producer: p.Str("producer"), EventIDs: p.Strs("eventIds"), JobVersion: p.Str("jobVersion"),
 		LastRunID: p.Str("lastRunId"), LastRunState: p.Str("lastRunState"), Derivation: p.Str("derivation"),
 		JobKey: p.Str("jobKey"), TTypes: p.Strs("tTypes"), TSubtypes: p.Strs("tSubtypes"),
-		TMasking: p.Bools("tMasking"), TDescriptions: p.Strs("tDescriptions")}
+		TMasking: p.Bools("tMasking"), TDescriptions: p.Strs("tDescriptions"),
+		THistory: transformHistory(p.Str(graph.ColumnTransformHistoryProp))}
+}
+
+// transformHistory decodes a column edge's stored transformation history (nil when it has none; a value that
+// does not decode is read as none, the edge then answers its latest run's transformations).
+func transformHistory(s string) []graph.TransformationsFrom {
+	if s == "" {
+		return nil
+	}
+	var h []graph.TransformationsFrom
+	if json.Unmarshal([]byte(s), &h) != nil {
+		return nil
+	}
+	return h
 }
 
 func jobOf(p graph.Props) *graph.JobBrief {

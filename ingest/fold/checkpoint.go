@@ -58,8 +58,9 @@ type Checkpoint struct {
 
 // checkpointColsVersion marks checkpoints that carry the column-lineage fold; a job with column lineage whose
 // checkpoint predates it is folded in full once. Version 2: the OBSERVED fold also derives the INPUT_TO edges an
-// output's column lineage implies (derivColumnLineage), which older checkpoints lack.
-const checkpointColsVersion = 2
+// output's column lineage implies (derivColumnLineage), which older checkpoints lack. Version 3 (projection
+// version 10, ADR 0091): every COLUMN_FEEDS keeps its transformation history (ColAgg.TL).
+const checkpointColsVersion = 3
 
 // Usable reports whether a job's next batch may fold into the checkpoint as far as column lineage goes.
 func (ck *Checkpoint) Usable() bool { return !ck.HasCols || ck.ColsVersion == checkpointColsVersion }

@@ -1,7 +1,9 @@
 package fold
 
 import (
+	"slices"
 	"sort"
+	"strconv"
 
 	json "github.com/goccy/go-json"
 
@@ -72,6 +74,50 @@ type ColAgg struct {
 	LastAt int64                    `json:"t"` // the latest listing (by time, then run id)
 	RunID  string                   `json:"r"`
 	TT     []olevent.Transformation `json:"tt,omitempty"`
+	// TL is the transformation history: one stretch per change of the reported kinds, oldest first, at most
+	// ColumnTransformHistoryMax (projection version 10, ADR 0091).
+	TL []TStretch `json:"tl,omitempty"`
+}
+
+// TStretch is a stretch of listings of one mapping that reported the same transformation kinds (type, subtype,
+// masking): from the first listing's time, with the transformations of its latest listing.
+type TStretch struct {
+	At int64                    `json:"a"`
+	TT []olevent.Transformation `json:"tt,omitempty"`
+}
+
+// ColumnTransformHistoryMax bounds the stretches a column edge keeps: a job whose transformations change on
+// every run keeps its newest 64 changes, and an asOf before the oldest kept one answers that one's kinds.
+const ColumnTransformHistoryMax = 64
+
+// addListing folds one listing (in (time, run id) order) into the transformation history: a change of kinds
+// opens a stretch, the same kinds update the current stretch's transformations (descriptions may change).
+func (a *ColAgg) addListing(at int64, tt []olevent.Transformation) {
+	if n := len(a.TL); n > 0 && sameKinds(a.TL[n-1].TT, tt) {
+		a.TL[n-1].TT = tt
+		return
+	}
+	a.TL = append(a.TL, TStretch{At: at, TT: tt})
+	if len(a.TL) > ColumnTransformHistoryMax {
+		a.TL = a.TL[len(a.TL)-ColumnTransformHistoryMax:]
+	}
+}
+
+// sameKinds says a and b report the same transformation kinds (type, subtype, masking) in any order; the
+// descriptions do not count.
+func sameKinds(a, b []olevent.Transformation) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	kinds := func(ts []olevent.Transformation) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.Type + "/" + t.Subtype + "/" + strconv.FormatBool(t.Masking)
+		}
+		sort.Strings(out)
+		return out
+	}
+	return slices.Equal(kinds(a), kinds(b))
 }
 
 func (a *ColAgg) key() string {
@@ -92,6 +138,7 @@ func FoldColumns(prev map[string]*ColAgg, runs []Run, hists map[string][]*FieldH
 	out := make(map[string]*ColAgg, len(prev))
 	for k, a := range prev {
 		c := *a
+		c.TL = slices.Clone(a.TL)
 		out[k] = &c
 	}
 	for i := range runs {
@@ -132,10 +179,15 @@ func FoldColumns(prev map[string]*ColAgg, runs []Run, hists map[string][]*FieldH
 			continue
 		}
 		a.Fold = foldIntervals(a.Fold, ev, nil)
-		for _, l := range lists[k] {
+		ls := lists[k]
+		sort.SliceStable(ls, func(i, j int) bool {
+			return ls[i].at < ls[j].at || (ls[i].at == ls[j].at && ls[i].runID < ls[j].runID)
+		})
+		for _, l := range ls {
 			if a.RunID == "" || l.at > a.LastAt || (l.at == a.LastAt && l.runID > a.RunID) {
 				a.LastAt, a.RunID, a.TT = l.at, l.runID, l.tt
 			}
+			a.addListing(l.at, l.tt)
 		}
 	}
 	return out
@@ -155,9 +207,30 @@ func ColumnEdges(jobKey string, aggs map[string]*ColAgg) []ColEdge {
 		props["jobKey"], props["kind"] = jobKey, graph.KindObserved
 		props["lastRunId"], props["lastObservedAt"] = a.RunID, a.LastAt
 		AddTransformations(props, a.TT)
+		props[graph.ColumnTransformHistoryProp] = transformHistory(a.TL)
 		out = append(out, ColEdge{From: a.From, To: a.To, Props: props})
 	}
 	return out
+}
+
+// transformHistory is a column edge's stored transformation history: the JSON of its stretches when the kinds
+// changed, nil (no property) while every listing reported the same.
+func transformHistory(tl []TStretch) any {
+	if len(tl) < 2 {
+		return nil
+	}
+	h := make([]graph.TransformationsFrom, len(tl))
+	for i, st := range tl {
+		h[i].At = st.At
+		for _, t := range st.TT {
+			h[i].Types = append(h[i].Types, t.Type)
+			h[i].Subtypes = append(h[i].Subtypes, t.Subtype)
+			h[i].Masking = append(h[i].Masking, t.Masking)
+			h[i].Descriptions = append(h[i].Descriptions, t.Description)
+		}
+	}
+	b, _ := json.Marshal(h) // strings, bools and numbers: it cannot fail
+	return string(b)
 }
 
 // closingRuns are the COMPLETE runs that reported column lineage for the mapping's output but not the mapping.

@@ -56,8 +56,11 @@ import (
 // clears the job's tags (tags.go, jobtags.go; refilled from the archive by UpgradeTags, ADR 0086). Version 9
 // (issue 19): a job tag log on the Job node (jobTagLog: every job tags facet of a recent window in full, change
 // points before it; fold.JobTagLog) and the job's tag history derived from it (jobTagHistory); a version-8
-// graph's logs are filled from the archive (UpgradeTags, ADR 0090).
-const NormVersion = "9"
+// graph's logs are filled from the archive (UpgradeTags, ADR 0090). Version 10 (issue 19): a COLUMN_FEEDS keeps its
+// transformation history (tHistory, when its runs' kinds changed: fold.ColAgg.TL), so an asOf answers the
+// transformations of that time; the job fold's checkpoint column version 3 makes every job with column lineage
+// fold in full once, which `headwater upgrade` does for all (UpgradeEvidence, ADR 0091).
+const NormVersion = "10"
 
 // ErrGenerationBump wraps a failed cache-generation bump: the graph is committed; the caller must bump the global
 // cache epoch.

@@ -17,6 +17,10 @@ const UpgradeNoteV6 = "projection version 6 (ADR 0066, 0068): tag histories and 
 // UpgradeNoteV9 is what `headwater upgrade` says of projection version 9 (docs/adr/0090-job-tag-history.md).
 const UpgradeNoteV9 = "projection version 9 (ADR 0090): job tag logs and histories filled from the archive's job tags facets"
 
+// UpgradeNoteV10 is what `headwater upgrade` says of projection version 10 (docs/adr/0091-column-transformation-history.md):
+// UpgradeEvidence's fold of every job is a full one for a job with column lineage (checkpoint column version 3).
+const UpgradeNoteV10 = "projection version 10 (ADR 0091): column edges' transformation histories refolded from all the runs of every job with column lineage"
+
 // TagsUpgraded is what UpgradeTags rewrote.
 type TagsUpgraded struct{ Datasets, Jobs int }
 

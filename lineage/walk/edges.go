@@ -179,7 +179,7 @@ func buildEdge(from, to string, job *graph.JobBrief, pairs []pair, ec edgeCtx) (
 		e.Stale = ec.asOf-best[api.Observed].lastObserved() > ec.staleMin.Milliseconds()
 	}
 	flags.stale = e.Stale
-	e.Transformations = transformationsOf(best)
+	e.Transformations = transformationsOf(best, ec.asOf)
 	return &e, flags
 }
 
@@ -223,17 +223,19 @@ func evidenceOf(k api.EvidenceKind, p pair, ec edgeCtx) api.Evidence {
 	return ev
 }
 
-func transformationsOf(best map[api.EvidenceKind]pair) []api.Transformation {
+// transformationsOf are the transformations of the edge's best pair in force at asOf (graph.Rel.TransformationsAt):
+// a column edge whose job started masking answers the kinds of its runs of that time.
+func transformationsOf(best map[api.EvidenceKind]pair, asOf int64) []api.Transformation {
 	out := []api.Transformation{}
 	for _, k := range []api.EvidenceKind{api.Observed, api.Declared} {
 		p, ok := best[k]
 		if !ok {
 			continue
 		}
-		r := p.main()
-		for i, t := range r.TTypes {
-			out = append(out, api.Transformation{Type: api.TransformationType(t), Subtype: strOrNil(at(r.TSubtypes, i)),
-				Masking: at(r.TMasking, i), Description: strOrNil(at(r.TDescriptions, i))})
+		types, subtypes, masking, descriptions := p.main().TransformationsAt(asOf)
+		for i, t := range types {
+			out = append(out, api.Transformation{Type: api.TransformationType(t), Subtype: strOrNil(at(subtypes, i)),
+				Masking: at(masking, i), Description: strOrNil(at(descriptions, i))})
 		}
 		break
 	}

@@ -178,7 +178,8 @@ func (w *piiWorld) serve(t *testing.T, addr string, consumer bool, env ...string
 // aggregation; count: aggregation with masking), -> joined (join key email: INDIRECT; case when country then
 // email: TRANSFORMATION + CONDITIONAL), -> mart_hash (a copy of the hash), -> copy_a and copy_b -> final (two paths),
 // final -> export (no column lineage), and stage -> sec:secret_copy -> behind (through a namespace the narrow
-// reader may not see). copy_a's and copy_b's later runs stop mapping email (their edges close at +15m, +20m).
+// reader may not see). copy_a's and copy_b's later runs stop mapping email (their edges close at +15m, +20m);
+// mask_email copies customers.email into masked.email at +5m and starts masking it at +12m (ADR 0091).
 func (w *piiWorld) scenario(t *testing.T) {
 	m := time.Minute
 	w.tagged(t, "customers", []string{"id", "email", "phone", "country"}, "email:pii", "phone:pii.phone")
@@ -198,12 +199,14 @@ func (w *piiWorld) scenario(t *testing.T) {
 		"amount":  "orders.amount DIRECT/IDENTITY; stage.email INDIRECT/JOIN",
 		"contact": "stage.email DIRECT/TRANSFORMATION; stage.country INDIRECT/CONDITIONAL"})
 	w.run(t, "hashcopy", 4*m, []string{"stage"}, "mart_hash", map[string]string{"email_hash": "stage.email_hash DIRECT/IDENTITY"})
+	w.run(t, "mask_email", 5*m, []string{"customers"}, "masked", map[string]string{"email": "customers.email DIRECT/IDENTITY"})
 	w.run(t, "copy_a", 5*m, []string{"stage"}, "copy_a", map[string]string{"email": "stage.email DIRECT/IDENTITY"})
 	w.run(t, "copy_b", 5*m, []string{"stage"}, "copy_b", map[string]string{"email": "stage.email DIRECT/IDENTITY"})
 	w.run(t, "final", 6*m, []string{"copy_a", "copy_b"}, "final", map[string]string{"email": "copy_a.email DIRECT/IDENTITY; copy_b.email DIRECT/IDENTITY"})
 	w.run(t, "export", 7*m, []string{"final"}, "export", nil)
 	w.run(t, "sec_copy", 8*m, []string{"stage"}, "sec:secret_copy", map[string]string{"email": "stage.email DIRECT/IDENTITY"})
 	w.run(t, "sec_back", 9*m, []string{"sec:secret_copy"}, "behind", map[string]string{"email": "sec:secret_copy.email DIRECT/IDENTITY"})
+	w.run(t, "mask_email", 12*m, []string{"customers"}, "masked", map[string]string{"email": "customers.email DIRECT/TRANSFORMATION/mask"})
 	w.run(t, "copy_a", 15*m, []string{"stage"}, "copy_a", map[string]string{"email": "stage.id DIRECT/IDENTITY"})
 	w.run(t, "copy_b", 20*m, []string{"stage"}, "copy_b", map[string]string{"email": "stage.id DIRECT/IDENTITY"})
 	waitEvents(t, testenv.Store(t), w.ids, projectTimeout)
@@ -325,6 +328,7 @@ func TestPiiFlowThroughTheGateway(t *testing.T) {
 		"final.email":        "CARRIED IDENTITY,IDENTITY,IDENTITY",
 		"secret_copy.email":  "CARRIED IDENTITY,IDENTITY",
 		"behind.email":       "CARRIED IDENTITY,IDENTITY,IDENTITY",
+		"masked.email":       "CARRIED IDENTITY",
 	}
 	if got := f.reached(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("reached at +10m:\n got %v\nwant %v\n%s", got, want, raw)
@@ -334,6 +338,9 @@ func TestPiiFlowThroughTheGateway(t *testing.T) {
 		if !f.stops()[s] {
 			t.Errorf("stop %q missing: %v", s, f.stops())
 		}
+	}
+	if f.stops()["customers.email MASKED -> masked.email"] {
+		t.Errorf("at +10m mask_email did not mask yet: %v", f.stops())
 	}
 	f.noColumnGapsOnlyWhereTheTagIs(t, raw)
 	if !strings.Contains(raw, "unknown: no column lineage") || len(f.Origins) != 1 || f.Origins[0].Tags[0].Name != "email:pii=true" ||
@@ -405,10 +412,15 @@ func (w *piiWorld) aggregationStops(t *testing.T) {
 }
 
 // inTime: after copy_a's edge closed final.email is still reached, through copy_b; after both closed it is not.
+// After mask_email started masking (+12m) masked.email is a MASKED stop, not reached: the edge's transformations
+// are those of its runs at the asOf, not only its latest run's.
 func (w *piiWorld) inTime(t *testing.T) {
 	t.Helper()
 	f, raw := w.flow(t, token, "pii", 17*time.Minute)
 	r := f.reached()
+	if _, ok := r["masked.email"]; ok || !f.stops()["customers.email MASKED -> masked.email"] {
+		t.Errorf("at +17m mask_email masks: masked.email should be a MASKED stop: %v %v\n%s", r, f.stops(), raw)
+	}
 	if _, ok := r["copy_a.email"]; ok || r["final.email"] != "CARRIED IDENTITY,IDENTITY,IDENTITY" {
 		t.Errorf("at +17m (copy_a closed) final.email should be reached through copy_b only: %v\n%s", r, raw)
 	}

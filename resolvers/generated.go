@@ -5300,7 +5300,10 @@ type LineageEdge {
   stale: Boolean!
   "One record per evidence kind, never merged."
   evidence: [Evidence!]!
-  "Field-level edges only."
+  """
+  Field-level edges only: those the job's runs reported in force at the query's asOf (a job that started masking
+  a column answers its masking only from its first masking run on; ADR 0091).
+  """
   transformations: [Transformation!]!
 }
 

@@ -61,7 +61,9 @@ type v1Answers struct {
 	Search          map[string]map[string]any `json:"search"`
 	IdentityLineage map[string]any            `json:"identityLineage"`
 	ReaderDataset   map[string]any            `json:"readerDataset"`
-	World           struct {
+	// upgrade-v9 only: email_h's upstream column lineage at minutes "171" and "175" (gen/maskchange.go)
+	MaskChange map[string]any `json:"maskChange"`
+	World      struct {
 		Runs     map[string]string `json:"runs"`
 		EventIDs map[string]string `json:"eventIds"`
 		T0       time.Time         `json:"t0"` // the world's minute 0

@@ -16,6 +16,12 @@ func (w *world) datasets() [][2]string {
 	}
 }
 
+// maskChangeDatasets and maskChangeJobs are the -world=v9 additions to them (maskchange.go).
+func (w *world) maskChangeDatasets() [][2]string {
+	lake := "s3://" + w.fx + "-lake"
+	return [][2]string{{lake, maskChangeInput}, {lake, maskChangeOutput}}
+}
+
 func (w *world) jobs() [][2]string {
 	j := w.fx + "-jobs"
 	return [][2]string{
@@ -24,6 +30,8 @@ func (w *world) jobs() [][2]string {
 		{w.fx + "-a", "victim"}, {w.fx + "-b", "evil"},
 	}
 }
+
+func (w *world) maskChangeJobs() [][2]string { return [][2]string{{w.fx + "-jobs", maskChangeJob}} }
 
 const datasetQuery = `query($ns: String!, $name: String!) { dataset(namespace: $ns, name: $name) {
 	id namespace name currentNamespace currentName resolvedFrom { namespace name }
@@ -46,6 +54,9 @@ func (w *world) answers(api string, tokens map[string]string) (map[string]any, e
 	if w.identities {
 		all = append(all, w.identityDatasets()...)
 	}
+	if maskChangeWorld {
+		all = append(all, w.maskChangeDatasets()...)
+	}
 	for _, d := range all {
 		a, err := gql(api, tok, datasetQuery, map[string]any{"ns": d[0], "name": d[1]})
 		if err != nil && !strings.Contains(err.Error(), "NOT_FOUND") {
@@ -54,7 +65,11 @@ func (w *world) answers(api string, tokens map[string]string) (map[string]any, e
 		// s3://<fx>-a/out is written only by the event version 1 never projected (its id was squatted): not found
 		dss = append(dss, map[string]any{"ask": d, "answer": a["dataset"]})
 	}
-	for _, j := range w.jobs() {
+	allJobs := w.jobs()
+	if maskChangeWorld {
+		allJobs = append(allJobs, w.maskChangeJobs()...)
+	}
+	for _, j := range allJobs {
 		a, err := gql(api, tok, jobQuery, map[string]any{"ns": j[0], "name": j[1]})
 		if err != nil {
 			return nil, fmt.Errorf("job %v: %w", j, err)
@@ -79,6 +94,11 @@ func (w *world) answers(api string, tokens map[string]string) (map[string]any, e
 	out["lineage"] = l["lineage"]
 	if w.identities {
 		if err := w.identityAnswers(api, tokens, out); err != nil {
+			return nil, err
+		}
+	}
+	if maskChangeWorld {
+		if err := w.maskChangeAnswers(api, tokens, out); err != nil {
 			return nil, err
 		}
 	}

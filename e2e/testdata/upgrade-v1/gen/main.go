@@ -6,6 +6,7 @@
 //
 //	go run ./e2e/testdata/upgrade-v1/gen -bin /tmp/hw-v1 -out e2e/testdata/upgrade-v1
 //	go run ./e2e/testdata/upgrade-v1/gen -bin /tmp/hw-v2 -out e2e/testdata/upgrade-v2 -world=v2 -commit=6463f7a -fx=upgv2-<token>
+//	go run ./e2e/testdata/upgrade-v1/gen -bin /tmp/hw-v9 -out e2e/testdata/upgrade-v9 -world=v9 -commit=aee4812 -fx=upgv9-<token>
 package main
 
 import (
@@ -38,10 +39,11 @@ func main() {
 	out := flag.String("out", "e2e/testdata/upgrade-v1", "fixture directory")
 	fx := flag.String("fx", "upgv1-"+testenv.Token(4), "namespace prefix of the fixture (jobs <fx>-..., datasets s3://<fx>-..., postgres://<fx>-...)")
 	demo := flag.String("demo", "demo/events", "the demo's event templates")
-	worldName := flag.String("world", "v1", "v1: the upgrade-v1 world; v2: it and the identities of upgrade-v2; v5: v2 and the tags facets of upgrade-v5; v6: v5 and the block facets of upgrade-v6; v7: v6 and the time-travel read of upgrade-v7; v8: v7 and the job tags sequence of upgrade-v8")
+	worldName := flag.String("world", "v1", "v1: the upgrade-v1 world; v2: it and the identities of upgrade-v2; v5: v2 and the tags facets of upgrade-v5; v6: v5 and the block facets of upgrade-v6; v7: v6 and the time-travel read of upgrade-v7; v8: v7 and the job tags sequence of upgrade-v8; v9: v8 and the masking change of upgrade-v9")
 	commit := flag.String("commit", "db621b7", "the commit the binary was built from (recorded in ids.json)")
 	flag.Parse()
-	jobTagsWorld = *worldName == "v8"
+	maskChangeWorld = *worldName == "v9"
+	jobTagsWorld = *worldName == "v8" || maskChangeWorld
 	scansWorld = *worldName == "v7" || jobTagsWorld
 	blocksWorld = *worldName == "v6" || scansWorld
 	tagsWorld = *worldName == "v5" || blocksWorld

@@ -29,6 +29,11 @@ func newWorld(fx, demoDir string) *world {
 		"pg1", "pg2", "spark", "sf", "stream", "steal", "own", "scan"} {
 		w.run[r] = newUUID()
 	}
+	if maskChangeWorld {
+		for _, r := range maskChangeRuns {
+			w.run[r] = newUUID()
+		}
+	}
 	w.ids["squatted"] = "squat-" + newUUID() // B sends it first; A's COMPLETE under it is what version 1 dropped
 	w.ids["victimStart"] = "victim-start-" + newUUID()
 	w.ids["evilFail"] = "evil-fail-" + newUUID()
@@ -172,6 +177,9 @@ func (w *world) posts() ([]post, error) {
 	}
 	if jobTagsWorld {
 		out = append(out, w.jobTagPosts()...)
+	}
+	if maskChangeWorld {
+		out = append(out, w.maskChangePosts()...)
 	}
 	return out, nil
 }

@@ -14,6 +14,17 @@ import (
 
 const fixtureDirV4 = "testdata/upgrade-v4"
 
+// replayFromNothing erases the fixture a (graph g) and replays its archive in dir with this binary, as a fresh
+// projection of the same events: every node is then this version's, none the previous version prev's.
+func replayFromNothing(t *testing.T, store *graph.Store, g *v1Graph, a *v1Answers, dir, prev string) {
+	t.Helper()
+	eraseFixture(t, store, g, a)
+	runOnce(t, "replay", "--dir="+copyArchiveDir(t, dir))
+	if w := writtenBy(t, store, a.Namespace); w[project.NormVersion] == 0 || w[prev] != 0 {
+		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
+	}
+}
+
 // writtenBy counts the fixture's Dataset, Field and Event nodes by the projection version that wrote them.
 func writtenBy(t *testing.T, store *graph.Store, fx string) map[string]int64 {
 	t.Helper()
@@ -74,11 +85,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion4(t *testing.T) {
 
 	// The graph today's version projects from the same archive, from nothing (version 6 changes nothing here: the
 	// world has no tags facet, ADR 0066).
-	eraseFixture(t, store, g, v4)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV4))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["4"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v4, fixtureDirV4, "4")
 	checkV3Answers(t, api, v4)
 	fresh := comparableDump(dumpFixture(t, store, fx))
 	if upgraded != fresh {

@@ -91,11 +91,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion5(t *testing.T) {
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 6 projects from the same archive, from nothing.
-	eraseFixture(t, store, g, v5)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV5))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["5"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v5, fixtureDirV5, "5")
 	checkV3Answers(t, api, v5)
 	checkTags("replayed")
 	fresh := comparableDump(dumpFixture(t, store, fx))

@@ -8,7 +8,6 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/headwater-data/headwater/graph"
-	"github.com/headwater-data/headwater/ingest/project"
 	"github.com/headwater-data/headwater/internal/testenv"
 )
 
@@ -90,11 +89,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion6(t *testing.T) {
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 7 projects from the same archive, from nothing.
-	eraseFixture(t, store, g, v6)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV6))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["6"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v6, fixtureDirV6, "6")
 	checkV3Answers(t, api, v6)
 	checkBlocks("replayed")
 	fresh := comparableDump(dumpFixture(t, store, fx))

@@ -145,11 +145,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 8 projects from the same archive, from nothing.
-	eraseFixture(t, store, g, v7)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV7))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["7"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v7, fixtureDirV7, "7")
 	checkV3Answers(t, api, v7)
 	check("replayed")
 	fresh := comparableDump(dumpFixture(t, store, fx))

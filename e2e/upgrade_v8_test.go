@@ -119,11 +119,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion8(t *testing.T) {
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 9 projects from the same archive, from nothing.
-	eraseFixture(t, store, g, v8)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV8))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["8"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v8, fixtureDirV8, "8")
 	checkV3Answers(t, api, v8)
 	if _, freshAnswer := jobTagHistoryAnswer(t, api, fx, t0); freshAnswer != upgradedAnswer {
 		t.Errorf("Job.tagHistory upgraded:\n%s\nreplayed:\n%s", upgradedAnswer, freshAnswer)

@@ -187,11 +187,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion9(t *testing.T) {
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph version 10 projects from the same archive, from nothing.
-	eraseFixture(t, store, g, v9)
-	runOnce(t, "replay", "--dir="+copyArchiveDir(t, fixtureDirV9))
-	if w := writtenBy(t, store, fx); w[project.NormVersion] == 0 || w["9"] != 0 {
-		t.Errorf("the replayed graph was not written by version %s: %v", project.NormVersion, w)
-	}
+	replayFromNothing(t, store, g, v9, fixtureDirV9, "9")
 	checkV3Answers(t, api, v9)
 	if freshAt171 := check("replayed"); !reflect.DeepEqual(freshAt171, upgradedAt171) {
 		t.Errorf("email_h's column lineage at minute 171 upgraded:\n%v\nreplayed:\n%v", upgradedAt171, freshAt171)

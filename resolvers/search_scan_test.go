@@ -204,20 +204,31 @@ func TestSearchScanRatePerPrincipal(t *testing.T) {
 		}
 		return time.Since(t0)
 	}
-	first := timed(w.narrow) // 3,001 hits of a 4,000 burst
-	slow := timed(w.narrow)
-	other := timed(w.narrow2)
-	// The bucket refills while the searches scan, so on a loaded machine the wait shrinks: 6,002 hits against a
-	// 4,000 burst at 2,000/s need 1.001 s from the first search's start, so the second lasts at least
-	// 1.001 s - first (less a margin for the clock around the requests).
-	if want := 1001*time.Millisecond - first - 50*time.Millisecond; slow < want {
-		t.Errorf("the second search of 3,001 hits at 2,000 hits/s took %s (the first %s), want at least %s: not rate limited",
-			slow, first, want)
+	// A limit shared between principals would hold the three searches' 9,003 hits to 4,000 + 2,000/s: 2.5 s from
+	// the first search's start at least, however long the scans took. With a bucket of its own the third search
+	// runs at once, so the three take less, unless the scans alone are that slow (a loaded machine): then the
+	// attempt tells nothing either way and, once both buckets have refilled, is made again (at most 3 times).
+	var tries []string
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(2100 * time.Millisecond) // 4,000 hits at 2,000/s: both buckets full again
+		}
+		first := timed(w.narrow) // 3,001 hits of a 4,000 burst
+		slow := timed(w.narrow)
+		other := timed(w.narrow2)
+		// The bucket refills while the searches scan, so on a loaded machine the wait shrinks: 6,002 hits against a
+		// 4,000 burst at 2,000/s need 1.001 s from the first search's start, so the second lasts at least
+		// 1.001 s - first (less a margin for the clock around the requests).
+		if want := 1001*time.Millisecond - first - 50*time.Millisecond; slow < want {
+			t.Fatalf("the second search of 3,001 hits at 2,000 hits/s took %s (the first %s), want at least %s: not rate limited",
+				slow, first, want)
+		}
+		since := first + slow + other
+		if since < 2450*time.Millisecond {
+			return
+		}
+		tries = append(tries, fmt.Sprintf("another principal's search took %s (the limited one %s; %s in all)", other, slow, since))
 	}
-	// A limit shared between principals would hold these 9,003 hits to 4,000 + 2,000/s: 2.5 s from the first
-	// search's start at least, however long the scans took. With a bucket of its own the third search runs at once.
-	if since := first + slow + other; since >= 2450*time.Millisecond {
-		t.Errorf("another principal's search took %s (the limited one %s; %s in all, a shared limit's 2.5 s): "+
-			"limits must be per principal", other, slow, since)
-	}
+	t.Errorf("in each of 3 attempts the searches took at least a shared limit's 2.5 s: limits must be per principal\n%s",
+		strings.Join(tries, "\n"))
 }

@@ -14,6 +14,23 @@ import (
 
 const fixtureDirV4 = "testdata/upgrade-v4"
 
+// upgradeKeepingAnswers upgrades the fixture a in place from its archive in dir (`headwater upgrade`, limited to
+// its namespaces), requires the output to contain each of want, and checks that every upgrade-v3 question and the
+// evidence answers (before: what they were) are answered as before.
+func upgradeKeepingAnswers(t *testing.T, api string, a *v1Answers, dir, before string, want ...string) {
+	t.Helper()
+	out := runOnce(t, "upgrade", "--dir="+copyArchiveDir(t, dir), "--namespace-prefix="+a.Namespace+"-", "--neo4j-query-timeout=10m")
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Fatalf("upgrade output (want %q):\n%s", w, out)
+		}
+	}
+	checkV3Answers(t, api, a)
+	if after := evidenceAnswers(t, api, a); after != before {
+		t.Errorf("answers changed by the upgrade:\n%s", diff(before, after))
+	}
+}
+
 // replayFromNothing erases the fixture a (graph g) and replays its archive in dir with this binary, as a fresh
 // projection of the same events: every node is then this version's, none the previous version prev's.
 func replayFromNothing(t *testing.T, store *graph.Store, g *v1Graph, a *v1Answers, dir, prev string) {
@@ -73,14 +90,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion4(t *testing.T) {
 
 	// The version-1 step's run scan reads every run of the shared database in one transaction (a known limit,
 	// the issue-17 note): give the offline upgrade the time it takes there.
-	out := runOnce(t, "upgrade", "--dir="+copyArchiveDir(t, fixtureDirV4), "--namespace-prefix="+fx+"-", "--neo4j-query-timeout=10m")
-	if !strings.Contains(out, "projection version 5 (ADR 0041): nothing to rewrite") || !strings.Contains(out, "replayed") {
-		t.Fatalf("upgrade output:\n%s", out)
-	}
-	checkV3Answers(t, api, v4)
-	if after := evidenceAnswers(t, api, v4); after != before {
-		t.Errorf("answers changed by the upgrade:\n%s", diff(before, after))
-	}
+	upgradeKeepingAnswers(t, api, v4, fixtureDirV4, before, "projection version 5 (ADR 0041): nothing to rewrite", "replayed")
 	upgraded := comparableDump(dumpFixture(t, store, fx))
 
 	// The graph today's version projects from the same archive, from nothing (version 6 changes nothing here: the

@@ -104,14 +104,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion7(t *testing.T) {
 	}
 	blocksBefore := fixtureBlocks(t, store, fx, "mart/daily")
 
-	out := runOnce(t, "upgrade", "--dir="+copyArchiveDir(t, fixtureDirV7), "--namespace-prefix="+fx+"-", "--neo4j-query-timeout=10m")
-	if !strings.Contains(out, project.UpgradeNoteV8+": 1 runs") {
-		t.Fatalf("upgrade output:\n%s", out)
-	}
-	checkV3Answers(t, api, v7)
-	if after := evidenceAnswers(t, api, v7); after != before {
-		t.Errorf("answers changed by the upgrade:\n%s", diff(before, after))
-	}
+	upgradeKeepingAnswers(t, api, v7, fixtureDirV7, before, project.UpgradeNoteV8+": 1 runs")
 	v8Read := "version=" + s1 + " scan=" + s1Double + " match=" + fold.ScanMatched + " reported=" + s2 + "; amount<-3 customer<-2"
 	check := func(label string) {
 		t.Helper()

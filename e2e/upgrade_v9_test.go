@@ -144,14 +144,7 @@ func TestUpgradeAGraphWrittenByProjectionVersion9(t *testing.T) {
 		}
 	}
 
-	out := runOnce(t, "upgrade", "--dir="+copyArchiveDir(t, fixtureDirV9), "--namespace-prefix="+fx+"-", "--neo4j-query-timeout=10m")
-	if !strings.Contains(out, project.UpgradeNoteV10+"\n") {
-		t.Fatalf("upgrade output:\n%s", out)
-	}
-	checkV3Answers(t, api, v9)
-	if after := evidenceAnswers(t, api, v9); after != before {
-		t.Errorf("answers changed by the upgrade:\n%s", diff(before, after))
-	}
+	upgradeKeepingAnswers(t, api, v9, fixtureDirV9, before, project.UpgradeNoteV10+"\n")
 	const history = "email_h: 170 DIRECT/IDENTITY/false 172 DIRECT/TRANSFORMATION/true; id: none"
 	stopAtMasking := map[string]any{"stopAtMasking": true}
 	check := func(label string) (upgradedAt171 map[string]any) {

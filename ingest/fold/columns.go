@@ -109,6 +109,11 @@ func sameKinds(a, b []olevent.Transformation) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if slices.EqualFunc(a, b, func(x, y olevent.Transformation) bool { // the common case: no sort, no allocation
+		return x.Type == y.Type && x.Subtype == y.Subtype && x.Masking == y.Masking
+	}) {
+		return true
+	}
 	kinds := func(ts []olevent.Transformation) []string {
 		out := make([]string, len(ts))
 		for i, t := range ts {

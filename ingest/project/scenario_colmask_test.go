@@ -2,7 +2,6 @@ package project
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -52,15 +51,10 @@ func TestScenarioColumnEdgeKeepsAMaskingChange(t *testing.T) {
 		}
 	}
 	want := s.dump()
-	rng := rand.New(rand.NewPCG(19, 91))
 	for round := range 6 {
 		s.wipe()
-		order := append([]olevent.Event(nil), evs...)
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for len(order) > 0 {
-			n := min(1+rng.IntN(3), len(order))
-			s.apply(order[:n]...)
-			order = order[n:]
+		for _, batch := range shuffledBatches(evs, uint64(19+round)) {
+			s.apply(batch...)
 		}
 		if got := s.dump(); got != want {
 			t.Fatalf("round %d differs:\n%s", round, diffLines(want, got))

@@ -164,6 +164,28 @@ func TestConcurrentRequestsArePerPrincipal(t *testing.T) {
 	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "bob"); status != http.StatusOK || len(r.Errors) != 0 {
 		t.Errorf("another principal: %d %+v", status, r.Errors)
 	}
+	// The refusal of a request whose body is still arriving does not wait for the body (net/http reads the rest
+	// of an unread body before answering unless the connection closes): it failed, and so did the wait above
+	// whenever a held request met a probe's slot, before refusals closed the connection.
+	pr, pw := io.Pipe() // never written: only the body's first byte arrives, until the body gives up after 10 s
+	giveUp := time.AfterFunc(10*time.Second, func() { _ = pw.CloseWithError(io.ErrUnexpectedEOF) })
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL, io.MultiReader(bytes.NewReader(body[:1]), pr))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(principalHeader, "mallory")
+	req.ContentLength = int64(len(body))
+	resp, err := http.DefaultClient.Do(req)
+	if !giveUp.Stop() {
+		t.Errorf("a refused request with its body still arriving was answered only when its body ended: %v", err)
+	}
+	_ = pw.Close()
+	if err != nil {
+		t.Errorf("a refused request with its body still arriving: %v", err)
+	} else {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || !resp.Close {
+			t.Errorf("a refused request with its body still arriving: %d, connection closes %v", resp.StatusCode, resp.Close)
+		}
+	}
 	free()
 	wg.Wait()
 	if status, r := h.postRaw(bytes.NewReader(body), int64(len(body)), "mallory"); status != http.StatusOK || len(r.Errors) != 0 {

@@ -88,6 +88,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
 	default:
+		httpbody.LeaveUnread(w)
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusTooManyRequests, Answer{Error: fmt.Sprintf("busy: at most %d declarations at once", MaxConcurrent)})
 		return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headwater-data/headwater/api"
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/internal/httpbody"
 	"github.com/headwater-data/headwater/internal/ttlcache"
 	"github.com/headwater-data/headwater/inventory/dbtmanifest"
 )
@@ -126,6 +127,7 @@ func (s *ImpactService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
 	default:
+		httpbody.LeaveUnread(w)
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusTooManyRequests, Answer{Error: fmt.Sprintf("busy: at most %d impact requests at once", MaxConcurrent)})
 		return

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/headwater-data/headwater/internal/httpbody"
 )
 
 // inFlight bounds the request bytes the gateway holds at once: bodies being read, decoded, or waiting for Kafka's
@@ -71,6 +73,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (*reservation, b
 		return res, true
 	}
 	g.m.shed.Inc()
+	httpbody.LeaveUnread(w)
 	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfterOverloaded.Seconds())))
 	writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Field: "", Rule: ruleOverloaded,
 		Message: "the gateway holds " + strconv.FormatInt(g.cfg.MaxInFlightBytes, 10) +

@@ -77,10 +77,29 @@ func TestInFlightBytesOverBudgetShedWith503AndRetryAfter(t *testing.T) {
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" || body["rule"] != "overloaded" {
 		t.Fatalf("over the in-flight budget: want 503 with Retry-After 1 and rule overloaded, got %d %q %v", code, hdr.Get("Retry-After"), body)
 	}
-	if n := counterOf(t, reg, "headwater_gateway_shed_total"); n != 1 {
-		t.Fatalf("headwater_gateway_shed_total = %v, want 1", n)
+	// A shed request whose body is still arriving is answered at once too, on a connection that then closes
+	// (net/http would otherwise read the rest of the unread body before sending the 503).
+	pr, pw := io.Pipe() // never written: only the body's first bytes arrive, until the body gives up after 10 s
+	giveUp := time.AfterFunc(10*time.Second, func() { _ = pw.CloseWithError(io.ErrUnexpectedEOF) })
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/lineage", io.MultiReader(strings.NewReader(`{"eventType":`), pr))
+	req.ContentLength = 4096
+	resp, err := http.DefaultClient.Do(req)
+	if !giveUp.Stop() {
+		t.Fatalf("a shed request with its body still arriving was answered only when its body ended: %v", err)
 	}
-	for _, pw := range writers {
+	_ = pw.Close()
+	if err != nil {
+		t.Fatalf("a shed request with its body still arriving: %v", err)
+	} else {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close {
+			t.Fatalf("a shed request with its body still arriving: %d, connection closes %v", resp.StatusCode, resp.Close)
+		}
+	}
+	if n := counterOf(t, reg, "headwater_gateway_shed_total"); n != 2 {
+		t.Fatalf("headwater_gateway_shed_total = %v, want 2", n)
+	}
+	for _, pw := range writers[:2] {
 		rest := strings.TrimPrefix(runEvent(uuid.NewString(), "START"), `{"eventType":`)
 		_, _ = pw.Write([]byte(rest))
 		_ = pw.Close()

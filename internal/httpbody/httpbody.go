@@ -1,5 +1,6 @@
 // Package httpbody opens the request bodies of the upload endpoints (inventories, dbt manifests): bounded to a
-// limit before and after gzip, gunzipped when Content-Encoding says so, with the refusal's status.
+// limit before and after gzip, gunzipped when Content-Encoding says so, with the refusal's status; and it marks
+// the answers of requests refused before their bodies were read (LeaveUnread).
 package httpbody
 
 import (
@@ -32,6 +33,12 @@ func Open(w http.ResponseWriter, r *http.Request, limit int64, tooLarge error) (
 		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("Content-Encoding: must be identity or gzip, got %q", enc)
 	}
 }
+
+// LeaveUnread makes the answer to a request refused before its body was read (a slot or byte budget was full,
+// the body is too large) close the connection. Without it net/http reads up to 256 KiB of the unread body before
+// it sends the answer, so a client whose body is slow to arrive waits for its own refusal, holding a server
+// goroutine, for as long as the body takes. Call it before the answer's header is written.
+func LeaveUnread(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 // TooLarge reports whether err is the request body limit's.
 func TooLarge(err error) bool {

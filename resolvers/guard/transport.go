@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/headwater-data/headwater/authz"
+	"github.com/headwater-data/headwater/internal/httpbody"
 )
 
 // RequestError is a request refused before any work because the caller must change it; the error presenter
@@ -250,12 +251,18 @@ func writeStatus(w http.ResponseWriter, errs gqlerror.List) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// leavesBodyUnread reports whether the request was refused before its body was read in full: an oversized body,
+// or a request over a concurrency limit. Its connection closes after the answer (httpbody.LeaveUnread).
+func (e *RequestError) leavesBodyUnread() bool {
+	return e.status == http.StatusRequestEntityTooLarge || e.rule == ruleConcurrent || e.rule == ruleServerBusy
+}
+
 func writeRefusalStatus(w http.ResponseWriter, e *RequestError) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(e.retryAfter)))
 	}
-	if e.status == http.StatusRequestEntityTooLarge {
-		w.Header().Set("Connection", "close") // do not read the rest of an oversized body
+	if e.leavesBodyUnread() {
+		httpbody.LeaveUnread(w)
 	}
 	w.WriteHeader(e.status)
 }
